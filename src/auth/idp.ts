@@ -1,0 +1,111 @@
+/**
+ * The built-in OpenID Connect identity provider: discovery document, JWKS and a client-credentials token
+ * endpoint, on the server's own origin. Its signing key and the dev client's secret live in the data
+ * directory, so tokens stay valid across restarts.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+
+export const DEV_CLIENT_ID = 'strata-admin';
+export const TOKEN_LIFETIME_SECONDS = 3600;
+
+export interface IdentityProviderOptions {
+  dataDir: string;
+  issuer: string;
+  audience: string;
+  devClientSecret?: string;
+}
+
+export interface BuiltInClient {
+  clientId: string;
+  secret: string;
+}
+
+export interface IdentityProvider {
+  issuer: string;
+  audience: string;
+  devClient: BuiltInClient;
+  jwks: { keys: JWK[] };
+  discovery(): Record<string, unknown>;
+  /** Returns the client when id and secret match a configured client. */
+  authenticate(clientId: string, secret: string): BuiltInClient | undefined;
+  issueToken(client: BuiltInClient, scope?: string): Promise<{ access_token: string; token_type: 'Bearer'; expires_in: number }>;
+}
+
+interface StoredKey {
+  privateJwk: JWK;
+}
+
+async function loadOrCreateKey(dataDir: string): Promise<JWK> {
+  const file = dataDir === ':memory:' ? undefined : join(dataDir, 'idp-signing-key.json');
+  if (file && existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as StoredKey).privateJwk;
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true, modulusLength: 2048 });
+  const privateJwk = await exportJWK(privateKey);
+  privateJwk.kid = randomBytes(8).toString('hex');
+  privateJwk.alg = 'RS256';
+  privateJwk.use = 'sig';
+  if (file) writeFileSync(file, JSON.stringify({ privateJwk } satisfies StoredKey), { mode: 0o600 });
+  return privateJwk;
+}
+
+function loadOrCreateSecret(dataDir: string, configured: string | undefined): string {
+  if (configured) return configured;
+  const file = dataDir === ':memory:' ? undefined : join(dataDir, 'dev-client-secret');
+  if (file && existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const secret = randomBytes(24).toString('base64url');
+  if (file) writeFileSync(file, secret + '\n', { mode: 0o600 });
+  return secret;
+}
+
+function publicPart(jwk: JWK): JWK {
+  const { kty, n, e, kid, alg, use } = jwk;
+  return { kty, n, e, kid, alg, use };
+}
+
+function secretsEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export async function createIdentityProvider(opts: IdentityProviderOptions): Promise<IdentityProvider> {
+  const privateJwk = await loadOrCreateKey(opts.dataDir);
+  const signingKey = await importJWK(privateJwk, 'RS256');
+  const devClient: BuiltInClient = { clientId: DEV_CLIENT_ID, secret: loadOrCreateSecret(opts.dataDir, opts.devClientSecret) };
+  const clients = [devClient];
+  const issuer = opts.issuer;
+
+  return {
+    issuer,
+    audience: opts.audience,
+    devClient,
+    jwks: { keys: [publicPart(privateJwk)] },
+    discovery: () => ({
+      issuer,
+      jwks_uri: `${issuer}/.well-known/jwks.json`,
+      token_endpoint: `${issuer}/oauth2/token`,
+      grant_types_supported: ['client_credentials'],
+      response_types_supported: ['token'],
+      subject_types_supported: ['public'],
+      id_token_signing_alg_values_supported: ['RS256'],
+      token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+      claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'nbf', 'client_id', 'groups'],
+    }),
+    authenticate: (clientId, secret) => clients.find((c) => c.clientId === clientId && secretsEqual(c.secret, secret)),
+    async issueToken(client, scope) {
+      const now = Math.floor(Date.now() / 1000);
+      const token = await new SignJWT({ client_id: client.clientId, ...(scope ? { scope } : {}) })
+        .setProtectedHeader({ alg: 'RS256', kid: privateJwk.kid, typ: 'JWT' })
+        .setIssuer(issuer)
+        .setAudience(opts.audience)
+        .setSubject(client.clientId)
+        .setIssuedAt(now)
+        .setNotBefore(now - 5)
+        .setExpirationTime(now + TOKEN_LIFETIME_SECONDS)
+        .sign(signingKey);
+      return { access_token: token, token_type: 'Bearer', expires_in: TOKEN_LIFETIME_SECONDS };
+    },
+  };
+}

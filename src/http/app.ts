@@ -1,0 +1,220 @@
+/**
+ * Builds the HTTP application. One request flows one way:
+ * request id -> body limits -> authentication -> project -> schema validation -> capability check
+ * -> resource handler (one transaction) -> response.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { JWTPayload } from 'jose';
+import type { Config } from '../config.js';
+import { createIdentityProvider, type IdentityProvider } from '../auth/idp.js';
+import { canAccessProject, requireCapability, type Principal } from '../auth/principal.js';
+import { createTokenVerifier } from '../auth/verify.js';
+import { createCursorCodec } from '../query/cursor.js';
+import { eventRoutes } from '../resources/events/routes.js';
+import { openDatabase, type Db } from '../storage/db.js';
+import { ensureProjects, findProject, serverSecret } from '../storage/projects.js';
+import { ApiError, forbidden, notFound, unauthorized } from './errors.js';
+import type { ApiRoute, Project } from './route.js';
+import type { Services } from './services.js';
+import { validatorCompiler } from './validation.js';
+
+export const API_PREFIX = '/api/v1/projects/:project';
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: Principal;
+    project?: Project;
+  }
+  interface FastifyContextConfig {
+    apiRoute?: ApiRoute;
+  }
+}
+
+export interface Strata {
+  app: FastifyInstance;
+  services: Services;
+  idp: IdentityProvider;
+  routes: readonly ApiRoute[];
+  close(): Promise<void>;
+}
+
+export interface BuildOptions {
+  /** Use an already-open database (tests share one between app instances). */
+  db?: Db;
+  now?: () => number;
+  logger?: boolean;
+}
+
+/** Every operation the API serves, from every resource. */
+export function allRoutes(): ApiRoute[] {
+  return [...eventRoutes];
+}
+
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Strata> {
+  const db = options.db ?? openDatabase({ dataDir: config.dataDir, synchronous: config.synchronous });
+  const now = options.now ?? Date.now;
+  ensureProjects(db, config.projects, now());
+
+  const idp = await createIdentityProvider({
+    dataDir: config.dataDir,
+    issuer: config.publicUrl,
+    audience: config.publicUrl,
+    devClientSecret: config.devClientSecret,
+  });
+  const verifier = createTokenVerifier(idp, (claims: JWTPayload) => builtInPrincipal(idp, claims));
+  const services: Services = { db, cursors: createCursorCodec(serverSecret(db, 'cursor-secret')), now };
+
+  const app = Fastify({
+    logger: options.logger === false ? false : { level: config.logLevel },
+    bodyLimit: config.bodyLimit,
+    genReqId: (req) => {
+      const given = req.headers[REQUEST_ID_HEADER];
+      return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+    },
+    requestIdHeader: false,
+    ajv: { customOptions: { strict: false } },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header(REQUEST_ID_HEADER, req.id);
+  });
+
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+
+  app.setErrorHandler((error, req, reply) => {
+    if (error instanceof ApiError) {
+      return reply.code(error.status).headers(error.headers).send(error.body());
+    }
+    const status = (error as { statusCode?: number }).statusCode ?? 500;
+    if (status < 500) {
+      return reply.code(status).send({ error: { code: status, message: fastifyMessage(error as Error & { code?: string }, config) } });
+    }
+    req.log.error({ err: error }, 'request failed');
+    return reply.code(500).send({
+      error: { code: 500, message: `Internal server error; report request id ${req.id} if it happens again` },
+    });
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const api = req.url.startsWith('/api/');
+    reply.code(404).send({
+      error: { code: 404, message: api ? `No operation ${req.method} ${req.url.split('?')[0]}` : `Not found: ${req.url.split('?')[0]}` },
+    });
+  });
+
+  registerIdentityRoutes(app, idp);
+
+  const routes = allRoutes();
+  await app.register(
+    async (scope) => {
+      scope.addHook('onRequest', async (req: FastifyRequest) => {
+        if (req.headers['api-key'] !== undefined) {
+          throw unauthorized('API keys were removed; authenticate with "Authorization: Bearer <access token>" from your identity provider');
+        }
+        const principal = await verifier.verify(req.headers.authorization);
+        const name = (req.params as { project: string }).project;
+        const project = findProject(db, name);
+        if (!project) throw notFound(`Project "${name}" does not exist on this server`);
+        if (!canAccessProject(principal, name)) throw forbidden(`The principal "${principal.subject}" has no access to project "${name}"`);
+        req.principal = principal;
+        req.project = project;
+      });
+      for (const def of routes) {
+        scope.route({
+          method: def.method,
+          url: def.path,
+          schema: {
+            ...(def.body ? { body: def.body } : {}),
+            ...(def.query ? { querystring: def.query } : {}),
+            ...(def.params ? { params: def.params } : {}),
+          },
+          config: { apiRoute: def },
+          handler: async (req, reply) => {
+            const grants = requireCapability(req.principal!, def.capability, req.project!.name);
+            const result = await def.handler({
+              body: req.body,
+              query: req.query,
+              params: req.params,
+              project: req.project!,
+              principal: req.principal!,
+              grants,
+              services,
+            });
+            reply.code(def.status ?? 200);
+            return result;
+          },
+        });
+      }
+    },
+    { prefix: API_PREFIX },
+  );
+
+  return {
+    app,
+    services,
+    idp,
+    routes,
+    async close() {
+      await app.close();
+      if (!options.db) db.close();
+    },
+  };
+}
+
+function builtInPrincipal(idp: IdentityProvider, claims: JWTPayload): Principal {
+  const subject = String(claims.sub);
+  if (subject === idp.devClient.clientId) {
+    return { subject, clientId: subject, projects: '*', grants: [{ acl: '*', actions: ['*'], scope: { all: {} }, projects: '*' }] };
+  }
+  return { subject, clientId: typeof claims.client_id === 'string' ? claims.client_id : undefined, projects: [], grants: [] };
+}
+
+function fastifyMessage(error: Error & { code?: string }, config: Config): string {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return `The request body is larger than the limit of ${config.bodyLimit} bytes`;
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return 'Unsupported Content-Type; send the request body as JSON with "Content-Type: application/json"';
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return 'The request body is empty but Content-Type is application/json; send a JSON object';
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return `The request body is not valid JSON: ${error.message}`;
+    default:
+      return error.message;
+  }
+}
+
+function registerIdentityRoutes(app: FastifyInstance, idp: IdentityProvider): void {
+  app.get('/.well-known/openid-configuration', async () => idp.discovery());
+  app.get('/.well-known/jwks.json', async () => idp.jwks);
+  // OAuth 2.0 token endpoint (RFC 6749): errors use the OAuth error form that token clients expect.
+  app.post('/oauth2/token', async (req, reply) => {
+    const form = (req.body ?? {}) as Record<string, string>;
+    let clientId = form.client_id;
+    let secret = form.client_secret;
+    const basic = /^Basic (.+)$/i.exec(req.headers.authorization ?? '');
+    if (basic) {
+      const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
+      const colon = decoded.indexOf(':');
+      clientId = decodeURIComponent(decoded.slice(0, colon));
+      secret = decodeURIComponent(decoded.slice(colon + 1));
+    }
+    if (form.grant_type !== 'client_credentials') {
+      return reply.code(400).send({
+        error: 'unsupported_grant_type',
+        error_description: `grant_type must be "client_credentials", got ${JSON.stringify(form.grant_type ?? null)}`,
+      });
+    }
+    const client = clientId && secret ? idp.authenticate(clientId, secret) : undefined;
+    if (!client) {
+      return reply.code(401).send({ error: 'invalid_client', error_description: 'Unknown client_id or wrong client_secret' });
+    }
+    reply.header('cache-control', 'no-store');
+    return idp.issueToken(client, form.scope);
+  });
+}

@@ -1,0 +1,109 @@
+/**
+ * Request value shapes shared by every resource (ids, references, timestamps, paging, patches), declared once.
+ */
+import { Type, type TSchema } from '@sinclair/typebox';
+
+export const MAX_SAFE_ID = Number.MAX_SAFE_INTEGER;
+
+export const InternalId = Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID });
+export const ExternalId = Type.String({ maxLength: 255 });
+export const Timestamp = Type.Integer({ minimum: 0, maximum: MAX_SAFE_ID });
+export const TimestampRange = Type.Object(
+  { min: Type.Optional(Timestamp), max: Type.Optional(Timestamp) },
+  { additionalProperties: false },
+);
+export const Limit = Type.Integer({ minimum: 1, maximum: 1000 });
+export const Cursor = Type.String({ minLength: 1, maxLength: 4096 });
+export const Partition = Type.String({ maxLength: 16 });
+export const IgnoreUnknownIds = Type.Optional(Type.Boolean());
+
+export const METADATA_LIMITS = { keyLength: 128, valueLength: 128_000, keys: 256, totalBytes: 200_000 } as const;
+
+export const Metadata = Type.Record(Type.String({ maxLength: METADATA_LIMITS.keyLength }), Type.String({ maxLength: METADATA_LIMITS.valueLength }), {
+  maxProperties: METADATA_LIMITS.keys,
+});
+
+/** `{id}` or `{externalId}`; exactly one is checked when the reference is resolved. */
+export const ItemRef = Type.Object(
+  { id: Type.Optional(InternalId), externalId: Type.Optional(ExternalId) },
+  { additionalProperties: false },
+);
+export const ItemRefs = (maxItems: number) => Type.Array(ItemRef, { minItems: 1, maxItems });
+
+/** All fields optional, no others allowed. */
+export function partialObject<T extends Record<string, TSchema>>(fields: T) {
+  return Type.Partial(Type.Object(fields), { additionalProperties: false });
+}
+
+/** `{set: value}` or `{setNull: true}` on a single-valued field. */
+export function nullablePatch<T extends TSchema>(schema: T) {
+  return Type.Optional(
+    Type.Object({ set: Type.Optional(schema), setNull: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+  );
+}
+
+/** `{set: value}` on a field that cannot be removed. */
+export function requiredPatch<T extends TSchema>(schema: T) {
+  return Type.Optional(Type.Object({ set: schema }, { additionalProperties: false }));
+}
+
+export const MetadataPatch = Type.Optional(
+  Type.Object(
+    {
+      set: Type.Optional(Metadata),
+      add: Type.Optional(Metadata),
+      remove: Type.Optional(Type.Array(Type.String({ maxLength: METADATA_LIMITS.keyLength }), { maxItems: METADATA_LIMITS.keys * 4 })),
+    },
+    { additionalProperties: false },
+  ),
+);
+
+export const IdArrayPatch = (maxItems: number) =>
+  Type.Optional(
+    Type.Object(
+      {
+        set: Type.Optional(Type.Array(InternalId, { maxItems, uniqueItems: true })),
+        add: Type.Optional(Type.Array(InternalId, { maxItems, uniqueItems: true })),
+        remove: Type.Optional(Type.Array(InternalId, { maxItems, uniqueItems: true })),
+      },
+      { additionalProperties: false },
+    ),
+  );
+
+export const SortSpec = Type.Object(
+  {
+    property: Type.Array(Type.String(), { minItems: 1, maxItems: 2 }),
+    order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+    nulls: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('first'), Type.Literal('last')])),
+  },
+  { additionalProperties: false },
+);
+/** Sort specifications; the older `"field:order"` strings are accepted too. */
+export const SortSpecs = Type.Array(Type.Union([SortSpec, Type.String({ minLength: 1, maxLength: 300 })]), { maxItems: 2 });
+
+export const AggregateKind = Type.Union([
+  Type.Literal('count'),
+  Type.Literal('cardinalityValues'),
+  Type.Literal('cardinalityProperties'),
+  Type.Literal('uniqueValues'),
+  Type.Literal('uniqueProperties'),
+]);
+
+export const AggregateRequestFields = {
+  aggregate: Type.Optional(AggregateKind),
+  advancedFilter: Type.Optional(Type.Unknown()),
+  aggregateFilter: Type.Optional(Type.Unknown()),
+  properties: Type.Optional(
+    Type.Array(
+      Type.Object(
+        {
+          property: Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 2 }),
+          filter: Type.Optional(Type.Unknown()),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 1 },
+    ),
+  ),
+  path: Type.Optional(Type.Array(Type.Literal('metadata'), { minItems: 1, maxItems: 1 })),
+};

@@ -1,0 +1,71 @@
+/**
+ * The one place where API errors are defined. Every 4xx/5xx the server sends has the spec's shape:
+ * `{"error": {"code": <http status>, "message": "...", ...extra}}`.
+ */
+
+export type IdentifierRef = { id: number } | { externalId: string } | Record<string, unknown>;
+
+export interface ErrorExtras {
+  missing?: IdentifierRef[];
+  duplicated?: IdentifierRef[];
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly extras: ErrorExtras;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, message: string, extras: ErrorExtras = {}, headers: Record<string, string> = {}) {
+    super(message);
+    this.status = status;
+    this.extras = extras;
+    this.headers = headers;
+  }
+
+  body(): { error: { code: number; message: string } & ErrorExtras } {
+    return { error: { code: this.status, message: this.message, ...this.extras } };
+  }
+}
+
+export const badRequest = (message: string, extras?: ErrorExtras) => new ApiError(400, message, extras);
+export const unauthorized = (message: string) => new ApiError(401, message);
+export const forbidden = (message: string) => new ApiError(403, message);
+export const notFound = (message: string) => new ApiError(404, message);
+
+export const missingItems = (missing: IdentifierRef[]) =>
+  new ApiError(400, `${missing.length === 1 ? 'An item was' : `${missing.length} items were`} not found: ${describeRefs(missing)}`, {
+    missing,
+  });
+
+export const duplicatedItems = (duplicated: IdentifierRef[], status = 409) =>
+  new ApiError(
+    status,
+    status === 409
+      ? `Duplicate external ids: ${describeRefs(duplicated)} already exist${duplicated.length === 1 ? 's' : ''}`
+      : `The request names the same item more than once: ${describeRefs(duplicated)}`,
+    { duplicated },
+  );
+
+function describeRefs(refs: IdentifierRef[]): string {
+  const shown = refs.slice(0, 5).map((r) => JSON.stringify(r));
+  return shown.join(', ') + (refs.length > 5 ? ` and ${refs.length - 5} more` : '');
+}
+
+/** Turns a JSON-pointer-like path (`/items/3/metadata`) into the dotted form used in messages (`items[3].metadata`). */
+export function formatPath(segments: ReadonlyArray<string | number>): string {
+  let out = '';
+  for (const s of segments) {
+    if (typeof s === 'number' || /^\d+$/.test(s)) out += `[${s}]`;
+    else if (/^[A-Za-z_$][\w$]*$/.test(s)) out += out ? `.${s}` : s;
+    else out += `[${JSON.stringify(s)}]`;
+  }
+  return out;
+}
+
+export function pointerToSegments(pointer: string): string[] {
+  if (!pointer) return [];
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+}

@@ -1,0 +1,390 @@
+/**
+ * The advanced filter language: validation of the request form into an AST, compilation of the AST to SQL,
+ * and the relevance score used by `_score_` sorting. Basic `filter` objects are translated into the same AST
+ * by each resource, so there is one filter semantics.
+ *
+ * Semantics are two-valued: a leaf on a missing (null) value is false, and `not` inverts that.
+ */
+import { badRequest, formatPath } from '../http/errors.js';
+import { Sql, sql } from '../storage/sql.js';
+import {
+  MAX_PROPERTY_ELEMENT_LENGTH,
+  col,
+  isScalar,
+  type ResourceCatalog,
+  type Target,
+} from './catalog.js';
+
+export type Primitive = string | number;
+
+export type FilterNode =
+  | { op: 'and' | 'or'; args: FilterNode[] }
+  | { op: 'not'; arg: FilterNode }
+  | LeafNode;
+
+export type LeafNode =
+  | { op: 'equals'; target: Target; value: Primitive }
+  | { op: 'in'; target: Target; values: Primitive[] }
+  | { op: 'range'; target: Target; gt?: Primitive; gte?: Primitive; lt?: Primitive; lte?: Primitive }
+  | { op: 'prefix'; target: Target; value: string }
+  | { op: 'exists'; target: Target }
+  | { op: 'containsAny' | 'containsAll'; target: Target; values: Primitive[] }
+  | { op: 'search'; target: Target; value: string };
+
+export const FILTER_LIMITS = {
+  maxDepth: 10,
+  maxClauses: 100,
+  minValues: 1,
+  maxValues: 100,
+  maxSearchLeaves: 2,
+  maxSearchLength: 128,
+} as const;
+
+const BOOL_OPS = ['and', 'or', 'not'] as const;
+const LEAF_OPS = ['equals', 'in', 'range', 'prefix', 'exists', 'containsAny', 'containsAll', 'search'] as const;
+const ALL_OPS = [...BOOL_OPS, ...LEAF_OPS];
+
+const LEAF_FIELDS: Record<(typeof LEAF_OPS)[number], { required: string[]; optional: string[] }> = {
+  equals: { required: ['property', 'value'], optional: [] },
+  in: { required: ['property', 'values'], optional: [] },
+  range: { required: ['property'], optional: ['gt', 'gte', 'lt', 'lte'] },
+  prefix: { required: ['property', 'value'], optional: [] },
+  exists: { required: ['property'], optional: [] },
+  containsAny: { required: ['property', 'values'], optional: [] },
+  containsAll: { required: ['property', 'values'], optional: [] },
+  search: { required: ['property', 'value'], optional: [] },
+};
+
+type Path = Array<string | number>;
+
+function fail(path: Path, message: string): never {
+  throw badRequest(`${formatPath(path)}: ${message}`);
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Validates an `advancedFilter` request value against the spec's rules and the resource's catalog. */
+export function parseAdvancedFilter(raw: unknown, catalog: ResourceCatalog, path: Path = ['advancedFilter']): FilterNode {
+  const counters = { clauses: 0, searches: 0 };
+  const node = parseNode(raw, catalog, path, 1, counters);
+  if (counters.clauses > FILTER_LIMITS.maxClauses) {
+    fail(path, `has ${counters.clauses} clauses; at most ${FILTER_LIMITS.maxClauses} are allowed`);
+  }
+  if (counters.searches > FILTER_LIMITS.maxSearchLeaves) {
+    fail(path, `has ${counters.searches} search filters; at most ${FILTER_LIMITS.maxSearchLeaves} are allowed`);
+  }
+  return node;
+}
+
+function parseNode(
+  raw: unknown,
+  catalog: ResourceCatalog,
+  path: Path,
+  depth: number,
+  counters: { clauses: number; searches: number },
+): FilterNode {
+  if (depth > FILTER_LIMITS.maxDepth) {
+    fail(path, `the filter is nested deeper than ${FILTER_LIMITS.maxDepth} levels`);
+  }
+  if (!isPlainObject(raw)) fail(path, raw === null ? 'null is not allowed' : 'expected a filter object');
+  const keys = Object.keys(raw);
+  if (keys.length !== 1 || !(ALL_OPS as readonly string[]).includes(keys[0])) {
+    const unknown = keys.find((k) => !(ALL_OPS as readonly string[]).includes(k));
+    fail(
+      path,
+      unknown !== undefined
+        ? `unknown filter "${unknown}" (expected one of ${ALL_OPS.join(', ')})`
+        : `expected exactly one of ${ALL_OPS.join(', ')}, got ${keys.length === 0 ? 'none' : keys.join(', ')}`,
+    );
+  }
+  const op = keys[0];
+  const body = raw[op];
+  const here = [...path, op];
+  if (op === 'and' || op === 'or') {
+    if (!Array.isArray(body)) fail(here, body === null ? 'null is not allowed' : 'expected an array of filters');
+    if (body.length < 1) fail(here, 'must contain at least 1 filter');
+    return { op, args: body.map((child, i) => parseNode(child, catalog, [...here, i], depth + 1, counters)) };
+  }
+  if (op === 'not') {
+    return { op, arg: parseNode(body, catalog, here, depth + 1, counters) };
+  }
+  counters.clauses++;
+  return parseLeaf(op as (typeof LEAF_OPS)[number], body, catalog, here, counters);
+}
+
+function parseLeaf(
+  op: (typeof LEAF_OPS)[number],
+  body: unknown,
+  catalog: ResourceCatalog,
+  path: Path,
+  counters: { searches: number },
+): LeafNode {
+  if (!isPlainObject(body)) fail(path, body === null ? 'null is not allowed' : 'expected an object');
+  const { required, optional } = LEAF_FIELDS[op];
+  for (const k of Object.keys(body)) {
+    if (!required.includes(k) && !optional.includes(k)) {
+      fail(path, `unknown property "${k}" (allowed: ${[...required, ...optional].join(', ')})`);
+    }
+    if (body[k] === null) fail([...path, k], 'null is not allowed');
+  }
+  for (const k of required) if (!(k in body)) fail(path, `missing required property "${k}"`);
+
+  const target = parseProperty(body.property, catalog, [...path, 'property']);
+  const isArrayTarget = target.type === 'property' && !isScalar(target.def);
+  const kind = targetKind(target);
+
+  const needsArray = op === 'containsAny' || op === 'containsAll';
+  if (needsArray && !isArrayTarget) fail(path, `${op} applies only to array properties, not ${describe(target)}`);
+  if (!needsArray && op !== 'exists' && isArrayTarget) {
+    fail(path, `${op} does not apply to the array property ${describe(target)}; use containsAny or containsAll`);
+  }
+  if (op === 'prefix' && kind !== 'string') fail(path, `prefix applies only to string properties, not ${describe(target)}`);
+  if (op === 'search') {
+    if (target.type !== 'property' || !isScalar(target.def) || !target.def.search) {
+      const searchable = Object.entries(catalog.properties)
+        .filter(([, d]) => isScalar(d) && d.search)
+        .map(([n]) => `["${n}"]`);
+      fail(path, `search applies only to ${searchable.join(', ')}`);
+    }
+    counters.searches++;
+  }
+
+  const value = (key: string): Primitive => checkValue(body[key], target, op, [...path, key]);
+
+  switch (op) {
+    case 'equals':
+      return { op, target, value: value('value') };
+    case 'prefix':
+      return { op, target, value: value('value') as string };
+    case 'search': {
+      const v = value('value') as string;
+      if (v.trim() === '') fail([...path, 'value'], 'must not be blank');
+      return { op, target, value: v };
+    }
+    case 'exists':
+      return { op, target };
+    case 'in':
+    case 'containsAny':
+    case 'containsAll': {
+      const raw = body.values;
+      const vpath = [...path, 'values'];
+      if (!Array.isArray(raw)) fail(vpath, 'expected an array');
+      if (raw.length < FILTER_LIMITS.minValues || raw.length > FILTER_LIMITS.maxValues) {
+        fail(vpath, `must have between ${FILTER_LIMITS.minValues} and ${FILTER_LIMITS.maxValues} values, got ${raw.length}`);
+      }
+      return { op, target, values: raw.map((v, i) => checkValue(v, target, op, [...vpath, i])) };
+    }
+    case 'range': {
+      const bounds = ['gt', 'gte', 'lt', 'lte'].filter((b) => b in body);
+      if (bounds.length === 0) fail(path, 'needs at least one of gt, gte, lt, lte');
+      if ('gt' in body && 'gte' in body) fail(path, 'gt and gte cannot be combined');
+      if ('lt' in body && 'lte' in body) fail(path, 'lt and lte cannot be combined');
+      if (target.type !== 'property') {
+        const lower = 'gt' in body || 'gte' in body;
+        const upper = 'lt' in body || 'lte' in body;
+        if (!lower || !upper) fail(path, 'a range on metadata needs both a lower bound (gt or gte) and an upper bound (lt or lte)');
+      }
+      const leaf: LeafNode = { op, target };
+      for (const b of bounds) (leaf as Record<string, unknown>)[b] = value(b);
+      return leaf;
+    }
+  }
+}
+
+function parseProperty(raw: unknown, catalog: ResourceCatalog, path: Path): Target {
+  if (!Array.isArray(raw)) fail(path, 'expected an array of 1 or 2 strings');
+  if (raw.length < 1 || raw.length > 2) fail(path, `must have 1 or 2 elements, got ${raw.length}`);
+  raw.forEach((el, i) => {
+    if (typeof el !== 'string') fail([...path, i], 'expected a string');
+    if (el.trim() === '') fail([...path, i], 'must not be blank');
+    if (el.length > MAX_PROPERTY_ELEMENT_LENGTH) fail([...path, i], `must be at most ${MAX_PROPERTY_ELEMENT_LENGTH} characters`);
+  });
+  const [head, key] = raw as string[];
+  if (head === 'metadata' && catalog.metadata) {
+    return key === undefined
+      ? { type: 'metadataAny', store: catalog.metadata }
+      : { type: 'metadataKey', key, store: catalog.metadata };
+  }
+  const def = Object.hasOwn(catalog.properties, head) ? catalog.properties[head] : undefined;
+  if (!def || key !== undefined) {
+    fail(path, `unknown property ${JSON.stringify(raw)} for ${catalog.noun}s (known: ${knownProperties(catalog)})`);
+  }
+  return { type: 'property', name: head, def };
+}
+
+export function knownProperties(catalog: ResourceCatalog): string {
+  const names = Object.keys(catalog.properties).map((n) => `["${n}"]`);
+  if (catalog.metadata) names.push('["metadata"]', '["metadata", <key>]');
+  return names.join(', ');
+}
+
+function targetKind(target: Target): 'integer' | 'string' {
+  if (target.type !== 'property') return 'string';
+  return target.def.kind === 'string' ? 'string' : 'integer';
+}
+
+export function describe(target: Target): string {
+  if (target.type === 'metadataAny') return '["metadata"]';
+  if (target.type === 'metadataKey') return JSON.stringify(['metadata', target.key]);
+  return `["${target.name}"]`;
+}
+
+function checkValue(v: unknown, target: Target, op: string, path: Path): Primitive {
+  const kind = targetKind(target);
+  if (kind === 'integer') {
+    if (typeof v !== 'number' || !Number.isFinite(v)) fail(path, `expected a number for ${describe(target)}`);
+    return v;
+  }
+  if (typeof v !== 'string') fail(path, `expected a string for ${describe(target)}`);
+  const max =
+    op === 'search' && target.type === 'property' && isScalar(target.def) && target.def.search
+      ? target.def.search.maxValueLength
+      : target.type === 'property'
+        ? isScalar(target.def)
+          ? target.def.maxValueLength
+          : undefined
+        : target.store.maxValueLength;
+  if (max !== undefined && v.length > max) {
+    fail(path, `must be at most ${max} characters for ${describe(target)}${op === 'search' ? ' in a search filter' : ''}`);
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Compilation to SQL
+
+export interface CompileContext {
+  catalog: ResourceCatalog;
+  projectId: number;
+}
+
+export function compileFilter(node: FilterNode, ctx: CompileContext): Sql {
+  switch (node.op) {
+    case 'and':
+      return Sql.and(node.args.map((a) => compileFilter(a, ctx)));
+    case 'or':
+      return Sql.or(node.args.map((a) => compileFilter(a, ctx))).wrap();
+    case 'not':
+      // SQL is three-valued; a leaf on a null value is false here, so `not` must see 0 rather than NULL.
+      return sql`NOT coalesce(${compileFilter(node.arg, ctx).wrap()}, 0)`;
+    default:
+      return compileLeaf(node, ctx);
+  }
+}
+
+/** The smallest string greater than every string that starts with `prefix` (binary/code point order). */
+export function prefixUpperBound(prefix: string): string | undefined {
+  const chars = [...prefix];
+  while (chars.length > 0) {
+    const last = chars.pop()!.codePointAt(0)!;
+    let next = last + 1;
+    if (next >= 0xd800 && next <= 0xdfff) next = 0xe000;
+    if (next <= 0x10ffff) return chars.join('') + String.fromCodePoint(next);
+  }
+  return undefined;
+}
+
+function prefixCondition(column: string, prefix: string): Sql {
+  const upper = prefixUpperBound(prefix);
+  if (prefix === '') return new Sql(`${column} IS NOT NULL`);
+  return upper === undefined ? new Sql(`${column} >= ?`, [prefix]) : new Sql(`${column} >= ? AND ${column} < ?`, [prefix, upper]);
+}
+
+function scalarCondition(leaf: LeafNode, column: string, fold: (v: Primitive) => Primitive): Sql {
+  switch (leaf.op) {
+    case 'equals':
+      return new Sql(`${column} = ?`, [fold(leaf.value)]);
+    case 'in':
+      return new Sql(`${column} IN (${leaf.values.map(() => '?').join(', ')})`, leaf.values.map(fold));
+    case 'range': {
+      const parts: Sql[] = [];
+      if (leaf.gt !== undefined) parts.push(new Sql(`${column} > ?`, [fold(leaf.gt)]));
+      if (leaf.gte !== undefined) parts.push(new Sql(`${column} >= ?`, [fold(leaf.gte)]));
+      if (leaf.lt !== undefined) parts.push(new Sql(`${column} < ?`, [fold(leaf.lt)]));
+      if (leaf.lte !== undefined) parts.push(new Sql(`${column} <= ?`, [fold(leaf.lte)]));
+      return Sql.and(parts);
+    }
+    case 'prefix':
+      return prefixCondition(column, fold(leaf.value) as string);
+    case 'exists':
+      return new Sql(`${column} IS NOT NULL`);
+    default:
+      throw new Error(`unreachable: scalar ${leaf.op}`);
+  }
+}
+
+const lower = (v: Primitive): Primitive => (typeof v === 'string' ? v.toLowerCase() : v);
+const same = (v: Primitive): Primitive => v;
+
+function compileLeaf(leaf: LeafNode, ctx: CompileContext): Sql {
+  const { catalog, projectId } = ctx;
+  const id = col(catalog, 'id');
+  const target = leaf.target;
+
+  if (leaf.op === 'search') {
+    const fts = catalog.fts!;
+    return sql`${Sql.raw(id)} IN (SELECT rowid FROM ${Sql.raw(fts.table)} WHERE ${Sql.raw(fts.table)} MATCH ${ftsQuery(leaf.value)})`;
+  }
+
+  if (target.type === 'property' && isScalar(target.def)) {
+    return scalarCondition(leaf, col(catalog, target.def.column), same);
+  }
+
+  if (target.type === 'property') {
+    const def = target.def as Exclude<typeof target.def, { column: string }>;
+    const sub = (cond: Sql, having = '') =>
+      sql`${Sql.raw(id)} IN (SELECT ${Sql.raw(def.itemColumn)} FROM ${Sql.raw(def.table)} WHERE project_id = ${projectId}${
+        cond.text ? sql` AND ${cond}` : Sql.raw('')
+      }${Sql.raw(having)})`;
+    if (leaf.op === 'exists') return sub(Sql.raw(''));
+    if (leaf.op === 'containsAny' || leaf.op === 'containsAll') {
+      const distinct = [...new Set(leaf.values)];
+      const cond = new Sql(`${def.valueColumn} IN (${distinct.map(() => '?').join(', ')})`, distinct);
+      return leaf.op === 'containsAny'
+        ? sub(cond)
+        : sub(cond, ` GROUP BY ${def.itemColumn} HAVING count(*) = ${distinct.length}`);
+    }
+    throw new Error(`unreachable: array ${leaf.op}`);
+  }
+
+  // Metadata: keys and values are matched case-insensitively through the side table.
+  const store = target.store;
+  const conds: Sql[] = [sql`project_id = ${projectId}`];
+  if (target.type === 'metadataKey') conds.push(sql`key_lc = ${target.key.toLowerCase()}`);
+  if (leaf.op !== 'exists') conds.push(scalarCondition(leaf, 'value_lc', lower));
+  return sql`${Sql.raw(id)} IN (SELECT ${Sql.raw(store.itemColumn)} FROM ${Sql.raw(store.table)} WHERE ${Sql.and(conds)})`;
+}
+
+/** Full-text query: every word of the input is a term, and an item matches if it has any of them. */
+export function ftsQuery(text: string): string {
+  const words = text.match(/[\p{L}\p{N}]+/gu) ?? [];
+  if (words.length === 0) return '""';
+  return words.map((w) => `"${w}"`).join(' OR ');
+}
+
+export function leaves(node: FilterNode): LeafNode[] {
+  if (node.op === 'and' || node.op === 'or') return node.args.flatMap(leaves);
+  if (node.op === 'not') return leaves(node.arg);
+  return [node as LeafNode];
+}
+
+/**
+ * Relevance for `_score_`: one point for every leaf filter an item matches, plus, for each `search` leaf,
+ * a fraction in [0, 1) that grows with its full-text rank (so a search alone orders like the search endpoint).
+ */
+export function scoreExpression(node: FilterNode | undefined, ctx: CompileContext): Sql {
+  if (!node) return Sql.raw('0');
+  const id = col(ctx.catalog, 'id');
+  const terms = leaves(node).map((leaf) => {
+    const matched = sql`(CASE WHEN ${compileLeaf(leaf, ctx)} THEN 1 ELSE 0 END)`;
+    if (leaf.op !== 'search') return matched;
+    const fts = Sql.raw(ctx.catalog.fts!.table);
+    const rank = sql`coalesce((SELECT r / (1.0 + r) FROM (SELECT max(0.0, -bm25(${fts})) AS r FROM ${fts} WHERE ${fts} MATCH ${ftsQuery(
+      leaf.value,
+    )} AND rowid = ${Sql.raw(id)})), 0)`;
+    return sql`${matched} + ${rank}`;
+  });
+  return Sql.join(terms, ' + ').wrap();
+}

@@ -1,0 +1,96 @@
+/**
+ * The list operation every resource shares: basic filter AND advanced filter, sort (with `_score_` and
+ * nulls), partition, limit and a keyset cursor bound to the query.
+ */
+import { badRequest, formatPath } from '../http/errors.js';
+import type { Services } from '../http/services.js';
+import { Sql, sql } from '../storage/sql.js';
+import { col, type ResourceCatalog } from './catalog.js';
+import { and } from './basic.js';
+import { compileFilter, leaves, parseAdvancedFilter, type CompileContext, type FilterNode } from './filter.js';
+import { fetchPage } from './paging.js';
+import { parsePartition, partitionCondition } from './partition.js';
+import { resolveSort, SCORE, sortKeys, type SortSpecInput } from './sort.js';
+
+export const DEFAULT_LIMIT = 100;
+
+export interface ListRequest {
+  /** The basic filter, already translated to the filter AST by the resource. */
+  filter?: FilterNode;
+  advancedFilter?: unknown;
+  sort?: Array<SortSpecInput | string>;
+  limit?: number;
+  cursor?: string;
+  partition?: string;
+  /** Everything that defines the result (the request minus cursor and limit); a cursor is bound to it. */
+  fingerprint: unknown;
+}
+
+export interface ListResult<Row> {
+  rows: Row[];
+  nextCursor?: string;
+}
+
+/** The older `"field"` / `"field:asc|desc"` sort strings, as sort specifications. */
+function normalizeSort(sort: Array<SortSpecInput | string>): SortSpecInput[] {
+  return sort.map((s, i) => {
+    if (typeof s !== 'string') return s;
+    const match = /^([^:]+?)(?::(asc|desc))?$/i.exec(s);
+    if (!match) throw badRequest(`${formatPath(['sort', i])}: expected "property" or "property:asc|desc", got ${JSON.stringify(s)}`);
+    const [head, ...rest] = match[1].split('.');
+    const property = head === 'metadata' && rest.length ? ['metadata', rest.join('.')] : [match[1]];
+    return { property, ...(match[2] ? { order: match[2].toLowerCase() as 'asc' | 'desc' } : {}) };
+  });
+}
+
+export interface ParsedQuery {
+  ctx: CompileContext;
+  /** The combined filter (basic AND advanced), or undefined for everything. */
+  node?: FilterNode;
+  /** The advanced filter alone: its leaves are what `_score_` counts. */
+  advanced?: FilterNode;
+  where: Sql;
+}
+
+/** Validates and compiles the filter part of a request; shared by list, search and aggregate. */
+export function parseQuery(catalog: ResourceCatalog, projectId: number, filter: FilterNode | undefined, advancedFilter: unknown): ParsedQuery {
+  const ctx: CompileContext = { catalog, projectId };
+  const advanced = advancedFilter === undefined ? undefined : parseAdvancedFilter(advancedFilter, catalog);
+  const node = and([filter, advanced]);
+  const conditions = [sql`${Sql.raw(col(catalog, 'project_id'))} = ${projectId}`];
+  if (node) conditions.push(compileFilter(node, ctx));
+  return { ctx, node, advanced, where: Sql.and(conditions) };
+}
+
+export function runList<Row extends Record<string, unknown>>(
+  services: Services,
+  catalog: ResourceCatalog,
+  projectId: number,
+  select: string,
+  req: ListRequest,
+): ListResult<Row> {
+  const { ctx, advanced, where } = parseQuery(catalog, projectId, req.filter, req.advancedFilter);
+  const explicit = req.sort?.length ? resolveSort(normalizeSort(req.sort), catalog) : undefined;
+  // Without an explicit sort: relevance when the advanced filter searches, otherwise creation time ascending.
+  const hasSearch = advanced !== undefined && leaves(advanced).some((l) => l.op === 'search');
+  const sorts =
+    explicit ??
+    resolveSort([hasSearch ? { property: [SCORE] } : { property: ['createdTime'] }], catalog);
+  const partition = parsePartition(req.partition);
+  const partitionWhere = partitionCondition(partition, col(catalog, 'id'));
+  const limit = req.limit ?? DEFAULT_LIMIT;
+  const after = req.cursor === undefined ? undefined : services.cursors.decode(req.cursor, req.fingerprint);
+  const page = fetchPage<Row>(services.db, {
+    select: Sql.raw(select),
+    from: Sql.raw(`${catalog.table} ${catalog.alias}`),
+    where: partitionWhere ? Sql.and([where, partitionWhere]) : where,
+    keys: sortKeys(sorts, ctx, advanced),
+    idExpr: col(catalog, 'id'),
+    limit,
+    after,
+  });
+  return {
+    rows: page.rows,
+    nextCursor: page.next ? services.cursors.encode(page.next, req.fingerprint) : undefined,
+  };
+}

@@ -1,0 +1,145 @@
+/**
+ * Keyset pagination over any sort, shared by every list operation.
+ *
+ * Sorting on a nullable key with "nulls first/last" cannot use a plain index when written as one ORDER BY,
+ * so the result is cut into segments: one per combination of "this nullable key is null / is not null", in
+ * the order the sort asks for. Inside a segment the order is over the non-null keys plus the id, which plain
+ * indexes serve, and the keyset condition is a row-value comparison. A cursor names a segment and the last
+ * key values in it, so every page costs the same whatever its depth.
+ */
+import { badRequest } from '../http/errors.js';
+import { all, type Db } from '../storage/db.js';
+import { Sql, sql, type SqlValue } from '../storage/sql.js';
+
+export interface SortKey {
+  expr: Sql;
+  nullable: boolean;
+  desc: boolean;
+  nullsFirst: boolean;
+}
+
+export interface PageQuery {
+  select: Sql;
+  from: Sql;
+  where: Sql;
+  /** User sort keys; the id is appended as the final tie-breaker. */
+  keys: readonly SortKey[];
+  idExpr: string;
+  limit: number;
+  /** Position to continue from, as returned in `next` by an earlier page. */
+  after?: unknown;
+}
+
+export interface Page<Row> {
+  rows: Row[];
+  next?: PagePosition;
+}
+
+export interface PagePosition {
+  s: number;
+  v: SqlValue[];
+}
+
+interface Segment {
+  /** For each nullable key (in key order): true when this segment holds its null values. */
+  nulls: boolean[];
+  keys: Array<{ expr: Sql; desc: boolean }>;
+  conditions: Sql[];
+}
+
+function segments(keys: readonly SortKey[], idExpr: string): Segment[] {
+  const nullable = keys.filter((k) => k.nullable);
+  const result: Segment[] = [];
+  const count = 1 << nullable.length;
+  for (let n = 0; n < count; n++) {
+    // Bit i (most significant first) says whether nullable key i is in its second-ordered state.
+    const nulls = nullable.map((k, i) => {
+      const second = ((n >> (nullable.length - 1 - i)) & 1) === 1;
+      return k.nullsFirst ? !second : second;
+    });
+    const conditions: Sql[] = [];
+    const ordered: Array<{ expr: Sql; desc: boolean }> = [];
+    let j = 0;
+    for (const k of keys) {
+      if (k.nullable) {
+        const isNull = nulls[j++];
+        conditions.push(sql`${k.expr} IS ${Sql.raw(isNull ? 'NULL' : 'NOT NULL')}`);
+        if (isNull) continue;
+      }
+      ordered.push({ expr: k.expr, desc: k.desc });
+    }
+    const last = keys.length > 0 ? keys[keys.length - 1].desc : false;
+    ordered.push({ expr: Sql.raw(idExpr), desc: last });
+    result.push({ nulls, keys: ordered, conditions });
+  }
+  return result;
+}
+
+function keysetCondition(keys: Segment['keys'], values: readonly SqlValue[]): Sql {
+  const uniform = keys.every((k) => k.desc === keys[0].desc);
+  if (uniform) {
+    const op = keys[0].desc ? '<' : '>';
+    return sql`(${Sql.join(
+      keys.map((k) => k.expr),
+      ', ',
+    )}) ${Sql.raw(op)} (${values})`;
+  }
+  const alternatives = keys.map((k, i) => {
+    const equal = keys.slice(0, i).map((p, j) => sql`${p.expr} = ${values[j]}`);
+    return Sql.and([...equal, sql`${k.expr} ${Sql.raw(k.desc ? '<' : '>')} ${values[i]}`]);
+  });
+  return Sql.or(alternatives).wrap();
+}
+
+function isPosition(v: unknown, segmentCount: number): v is PagePosition {
+  if (!v || typeof v !== 'object') return false;
+  const p = v as PagePosition;
+  return (
+    Number.isInteger(p.s) &&
+    p.s >= 0 &&
+    p.s < segmentCount &&
+    Array.isArray(p.v) &&
+    p.v.every((x) => x === null || typeof x === 'string' || typeof x === 'number')
+  );
+}
+
+export function fetchPage<Row extends Record<string, unknown>>(db: Db, q: PageQuery): Page<Row> {
+  const segs = segments(q.keys, q.idExpr);
+  let start = 0;
+  let position: PagePosition | undefined;
+  if (q.after !== undefined) {
+    if (!isPosition(q.after, segs.length) || q.after.v.length !== segs[q.after.s].keys.length) {
+      throw badRequest('cursor: not a cursor issued by this server');
+    }
+    position = q.after;
+    start = position.s;
+  }
+
+  // Rows keep their extra `__k<i>` key columns; callers map rows to API objects and ignore them.
+  const rows: Row[] = [];
+  const rowSegments: number[] = [];
+  for (let s = start; s < segs.length && rows.length <= q.limit; s++) {
+    const seg = segs[s];
+    const conditions = [q.where, ...seg.conditions];
+    if (position && s === position.s) conditions.push(keysetCondition(seg.keys, position.v));
+    const keyColumns = seg.keys.map((k, i) => sql`${k.expr} AS __k${Sql.raw(String(i))}`);
+    const order = seg.keys.map((k) => sql`${k.expr} ${Sql.raw(k.desc ? 'DESC' : 'ASC')}`);
+    const query = sql`SELECT ${q.select}, ${Sql.join(keyColumns, ', ')} FROM ${q.from} WHERE ${Sql.and(conditions)} ORDER BY ${Sql.join(
+      order,
+      ', ',
+    )} LIMIT ${q.limit + 1 - rows.length}`;
+    for (const row of all<Row>(db, query)) {
+      rows.push(row);
+      rowSegments.push(s);
+    }
+  }
+
+  let next: PagePosition | undefined;
+  if (rows.length > q.limit) {
+    rows.length = q.limit;
+    const last = rows[rows.length - 1];
+    const s = rowSegments[rows.length - 1];
+    next = { s, v: segs[s].keys.map((_, i) => last[`__k${i}`] as SqlValue) };
+  }
+  return { rows, next };
+}

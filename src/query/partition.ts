@@ -1,0 +1,29 @@
+/**
+ * Parallel retrieval: `partition: "m/n"` splits a result into n disjoint parts that together are exactly the
+ * unpartitioned result. Items are assigned by id, so membership never changes while a client pages.
+ */
+import { badRequest } from '../http/errors.js';
+import { Sql } from '../storage/sql.js';
+
+export const MAX_PARTITIONS = 10;
+
+export interface Partition {
+  index: number;
+  count: number;
+}
+
+export function parsePartition(value: string | undefined, field = 'partition'): Partition | undefined {
+  if (value === undefined) return undefined;
+  const match = /^([1-9]\d*)\/([1-9]\d*)$/.exec(value);
+  if (!match) throw badRequest(`${field}: expected "m/n" with whole numbers 1 <= m <= n <= ${MAX_PARTITIONS}, got ${JSON.stringify(value)}`);
+  const index = Number(match[1]);
+  const count = Number(match[2]);
+  if (count > MAX_PARTITIONS) throw badRequest(`${field}: at most ${MAX_PARTITIONS} partitions are allowed, got ${count}`);
+  if (index > count) throw badRequest(`${field}: partition ${index} does not exist when there are ${count} partitions`);
+  return { index, count };
+}
+
+export function partitionCondition(partition: Partition | undefined, idColumn: string): Sql | undefined {
+  if (!partition || partition.count === 1) return undefined;
+  return new Sql(`${idColumn} % ${partition.count} = ${partition.index - 1}`);
+}

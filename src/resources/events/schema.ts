@@ -1,0 +1,161 @@
+/**
+ * Request and response shapes of the events resource.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import {
+  Cursor,
+  ExternalId,
+  IgnoreUnknownIds,
+  InternalId,
+  ItemRefs,
+  Limit,
+  Metadata,
+  MetadataPatch,
+  IdArrayPatch,
+  Partition,
+  SortSpecs,
+  Timestamp,
+  TimestampRange,
+  nullablePatch,
+  partialObject,
+  AggregateRequestFields,
+} from '../../http/common-schemas.js';
+
+export const EVENT_LIMITS = {
+  externalId: 255,
+  type: 64,
+  subtype: 64,
+  source: 128,
+  description: 500,
+  assetIds: 10_000,
+  createItems: 1000,
+  filterAssetIds: 5000,
+} as const;
+
+const eventFields = {
+  externalId: ExternalId,
+  dataSetId: InternalId,
+  startTime: Timestamp,
+  endTime: Timestamp,
+  type: Type.String({ maxLength: EVENT_LIMITS.type }),
+  subtype: Type.String({ maxLength: EVENT_LIMITS.subtype }),
+  description: Type.String({ maxLength: EVENT_LIMITS.description }),
+  metadata: Metadata,
+  assetIds: Type.Array(InternalId, { maxItems: EVENT_LIMITS.assetIds, uniqueItems: true }),
+  source: Type.String({ maxLength: EVENT_LIMITS.source }),
+};
+
+export const EventCreate = partialObject(eventFields);
+export type EventCreate = Static<typeof EventCreate>;
+
+export const CreateEventsBody = Type.Object(
+  { items: Type.Array(EventCreate, { minItems: 1, maxItems: EVENT_LIMITS.createItems }) },
+  { additionalProperties: false },
+);
+
+export const EventFilter = partialObject(
+  {
+    startTime: TimestampRange,
+    endTime: Type.Union([TimestampRange, Type.Object({ isNull: Type.Boolean() }, { additionalProperties: false })]),
+    activeAtTime: TimestampRange,
+    metadata: Metadata,
+    assetIds: Type.Array(InternalId, { minItems: 1, maxItems: EVENT_LIMITS.filterAssetIds, uniqueItems: true }),
+    source: Type.String({ maxLength: EVENT_LIMITS.source }),
+    type: Type.String({ maxLength: EVENT_LIMITS.type }),
+    subtype: Type.String({ maxLength: EVENT_LIMITS.subtype }),
+    createdTime: TimestampRange,
+    lastUpdatedTime: TimestampRange,
+    externalIdPrefix: Type.String({ maxLength: EVENT_LIMITS.externalId }),
+  },
+);
+export type EventFilter = Static<typeof EventFilter>;
+
+export const ListEventsBody = Type.Object(
+  {
+    filter: Type.Optional(EventFilter),
+    advancedFilter: Type.Optional(Type.Unknown()),
+    sort: Type.Optional(SortSpecs),
+    limit: Type.Optional(Limit),
+    cursor: Type.Optional(Cursor),
+    partition: Type.Optional(Partition),
+  },
+  { additionalProperties: false },
+);
+export type ListEventsBody = Static<typeof ListEventsBody>;
+
+export const SearchEventsBody = Type.Object(
+  {
+    filter: Type.Optional(EventFilter),
+    search: Type.Optional(
+      Type.Object({ description: Type.Optional(Type.String({ maxLength: EVENT_LIMITS.description })) }, { additionalProperties: false }),
+    ),
+    limit: Type.Optional(Limit),
+  },
+  { additionalProperties: false },
+);
+
+export const AggregateEventsBody = Type.Object(
+  { ...AggregateRequestFields, filter: Type.Optional(EventFilter) },
+  { additionalProperties: false },
+);
+
+export const EventIdsBody = Type.Object({ items: ItemRefs(1000), ignoreUnknownIds: IgnoreUnknownIds }, { additionalProperties: false });
+
+const EventPatch = partialObject(
+  {
+    externalId: nullablePatch(ExternalId),
+    dataSetId: nullablePatch(InternalId),
+    startTime: nullablePatch(Timestamp),
+    endTime: nullablePatch(Timestamp),
+    type: nullablePatch(eventFields.type),
+    subtype: nullablePatch(eventFields.subtype),
+    description: nullablePatch(eventFields.description),
+    source: nullablePatch(eventFields.source),
+    metadata: MetadataPatch,
+    assetIds: IdArrayPatch(EVENT_LIMITS.assetIds),
+  },
+);
+export type EventPatch = Static<typeof EventPatch>;
+
+export const UpdateEventsBody = Type.Object(
+  {
+    items: Type.Array(
+      Type.Object(
+        { id: Type.Optional(InternalId), externalId: Type.Optional(ExternalId), update: EventPatch },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 1000 },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type UpdateEventsBody = Static<typeof UpdateEventsBody>;
+
+export const EventIdParams = Type.Object({ project: Type.String(), id: InternalId });
+
+export const ListEventsQuery = Type.Object(
+  {
+    limit: Type.Optional(Limit),
+    cursor: Type.Optional(Cursor),
+    partition: Type.Optional(Partition),
+    includeMetadata: Type.Optional(Type.Boolean()),
+    minStartTime: Type.Optional(Timestamp),
+    maxStartTime: Type.Optional(Timestamp),
+    minEndTime: Type.Optional(Timestamp),
+    maxEndTime: Type.Optional(Timestamp),
+    minActiveAtTime: Type.Optional(Timestamp),
+    maxActiveAtTime: Type.Optional(Timestamp),
+    minCreatedTime: Type.Optional(Timestamp),
+    maxCreatedTime: Type.Optional(Timestamp),
+    minLastUpdatedTime: Type.Optional(Timestamp),
+    maxLastUpdatedTime: Type.Optional(Timestamp),
+    assetIds: Type.Optional(Type.String({ description: 'JSON array of asset ids, e.g. [1,2]' })),
+    source: Type.Optional(eventFields.source),
+    type: Type.Optional(eventFields.type),
+    subtype: Type.Optional(eventFields.subtype),
+    externalIdPrefix: Type.Optional(Type.String({ maxLength: EVENT_LIMITS.externalId })),
+    sort: Type.Optional(Type.Array(Type.String())),
+  },
+  { additionalProperties: false },
+);
+export type ListEventsQuery = Static<typeof ListEventsQuery>;

@@ -1,0 +1,80 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { migrations } from './migrations.js';
+import type { Sql } from './sql.js';
+
+export type Db = Database.Database;
+
+export interface OpenOptions {
+  /** Directory holding `strata.db`; `:memory:` opens a private in-memory database (tests). */
+  dataDir: string;
+  /** `full` fsyncs every commit (survives power loss); `normal` survives a killed process. */
+  synchronous?: 'normal' | 'full';
+}
+
+export function openDatabase({ dataDir, synchronous = 'normal' }: OpenOptions): Db {
+  let file = ':memory:';
+  if (dataDir !== ':memory:') {
+    mkdirSync(dataDir, { recursive: true });
+    file = join(dataDir, 'strata.db');
+  }
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+  db.pragma('busy_timeout = 5000');
+  db.pragma('cache_size = -262144');
+  db.pragma('temp_store = MEMORY');
+  db.pragma('mmap_size = 1073741824');
+  migrate(db);
+  return db;
+}
+
+function migrate(db: Db): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > migrations.length) {
+    throw new Error(
+      `The database was written by a newer Strata (schema version ${current}; this build knows ${migrations.length}).`,
+    );
+  }
+  for (let v = current; v < migrations.length; v++) {
+    db.transaction(() => {
+      db.exec(migrations[v]);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}
+
+/** Runs `fn` in one transaction: all of a write is applied or none of it. Nested calls join the outer one. */
+export function inTransaction<T>(db: Db, fn: () => T): T {
+  if (db.inTransaction) return fn();
+  return db.transaction(fn).immediate();
+}
+
+const statementCaches = new WeakMap<Db, Map<string, Database.Statement>>();
+const MAX_CACHED_STATEMENTS = 500;
+
+/** Prepared statements are cached per database by their text; generated queries repeat their shapes. */
+export function prepare(db: Db, text: string): Database.Statement {
+  let cache = statementCaches.get(db);
+  if (!cache) statementCaches.set(db, (cache = new Map()));
+  let stmt = cache.get(text);
+  if (!stmt) {
+    if (cache.size >= MAX_CACHED_STATEMENTS) cache.delete(cache.keys().next().value!);
+    stmt = db.prepare(text);
+    cache.set(text, stmt);
+  }
+  return stmt;
+}
+
+export function all<T>(db: Db, query: Sql): T[] {
+  return prepare(db, query.text).all(...query.params) as T[];
+}
+
+export function get<T>(db: Db, query: Sql): T | undefined {
+  return prepare(db, query.text).get(...query.params) as T | undefined;
+}
+
+export function run(db: Db, query: Sql): Database.RunResult {
+  return prepare(db, query.text).run(...query.params);
+}

@@ -1,0 +1,17 @@
+import { eventsSchemaSql } from '../resources/events/store.js';
+
+const core = `
+CREATE TABLE projects (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  created_time INTEGER NOT NULL,
+  config TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE server_meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+`;
+
+/** Ordered schema migrations; the database's `user_version` counts how many have been applied. Append only. */
+export const migrations: readonly string[] = [core + eventsSchemaSql];

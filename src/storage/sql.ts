@@ -1,0 +1,64 @@
+/**
+ * A small parameterised SQL fragment builder. Fragments carry their own parameters, so filters, sort keys
+ * and keyset conditions can be composed without string-concatenating user input.
+ */
+export type SqlValue = string | number | bigint | null | Buffer;
+
+export class Sql {
+  constructor(
+    readonly text: string,
+    readonly params: readonly SqlValue[] = [],
+  ) {}
+
+  static raw(text: string): Sql {
+    return new Sql(text);
+  }
+
+  static join(parts: readonly Sql[], separator: string): Sql {
+    return new Sql(
+      parts.map((p) => p.text).join(separator),
+      parts.flatMap((p) => p.params),
+    );
+  }
+
+  /** AND of the parts; an empty list is TRUE. */
+  static and(parts: readonly Sql[]): Sql {
+    if (parts.length === 0) return TRUE;
+    if (parts.length === 1) return parts[0];
+    return Sql.join(parts.map((p) => p.wrap()), ' AND ');
+  }
+
+  /** OR of the parts; an empty list is FALSE. */
+  static or(parts: readonly Sql[]): Sql {
+    if (parts.length === 0) return FALSE;
+    if (parts.length === 1) return parts[0];
+    return Sql.join(parts.map((p) => p.wrap()), ' OR ');
+  }
+
+  wrap(): Sql {
+    return new Sql(`(${this.text})`, this.params);
+  }
+}
+
+export const TRUE = new Sql('1');
+export const FALSE = new Sql('0');
+
+/** Tagged template: values become `?` parameters, nested `Sql` fragments are spliced in. */
+export function sql(strings: TemplateStringsArray, ...values: Array<SqlValue | Sql | readonly SqlValue[]>): Sql {
+  let text = strings[0];
+  const params: SqlValue[] = [];
+  values.forEach((v, i) => {
+    if (v instanceof Sql) {
+      text += v.text;
+      params.push(...v.params);
+    } else if (Array.isArray(v)) {
+      text += v.map(() => '?').join(', ');
+      params.push(...v);
+    } else {
+      text += '?';
+      params.push(v as SqlValue);
+    }
+    text += strings[i + 1];
+  });
+  return new Sql(text, params);
+}
