@@ -82,6 +82,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     reply.header(REQUEST_ID_HEADER, req.id);
   });
 
+  // The API speaks JSON only; the form parser serves the OAuth token endpoint.
+  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });

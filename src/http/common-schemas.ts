@@ -19,8 +19,9 @@ export const IgnoreUnknownIds = Type.Optional(Type.Boolean());
 
 export const METADATA_LIMITS = { keyLength: 128, valueLength: 128_000, keys: 256, totalBytes: 200_000 } as const;
 
-export const Metadata = Type.Record(Type.String({ maxLength: METADATA_LIMITS.keyLength }), Type.String({ maxLength: METADATA_LIMITS.valueLength }), {
+export const Metadata = Type.Record(Type.String(), Type.String({ maxLength: METADATA_LIMITS.valueLength }), {
   maxProperties: METADATA_LIMITS.keys,
+  propertyNames: { maxLength: METADATA_LIMITS.keyLength },
 });
 
 /** `{id}` or `{externalId}`; exactly one is checked when the reference is resolved. */

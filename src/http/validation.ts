@@ -23,7 +23,7 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   const validate = ajv.compile(schema as object) as ValidateFunction;
   return (data: unknown) => {
     if (validate(data)) return { value: data };
-    return { error: toApiError(validate.errors?.[0], httpPart ?? 'body') };
+    return { error: toApiError(validate.errors ?? [], httpPart ?? 'body') };
   };
 };
 
@@ -31,7 +31,7 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
 export function compileBodyValidator<T>(schema: object): (data: unknown, where?: string) => T {
   const validate = strictAjv.compile(schema) as ValidateFunction;
   return (data, where = 'body') => {
-    if (!validate(data)) throw toApiError(validate.errors?.[0], where);
+    if (!validate(data)) throw toApiError(validate.errors ?? [], where);
     return data as T;
   };
 }
@@ -43,8 +43,11 @@ function describeType(v: unknown): string {
   return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 }
 
-function toApiError(error: ErrorObject | undefined, httpPart: string): ApiError {
+function toApiError(errors: ErrorObject[], httpPart: string): ApiError {
+  const error = errors[0];
   if (!error) return badRequest('invalid request');
+  // A key failing `propertyNames` reports the key's own failure first; say it is about the key.
+  const names = errors.find((e) => e.keyword === 'propertyNames');
   const segments = pointerToSegments(error.instancePath);
   const inQuery = httpPart === 'querystring' || httpPart === 'params' || httpPart === 'headers';
   const location = (extra: string[] = []) => {
@@ -54,6 +57,12 @@ function toApiError(error: ErrorObject | undefined, httpPart: string): ApiError 
   };
   const p = error.params as Record<string, unknown>;
   const data = error.data;
+  if (names) {
+    const key = JSON.stringify((names.params as { propertyName: string }).propertyName);
+    return error.keyword === 'maxLength'
+      ? badRequest(`${location()}: key ${key.length > 40 ? key.slice(0, 37) + '..."' : key} is longer than ${p.limit} characters`)
+      : badRequest(`${location()}: key ${key} is not allowed`);
+  }
   switch (error.keyword) {
     case 'required':
       return badRequest(

@@ -2,10 +2,10 @@
  * Keyset pagination over any sort, shared by every list operation.
  *
  * Sorting on a nullable key with "nulls first/last" cannot use a plain index when written as one ORDER BY,
- * so the result is cut into segments: one per combination of "this nullable key is null / is not null", in
- * the order the sort asks for. Inside a segment the order is over the non-null keys plus the id, which plain
- * indexes serve, and the keyset condition is a row-value comparison. A cursor names a segment and the last
- * key values in it, so every page costs the same whatever its depth.
+ * so the result is cut into segments: the items whose first sort key is null and those where it is not, in
+ * the order the sort asks for. Inside a segment the order is over plain values plus the id, which indexes
+ * serve, and the keyset condition is a row-value comparison. A cursor names a segment and the last key
+ * values in it, so every page costs the same whatever its depth.
  */
 import { badRequest } from '../http/errors.js';
 import { all, type Db } from '../storage/db.js';
@@ -41,38 +41,32 @@ export interface PagePosition {
 }
 
 interface Segment {
-  /** For each nullable key (in key order): true when this segment holds its null values. */
-  nulls: boolean[];
   keys: Array<{ expr: Sql; desc: boolean }>;
   conditions: Sql[];
 }
 
+/**
+ * The first sort key, when nullable, splits the result into a null and a non-null segment. Later nullable
+ * keys sit under the values of earlier ones, so they cannot split the result; they sort by a null flag and
+ * then by the value (coalesced so that row-value comparisons never meet NULL).
+ */
 function segments(keys: readonly SortKey[], idExpr: string): Segment[] {
-  const nullable = keys.filter((k) => k.nullable);
-  const result: Segment[] = [];
-  const count = 1 << nullable.length;
-  for (let n = 0; n < count; n++) {
-    // Bit i (most significant first) says whether nullable key i is in its second-ordered state.
-    const nulls = nullable.map((k, i) => {
-      const second = ((n >> (nullable.length - 1 - i)) & 1) === 1;
-      return k.nullsFirst ? !second : second;
-    });
-    const conditions: Sql[] = [];
-    const ordered: Array<{ expr: Sql; desc: boolean }> = [];
-    let j = 0;
-    for (const k of keys) {
-      if (k.nullable) {
-        const isNull = nulls[j++];
-        conditions.push(sql`${k.expr} IS ${Sql.raw(isNull ? 'NULL' : 'NOT NULL')}`);
-        if (isNull) continue;
-      }
-      ordered.push({ expr: k.expr, desc: k.desc });
-    }
-    const last = keys.length > 0 ? keys[keys.length - 1].desc : false;
-    ordered.push({ expr: Sql.raw(idExpr), desc: last });
-    result.push({ nulls, keys: ordered, conditions });
-  }
-  return result;
+  const [first, ...rest] = keys;
+  const tail = rest.flatMap((k) =>
+    k.nullable
+      ? [
+          { expr: sql`(${k.expr} IS NULL)`, desc: k.nullsFirst },
+          { expr: sql`coalesce(${k.expr}, 0)`, desc: k.desc },
+        ]
+      : [{ expr: k.expr, desc: k.desc }],
+  );
+  const id = { expr: Sql.raw(idExpr), desc: keys.length > 0 ? keys[keys.length - 1].desc : false };
+  if (!first) return [{ keys: [id], conditions: [] }];
+  const ordered = [{ expr: first.expr, desc: first.desc }, ...tail, id];
+  if (!first.nullable) return [{ keys: ordered, conditions: [] }];
+  const present: Segment = { keys: ordered, conditions: [sql`${first.expr} IS NOT NULL`] };
+  const missing: Segment = { keys: [...tail, id], conditions: [sql`${first.expr} IS NULL`] };
+  return first.nullsFirst ? [missing, present] : [present, missing];
 }
 
 function keysetCondition(keys: Segment['keys'], values: readonly SqlValue[]): Sql {

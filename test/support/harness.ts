@@ -18,7 +18,7 @@ export interface Harness {
 export interface Response {
   status: number;
   body: any;
-  headers: Record<string, string | string[] | undefined>;
+  headers: Record<string, string | string[] | number | undefined>;
 }
 
 export async function startHarness(overrides: Partial<Config> = {}, env: Record<string, string> = {}): Promise<Harness> {
