@@ -48,8 +48,8 @@ export interface ResourceCatalog {
   alias: string;
   properties: Readonly<Record<string, PropertyDef>>;
   metadata?: MetadataStore;
-  /** FTS5 table indexing the `search`-able properties, with rowid = item id. */
-  fts?: { table: string };
+  /** FTS5 table indexing the `search`-able properties (by column name), with rowid = item id. */
+  fts?: { table: string; columns?: readonly string[] };
 }
 
 export const MAX_PROPERTY_ELEMENT_LENGTH = 128;

@@ -325,7 +325,7 @@ function compileLeaf(leaf: LeafNode, ctx: CompileContext): Sql {
 
   if (leaf.op === 'search') {
     const fts = catalog.fts!;
-    return sql`${Sql.raw(id)} IN (SELECT rowid FROM ${Sql.raw(fts.table)} WHERE ${Sql.raw(fts.table)} MATCH ${ftsQuery(leaf.value)})`;
+    return sql`${Sql.raw(id)} IN (SELECT rowid FROM ${Sql.raw(fts.table)} WHERE ${Sql.raw(fts.table)} MATCH ${ftsQuery(leaf.value, searchColumn(leaf, catalog))})`;
   }
 
   if (target.type === 'property' && isScalar(target.def)) {
@@ -357,11 +357,21 @@ function compileLeaf(leaf: LeafNode, ctx: CompileContext): Sql {
   return sql`${Sql.raw(id)} IN (SELECT ${Sql.raw(store.itemColumn)} FROM ${Sql.raw(store.table)} WHERE ${Sql.and(conds)})`;
 }
 
-/** Full-text query: every word of the input is a term, and an item matches if it has any of them. */
-export function ftsQuery(text: string): string {
+/**
+ * Full-text query: every word of the input is a term, and an item matches if it has any of them. With a
+ * column, only that column of a multi-column index is searched.
+ */
+export function ftsQuery(text: string, column?: string): string {
   const words = text.match(/[\p{L}\p{N}]+/gu) ?? [];
-  if (words.length === 0) return '""';
-  return words.map((w) => `"${w}"`).join(' OR ');
+  const terms = words.length === 0 ? '""' : words.map((w) => `"${w}"`).join(' OR ');
+  return column ? `${column} : (${terms})` : terms;
+}
+
+/** The index column a search leaf targets, when the resource's text index has several. */
+function searchColumn(leaf: LeafNode, catalog: ResourceCatalog): string | undefined {
+  if (!catalog.fts?.columns || catalog.fts.columns.length < 2 || leaf.target.type !== 'property') return undefined;
+  const def = leaf.target.def;
+  return isScalar(def) ? def.column : undefined;
 }
 
 export function leaves(node: FilterNode): LeafNode[] {
@@ -383,6 +393,7 @@ export function scoreExpression(node: FilterNode | undefined, ctx: CompileContex
     const fts = Sql.raw(ctx.catalog.fts!.table);
     const rank = sql`coalesce((SELECT r / (1.0 + r) FROM (SELECT max(0.0, -bm25(${fts})) AS r FROM ${fts} WHERE ${fts} MATCH ${ftsQuery(
       leaf.value,
+      searchColumn(leaf, ctx.catalog),
     )} AND rowid = ${Sql.raw(id)})), 0)`;
     return sql`${matched} + ${rank}`;
   });

@@ -17,16 +17,10 @@ import {
   type EventFilter,
   type ListEventsQuery as ListEventsQueryT,
 } from './schema.js';
-import {
-  aggregateEvents,
-  createEvents,
-  deleteEvents,
-  getEvent,
-  listEvents,
-  retrieveEvents,
-  searchEvents,
-  updateEvents,
-} from './service.js';
+import { createItems, deleteItems, getItem, retrieveItems, updateItems, type ResourceSpec } from '../crud.js';
+import { aggregateEvents, eventSpec, listEvents, searchEvents } from './service.js';
+
+const spec = eventSpec as ResourceSpec<unknown>;
 
 const READ = { acl: 'eventsAcl', action: 'READ' };
 const WRITE = { acl: 'eventsAcl', action: 'WRITE' };
@@ -79,7 +73,7 @@ export const eventRoutes: ApiRoute[] = [
     capability: WRITE,
     body: CreateEventsBody,
     status: 201,
-    handler: ({ services, project, body }) => ({ items: createEvents(services, project.id, body.items) }),
+    handler: ({ services, project, body }) => ({ items: createItems(eventSpec, services, project.id, body.items) }),
   }),
   route({
     method: 'GET',
@@ -99,7 +93,7 @@ export const eventRoutes: ApiRoute[] = [
     path: '/events/:id',
     capability: READ,
     params: EventIdParams,
-    handler: ({ services, project, params }) => getEvent(services, project.id, params.id),
+    handler: ({ services, project, params }) => getItem(spec, services, project.id, params.id),
   }),
   route({
     method: 'POST',
@@ -113,14 +107,14 @@ export const eventRoutes: ApiRoute[] = [
     path: '/events/byids',
     capability: READ,
     body: EventIdsBody,
-    handler: ({ services, project, body }) => ({ items: retrieveEvents(services, project.id, body.items, body.ignoreUnknownIds) }),
+    handler: ({ services, project, body }) => ({ items: retrieveItems(spec, services, project.id, body.items, body.ignoreUnknownIds) }),
   }),
   route({
     method: 'POST',
     path: '/events/update',
     capability: WRITE,
     body: UpdateEventsBody,
-    handler: ({ services, project, body }) => ({ items: updateEvents(services, project.id, body.items) }),
+    handler: ({ services, project, body }) => ({ items: updateItems(spec, services, project.id, body.items) }),
   }),
   route({
     method: 'POST',
@@ -128,7 +122,7 @@ export const eventRoutes: ApiRoute[] = [
     capability: WRITE,
     body: EventIdsBody,
     handler: ({ services, project, body }) => {
-      deleteEvents(services, project.id, body.items, body.ignoreUnknownIds);
+      deleteItems(spec, services, project.id, body.items, body.ignoreUnknownIds);
       return {};
     },
   }),
