@@ -11,6 +11,7 @@ import { createIdentityProvider, type IdentityProvider } from '../auth/idp.js';
 import { canAccessProject, requireCapability, type Principal } from '../auth/principal.js';
 import { createTokenVerifier } from '../auth/verify.js';
 import { createCursorCodec } from '../query/cursor.js';
+import { dataSetRoutes } from '../resources/datasets/routes.js';
 import { eventRoutes } from '../resources/events/routes.js';
 import { openDatabase, type Db } from '../storage/db.js';
 import { ensureProjects, findProject, serverSecret } from '../storage/projects.js';
@@ -49,7 +50,7 @@ export interface BuildOptions {
 
 /** Every operation the API serves, from every resource. */
 export function allRoutes(): ApiRoute[] {
-  return [...eventRoutes];
+  return [...eventRoutes, ...dataSetRoutes];
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Strata> {

@@ -17,12 +17,24 @@ export const Cursor = Type.String({ minLength: 1, maxLength: 4096 });
 export const Partition = Type.String({ maxLength: 16 });
 export const IgnoreUnknownIds = Type.Optional(Type.Boolean());
 
-export const METADATA_LIMITS = { keyLength: 128, valueLength: 128_000, keys: 256, totalBytes: 200_000 } as const;
+export interface MetadataLimits {
+  keyLength: number;
+  valueLength: number;
+  keys: number;
+  /** Keys and values together, in UTF-8 bytes. */
+  totalBytes: number;
+}
 
-export const Metadata = Type.Record(Type.String(), Type.String({ maxLength: METADATA_LIMITS.valueLength }), {
-  maxProperties: METADATA_LIMITS.keys,
-  propertyNames: { maxLength: METADATA_LIMITS.keyLength },
-});
+/** The limits of event metadata; other resources declare their own. */
+export const METADATA_LIMITS: MetadataLimits = { keyLength: 128, valueLength: 128_000, keys: 256, totalBytes: 200_000 };
+
+export const metadataSchema = (limits: MetadataLimits) =>
+  Type.Record(Type.String(), Type.String({ maxLength: limits.valueLength }), {
+    maxProperties: limits.keys,
+    propertyNames: { maxLength: limits.keyLength },
+  });
+
+export const Metadata = metadataSchema(METADATA_LIMITS);
 
 /** `{id}` or `{externalId}`; exactly one is checked when the reference is resolved. */
 export const ItemRef = Type.Object(
@@ -48,16 +60,19 @@ export function requiredPatch<T extends TSchema>(schema: T) {
   return Type.Optional(Type.Object({ set: schema }, { additionalProperties: false }));
 }
 
-export const MetadataPatch = Type.Optional(
-  Type.Object(
-    {
-      set: Type.Optional(Metadata),
-      add: Type.Optional(Metadata),
-      remove: Type.Optional(Type.Array(Type.String({ maxLength: METADATA_LIMITS.keyLength }), { maxItems: METADATA_LIMITS.keys * 4 })),
-    },
-    { additionalProperties: false },
-  ),
-);
+export const metadataPatchSchema = (limits: MetadataLimits) =>
+  Type.Optional(
+    Type.Object(
+      {
+        set: Type.Optional(metadataSchema(limits)),
+        add: Type.Optional(metadataSchema(limits)),
+        remove: Type.Optional(Type.Array(Type.String({ maxLength: limits.keyLength }), { maxItems: limits.keys * 4 })),
+      },
+      { additionalProperties: false },
+    ),
+  );
+
+export const MetadataPatch = metadataPatchSchema(METADATA_LIMITS);
 
 export const IdArrayPatch = (maxItems: number) =>
   Type.Optional(

@@ -1,7 +1,7 @@
 /**
  * Update-request patches (`set`, `setNull`, `add`, `remove`), applied the same way by every resource.
  */
-import { METADATA_LIMITS } from './common-schemas.js';
+import { METADATA_LIMITS, type MetadataLimits } from './common-schemas.js';
 import { badRequest, formatPath } from './errors.js';
 
 type Path = Array<string | number>;
@@ -33,6 +33,7 @@ export function applyMetadataPatch(
   current: Record<string, string> | null,
   patch: MapPatch | undefined,
   path: Path,
+  limits: MetadataLimits = METADATA_LIMITS,
 ): Record<string, string> | null {
   if (!patch) return current;
   if (patch.set !== undefined && (patch.add !== undefined || patch.remove !== undefined)) {
@@ -48,21 +49,25 @@ export function applyMetadataPatch(
     for (const k of patch.remove ?? []) delete next[k];
     Object.assign(next, patch.add ?? {});
   }
-  checkMetadata(next, path);
+  checkMetadata(next, path, limits);
   return next;
 }
 
 /** Limits on a whole metadata map that a schema cannot state (total size, and the key count after a patch). */
-export function checkMetadata(metadata: Record<string, string> | undefined | null, path: Path): void {
+export function checkMetadata(
+  metadata: Record<string, string> | undefined | null,
+  path: Path,
+  limits: MetadataLimits = METADATA_LIMITS,
+): void {
   if (!metadata) return;
   const keys = Object.keys(metadata);
-  if (keys.length > METADATA_LIMITS.keys) {
-    throw badRequest(`${formatPath(path)}: at most ${METADATA_LIMITS.keys} keys are allowed, got ${keys.length}`);
+  if (keys.length > limits.keys) {
+    throw badRequest(`${formatPath(path)}: at most ${limits.keys} keys are allowed, got ${keys.length}`);
   }
   let total = 0;
   for (const k of keys) total += Buffer.byteLength(k) + Buffer.byteLength(metadata[k]);
-  if (total > METADATA_LIMITS.totalBytes) {
-    throw badRequest(`${formatPath(path)}: keys and values total ${total} bytes; at most ${METADATA_LIMITS.totalBytes} are allowed`);
+  if (total > limits.totalBytes) {
+    throw badRequest(`${formatPath(path)}: keys and values total ${total} bytes; at most ${limits.totalBytes} are allowed`);
   }
 }
 

@@ -6,6 +6,7 @@
 import { duplicatedItems, notFound } from '../http/errors.js';
 import { applyArrayPatch, applyMetadataPatch, applyNullablePatch, checkMetadata } from '../http/patch.js';
 import type { Services } from '../http/services.js';
+import type { MetadataLimits } from '../http/common-schemas.js';
 import type { ResourceCatalog } from '../query/catalog.js';
 import { checkRef, existingExternalIds, rejectDuplicateRefs, resolveRefs, type Ref, type RefInput } from '../query/refs.js';
 import { all, inTransaction, prepare, type Db } from '../storage/db.js';
@@ -44,6 +45,8 @@ export interface ResourceSpec<Create> {
   /** The stored values of a create item (null for absent fields). */
   fromCreate(item: Create): Values;
   patches: Readonly<Record<string, PatchKind>>;
+  /** Limits of the metadata map, when they differ from the events' ones. */
+  metadataLimits?: MetadataLimits;
   /** Rules across the fields of one item, on create and after an update is applied. */
   check?(values: Values, path: Path, ctx: WriteContext): void;
   /** Rules an update must obey given the item as stored (for example read-only fields). */
@@ -81,7 +84,8 @@ export function createItems<C>(spec: ResourceSpec<C>, services: Services, projec
   const ctx: WriteContext = { db, projectId, services };
   const values = items.map((item, i) => {
     const v = spec.fromCreate(item);
-    if (spec.table.metadata) checkMetadata(v[spec.table.metadata.field] as Record<string, string> | null, ['items', i, spec.table.metadata.field]);
+    const md = spec.table.metadata?.field;
+    if (md) checkMetadata(v[md] as Record<string, string> | null, ['items', i, md], spec.metadataLimits);
     spec.check?.(v, ['items', i], ctx);
     return v;
   });
@@ -130,8 +134,8 @@ export function deleteItems(
   });
 }
 
-function applyPatch(kind: PatchKind, current: unknown, patch: unknown, path: Path): unknown {
-  if (kind === 'metadata') return applyMetadataPatch(current as Record<string, string> | null, patch as never, path);
+function applyPatch(kind: PatchKind, current: unknown, patch: unknown, path: Path, limits?: MetadataLimits): unknown {
+  if (kind === 'metadata') return applyMetadataPatch(current as Record<string, string> | null, patch as never, path, limits);
   if (typeof kind === 'object') return applyArrayPatch(current as unknown[] | null, patch as never, path, kind.array);
   // `required` fields accept only `set`, which the schema enforces; the rule is shared with nullable ones.
   return applyNullablePatch(current, patch as never, path);
@@ -154,7 +158,7 @@ export function updateItems(spec: ResourceSpec<unknown>, services: Services, pro
       const v: Values = { ...current };
       for (const [field, patch] of Object.entries(item.update)) {
         if (patch === undefined) continue;
-        v[field] = applyPatch(spec.patches[field], current[field], patch, [...path, field]);
+        v[field] = applyPatch(spec.patches[field], current[field], patch, [...path, field], spec.metadataLimits);
       }
       spec.check?.(v, ['items', i], ctx);
       return v;

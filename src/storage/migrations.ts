@@ -1,3 +1,4 @@
+import { dataSetsSchemaSql } from '../resources/datasets/store.js';
 import { eventsSchemaSql } from '../resources/events/store.js';
 
 const core = `
@@ -14,4 +15,4 @@ CREATE TABLE server_meta (
 `;
 
 /** Ordered schema migrations; the database's `user_version` counts how many have been applied. Append only. */
-export const migrations: readonly string[] = [core + eventsSchemaSql];
+export const migrations: readonly string[] = [core + dataSetsSchemaSql + eventsSchemaSql];

@@ -7,6 +7,7 @@ import {
   ExternalId,
   IgnoreUnknownIds,
   InternalId,
+  ItemRef,
   ItemRefs,
   Limit,
   Metadata,
@@ -66,6 +67,7 @@ export const EventFilter = partialObject(
     createdTime: TimestampRange,
     lastUpdatedTime: TimestampRange,
     externalIdPrefix: Type.String({ maxLength: EVENT_LIMITS.externalId }),
+    dataSetIds: Type.Array(ItemRef, { maxItems: 100 }),
   },
 );
 export type EventFilter = Static<typeof EventFilter>;

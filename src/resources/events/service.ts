@@ -4,9 +4,11 @@
 import { badRequest, formatPath } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { runAggregate, type AggregateRequest } from '../../query/aggregate.js';
-import { and, containsAnyLeaf, equalsLeaf, isNullNode, metadataNode, prefixLeaf, propertyTarget, rangeLeaf } from '../../query/basic.js';
+import { and, containsAnyLeaf, equalsLeaf, inLeaf, isNullNode, metadataNode, prefixLeaf, propertyTarget, rangeLeaf } from '../../query/basic.js';
 import type { FilterNode } from '../../query/filter.js';
 import type { Values } from '../../storage/items.js';
+import type { Db } from '../../storage/db.js';
+import { requireExisting, resolveReferences } from '../../query/references.js';
 import { listItems, searchItems, type ListInput, type ResourceSpec } from '../crud.js';
 import { EVENT_LIMITS, type EventCreate, type EventFilter } from './schema.js';
 import { eventCatalog as catalog, eventTable } from './store.js';
@@ -38,6 +40,14 @@ export const eventSpec: ResourceSpec<EventCreate> = {
     metadata: 'metadata',
     assetIds: { array: EVENT_LIMITS.assetIds },
   },
+  checkReferences(values, { db, projectId }) {
+    requireExisting(
+      db,
+      'data_sets',
+      projectId,
+      values.map((v) => v.dataSetId as number | null),
+    );
+  },
   check(v: Values, path) {
     const { startTime, endTime } = v as { startTime: number | null; endTime: number | null };
     if (startTime !== null && endTime !== null && endTime < startTime) {
@@ -46,8 +56,14 @@ export const eventSpec: ResourceSpec<EventCreate> = {
   },
 };
 
+/** Where a basic filter's references to other resources are resolved. */
+export interface FilterScope {
+  db: Db;
+  projectId: number;
+}
+
 /** The basic `filter` object as filter language, so it shares the compiler and the semantics. */
-export function eventFilterNode(f: EventFilter | undefined): FilterNode | undefined {
+export function eventFilterNode(f: EventFilter | undefined, scope: FilterScope): FilterNode | undefined {
   if (!f) return undefined;
   let endTime: FilterNode | undefined;
   if (f.endTime && 'isNull' in f.endTime) endTime = isNullNode(catalog, 'endTime', f.endTime.isNull);
@@ -74,13 +90,14 @@ export function eventFilterNode(f: EventFilter | undefined): FilterNode | undefi
     rangeLeaf(catalog, 'createdTime', f.createdTime),
     rangeLeaf(catalog, 'lastUpdatedTime', f.lastUpdatedTime),
     prefixLeaf(catalog, 'externalId', f.externalIdPrefix),
+    f.dataSetIds && inLeaf(catalog, 'dataSetId', resolveReferences(scope.db, 'data_sets', scope.projectId, f.dataSetIds, ['filter', 'dataSetIds'])),
   ]);
 }
 
 const WITHOUT_METADATA = new Set(['metadata']);
 
 export function listEvents(services: Services, projectId: number, req: ListEventsInput, includeMetadata = true) {
-  return listItems(eventSpec as ResourceSpec<unknown>, services, projectId, req, eventFilterNode(req.filter), includeMetadata ? undefined : WITHOUT_METADATA);
+  return listItems(eventSpec as ResourceSpec<unknown>, services, projectId, req, eventFilterNode(req.filter, { db: services.db, projectId }), includeMetadata ? undefined : WITHOUT_METADATA);
 }
 
 export function searchEvents(
@@ -88,11 +105,11 @@ export function searchEvents(
   projectId: number,
   req: { filter?: EventFilter; search?: { description?: string }; limit?: number },
 ) {
-  return searchItems(eventSpec as ResourceSpec<unknown>, services, projectId, eventFilterNode(req.filter), req.search?.description, req.limit);
+  return searchItems(eventSpec as ResourceSpec<unknown>, services, projectId, eventFilterNode(req.filter, { db: services.db, projectId }), req.search?.description, req.limit);
 }
 
 export function aggregateEvents(services: Services, projectId: number, req: Omit<AggregateRequest, 'filter'> & { filter?: EventFilter }) {
-  return runAggregate(services.db, catalog, projectId, { ...req, filter: eventFilterNode(req.filter) });
+  return runAggregate(services.db, catalog, projectId, { ...req, filter: eventFilterNode(req.filter, { db: services.db, projectId }) });
 }
 
 export type ListEventsInput = ListInput & { filter?: EventFilter };

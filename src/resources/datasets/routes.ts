@@ -1,0 +1,87 @@
+/**
+ * The data sets operations. Data sets have no delete operation: other items keep pointing at them.
+ */
+import { route, type ApiRoute } from '../../http/route.js';
+import { runAggregate } from '../../query/aggregate.js';
+import { and, equalsLeaf, metadataNode, prefixLeaf, rangeLeaf } from '../../query/basic.js';
+import type { FilterNode } from '../../query/filter.js';
+import { createItems, listItems, retrieveItems, updateItems, type ResourceSpec } from '../crud.js';
+import {
+  AggregateDataSetsBody,
+  CreateDataSetsBody,
+  DATA_SET_METADATA_LIMITS,
+  DataSetIdsBody,
+  ListDataSetsBody,
+  UpdateDataSetsBody,
+  type DataSetCreate,
+  type DataSetFilter,
+} from './schema.js';
+import { dataSetCatalog as catalog, dataSetTable } from './store.js';
+
+export const dataSetSpec: ResourceSpec<DataSetCreate> = {
+  table: dataSetTable,
+  catalog,
+  metadataLimits: DATA_SET_METADATA_LIMITS,
+  fromCreate: (item) => ({
+    externalId: item.externalId ?? null,
+    name: item.name ?? null,
+    description: item.description ?? null,
+    metadata: item.metadata ?? null,
+    writeProtected: item.writeProtected ?? false,
+  }),
+  patches: { externalId: 'nullable', name: 'nullable', description: 'nullable', metadata: 'metadata', writeProtected: 'required' },
+};
+const spec = dataSetSpec as ResourceSpec<unknown>;
+
+function dataSetFilterNode(f: DataSetFilter | undefined): FilterNode | undefined {
+  if (!f) return undefined;
+  return and([
+    metadataNode(catalog, f.metadata),
+    rangeLeaf(catalog, 'createdTime', f.createdTime),
+    rangeLeaf(catalog, 'lastUpdatedTime', f.lastUpdatedTime),
+    prefixLeaf(catalog, 'externalId', f.externalIdPrefix),
+    equalsLeaf(catalog, 'writeProtected', f.writeProtected === undefined ? undefined : f.writeProtected ? 1 : 0),
+  ]);
+}
+
+const READ = { acl: 'datasetsAcl', action: 'READ' };
+const WRITE = { acl: 'datasetsAcl', action: 'WRITE' };
+
+export const dataSetRoutes: ApiRoute[] = [
+  route({
+    method: 'POST',
+    path: '/datasets',
+    capability: WRITE,
+    body: CreateDataSetsBody,
+    status: 201,
+    handler: ({ services, project, body }) => ({ items: createItems(dataSetSpec, services, project.id, body.items) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/datasets/byids',
+    capability: READ,
+    body: DataSetIdsBody,
+    handler: ({ services, project, body }) => ({ items: retrieveItems(spec, services, project.id, body.items, body.ignoreUnknownIds) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/datasets/list',
+    capability: READ,
+    body: ListDataSetsBody,
+    handler: ({ services, project, body }) => listItems(spec, services, project.id, body, dataSetFilterNode(body.filter)),
+  }),
+  route({
+    method: 'POST',
+    path: '/datasets/aggregate',
+    capability: READ,
+    body: AggregateDataSetsBody,
+    handler: ({ services, project, body }) => runAggregate(services.db, catalog, project.id, { filter: dataSetFilterNode(body.filter) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/datasets/update',
+    capability: WRITE,
+    body: UpdateDataSetsBody,
+    handler: ({ services, project, body }) => ({ items: updateItems(spec, services, project.id, body.items) }),
+  }),
+];
