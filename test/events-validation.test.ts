@@ -87,10 +87,11 @@ describe('advancedFilter rules, each broken on its own', () => {
     expect(errorMessage(await list(leaf(nest(11))), 400)).toMatch(/deeper than 10/);
   });
 
-  it('limits clauses to 100', async () => {
+  it('limits clauses to 100, counting and/or/not as well as leaves', async () => {
     const leaves = (n: number) => Array.from({ length: n }, (_, i) => eq(['type'], `t${i}`));
-    expect((await list(leaf({ or: leaves(100) }))).status).toBe(200);
-    expect(errorMessage(await list(leaf({ or: leaves(101) })), 400)).toMatch(/101 clauses; at most 100/);
+    expect((await list(leaf({ or: leaves(99) }))).status).toBe(200);
+    expect(errorMessage(await list(leaf({ or: leaves(100) })), 400)).toMatch(/101 clauses; at most 100/);
+    expect(errorMessage(await list(leaf({ not: { or: leaves(99) } })), 400)).toMatch(/101 clauses; at most 100/);
   });
 
   it('checks property arrays', async () => {

@@ -13,6 +13,7 @@ import { createTokenVerifier } from '../auth/verify.js';
 import { createCursorCodec } from '../query/cursor.js';
 import { dataSetRoutes } from '../resources/datasets/routes.js';
 import { eventRoutes } from '../resources/events/routes.js';
+import { timeSeriesRoutes } from '../resources/timeseries/routes.js';
 import { openDatabase, type Db } from '../storage/db.js';
 import { ensureProjects, findProject, serverSecret } from '../storage/projects.js';
 import { ApiError, forbidden, notFound, unauthorized } from './errors.js';
@@ -50,7 +51,7 @@ export interface BuildOptions {
 
 /** Every operation the API serves, from every resource. */
 export function allRoutes(): ApiRoute[] {
-  return [...eventRoutes, ...dataSetRoutes];
+  return [...eventRoutes, ...dataSetRoutes, ...timeSeriesRoutes];
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Strata> {

@@ -5,7 +5,7 @@
 import { badRequest, formatPath } from '../http/errors.js';
 import { all, get, type Db } from '../storage/db.js';
 import { Sql, sql } from '../storage/sql.js';
-import { MAX_PROPERTY_ELEMENT_LENGTH, col, isScalar, type ResourceCatalog } from './catalog.js';
+import { col, findProperty, isScalar, maxPropertyElementLength, propertyPath, type ResourceCatalog } from './catalog.js';
 import { FILTER_LIMITS, prefixUpperBound, type FilterNode } from './filter.js';
 import { parseQuery } from './list.js';
 
@@ -37,7 +37,7 @@ function valueSource(catalog: ResourceCatalog, property: string[], path: Array<s
   const fail = (): never => {
     const names = Object.entries(catalog.properties)
       .filter(([, d]) => d.aggregatable)
-      .map(([n]) => `["${n}"]`);
+      .map(([n]) => JSON.stringify(propertyPath(n)));
     if (catalog.metadata) names.push('["metadata"]', '["metadata", <key>]');
     throw badRequest(`${formatPath(path)}: cannot aggregate ${catalog.noun}s on ${JSON.stringify(property)} (supported: ${names.join(', ')})`);
   };
@@ -48,8 +48,8 @@ function valueSource(catalog: ResourceCatalog, property: string[], path: Array<s
     const on = key === undefined ? sql`m.${Sql.raw(m.itemColumn)} = ${Sql.raw(id)}` : sql`m.${Sql.raw(m.itemColumn)} = ${Sql.raw(id)} AND m.key_lc = ${key.toLowerCase()}`;
     return { join: sql` JOIN ${Sql.raw(m.table)} m ON ${on}`, value: Sql.raw('m.value'), multi: true, toBucket: (v) => v };
   }
-  const def = Object.hasOwn(catalog.properties, head) ? catalog.properties[head] : undefined;
-  if (!def || !def.aggregatable || key !== undefined) fail();
+  const def = findProperty(catalog, property);
+  if (!def || !def.aggregatable) fail();
   if (isScalar(def!)) return { join: Sql.raw(''), value: Sql.raw(col(catalog, def!.column)), multi: false, toBucket: (v) => v };
   const arr = def as Exclude<typeof def, undefined | { column: string }>;
   return {
@@ -148,8 +148,9 @@ export function runAggregate(db: Db, catalog: ResourceCatalog, projectId: number
     source = metadataKeySource(catalog);
   } else if (req.properties) {
     const property = req.properties[0].property;
+    const maxLength = maxPropertyElementLength(catalog);
     property.forEach((p, i) => {
-      if (p.length > MAX_PROPERTY_ELEMENT_LENGTH) throw badRequest(`${formatPath(['properties', 0, 'property', i])}: too long`);
+      if (p.length > maxLength) throw badRequest(`${formatPath(['properties', 0, 'property', i])}: must be at most ${maxLength} characters`);
     });
     source = valueSource(catalog, property, ['properties', 0, 'property']);
   } else if (kind !== 'count') {

@@ -4,7 +4,7 @@
  * reads this, so a resource gets filters, sorting, cursors and aggregates by declaring its catalog.
  */
 
-export type ScalarKind = 'integer' | 'string';
+export type ScalarKind = 'integer' | 'string' | 'boolean';
 
 export interface ScalarProperty {
   kind: ScalarKind;
@@ -13,8 +13,12 @@ export interface ScalarProperty {
   nullable: boolean;
   /** Longest string accepted as a filter value for this property (spec: per-property leaf limits). */
   maxValueLength?: number;
-  /** This property can be the target of a `search` leaf (full-text index). */
-  search?: { maxValueLength: number };
+  /**
+   * This property can be the target of a `search` leaf: the full-text index columns it searches (its own
+   * column unless stated). A property with `searchOnly` exists only for search (for example `query`).
+   */
+  search?: { maxValueLength: number; columns?: readonly string[] };
+  searchOnly?: boolean;
   sortable?: boolean;
   /** This property can be aggregated (uniqueValues, cardinalityValues, count with property). */
   aggregatable?: boolean;
@@ -46,13 +50,31 @@ export interface ResourceCatalog {
   noun: string;
   table: string;
   alias: string;
+  /** Properties by name; a two-element path such as `["instanceId", "space"]` is named `instanceId.space`. */
   properties: Readonly<Record<string, PropertyDef>>;
+  /** Longest element of a property path (spec: 128 for events). */
+  maxPropertyElementLength?: number;
   metadata?: MetadataStore;
   /** FTS5 table indexing the `search`-able properties (by column name), with rowid = item id. */
   fts?: { table: string; columns?: readonly string[] };
 }
 
 export const MAX_PROPERTY_ELEMENT_LENGTH = 128;
+
+export function maxPropertyElementLength(catalog: ResourceCatalog): number {
+  return catalog.maxPropertyElementLength ?? MAX_PROPERTY_ELEMENT_LENGTH;
+}
+
+/** The declared property a path names, if any (metadata paths are not declared properties). */
+export function findProperty(catalog: ResourceCatalog, path: readonly string[]): PropertyDef | undefined {
+  if (path.length < 1 || path.length > 2) return undefined;
+  const name = path.join('.');
+  return Object.hasOwn(catalog.properties, name) ? catalog.properties[name] : undefined;
+}
+
+export function propertyPath(name: string): string[] {
+  return name.split('.');
+}
 
 export function isScalar(def: PropertyDef): def is ScalarProperty {
   return def.kind !== 'integerArray';

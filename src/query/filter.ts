@@ -8,9 +8,11 @@
 import { badRequest, formatPath } from '../http/errors.js';
 import { Sql, sql } from '../storage/sql.js';
 import {
-  MAX_PROPERTY_ELEMENT_LENGTH,
   col,
+  findProperty,
   isScalar,
+  maxPropertyElementLength,
+  propertyPath,
   type ResourceCatalog,
   type Target,
 } from './catalog.js';
@@ -102,6 +104,8 @@ function parseNode(
   const op = keys[0];
   const body = raw[op];
   const here = [...path, op];
+  // Every filter counts as a clause: leaves and the and/or/not around them.
+  counters.clauses++;
   if (op === 'and' || op === 'or') {
     if (!Array.isArray(body)) fail(here, body === null ? 'null is not allowed' : 'expected an array of filters');
     if (body.length < 1) fail(here, 'must contain at least 1 filter');
@@ -110,7 +114,6 @@ function parseNode(
   if (op === 'not') {
     return { op, arg: parseNode(body, catalog, here, depth + 1, counters) };
   }
-  counters.clauses++;
   return parseLeaf(op as (typeof LEAF_OPS)[number], body, catalog, here, counters);
 }
 
@@ -141,11 +144,14 @@ function parseLeaf(
     fail(path, `${op} does not apply to the array property ${describe(target)}; use containsAny or containsAll`);
   }
   if (op === 'prefix' && kind !== 'string') fail(path, `prefix applies only to string properties, not ${describe(target)}`);
+  if (op !== 'search' && target.type === 'property' && isScalar(target.def) && target.def.searchOnly) {
+    fail(path, `${describe(target)} can only be used in a search filter`);
+  }
   if (op === 'search') {
     if (target.type !== 'property' || !isScalar(target.def) || !target.def.search) {
       const searchable = Object.entries(catalog.properties)
         .filter(([, d]) => isScalar(d) && d.search)
-        .map(([n]) => `["${n}"]`);
+        .map(([n]) => JSON.stringify(propertyPath(n)));
       fail(path, `search applies only to ${searchable.join(', ')}`);
     }
     counters.searches++;
@@ -196,10 +202,11 @@ function parseLeaf(
 function parseProperty(raw: unknown, catalog: ResourceCatalog, path: Path): Target {
   if (!Array.isArray(raw)) fail(path, 'expected an array of 1 or 2 strings');
   if (raw.length < 1 || raw.length > 2) fail(path, `must have 1 or 2 elements, got ${raw.length}`);
+  const maxLength = maxPropertyElementLength(catalog);
   raw.forEach((el, i) => {
     if (typeof el !== 'string') fail([...path, i], 'expected a string');
     if (el.trim() === '') fail([...path, i], 'must not be blank');
-    if (el.length > MAX_PROPERTY_ELEMENT_LENGTH) fail([...path, i], `must be at most ${MAX_PROPERTY_ELEMENT_LENGTH} characters`);
+    if (el.length > maxLength) fail([...path, i], `must be at most ${maxLength} characters`);
   });
   const [head, key] = raw as string[];
   if (head === 'metadata' && catalog.metadata) {
@@ -207,28 +214,26 @@ function parseProperty(raw: unknown, catalog: ResourceCatalog, path: Path): Targ
       ? { type: 'metadataAny', store: catalog.metadata }
       : { type: 'metadataKey', key, store: catalog.metadata };
   }
-  const def = Object.hasOwn(catalog.properties, head) ? catalog.properties[head] : undefined;
-  if (!def || key !== undefined) {
-    fail(path, `unknown property ${JSON.stringify(raw)} for ${catalog.noun}s (known: ${knownProperties(catalog)})`);
-  }
-  return { type: 'property', name: head, def };
+  const def = findProperty(catalog, raw as string[]);
+  if (!def) fail(path, `unknown property ${JSON.stringify(raw)} for ${catalog.noun}s (known: ${knownProperties(catalog)})`);
+  return { type: 'property', name: (raw as string[]).join('.'), def };
 }
 
 export function knownProperties(catalog: ResourceCatalog): string {
-  const names = Object.keys(catalog.properties).map((n) => `["${n}"]`);
+  const names = Object.keys(catalog.properties).map((n) => JSON.stringify(propertyPath(n)));
   if (catalog.metadata) names.push('["metadata"]', '["metadata", <key>]');
   return names.join(', ');
 }
 
-function targetKind(target: Target): 'integer' | 'string' {
+function targetKind(target: Target): 'integer' | 'string' | 'boolean' {
   if (target.type !== 'property') return 'string';
-  return target.def.kind === 'string' ? 'string' : 'integer';
+  return target.def.kind === 'integerArray' ? 'integer' : target.def.kind;
 }
 
 export function describe(target: Target): string {
   if (target.type === 'metadataAny') return '["metadata"]';
   if (target.type === 'metadataKey') return JSON.stringify(['metadata', target.key]);
-  return `["${target.name}"]`;
+  return JSON.stringify(propertyPath(target.name));
 }
 
 function checkValue(v: unknown, target: Target, op: string, path: Path): Primitive {
@@ -236,6 +241,11 @@ function checkValue(v: unknown, target: Target, op: string, path: Path): Primiti
   if (kind === 'integer') {
     if (typeof v !== 'number' || !Number.isFinite(v)) fail(path, `expected a number for ${describe(target)}`);
     return v;
+  }
+  if (kind === 'boolean') {
+    if (typeof v !== 'boolean') fail(path, `expected true or false for ${describe(target)}`);
+    // Booleans are stored as 0 and 1.
+    return v ? 1 : 0;
   }
   if (typeof v !== 'string') fail(path, `expected a string for ${describe(target)}`);
   const max =
@@ -367,11 +377,13 @@ export function ftsQuery(text: string, column?: string): string {
   return column ? `${column} : (${terms})` : terms;
 }
 
-/** The index column a search leaf targets, when the resource's text index has several. */
+/** The index columns a search leaf targets, when the resource's text index has several. */
 function searchColumn(leaf: LeafNode, catalog: ResourceCatalog): string | undefined {
   if (!catalog.fts?.columns || catalog.fts.columns.length < 2 || leaf.target.type !== 'property') return undefined;
   const def = leaf.target.def;
-  return isScalar(def) ? def.column : undefined;
+  if (!isScalar(def)) return undefined;
+  const columns = def.search?.columns ?? [def.column];
+  return columns.length === 1 ? columns[0] : `{${columns.join(' ')}}`;
 }
 
 export function leaves(node: FilterNode): LeafNode[] {
@@ -385,7 +397,8 @@ export function leaves(node: FilterNode): LeafNode[] {
  * a fraction in [0, 1) that grows with its full-text rank (so a search alone orders like the search endpoint).
  */
 export function scoreExpression(node: FilterNode | undefined, ctx: CompileContext): Sql {
-  if (!node) return Sql.raw('0');
+  // Not a bare `0`: SQLite reads a constant integer in ORDER BY as a result-column number.
+  if (!node) return Sql.raw('CAST(0 AS INTEGER)');
   const id = col(ctx.catalog, 'id');
   const terms = leaves(node).map((leaf) => {
     const matched = sql`(CASE WHEN ${compileLeaf(leaf, ctx)} THEN 1 ELSE 0 END)`;

@@ -13,7 +13,7 @@ export function resolveReferences(db: Db, table: string, projectId: number, refs
   const missing: Ref[] = [];
   const ids: number[] = [];
   for (const r of checked) {
-    const id = 'id' in r ? (byId.has(r.id) ? r.id : undefined) : byExternalId.get(r.externalId);
+    const id = 'id' in r ? (byId.has(r.id) ? r.id : undefined) : 'externalId' in r ? byExternalId.get(r.externalId) : undefined;
     if (id === undefined) missing.push(r);
     else ids.push(id);
   }

@@ -6,22 +6,34 @@ import { badRequest, duplicatedItems, formatPath, missingItems } from '../http/e
 import { all, type Db } from '../storage/db.js';
 import { Sql, sql } from '../storage/sql.js';
 
+export interface InstanceId {
+  space: string;
+  externalId: string;
+}
+
 export interface RefInput {
   id?: number;
   externalId?: string;
+  instanceId?: InstanceId;
 }
 
-export type Ref = { id: number } | { externalId: string };
+export type Ref = { id: number } | { externalId: string } | { instanceId: InstanceId };
 
-export function checkRef(ref: RefInput, path: Array<string | number>): Ref {
-  const hasId = ref.id !== undefined;
-  const hasExternal = ref.externalId !== undefined;
-  if (hasId === hasExternal) throw badRequest(`${formatPath(path)}: give exactly one of "id" and "externalId"`);
-  return hasId ? { id: ref.id! } : { externalId: ref.externalId! };
+/** Checks that exactly one identifier is given; `instanceId` only where the resource has instance ids. */
+export function checkRef(ref: RefInput, path: Array<string | number>, allowInstanceId = false): Ref {
+  const given = [ref.id !== undefined, ref.externalId !== undefined, ref.instanceId !== undefined].filter(Boolean).length;
+  if (given !== 1 || (!allowInstanceId && ref.instanceId !== undefined)) {
+    throw badRequest(`${formatPath(path)}: give exactly one of "id"${allowInstanceId ? ', "externalId" and "instanceId"' : ' and "externalId"'}`);
+  }
+  if (ref.id !== undefined) return { id: ref.id };
+  if (ref.externalId !== undefined) return { externalId: ref.externalId };
+  return { instanceId: { space: ref.instanceId!.space, externalId: ref.instanceId!.externalId } };
 }
 
 export function refKey(ref: Ref): string {
-  return 'id' in ref ? `i:${ref.id}` : `x:${ref.externalId}`;
+  if ('id' in ref) return `i:${ref.id}`;
+  if ('externalId' in ref) return `x:${ref.externalId}`;
+  return `n:${ref.instanceId.space}\u0000${ref.instanceId.externalId}`;
 }
 
 /** 400 with `duplicated` when the request names the same reference twice. */
@@ -44,12 +56,14 @@ function chunks<T>(items: readonly T[]): T[][] {
   return out;
 }
 
-/** Maps of known ids and external ids (to internal id) among the given references. */
+/** Maps of known ids, external ids and instance ids (to internal id) among the given references. */
 export function lookupRefs(db: Db, table: string, projectId: number, refs: readonly Ref[]) {
   const ids = refs.filter((r): r is { id: number } => 'id' in r).map((r) => r.id);
   const externalIds = refs.filter((r): r is { externalId: string } => 'externalId' in r).map((r) => r.externalId);
+  const instanceIds = refs.filter((r): r is { instanceId: InstanceId } => 'instanceId' in r).map((r) => r.instanceId);
   const byId = new Set<number>();
   const byExternalId = new Map<string, number>();
+  const byInstanceId = new Map<string, number>();
   const t = Sql.raw(table);
   for (const part of chunks(ids)) {
     for (const row of all<{ id: number }>(db, sql`SELECT id FROM ${t} WHERE project_id = ${projectId} AND id IN (${part})`)) byId.add(row.id);
@@ -61,7 +75,24 @@ export function lookupRefs(db: Db, table: string, projectId: number, refs: reado
     );
     for (const row of rows) byExternalId.set(row.external_id, row.id);
   }
-  return { byId, byExternalId };
+  for (const part of chunks(instanceIds)) {
+    const pairs = Sql.join(
+      part.map((n) => sql`(${n.space}, ${n.externalId})`),
+      ', ',
+    );
+    const rows = all<{ id: number; instance_space: string; instance_external_id: string }>(
+      db,
+      sql`SELECT id, instance_space, instance_external_id FROM ${t} WHERE project_id = ${projectId} AND (instance_space, instance_external_id) IN (VALUES ${pairs})`,
+    );
+    for (const row of rows) byInstanceId.set(refKey({ instanceId: { space: row.instance_space, externalId: row.instance_external_id } }), row.id);
+  }
+  return { byId, byExternalId, byInstanceId };
+}
+
+function resolveOne(r: Ref, found: ReturnType<typeof lookupRefs>): number | undefined {
+  if ('id' in r) return found.byId.has(r.id) ? r.id : undefined;
+  if ('externalId' in r) return found.byExternalId.get(r.externalId);
+  return found.byInstanceId.get(refKey(r));
 }
 
 /**
@@ -69,11 +100,11 @@ export function lookupRefs(db: Db, table: string, projectId: number, refs: reado
  * are left out when `ignoreUnknownIds` is set.
  */
 export function resolveRefs(db: Db, table: string, projectId: number, refs: readonly Ref[], ignoreUnknownIds = false): number[] {
-  const { byId, byExternalId } = lookupRefs(db, table, projectId, refs);
+  const found = lookupRefs(db, table, projectId, refs);
   const resolved: number[] = [];
   const missing: Ref[] = [];
   for (const r of refs) {
-    const id = 'id' in r ? (byId.has(r.id) ? r.id : undefined) : byExternalId.get(r.externalId);
+    const id = resolveOne(r, found);
     if (id === undefined) missing.push(r);
     else resolved.push(id);
   }

@@ -3,7 +3,7 @@
  */
 import { badRequest, formatPath } from '../http/errors.js';
 import { Sql, sql } from '../storage/sql.js';
-import { MAX_PROPERTY_ELEMENT_LENGTH, col, isScalar, type ResourceCatalog } from './catalog.js';
+import { col, findProperty, isScalar, maxPropertyElementLength, propertyPath, type ResourceCatalog } from './catalog.js';
 import { scoreExpression, type CompileContext, type FilterNode } from './filter.js';
 import type { SortKey } from './paging.js';
 
@@ -28,7 +28,7 @@ export interface ResolvedSort {
 export function sortableProperties(catalog: ResourceCatalog): string[] {
   const names = Object.entries(catalog.properties)
     .filter(([, d]) => isScalar(d) && d.sortable)
-    .map(([n]) => `["${n}"]`);
+    .map(([n]) => JSON.stringify(propertyPath(n)));
   if (catalog.metadata) names.push('["metadata", <key>]');
   names.push(`["${SCORE}"]`);
   return names;
@@ -57,18 +57,17 @@ function resolveTarget(property: string[], catalog: ResourceCatalog, path: Array
       `${formatPath(path)}: cannot sort ${catalog.noun}s on ${JSON.stringify(property)} (sortable: ${sortableProperties(catalog).join(', ')})`,
     );
   };
+  const maxLength = maxPropertyElementLength(catalog);
   property.forEach((el, i) => {
     if (el.trim() === '') throw badRequest(`${formatPath([...path, i])}: must not be blank`);
-    if (el.length > MAX_PROPERTY_ELEMENT_LENGTH) {
-      throw badRequest(`${formatPath([...path, i])}: must be at most ${MAX_PROPERTY_ELEMENT_LENGTH} characters`);
-    }
+    if (el.length > maxLength) throw badRequest(`${formatPath([...path, i])}: must be at most ${maxLength} characters`);
   });
   const [head, key] = property;
   if (property.length === 1 && head === SCORE) return { type: 'score' };
   if (head === 'metadata' && catalog.metadata && property.length === 2) return { type: 'metadataKey', key };
-  const def = Object.hasOwn(catalog.properties, head) ? catalog.properties[head] : undefined;
-  if (property.length !== 1 || !def || !isScalar(def) || !def.sortable) fail();
-  return { type: 'property', name: head };
+  const def = findProperty(catalog, property);
+  if (!def || !isScalar(def) || !def.sortable) fail();
+  return { type: 'property', name: property.join('.') };
 }
 
 /** Sort keys as SQL expressions, in order. `filter` is needed for `_score_`. */

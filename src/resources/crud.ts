@@ -11,7 +11,7 @@ import type { ResourceCatalog } from '../query/catalog.js';
 import { checkRef, existingExternalIds, rejectDuplicateRefs, resolveRefs, type Ref, type RefInput } from '../query/refs.js';
 import { all, inTransaction, prepare, type Db } from '../storage/db.js';
 import { Sql, sql } from '../storage/sql.js';
-import { ftsQuery, type FilterNode } from '../query/filter.js';
+import type { FilterNode } from '../query/filter.js';
 import { DEFAULT_LIMIT, parseQuery, runList } from '../query/list.js';
 import type { SortSpecInput } from '../query/sort.js';
 import {
@@ -45,6 +45,8 @@ export interface ResourceSpec<Create> {
   /** The stored values of a create item (null for absent fields). */
   fromCreate(item: Create): Values;
   patches: Readonly<Record<string, PatchKind>>;
+  /** Items can also be addressed by `instanceId` (columns `instance_space`, `instance_external_id`). */
+  instanceIds?: boolean;
   /** Limits of the metadata map, when they differ from the events' ones. */
   metadataLimits?: MetadataLimits;
   /** Rules across the fields of one item, on create and after an update is applied. */
@@ -68,8 +70,8 @@ function rejectDuplicateExternalIds(externalIds: string[]): void {
   if (dup.size) throw duplicatedItems([...dup].map((externalId) => ({ externalId })));
 }
 
-export function checkRefs(items: readonly RefInput[]): Ref[] {
-  const refs = items.map((r, i) => checkRef(r, ['items', i]));
+export function checkRefs(items: readonly RefInput[], allowInstanceIds = false): Ref[] {
+  const refs = items.map((r, i) => checkRef(r, ['items', i], allowInstanceIds));
   rejectDuplicateRefs(refs);
   return refs;
 }
@@ -108,7 +110,7 @@ export function retrieveItems(
   items: readonly RefInput[],
   ignoreUnknownIds = false,
 ): Item[] {
-  const ids = resolveRefs(services.db, spec.table.table, projectId, checkRefs(items), ignoreUnknownIds);
+  const ids = resolveRefs(services.db, spec.table.table, projectId, checkRefs(items, spec.instanceIds), ignoreUnknownIds);
   return rowsInOrder(services.db, spec.table, projectId, ids).map((r) => toItem(spec.table, r));
 }
 
@@ -142,7 +144,7 @@ function applyPatch(kind: PatchKind, current: unknown, patch: unknown, path: Pat
 }
 
 export function updateItems(spec: ResourceSpec<unknown>, services: Services, projectId: number, items: readonly UpdateItem[]): Item[] {
-  const refs = checkRefs(items);
+  const refs = checkRefs(items, spec.instanceIds);
   const { db } = services;
   const ctx: WriteContext = { db, projectId, services };
   const t = spec.table;
@@ -216,15 +218,17 @@ export function listItems(
   return result.nextCursor ? { items, nextCursor: result.nextCursor } : { items };
 }
 
-/** Relevance-ranked full-text search over the resource's text index, narrowed by the basic filter. */
+/**
+ * Relevance-ranked full-text search over the resource's text index, narrowed by the basic filter.
+ * `match` is an FTS query (see `ftsQuery`); without one, items come in creation order.
+ */
 export function searchItems(
   spec: ResourceSpec<unknown>,
   services: Services,
   projectId: number,
   filterNode: FilterNode | undefined,
-  text: string | undefined,
+  match: string | undefined,
   limit = DEFAULT_LIMIT,
-  column?: string,
 ): { items: Item[] } {
   const { catalog, table } = spec;
   const { where } = parseQuery(catalog, projectId, filterNode, undefined);
@@ -232,10 +236,10 @@ export function searchItems(
   const from = Sql.raw(`${table.table} ${table.alias}`);
   const alias = Sql.raw(table.alias);
   let query: Sql;
-  if (text !== undefined && text.trim() !== '' && catalog.fts) {
+  if (match !== undefined && catalog.fts) {
     const fts = Sql.raw(catalog.fts.table);
     query = sql`SELECT ${columns} FROM ${fts} JOIN ${from} ON ${alias}.id = ${fts}.rowid
-      WHERE ${fts} MATCH ${ftsQuery(text, column)} AND ${where} ORDER BY bm25(${fts}), ${alias}.id LIMIT ${limit}`;
+      WHERE ${fts} MATCH ${match} AND ${where} ORDER BY bm25(${fts}), ${alias}.id LIMIT ${limit}`;
   } else {
     query = sql`SELECT ${columns} FROM ${from} WHERE ${where} ORDER BY ${alias}.created_time, ${alias}.id LIMIT ${limit}`;
   }

@@ -7,7 +7,8 @@ import type { ArrayProperty, MetadataStore } from '../query/catalog.js';
 import { all, prepare, type Db } from './db.js';
 import { Sql, sql } from './sql.js';
 
-export type FieldType = 'integer' | 'string' | 'boolean' | 'json';
+/** `instanceId` is stored in the columns `instance_space` and `instance_external_id`, so it can be looked up. */
+export type FieldType = 'integer' | 'string' | 'boolean' | 'json' | 'instanceId';
 
 export interface FieldDef {
   /** API field name. */
@@ -34,18 +35,38 @@ export type Item = Record<string, unknown> & { id: number; createdTime: number; 
 /** Metadata values longer than this are kept on the item but are not filterable (spec: up to 256). */
 export const FILTERABLE_METADATA_LENGTH = 256;
 
+const INSTANCE_COLUMNS = ['instance_space', 'instance_external_id'];
+
+function fieldColumns(f: FieldDef): string[] {
+  return f.type === 'instanceId' ? INSTANCE_COLUMNS : [f.column];
+}
+
+function dataColumns(t: ItemTable): string[] {
+  return t.fields.flatMap(fieldColumns);
+}
+
 export function selectColumns(t: ItemTable): string {
-  return ['id', ...t.fields.map((f) => f.column), 'created_time', 'last_updated_time'].map((c) => `${t.alias}.${c}`).join(', ');
+  return ['id', ...dataColumns(t), 'created_time', 'last_updated_time'].map((c) => `${t.alias}.${c}`).join(', ');
 }
 
-function toColumn(f: FieldDef, v: unknown): unknown {
+function toColumns(f: FieldDef, v: unknown): unknown[] {
+  if (f.type === 'instanceId') {
+    const n = v as { space: string; externalId: string } | null | undefined;
+    return n ? [n.space, n.externalId] : [null, null];
+  }
+  if (v === null || v === undefined) return [null];
+  if (f.type === 'json') return [JSON.stringify(v)];
+  if (f.type === 'boolean') return [v ? 1 : 0];
+  return [v];
+}
+
+function fromColumns(f: FieldDef, row: Row): unknown {
+  if (f.type === 'instanceId') {
+    const space = row.instance_space;
+    return space === null || space === undefined ? null : { space, externalId: row.instance_external_id };
+  }
+  const v = row[f.column];
   if (v === null || v === undefined) return null;
-  if (f.type === 'json') return JSON.stringify(v);
-  if (f.type === 'boolean') return v ? 1 : 0;
-  return v;
-}
-
-function fromColumn(f: FieldDef, v: unknown): unknown {
   if (f.type === 'json') return JSON.parse(v as string);
   if (f.type === 'boolean') return v === 1;
   return v;
@@ -55,8 +76,9 @@ function fromColumn(f: FieldDef, v: unknown): unknown {
 export function toItem(t: ItemTable, row: Row, omit?: ReadonlySet<string>): Item {
   const item: Record<string, unknown> = { id: row.id };
   for (const f of t.fields) {
-    const v = row[f.column];
-    if (v !== null && v !== undefined && !omit?.has(f.name)) item[f.name] = fromColumn(f, v);
+    if (omit?.has(f.name)) continue;
+    const v = fromColumns(f, row);
+    if (v !== null) item[f.name] = v;
   }
   item.createdTime = row.created_time;
   item.lastUpdatedTime = row.last_updated_time;
@@ -66,10 +88,7 @@ export function toItem(t: ItemTable, row: Row, omit?: ReadonlySet<string>): Item
 /** The stored values of a row, by API field name (null when absent). */
 export function toValues(t: ItemTable, row: Row): Values {
   const values: Values = {};
-  for (const f of t.fields) {
-    const v = row[f.column];
-    values[f.name] = v === null || v === undefined ? null : fromColumn(f, v);
-  }
+  for (const f of t.fields) values[f.name] = fromColumns(f, row);
   return values;
 }
 
@@ -112,10 +131,10 @@ function clearSideTables(db: Db, t: ItemTable, id: number): void {
 }
 
 export function insertItem(db: Db, t: ItemTable, projectId: number, v: Values, now: number): number {
-  const columns = ['project_id', ...t.fields.map((f) => f.column), 'created_time', 'last_updated_time'];
+  const columns = ['project_id', ...dataColumns(t), 'created_time', 'last_updated_time'];
   const result = prepare(db, `INSERT INTO ${t.table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`).run(
     projectId,
-    ...t.fields.map((f) => toColumn(f, v[f.name])),
+    ...t.fields.flatMap((f) => toColumns(f, v[f.name])),
     now,
     now,
   );
@@ -125,8 +144,8 @@ export function insertItem(db: Db, t: ItemTable, projectId: number, v: Values, n
 }
 
 export function updateItem(db: Db, t: ItemTable, projectId: number, id: number, v: Values, now: number): void {
-  const assignments = [...t.fields.map((f) => `${f.column} = ?`), 'last_updated_time = ?'];
-  prepare(db, `UPDATE ${t.table} SET ${assignments.join(', ')} WHERE id = ?`).run(...t.fields.map((f) => toColumn(f, v[f.name])), now, id);
+  const assignments = [...dataColumns(t).map((c) => `${c} = ?`), 'last_updated_time = ?'];
+  prepare(db, `UPDATE ${t.table} SET ${assignments.join(', ')} WHERE id = ?`).run(...t.fields.flatMap((f) => toColumns(f, v[f.name])), now, id);
   clearSideTables(db, t, id);
   writeSideTables(db, t, projectId, id, v);
 }

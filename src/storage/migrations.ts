@@ -1,5 +1,6 @@
 import { dataSetsSchemaSql } from '../resources/datasets/store.js';
 import { eventsSchemaSql } from '../resources/events/store.js';
+import { timeSeriesSchemaSql } from '../resources/timeseries/store.js';
 
 const core = `
 CREATE TABLE projects (
@@ -15,4 +16,7 @@ CREATE TABLE server_meta (
 `;
 
 /** Ordered schema migrations; the database's `user_version` counts how many have been applied. Append only. */
-export const migrations: readonly string[] = [core + dataSetsSchemaSql + eventsSchemaSql];
+export const migrations: readonly string[] = [
+  core + dataSetsSchemaSql + eventsSchemaSql,
+  timeSeriesSchemaSql,
+];

@@ -5,7 +5,7 @@ import { badRequest, formatPath } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { runAggregate, type AggregateRequest } from '../../query/aggregate.js';
 import { and, containsAnyLeaf, equalsLeaf, inLeaf, isNullNode, metadataNode, prefixLeaf, propertyTarget, rangeLeaf } from '../../query/basic.js';
-import type { FilterNode } from '../../query/filter.js';
+import { ftsQuery, type FilterNode } from '../../query/filter.js';
 import type { Values } from '../../storage/items.js';
 import type { Db } from '../../storage/db.js';
 import { requireExisting, resolveReferences } from '../../query/references.js';
@@ -105,7 +105,9 @@ export function searchEvents(
   projectId: number,
   req: { filter?: EventFilter; search?: { description?: string }; limit?: number },
 ) {
-  return searchItems(eventSpec as ResourceSpec<unknown>, services, projectId, eventFilterNode(req.filter, { db: services.db, projectId }), req.search?.description, req.limit);
+  const text = req.search?.description;
+  const match = text !== undefined && text.trim() !== '' ? ftsQuery(text) : undefined;
+  return searchItems(eventSpec as ResourceSpec<unknown>, services, projectId, eventFilterNode(req.filter, { db: services.db, projectId }), match, req.limit);
 }
 
 export function aggregateEvents(services: Services, projectId: number, req: Omit<AggregateRequest, 'filter'> & { filter?: EventFilter }) {

@@ -1,0 +1,134 @@
+/**
+ * Time series metadata: the resource's own rules, on top of the shared machinery.
+ */
+import { badRequest, formatPath } from '../../http/errors.js';
+import type { Services } from '../../http/services.js';
+import { runAggregate, type AggregateRequest } from '../../query/aggregate.js';
+import { and, equalsLeaf, inLeaf, metadataNode, prefixLeaf, rangeLeaf } from '../../query/basic.js';
+import { ftsQuery, type FilterNode } from '../../query/filter.js';
+import { requireExisting, resolveReferences } from '../../query/references.js';
+import type { Db } from '../../storage/db.js';
+import type { Values } from '../../storage/items.js';
+import { listItems, searchItems, type ListInput, type ResourceSpec } from '../crud.js';
+import { TIME_SERIES_METADATA_LIMITS, type TimeSeriesCreate, type TimeSeriesFilter } from './schema.js';
+import { timeSeriesCatalog as catalog, timeSeriesTable } from './store.js';
+
+/** Fields that data modeling owns on a series that carries an `instanceId`; only the others may be updated. */
+export const MANAGED_BY_DATA_MODELING = ['name', 'description', 'unit', 'unitExternalId', 'isStep', 'assetId'] as const;
+
+export const timeSeriesSpec: ResourceSpec<TimeSeriesCreate> = {
+  table: timeSeriesTable,
+  catalog,
+  instanceIds: true,
+  metadataLimits: TIME_SERIES_METADATA_LIMITS,
+  fromCreate: (item) => ({
+    externalId: item.externalId ?? null,
+    instanceId: item.instanceId ?? null,
+    name: item.name ?? null,
+    isString: item.isString ?? false,
+    type: item.isString ? 'string' : 'numeric',
+    metadata: item.metadata ?? null,
+    unit: item.unit ?? null,
+    unitExternalId: item.unitExternalId ?? null,
+    assetId: item.assetId ?? null,
+    isStep: item.isStep ?? false,
+    description: item.description ?? null,
+    securityCategories: item.securityCategories ?? null,
+    dataSetId: item.dataSetId ?? null,
+  }),
+  patches: {
+    externalId: 'nullable',
+    name: 'nullable',
+    metadata: 'metadata',
+    unit: 'nullable',
+    unitExternalId: 'nullable',
+    assetId: 'nullable',
+    isStep: 'required',
+    description: 'nullable',
+    securityCategories: { array: 100 },
+    dataSetId: 'nullable',
+  },
+  check(v: Values, path) {
+    if (v.isString && v.unitExternalId !== null) {
+      throw badRequest(`${formatPath([...path, 'unitExternalId'])}: a unit from the unit catalog applies only to numeric time series`);
+    }
+  },
+  checkUpdate(current, update, path) {
+    if (update.isString !== undefined) {
+      throw badRequest(`${formatPath([...path, 'isString'])}: isString is fixed when a time series is created and cannot be changed`);
+    }
+    if (current.instanceId !== null) {
+      const managed = MANAGED_BY_DATA_MODELING.filter((f) => update[f] !== undefined);
+      if (managed.length) {
+        throw badRequest(
+          `${formatPath(path)}: ${managed.join(', ')} ${managed.length === 1 ? 'is' : 'are'} managed by data modeling on a time series with an instanceId; change ${
+            managed.length === 1 ? 'it' : 'them'
+          } through its instance`,
+        );
+      }
+    }
+  },
+  checkReferences(values, { db, projectId }) {
+    requireExisting(
+      db,
+      'data_sets',
+      projectId,
+      values.map((v) => v.dataSetId as number | null),
+    );
+  },
+};
+export const anyTimeSeriesSpec = timeSeriesSpec as ResourceSpec<unknown>;
+
+export function timeSeriesFilterNode(f: TimeSeriesFilter | undefined, db: Db, projectId: number): FilterNode | undefined {
+  if (!f) return undefined;
+  return and([
+    equalsLeaf(catalog, 'name', f.name),
+    equalsLeaf(catalog, 'unit', f.unit),
+    equalsLeaf(catalog, 'unitExternalId', f.unitExternalId),
+    f.isString === undefined ? undefined : equalsLeaf(catalog, 'isString', f.isString ? 1 : 0),
+    f.isStep === undefined ? undefined : equalsLeaf(catalog, 'isStep', f.isStep ? 1 : 0),
+    metadataNode(catalog, f.metadata),
+    inLeaf(catalog, 'assetId', f.assetIds),
+    f.dataSetIds && inLeaf(catalog, 'dataSetId', resolveReferences(db, 'data_sets', projectId, f.dataSetIds, ['filter', 'dataSetIds'])),
+    prefixLeaf(catalog, 'externalId', f.externalIdPrefix),
+    rangeLeaf(catalog, 'createdTime', f.createdTime),
+    rangeLeaf(catalog, 'lastUpdatedTime', f.lastUpdatedTime),
+  ]);
+}
+
+const WITHOUT_METADATA = new Set(['metadata']);
+
+export function listTimeSeries(
+  services: Services,
+  projectId: number,
+  req: ListInput & { filter?: TimeSeriesFilter },
+  includeMetadata = true,
+) {
+  const node = timeSeriesFilterNode(req.filter, services.db, projectId);
+  return listItems(anyTimeSeriesSpec, services, projectId, req, node, includeMetadata ? undefined : WITHOUT_METADATA);
+}
+
+/** `name`, `description` and `query` (both) searches; an item matching any of them is found. */
+export function searchTimeSeries(
+  services: Services,
+  projectId: number,
+  req: { filter?: TimeSeriesFilter; search?: { name?: string; description?: string; query?: string }; limit?: number },
+) {
+  const parts: string[] = [];
+  const add = (text: string | undefined, columns: string) => {
+    if (text !== undefined && text.trim() !== '') parts.push(`(${ftsQuery(text, columns)})`);
+  };
+  add(req.search?.name, 'name');
+  add(req.search?.description, 'description');
+  add(req.search?.query, '{name description}');
+  const node = timeSeriesFilterNode(req.filter, services.db, projectId);
+  return searchItems(anyTimeSeriesSpec, services, projectId, node, parts.length ? parts.join(' OR ') : undefined, req.limit);
+}
+
+export function aggregateTimeSeries(
+  services: Services,
+  projectId: number,
+  req: Omit<AggregateRequest, 'filter'> & { filter?: TimeSeriesFilter },
+) {
+  return runAggregate(services.db, catalog, projectId, { ...req, filter: timeSeriesFilterNode(req.filter, services.db, projectId) });
+}

@@ -1,0 +1,196 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorMessage, startHarness, type Harness } from './support/harness.js';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.close());
+
+async function create(items: object[]): Promise<any[]> {
+  const res = await h.post('/timeseries', { items });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.items;
+}
+const count = async (body: object = {}) => (await h.post('/timeseries/aggregate', body)).body.items[0].count as number;
+const xids = (items: any[]) => items.map((t) => t.externalId);
+
+describe('create', () => {
+  it('creates a new series on every request without externalId (not idempotent)', async () => {
+    const before = await count();
+    const [a] = await create([{ name: 'anonymous' }]);
+    const [b] = await create([{ name: 'anonymous' }]);
+    expect(a.id).not.toBe(b.id);
+    expect(await count()).toBe(before + 2);
+  });
+
+  it('returns every field, with type following isString', async () => {
+    const [ds] = (await h.post('/datasets', { items: [{ externalId: 'ts-ds' }] })).body.items;
+    const [num, str] = await create([
+      {
+        externalId: 'ts-num',
+        name: 'Pump pressure',
+        metadata: { Site: 'North' },
+        unit: 'bar',
+        unitExternalId: 'pressure:bar',
+        isStep: true,
+        description: 'outlet pressure',
+        securityCategories: [1, 2],
+        dataSetId: ds.id,
+        legacyName: 'ignored',
+      },
+      { externalId: 'ts-str', isString: true },
+    ]);
+    expect(num).toMatchObject({
+      externalId: 'ts-num',
+      name: 'Pump pressure',
+      isString: false,
+      type: 'numeric',
+      isStep: true,
+      unit: 'bar',
+      unitExternalId: 'pressure:bar',
+      securityCategories: [1, 2],
+      dataSetId: ds.id,
+    });
+    expect(num.legacyName).toBeUndefined();
+    expect(str).toMatchObject({ isString: true, type: 'string', isStep: false });
+  });
+
+  it('refuses a taken externalId with 409 and creates nothing', async () => {
+    const before = await count();
+    const res = await h.post('/timeseries', { items: [{ externalId: 'ts-new' }, { externalId: 'ts-num' }] });
+    expect(errorMessage(res, 409)).toMatch(/ts-num/);
+    expect(res.body.error.duplicated).toEqual([{ externalId: 'ts-num' }]);
+    expect(await count()).toBe(before);
+    const twice = await h.post('/timeseries', { items: [{ externalId: 'ts-twice' }, { externalId: 'ts-twice' }] });
+    expect(twice.body.error.duplicated).toEqual([{ externalId: 'ts-twice' }]);
+  });
+
+  it('refuses bad input, naming the field', async () => {
+    const bad: Array<[object, RegExp]> = [
+      [{ isString: true, unitExternalId: 'temperature:deg_c' }, /items\[0\]\.unitExternalId: a unit from the unit catalog applies only to numeric/],
+      [{ unit: 'x'.repeat(33) }, /items\[0\]\.unit: must be at most 32/],
+      [{ dataSetId: 99999 }, /not found/],
+      [{ isStep: 'yes' }, /items\[0\]\.isStep: expected boolean/],
+      [{ metadata: { k: 'v'.repeat(10_001) } }, /items\[0\]\.metadata\.k: must be at most 10000/],
+      [{ instanceId: { space: '', externalId: 'x' } }, /items\[0\]\.instanceId\.space: must be at least 1 character/],
+      [{ name: null }, /items\[0\]\.name: null is not allowed/],
+    ];
+    const before = await count();
+    for (const [item, message] of bad) expect(errorMessage(await h.post('/timeseries', { items: [item] }), 400)).toMatch(message);
+    expect(errorMessage(await h.post('/timeseries', { items: Array.from({ length: 1001 }, () => ({})) }), 400)).toMatch(/at most 1000/);
+    expect(await count()).toBe(before);
+  });
+});
+
+describe('retrieve, update, delete', () => {
+  it('retrieves by id, externalId and instanceId in request order', async () => {
+    const [a, b] = await create([{ externalId: 'ts-r1' }, { externalId: 'ts-r2', instanceId: { space: 'sp', externalId: 'ts-r2' } }]);
+    const res = await h.post('/timeseries/byids', { items: [{ instanceId: { space: 'sp', externalId: 'ts-r2' } }, { externalId: 'ts-r1' }] });
+    expect(res.body.items.map((t: any) => t.id)).toEqual([b.id, a.id]);
+    expect(res.body.items[0].instanceId).toEqual({ space: 'sp', externalId: 'ts-r2' });
+    const missing = await h.post('/timeseries/byids', { items: [{ instanceId: { space: 'sp', externalId: 'nope' } }, { id: a.id }] });
+    expect(missing.body.error.missing).toEqual([{ instanceId: { space: 'sp', externalId: 'nope' } }]);
+    const ignored = await h.post('/timeseries/byids', { items: [{ instanceId: { space: 'sp', externalId: 'nope' } }, { id: a.id }], ignoreUnknownIds: true });
+    expect(ignored.body.items.map((t: any) => t.id)).toEqual([a.id]);
+    expect(errorMessage(await h.post('/timeseries/byids', { items: [{ id: a.id, externalId: 'ts-r1' }] }), 400)).toMatch(/exactly one/);
+  });
+
+  it('sets and removes unitExternalId, edits isStep, and refuses changing isString', async () => {
+    const [t] = await create([{ externalId: 'ts-u', unitExternalId: 'temperature:deg_c' }]);
+    const removed = await h.post('/timeseries/update', { items: [{ id: t.id, update: { unitExternalId: { setNull: true }, isStep: { set: true } } }] });
+    expect(removed.body.items[0].unitExternalId).toBeUndefined();
+    expect(removed.body.items[0].isStep).toBe(true);
+    const set = await h.post('/timeseries/update', { items: [{ externalId: 'ts-u', update: { unitExternalId: { set: 'temperature:deg_f' } } }] });
+    expect(set.body.items[0].unitExternalId).toBe('temperature:deg_f');
+    const isString = await h.post('/timeseries/update', { items: [{ id: t.id, update: { isString: { set: true } } }] });
+    expect(errorMessage(isString, 400)).toMatch(/update\.isString: isString is fixed/);
+    expect(errorMessage(await h.post('/timeseries/update', { items: [{ id: t.id, update: { isStep: { setNull: true } } }] }), 400)).toMatch(
+      /isStep/,
+    );
+  });
+
+  it('only lets fields not managed by data modeling change on a series with an instanceId', async () => {
+    const [t] = await create([{ externalId: 'ts-dm', name: 'dm', instanceId: { space: 'sp', externalId: 'ts-dm' } }]);
+    const ref = { instanceId: { space: 'sp', externalId: 'ts-dm' } };
+    const refused = await h.post('/timeseries/update', { items: [{ ...ref, update: { name: { set: 'x' }, isStep: { set: true }, metadata: { set: { a: 'b' } } } }] });
+    expect(errorMessage(refused, 400)).toMatch(/items\[0\]\.update: name, isStep are managed by data modeling/);
+    expect((await h.post('/timeseries/byids', { items: [ref] })).body.items[0].name).toBe('dm');
+    const allowed = await h.post('/timeseries/update', { items: [{ ...ref, update: { metadata: { set: { a: 'b' } }, securityCategories: { add: [3] } } }] });
+    expect(allowed.status).toBe(200);
+    expect(allowed.body.items[0]).toMatchObject({ id: t.id, metadata: { a: 'b' }, securityCategories: [3] });
+  });
+
+  it('deletes by id or externalId, not by instanceId', async () => {
+    const [t] = await create([{ externalId: 'ts-del' }]);
+    expect(errorMessage(await h.post('/timeseries/delete', { items: [{ instanceId: { space: 'a', externalId: 'b' } }] }), 400)).toMatch(/instanceId/);
+    expect((await h.post('/timeseries/delete', { items: [{ externalId: 'ts-del' }, { id: 123456789 }] })).body.error.missing).toEqual([{ id: 123456789 }]);
+    expect((await h.post('/timeseries/delete', { items: [{ externalId: 'ts-del' }, { id: 123456789 }], ignoreUnknownIds: true })).status).toBe(200);
+    expect((await h.post('/timeseries/byids', { items: [{ id: t.id }] })).body.error.missing).toEqual([{ id: t.id }]);
+  });
+});
+
+describe('list, search and aggregate', () => {
+  beforeAll(async () => {
+    await h.post('/datasets', { items: [{ externalId: 'ts-agg-ds' }] });
+    const [ds] = (await h.post('/datasets/byids', { items: [{ externalId: 'ts-agg-ds' }] })).body.items;
+    await create([
+      { externalId: 'agg/a', name: 'compressor temperature', isStep: true, dataSetId: ds.id, instanceId: { space: 'plant', externalId: 'a' } },
+      { externalId: 'agg/b', name: 'pump flow', description: 'compressor outlet', dataSetId: ds.id, metadata: { Area: 'North' } },
+      { externalId: 'agg/c', name: 'valve state', isString: true, instanceId: { space: 'other', externalId: 'c' } },
+    ]);
+  });
+
+  it('counts by externalIdPrefix, dataSetIds (ids or external ids) and advancedFilter on instanceId', async () => {
+    expect(await count({ filter: { externalIdPrefix: 'agg/' } })).toBe(3);
+    expect(await count({ filter: { dataSetIds: [{ externalId: 'ts-agg-ds' }] } })).toBe(2);
+    const [ds] = (await h.post('/datasets/byids', { items: [{ externalId: 'ts-agg-ds' }] })).body.items;
+    expect(await count({ filter: { dataSetIds: [{ id: ds.id }], isStep: true } })).toBe(1);
+    expect(await count({ advancedFilter: { equals: { property: ['instanceId', 'space'], value: 'plant' } } })).toBe(1);
+    expect(await count({ advancedFilter: { prefix: { property: ['instanceId', 'externalId'], value: 'c' } } })).toBe(1);
+    expect(await count({ filter: { externalIdPrefix: 'agg/' }, advancedFilter: { equals: { property: ['isString'], value: true } } })).toBe(1);
+    expect(errorMessage(await h.post('/timeseries/aggregate', { advancedFilter: { equals: { property: ['isString'], value: 'yes' } } }), 400)).toMatch(
+      /expected true or false/,
+    );
+    expect((await h.post('/timeseries/aggregate', { filter: { dataSetIds: [{ externalId: 'nope' }] } })).body.error.missing).toEqual([
+      { externalId: 'nope' },
+    ]);
+  });
+
+  it('lists with filter, advancedFilter, sort and partitions', async () => {
+    const listed = await h.post('/timeseries/list', { filter: { externalIdPrefix: 'agg/' }, sort: [{ property: ['instanceId', 'externalId'], order: 'desc' }] });
+    expect(xids(listed.body.items)).toEqual(['agg/b', 'agg/c', 'agg/a']);
+    const md = await h.post('/timeseries/list', { advancedFilter: { equals: { property: ['metadata', 'area'], value: 'north' } } });
+    expect(xids(md.body.items)).toEqual(['agg/b']);
+    const parts: string[] = [];
+    for (const p of ['1/2', '2/2']) parts.push(...xids((await h.post('/timeseries/list', { filter: { externalIdPrefix: 'agg/' }, partition: p })).body.items));
+    expect(parts.sort()).toEqual(['agg/a', 'agg/b', 'agg/c']);
+    const viaGet = await h.get('/timeseries?externalIdPrefix=agg/&partition=1/1&limit=2');
+    expect(viaGet.body.items).toHaveLength(2);
+    expect(viaGet.body.nextCursor).toBeTruthy();
+    expect(errorMessage(await h.get('/timeseries?partition=11/11'), 400)).toMatch(/partition/);
+  });
+
+  it('accepts 256-character property elements and values for time series', async () => {
+    const long = 'k'.repeat(256);
+    expect((await h.post('/timeseries/list', { advancedFilter: { equals: { property: ['metadata', long], value: long } } })).status).toBe(200);
+    expect(errorMessage(await h.post('/timeseries/list', { advancedFilter: { equals: { property: ['metadata', long + 'k'], value: 'x' } } }), 400)).toMatch(
+      /at most 256/,
+    );
+    expect(errorMessage(await h.post('/timeseries/list', { advancedFilter: { equals: { property: ['name'], value: long + 'x' } } }), 400)).toMatch(
+      /at most 256/,
+    );
+  });
+
+  it('searches name, description, or both with query', async () => {
+    const search = async (s: object) => xids((await h.post('/timeseries/search', { search: s, filter: { externalIdPrefix: 'agg/' } })).body.items);
+    expect(await search({ name: 'compressor' })).toEqual(['agg/a']);
+    expect(await search({ description: 'compressor' })).toEqual(['agg/b']);
+    expect((await search({ query: 'compressor' })).sort()).toEqual(['agg/a', 'agg/b']);
+    const adv = await h.post('/timeseries/list', { advancedFilter: { search: { property: ['query'], value: 'compressor' } } });
+    expect(xids(adv.body.items).sort()).toEqual(['agg/a', 'agg/b']);
+    expect(errorMessage(await h.post('/timeseries/list', { advancedFilter: { equals: { property: ['query'], value: 'x' } } }), 400)).toMatch(
+      /only be used in a search/,
+    );
+  });
+});
