@@ -10,6 +10,8 @@ const USAGE = `usage: strata <command> [options]
 commands:
   serve            start the server (default)
   token            print an access token of the built-in identity provider's dev client
+  evals validate PATH                 check an agent evaluation suite and the files it includes
+  evals resolve PATH [--agent NAME]   print each case of a suite as it will run (--format json|table)
 
 options (each also read from the environment variable named):
 ${CONFIG_HELP}`;
@@ -59,13 +61,13 @@ async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
   const command = first === undefined || first.startsWith('-') ? 'serve' : first;
   const args = command === first ? rest : argv;
-  if (command === 'help' || args.includes('--help')) {
-    process.stdout.write(USAGE + '\n');
-    return 0;
-  }
   if (command === 'evals') {
     const { runEvalsCommand } = await import('./evals/cli.js');
     return runEvalsCommand(args);
+  }
+  if (command === 'help' || args.includes('--help')) {
+    process.stdout.write(USAGE + '\n');
+    return 0;
   }
   try {
     const config = loadConfig(args);
