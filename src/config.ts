@@ -1,6 +1,7 @@
 /**
  * One typed configuration object, from command-line flags, then environment variables, then defaults.
  */
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 export interface Config {
@@ -17,6 +18,52 @@ export interface Config {
   bodyLimit: number;
   logLevel: string;
   synchronous: 'normal' | 'full';
+  throttle: ThrottleConfig;
+  /** Clients of the built-in identity provider besides the admin, each with the groups its tokens carry. */
+  clients: BuiltInClientConfig[];
+  /** Shortest time between two fetches of one identity provider's keys (refreshes on an unknown key id). */
+  jwksRefreshIntervalMs: number;
+}
+
+/** An extra client of the built-in identity provider (STRATA_CLIENTS), for trying scoped access locally. */
+export interface BuiltInClientConfig {
+  clientId: string;
+  clientSecret: string;
+  /** Values of the tokens' `groups` claim; groups whose `sourceId` is one of them apply to the client. */
+  groups: string[];
+}
+
+/** One request-rate budget (token bucket) and one concurrency maximum, for a project or for a principal. */
+export interface ScopeLimits {
+  /** Requests per second, refilled continuously. */
+  rate: number;
+  /** Bucket size: how many requests may arrive at once after a quiet period. */
+  burst: number;
+  /** Requests in flight at the same time. */
+  concurrency: number;
+}
+
+export interface ThrottleLimits {
+  /** Budget of a whole project, shared by every principal calling it. */
+  project: ScopeLimits;
+  /** Budget of one principal within one project. */
+  principal: ScopeLimits;
+}
+
+/** A per-project override: any subset of the limits. A `rate` without `burst` gets a burst of twice the rate. */
+export interface LimitsOverride {
+  project?: Partial<ScopeLimits>;
+  principal?: Partial<ScopeLimits>;
+}
+
+export interface ThrottleConfig {
+  /** Off only to measure the cost of throttling or to load-test the rest; on by default. */
+  enabled: boolean;
+  limits: ThrottleLimits;
+  /** Overrides by project name, from STRATA_PROJECT_LIMITS; they win over the override stored with the project. */
+  projectLimits: Record<string, LimitsOverride>;
+  /** When set, budgets are shared through this Redis by every process that uses it; otherwise they are per process. */
+  redisUrl?: string;
 }
 
 export class ConfigError extends Error {}
@@ -32,16 +79,204 @@ const FLAGS: Record<string, string> = {
   '--body-limit': 'STRATA_BODY_LIMIT',
   '--log-level': 'STRATA_LOG_LEVEL',
   '--sync': 'STRATA_SYNC',
+  '--throttle': 'STRATA_THROTTLE',
+  '--rate-limit': 'STRATA_RATE_LIMIT',
+  '--rate-burst': 'STRATA_RATE_BURST',
+  '--concurrency-limit': 'STRATA_CONCURRENCY_LIMIT',
+  '--principal-rate-limit': 'STRATA_PRINCIPAL_RATE_LIMIT',
+  '--principal-rate-burst': 'STRATA_PRINCIPAL_RATE_BURST',
+  '--principal-concurrency-limit': 'STRATA_PRINCIPAL_CONCURRENCY_LIMIT',
+  '--project-limits': 'STRATA_PROJECT_LIMITS',
+  '--redis-url': 'STRATA_REDIS_URL',
+  '--clients': 'STRATA_CLIENTS',
+  '--jwks-refresh-interval': 'STRATA_JWKS_REFRESH_INTERVAL_MS',
 };
 
+const FLAG_WIDTH = Math.max(...Object.keys(FLAGS).map((f) => f.length)) + 2;
+
 export const CONFIG_HELP = Object.entries(FLAGS)
-  .map(([flag, env]) => `  ${flag.padEnd(14)} (${env})`)
+  .map(([flag, env]) => `  ${flag.padEnd(FLAG_WIDTH)} (${env})`)
   .join('\n');
+
+/** Generous enough that one developer never meets them; operators tune them per deployment and project. */
+export const DEFAULT_LIMITS: ThrottleLimits = {
+  project: { rate: 20_000, burst: 40_000, concurrency: 1000 },
+  principal: { rate: 10_000, burst: 20_000, concurrency: 500 },
+};
+const PROJECT_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
+const MAX_RATE = 1e9;
+const MAX_COUNT = 1e9;
 
 function integer(name: string, raw: string, min: number, max: number): number {
   const n = Number(raw);
   if (!/^\d+$/.test(raw) || n < min || n > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
   return n;
+}
+
+// Values from flags and environment are text; values from JSON must already be numbers.
+function positiveRate(name: string, raw: string | number, shown: unknown = raw): number {
+  const n = typeof raw === 'string' ? (/^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : NaN) : raw;
+  if (!Number.isFinite(n) || n <= 0 || n > MAX_RATE) {
+    throw new ConfigError(`${name} must be a number of requests per second above 0 and at most ${MAX_RATE}, got ${show(shown)}`);
+  }
+  return n;
+}
+
+function count(name: string, raw: string | number, what: string, shown: unknown = raw): number {
+  const n = typeof raw === 'string' ? (/^\d+$/.test(raw.trim()) ? Number(raw) : NaN) : raw;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_COUNT) {
+    throw new ConfigError(`${name} must be a whole number of ${what} from 1 to ${MAX_COUNT}, got ${show(shown)}`);
+  }
+  return n;
+}
+
+function show(raw: unknown): string {
+  return typeof raw === 'string' ? `"${raw}"` : JSON.stringify(raw) ?? String(raw);
+}
+
+/** The burst that goes with a rate when none is given: two seconds' worth, at least one request. */
+export function defaultBurst(rate: number): number {
+  return Math.max(1, Math.ceil(rate * 2));
+}
+
+const SCOPE_KEYS = ['rate', 'burst', 'concurrency'];
+
+/** Checks one per-project override (from STRATA_PROJECT_LIMITS or a project's stored config); `where` names it in messages. */
+export function parseLimitsOverride(raw: unknown, where: string): LimitsOverride {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new ConfigError(`${where} must be an object such as {"project": {"rate": 100, "concurrency": 20}, "principal": {"rate": 50}}, got ${show(raw)}`);
+  }
+  const out: LimitsOverride = {};
+  for (const [scope, value] of Object.entries(raw)) {
+    if (scope !== 'project' && scope !== 'principal') throw new ConfigError(`${where}: unknown key "${scope}"; expected "project" or "principal"`);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw new ConfigError(`${where}.${scope} must be an object with any of ${SCOPE_KEYS.join(', ')}, got ${show(value)}`);
+    }
+    const limits: Partial<ScopeLimits> = {};
+    for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+      const name = `${where}.${scope}.${key}`;
+      const n = typeof v === 'number' ? v : NaN;
+      if (key === 'rate') limits.rate = positiveRate(name, n, v);
+      else if (key === 'burst') limits.burst = count(name, n, 'requests', v);
+      else if (key === 'concurrency') limits.concurrency = count(name, n, 'concurrent requests', v);
+      else throw new ConfigError(`${where}.${scope}: unknown key "${key}"; expected ${SCOPE_KEYS.join(', ')}`);
+    }
+    out[scope] = limits;
+  }
+  return out;
+}
+
+/** Applies an override on top of a base; a new rate without a burst brings its own default burst. */
+export function applyLimitsOverride(base: ThrottleLimits, o: LimitsOverride | undefined): ThrottleLimits {
+  if (!o) return base;
+  const scope = (b: ScopeLimits, p: Partial<ScopeLimits> | undefined): ScopeLimits =>
+    p
+      ? {
+          rate: p.rate ?? b.rate,
+          burst: p.burst ?? (p.rate !== undefined ? defaultBurst(p.rate) : b.burst),
+          concurrency: p.concurrency ?? b.concurrency,
+        }
+      : b;
+  return { project: scope(base.project, o.project), principal: scope(base.principal, o.principal) };
+}
+
+function loadThrottleConfig(values: Env): ThrottleConfig {
+  const onOff = values.STRATA_THROTTLE ?? 'on';
+  if (onOff !== 'on' && onOff !== 'off') throw new ConfigError(`STRATA_THROTTLE (--throttle) must be "on" or "off", got "${onOff}"`);
+  const scope = (prefix: string, flag: string, d: ScopeLimits): ScopeLimits => {
+    const rateRaw = values[`STRATA_${prefix}RATE_LIMIT`];
+    const burstRaw = values[`STRATA_${prefix}RATE_BURST`];
+    const concurrencyRaw = values[`STRATA_${prefix}CONCURRENCY_LIMIT`];
+    const rate = rateRaw === undefined ? d.rate : positiveRate(`STRATA_${prefix}RATE_LIMIT (--${flag}rate-limit)`, rateRaw);
+    return {
+      rate,
+      burst:
+        burstRaw === undefined
+          ? rateRaw === undefined
+            ? d.burst
+            : defaultBurst(rate)
+          : count(`STRATA_${prefix}RATE_BURST (--${flag}rate-burst)`, burstRaw, 'requests'),
+      concurrency:
+        concurrencyRaw === undefined
+          ? d.concurrency
+          : count(`STRATA_${prefix}CONCURRENCY_LIMIT (--${flag}concurrency-limit)`, concurrencyRaw, 'concurrent requests'),
+    };
+  };
+  const limits = { project: scope('', '', DEFAULT_LIMITS.project), principal: scope('PRINCIPAL_', 'principal-', DEFAULT_LIMITS.principal) };
+
+  const projectLimits: Record<string, LimitsOverride> = {};
+  const rawProjects = values.STRATA_PROJECT_LIMITS;
+  if (rawProjects !== undefined && rawProjects.trim() !== '') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(rawProjects);
+    } catch (err) {
+      throw new ConfigError(`STRATA_PROJECT_LIMITS (--project-limits) is not valid JSON: ${(err as Error).message}`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new ConfigError('STRATA_PROJECT_LIMITS (--project-limits) must be a JSON object keyed by project name, such as {"dev": {"project": {"rate": 100}}}');
+    }
+    for (const [project, o] of Object.entries(parsed)) {
+      if (!PROJECT_NAME.test(project)) throw new ConfigError(`STRATA_PROJECT_LIMITS: "${project}" is not a valid project name`);
+      projectLimits[project] = parseLimitsOverride(o, `STRATA_PROJECT_LIMITS.${project}`);
+    }
+  }
+
+  const redisUrl = values.STRATA_REDIS_URL || undefined;
+  if (redisUrl !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(redisUrl);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:')) {
+      throw new ConfigError(`STRATA_REDIS_URL (--redis-url) must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379, got "${redisUrl}"`);
+    }
+  }
+  return { enabled: onOff === 'on', limits, projectLimits, redisUrl };
+}
+
+const CLIENTS_EXAMPLE = '[{"clientId": "reader", "clientSecret": "a-long-secret", "groups": ["readers"]}]';
+
+/** STRATA_CLIENTS: a JSON array of clients, or `@file` naming a file that holds one. */
+function loadClients(raw: string | undefined): BuiltInClientConfig[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const where = 'STRATA_CLIENTS (--clients)';
+  let text = raw;
+  if (raw.startsWith('@')) {
+    try {
+      text = readFileSync(resolve(raw.slice(1)), 'utf8');
+    } catch (err) {
+      throw new ConfigError(`${where}: cannot read ${raw.slice(1)}: ${(err as Error).message}`);
+    }
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`${where} is not valid JSON: ${(err as Error).message}; expected for example ${CLIENTS_EXAMPLE}`);
+  }
+  if (!Array.isArray(parsed)) throw new ConfigError(`${where} must be a JSON array such as ${CLIENTS_EXAMPLE}`);
+  const seen = new Set<string>();
+  return parsed.map((c: unknown, i) => {
+    const at = `${where}[${i}]`;
+    if (typeof c !== 'object' || c === null || Array.isArray(c)) throw new ConfigError(`${at} must be an object such as ${CLIENTS_EXAMPLE.slice(1, -1)}`);
+    const { clientId, clientSecret, groups = [], ...rest } = c as Record<string, unknown>;
+    const unknown = Object.keys(rest);
+    if (unknown.length) throw new ConfigError(`${at}: unknown key "${unknown[0]}"; expected clientId, clientSecret, groups`);
+    if (typeof clientId !== 'string' || !/^[\w.@-]{1,128}$/.test(clientId)) {
+      throw new ConfigError(`${at}.clientId must be 1 to 128 letters, digits, '_', '.', '@' or '-', got ${show(clientId)}`);
+    }
+    if (clientId === 'strata-admin') throw new ConfigError(`${at}.clientId: "strata-admin" is the built-in administrator; choose another id`);
+    if (seen.has(clientId)) throw new ConfigError(`${at}.clientId: "${clientId}" is configured twice`);
+    seen.add(clientId);
+    if (typeof clientSecret !== 'string' || clientSecret.length < 8) throw new ConfigError(`${at}.clientSecret must be a string of at least 8 characters`);
+    if (!Array.isArray(groups) || !groups.every((g) => typeof g === 'string' && g.length > 0)) {
+      throw new ConfigError(`${at}.groups must be an array of group source ids (non-empty strings), got ${show(groups)}`);
+    }
+    return { clientId, clientSecret, groups: groups as string[] };
+  });
 }
 
 export function loadConfig(argv: readonly string[], env: Env = process.env): Config {
@@ -64,7 +299,7 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
     .map((p) => p.trim())
     .filter(Boolean);
   for (const p of projects) {
-    if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(p)) {
+    if (!PROJECT_NAME.test(p)) {
       throw new ConfigError(`STRATA_PROJECTS: "${p}" is not a valid project name (lower-case letters, digits and '-', at most 64)`);
     }
   }
@@ -80,5 +315,8 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
     bodyLimit: integer('STRATA_BODY_LIMIT', values.STRATA_BODY_LIMIT ?? String(20 * 1024 * 1024), 1024, 1024 * 1024 * 1024),
     logLevel: values.STRATA_LOG_LEVEL ?? 'warn',
     synchronous,
+    throttle: loadThrottleConfig(values),
+    clients: loadClients(values.STRATA_CLIENTS),
+    jwksRefreshIntervalMs: integer('STRATA_JWKS_REFRESH_INTERVAL_MS (--jwks-refresh-interval)', values.STRATA_JWKS_REFRESH_INTERVAL_MS ?? '30000', 0, 86_400_000),
   };
 }

@@ -64,7 +64,7 @@ describe('data sets', () => {
   it('is referenced by events: unknown data sets are refused, and events filter by dataSetIds', async () => {
     const [ds] = (await h.post('/datasets', { items: [{ externalId: 'ds-events' }] })).body.items;
     const bad = await h.post('/events', { items: [{ externalId: 'ev-ds-bad', dataSetId: 987654 }] });
-    expect(errorMessage(bad, 400)).toMatch(/not found/);
+    expect(errorMessage(bad, 400)).toMatch(/items\[0\]\.dataSetId: no data set with id 987654/);
     expect(bad.body.error.missing).toEqual([{ id: 987654 }]);
     expect((await h.post('/events/byids', { items: [{ externalId: 'ev-ds-bad' }], ignoreUnknownIds: true })).body.items).toEqual([]);
 

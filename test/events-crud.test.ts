@@ -4,6 +4,9 @@ import { errorMessage, startHarness, type Harness } from './support/harness.js';
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness();
+  // Events refer only to existing assets; the tests below name assets 1 to 4 (a fresh store numbers from 1).
+  const assets = await h.post('/assets', { items: [1, 2, 3, 4].map((n) => ({ name: `asset ${n}` })) });
+  expect(assets.body.items.map((a: { id: number }) => a.id)).toEqual([1, 2, 3, 4]);
 });
 afterAll(() => h.close());
 

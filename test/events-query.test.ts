@@ -7,6 +7,9 @@ beforeAll(async () => {
   h = await startHarness();
   // Every request sees a later clock, so creation order is visible in createdTime.
   h.strata.services.now = () => ++clock;
+  // Events refer only to existing assets; the tests below name assets 1 to 8 (a fresh store numbers from 1).
+  const assets = await h.post('/assets', { items: [1, 2, 3, 4, 5, 6, 7, 8].map((n) => ({ name: `asset ${n}` })) });
+  expect(assets.body.items.map((a: { id: number }) => a.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
 });
 afterAll(() => h.close());
 

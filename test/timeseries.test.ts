@@ -70,7 +70,8 @@ describe('create', () => {
     const bad: Array<[object, RegExp]> = [
       [{ isString: true, unitExternalId: 'temperature:deg_c' }, /items\[0\]\.unitExternalId: a unit from the unit catalog applies only to numeric/],
       [{ unit: 'x'.repeat(33) }, /items\[0\]\.unit: must be at most 32/],
-      [{ dataSetId: 99999 }, /not found/],
+      [{ dataSetId: 99999 }, /items\[0\]\.dataSetId: no data set with id 99999/],
+      [{ assetId: 99999 }, /items\[0\]\.assetId: no asset with id 99999/],
       [{ isStep: 'yes' }, /items\[0\]\.isStep: expected boolean/],
       [{ metadata: { k: 'v'.repeat(10_001) } }, /items\[0\]\.metadata\.k: must be at most 10000/],
       [{ instanceId: { space: '', externalId: 'x' } }, /items\[0\]\.instanceId\.space: must be at least 1 character/],
@@ -119,6 +120,43 @@ describe('retrieve, update, delete', () => {
     const allowed = await h.post('/timeseries/update', { items: [{ ...ref, update: { metadata: { set: { a: 'b' } }, securityCategories: { add: [3] } } }] });
     expect(allowed.status).toBe(200);
     expect(allowed.body.items[0]).toMatchObject({ id: t.id, metadata: { a: 'b' }, securityCategories: [3] });
+  });
+
+  it('links series to existing assets, and stays editable after its asset is deleted', async () => {
+    const [asset] = (await h.post('/assets', { items: [{ externalId: 'ts-asset', name: 'pump' }] })).body.items;
+    const [t] = await create([{ externalId: 'ts-linked', assetId: asset.id }]);
+    expect((await h.post('/timeseries/list', { filter: { assetIds: [asset.id] } })).body.items.map((x: any) => x.id)).toEqual([t.id]);
+    expect((await h.post('/assets/delete', { items: [{ id: asset.id }] })).status).toBe(200);
+    const renamed = await h.post('/timeseries/update', { items: [{ id: t.id, update: { name: { set: 'still editable' } } }] });
+    expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
+    const moved = await h.post('/timeseries/update', { items: [{ id: t.id, update: { assetId: { set: 424242 } } }] });
+    expect(moved.body.error.missing).toEqual([{ id: 424242 }]);
+  });
+
+  it('filters by assetExternalIds, assetSubtreeIds and rootAssetIds', async () => {
+    const assets = await h.post('/assets', {
+      items: [
+        { externalId: 'tsa-root', name: 'plant' },
+        { externalId: 'tsa-line', name: 'line', parentExternalId: 'tsa-root' },
+        { externalId: 'tsa-pump', name: 'pump', parentExternalId: 'tsa-line' },
+        { externalId: 'tsa-other', name: 'other plant' },
+      ],
+    });
+    const id = Object.fromEntries(assets.body.items.map((a: any) => [a.externalId, a.id]));
+    await create([
+      { externalId: 'tsa/pump', assetId: id['tsa-pump'] },
+      { externalId: 'tsa/line', assetId: id['tsa-line'] },
+      { externalId: 'tsa/other', assetId: id['tsa-other'] },
+    ]);
+    const list = async (filter: object) =>
+      xids((await h.post('/timeseries/list', { filter: { externalIdPrefix: 'tsa/', ...filter } })).body.items).sort();
+    expect(await list({ assetExternalIds: ['tsa-pump'] })).toEqual(['tsa/pump']);
+    expect(await list({ assetSubtreeIds: [{ externalId: 'tsa-line' }] })).toEqual(['tsa/line', 'tsa/pump']);
+    expect(await list({ rootAssetIds: [id['tsa-root']] })).toEqual(['tsa/line', 'tsa/pump']);
+    expect(xids((await h.get(`/timeseries?rootAssetIds=[${id['tsa-other']}]`)).body.items)).toEqual(['tsa/other']);
+    expect((await h.post('/timeseries/list', { filter: { assetSubtreeIds: [{ externalId: 'nope' }] } })).body.error.missing).toEqual([
+      { externalId: 'nope' },
+    ]);
   });
 
   it('deletes by id or externalId, not by instanceId', async () => {

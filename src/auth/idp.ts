@@ -1,26 +1,43 @@
 /**
  * The built-in OpenID Connect identity provider: discovery document, JWKS and a client-credentials token
  * endpoint, on the server's own origin. Its signing key and the dev client's secret live in the data
- * directory, so tokens stay valid across restarts.
+ * directory, so tokens stay valid across restarts. Besides the administrator it serves the configured extra
+ * clients, whose tokens carry a `groups` claim, and it signs the access tokens of sessions.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import type { BuiltInClientConfig } from '../config.js';
 
 export const DEV_CLIENT_ID = 'strata-admin';
 export const TOKEN_LIFETIME_SECONDS = 3600;
+/** The claim in which built-in tokens carry their client's groups (the default access claim of dev projects). */
+export const GROUPS_CLAIM = 'groups';
 
 export interface IdentityProviderOptions {
   dataDir: string;
   issuer: string;
   audience: string;
   devClientSecret?: string;
+  extraClients?: readonly BuiltInClientConfig[];
 }
 
 export interface BuiltInClient {
   clientId: string;
   secret: string;
+  /** Values of the `groups` claim in this client's tokens. */
+  groups?: readonly string[];
+}
+
+/** A token the provider signs on Strata's behalf (session access tokens). */
+export interface SignRequest {
+  subject: string;
+  audience: string;
+  /** Seconds since the epoch. */
+  issuedAt: number;
+  expiresAt: number;
+  claims: Record<string, unknown>;
 }
 
 export interface IdentityProvider {
@@ -32,6 +49,7 @@ export interface IdentityProvider {
   /** Returns the client when id and secret match a configured client. */
   authenticate(clientId: string, secret: string): BuiltInClient | undefined;
   issueToken(client: BuiltInClient, scope?: string): Promise<{ access_token: string; token_type: 'Bearer'; expires_in: number }>;
+  sign(request: SignRequest): Promise<string>;
 }
 
 interface StoredKey {
@@ -74,7 +92,7 @@ export async function createIdentityProvider(opts: IdentityProviderOptions): Pro
   const privateJwk = await loadOrCreateKey(opts.dataDir);
   const signingKey = await importJWK(privateJwk, 'RS256');
   const devClient: BuiltInClient = { clientId: DEV_CLIENT_ID, secret: loadOrCreateSecret(opts.dataDir, opts.devClientSecret) };
-  const clients = [devClient];
+  const clients: BuiltInClient[] = [devClient, ...(opts.extraClients ?? []).map((c) => ({ clientId: c.clientId, secret: c.clientSecret, groups: c.groups }))];
   const issuer = opts.issuer;
 
   return {
@@ -91,12 +109,13 @@ export async function createIdentityProvider(opts: IdentityProviderOptions): Pro
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: ['RS256'],
       token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
-      claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'nbf', 'client_id', 'groups'],
+      claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'nbf', 'client_id', GROUPS_CLAIM],
     }),
     authenticate: (clientId, secret) => clients.find((c) => c.clientId === clientId && secretsEqual(c.secret, secret)),
     async issueToken(client, scope) {
       const now = Math.floor(Date.now() / 1000);
-      const token = await new SignJWT({ client_id: client.clientId, ...(scope ? { scope } : {}) })
+      const claims = { client_id: client.clientId, ...(client.groups ? { [GROUPS_CLAIM]: [...client.groups] } : {}), ...(scope ? { scope } : {}) };
+      const token = await new SignJWT(claims)
         .setProtectedHeader({ alg: 'RS256', kid: privateJwk.kid, typ: 'JWT' })
         .setIssuer(issuer)
         .setAudience(opts.audience)
@@ -106,6 +125,17 @@ export async function createIdentityProvider(opts: IdentityProviderOptions): Pro
         .setExpirationTime(now + TOKEN_LIFETIME_SECONDS)
         .sign(signingKey);
       return { access_token: token, token_type: 'Bearer', expires_in: TOKEN_LIFETIME_SECONDS };
+    },
+    async sign({ subject, audience, issuedAt, expiresAt, claims }) {
+      return new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', kid: privateJwk.kid, typ: 'JWT' })
+        .setIssuer(issuer)
+        .setAudience(audience)
+        .setSubject(subject)
+        .setIssuedAt(issuedAt)
+        .setNotBefore(issuedAt - 5)
+        .setExpirationTime(expiresAt)
+        .sign(signingKey);
     },
   };
 }

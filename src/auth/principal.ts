@@ -1,16 +1,22 @@
 /**
  * Principals and capabilities. A route declares the capability it needs (in data, next to its schema); the
- * check here decides whether a principal holds it in a project. Grants have a scope: `all`, or a list of
- * data set ids. Issue #4 fills principals from groups; the check itself stays here.
+ * check here decides whether a principal holds it in a project. A principal's grants are the union of the
+ * capabilities of its groups in that project; each grant has a scope (`all`, data set ids, item ids, or the
+ * principal's own groups).
  */
 import { forbidden } from '../http/errors.js';
+import { aclKey, actionKey, scopeHint } from './acls.js';
 
 export interface Capability {
   acl: string;
   action: string;
 }
 
-export type Scope = { all: Record<string, never> } | { datasetScope: { ids: number[] } };
+export type Scope =
+  | { all: Record<string, never> }
+  | { datasetScope: { ids: number[] } }
+  | { idscope: { ids: number[] } }
+  | { currentuserscope: Record<string, never> };
 
 export interface Grant {
   /** ACL name, or `*` for every ACL (the built-in administrator). */
@@ -22,6 +28,8 @@ export interface Grant {
   projects: string[] | '*';
 }
 
+export type Claims = Readonly<Record<string, unknown>>;
+
 export interface Principal {
   subject: string;
   clientId?: string;
@@ -30,6 +38,12 @@ export interface Principal {
   grants: Grant[];
   /** Seconds since the epoch when the credential expires. */
   expiresAt?: number;
+  /** Ids of the groups the grants come from (in the project the principal was resolved for). */
+  groupIds?: number[];
+  /** The verified claims of the token (sessions delegate them). */
+  claims?: Claims;
+  /** The session whose access token authenticated the request, if any. */
+  sessionId?: number;
 }
 
 export function formatCapability(c: Capability): string {
@@ -41,10 +55,12 @@ function projectMatches(list: string[] | '*', project: string): boolean {
 }
 
 export function grantsFor(principal: Principal, capability: Capability, project: string): Grant[] {
+  const acl = aclKey(capability.acl);
+  const action = actionKey(capability.action);
   return principal.grants.filter(
     (g) =>
-      (g.acl === '*' || g.acl === capability.acl) &&
-      (g.actions.includes('*') || g.actions.includes(capability.action)) &&
+      (g.acl === '*' || aclKey(g.acl) === acl) &&
+      (g.actions.includes('*') || g.actions.some((a) => actionKey(a) === action)) &&
       projectMatches(g.projects, project),
   );
 }
@@ -53,12 +69,12 @@ export function canAccessProject(principal: Principal, project: string): boolean
   return projectMatches(principal.projects, project);
 }
 
-/** Throws 403 naming the capability when the principal holds it in no scope. Returns the matching grants. */
+/** Throws 403 naming the capability and the scopes that would satisfy it. Returns the matching grants. */
 export function requireCapability(principal: Principal, capability: Capability, project: string): Grant[] {
   const grants = grantsFor(principal, capability, project);
   if (grants.length === 0) {
     throw forbidden(
-      `Missing capability ${formatCapability(capability)} (scope: all, or a data set scope) in project "${project}" for principal "${principal.subject}"`,
+      `Missing capability ${formatCapability(capability)} (scope: ${scopeHint(capability.acl)}) in project "${project}" for principal "${principal.subject}"`,
     );
   }
   return grants;

@@ -1,67 +1,94 @@
 /**
- * Bearer token verification: signature, algorithm, issuer, audience, expiry and not-before, then mapping of
- * the claims to a principal. Verified tokens are cached until they expire so verification does not dominate
- * the cost of small requests.
+ * Bearer token verification against one identity provider: signature (RS256, ES256 or PS256 with a key the
+ * provider publishes), issuer, audience, expiry and not-before. Each failure becomes a 401 that says what was
+ * wrong; nothing about the token is trusted before its signature is checked.
  */
-import { createLocalJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
-import { unauthorized } from '../http/errors.js';
-import type { IdentityProvider } from './idp.js';
-import type { Principal } from './principal.js';
+import { decodeJwt, errors, jwtVerify, type JWTPayload, type JWTVerifyOptions } from 'jose';
+import { ApiError, unauthorized } from '../http/errors.js';
+import { KeySetUnavailable, UnknownSigningKey, type KeyLookup } from './jwks.js';
 
-export interface TokenVerifier {
-  /** Verifies the `Authorization` header value and returns the principal, or throws 401. */
-  verify(authorization: string | undefined): Promise<Principal>;
+export const ACCEPTED_ALGORITHMS = ['RS256', 'ES256', 'PS256'];
+
+export interface VerificationTarget {
+  issuer: string;
+  audience: string;
+  keys: KeyLookup;
+  /** Named in messages: where the keys come from. */
+  keysUrl: string;
 }
 
-const MAX_CACHED_TOKENS = 10_000;
+export const MISSING_AUTHORIZATION = 'Missing Authorization header; send "Authorization: Bearer <access token>"';
 
-export function createTokenVerifier(idp: IdentityProvider, toPrincipal: (claims: JWTPayload) => Principal): TokenVerifier {
-  const keys = createLocalJWKSet(idp.jwks);
-  const cache = new Map<string, Principal>();
+/** The token of an `Authorization: Bearer <token>` header, or 401. */
+export function bearerToken(authorization: string | undefined): string {
+  if (authorization === undefined || authorization === '') throw unauthorized(MISSING_AUTHORIZATION);
+  const match = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i.exec(authorization);
+  if (!match) throw unauthorized('Malformed Authorization header; expected "Bearer <access token>"');
+  return match[1];
+}
 
-  async function verifyToken(token: string): Promise<Principal> {
-    try {
-      const { payload } = await jwtVerify(token, keys, {
-        issuer: idp.issuer,
-        audience: idp.audience,
-        algorithms: ['RS256'],
-        requiredClaims: ['exp', 'sub'],
-      });
-      return { ...toPrincipal(payload), expiresAt: payload.exp };
-    } catch (err) {
-      throw unauthorized(describeFailure(err));
-    }
+/** The claims before verification: only to choose how to verify, never to decide access. */
+export function unverifiedClaims(token: string): JWTPayload {
+  try {
+    return decodeJwt(token);
+  } catch {
+    throw unauthorized('The access token is malformed: expected a signed JWT (header.payload.signature)');
   }
+}
 
-  return {
-    async verify(authorization) {
-      if (authorization === undefined || authorization === '') {
-        throw unauthorized('Missing Authorization header; send "Authorization: Bearer <access token>"');
-      }
-      const match = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i.exec(authorization);
-      if (!match) throw unauthorized('Malformed Authorization header; expected "Bearer <access token>"');
-      const token = match[1];
-      const now = Date.now() / 1000;
-      const cached = cache.get(token);
-      if (cached && (cached.expiresAt ?? 0) > now) return cached;
-      if (cached) cache.delete(token);
-      const principal = await verifyToken(token);
-      if (cache.size >= MAX_CACHED_TOKENS) cache.delete(cache.keys().next().value!);
-      cache.set(token, principal);
-      return principal;
-    },
+export async function verifyToken(token: string, target: VerificationTarget, nowMs: number): Promise<JWTPayload> {
+  const options: JWTVerifyOptions = {
+    issuer: target.issuer,
+    audience: target.audience,
+    algorithms: ACCEPTED_ALGORITHMS,
+    requiredClaims: ['exp', 'sub'],
+    currentDate: new Date(nowMs),
   };
+  try {
+    try {
+      return (await jwtVerify(token, target.keys, options)).payload;
+    } catch (err) {
+      if (!(err instanceof errors.JWKSMultipleMatchingKeys)) throw err;
+      // Several published keys fit a token without a key id: the signature decides which one signed it.
+      for await (const key of err as errors.JWKSMultipleMatchingKeys & AsyncIterable<CryptoKey>) {
+        try {
+          return (await jwtVerify(token, key, options)).payload;
+        } catch (inner) {
+          if (!(inner instanceof errors.JWSSignatureVerificationFailed)) throw inner;
+        }
+      }
+      throw new errors.JWSSignatureVerificationFailed();
+    }
+  } catch (err) {
+    throw describeFailure(err, target);
+  }
 }
 
-function describeFailure(err: unknown): string {
-  if (err instanceof errors.JWTExpired) return 'The access token has expired';
-  if (err instanceof errors.JWTClaimValidationFailed) {
-    if (err.claim === 'nbf') return 'The access token is not valid yet';
-    return `The access token's "${err.claim}" claim is not accepted: ${err.reason === 'check_failed' ? 'unexpected value' : err.reason}`;
+function describeFailure(err: unknown, target: VerificationTarget): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof KeySetUnavailable) {
+    return new ApiError(503, `Cannot verify the access token: the identity provider's keys are unavailable (${err.message}); try again later`);
   }
-  if (err instanceof errors.JWSSignatureVerificationFailed) return 'The access token signature is invalid';
-  if (err instanceof errors.JOSEAlgNotAllowed) return 'The access token is signed with an algorithm that is not accepted';
-  if (err instanceof errors.JWKSNoMatchingKey) return 'The access token is signed with an unknown key';
-  if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid) return 'The access token is malformed';
-  return 'The access token is invalid';
+  if (err instanceof UnknownSigningKey) {
+    const kid = err.kid === undefined ? 'without a key id' : `with key id "${err.kid}"`;
+    return unauthorized(
+      err.refreshed
+        ? `The access token is signed ${kid}, which the issuer does not publish at ${target.keysUrl} (checked again just now)`
+        : `The access token is signed ${kid}, which the issuer does not publish at ${target.keysUrl}`,
+    );
+  }
+  if (err instanceof errors.JWTExpired) return unauthorized('The access token has expired');
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    if (err.claim === 'nbf') return unauthorized('The access token is not valid yet');
+    if (err.claim === 'iss') return unauthorized(`The access token's "iss" claim is not accepted: this project accepts tokens from "${target.issuer}"`);
+    if (err.claim === 'aud') return unauthorized(`The access token's "aud" claim is not accepted: this project expects the audience "${target.audience}"`);
+    return unauthorized(`The access token's "${err.claim}" claim is not accepted: ${err.reason === 'check_failed' ? 'unexpected value' : err.reason}`);
+  }
+  if (err instanceof errors.JWSSignatureVerificationFailed) return unauthorized('The access token signature is invalid');
+  if (err instanceof errors.JOSEAlgNotAllowed || err instanceof errors.JOSENotSupported) {
+    return unauthorized(`The access token is signed with an algorithm that is not accepted (accepted: ${ACCEPTED_ALGORITHMS.join(', ')})`);
+  }
+  if (err instanceof errors.JWKSNoMatchingKey) return unauthorized(`The access token is signed with a key the issuer does not publish at ${target.keysUrl}`);
+  if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid) return unauthorized('The access token is malformed');
+  return unauthorized('The access token is invalid');
 }

@@ -5,21 +5,30 @@
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
-import type { JWTPayload } from 'jose';
 import type { Config } from '../config.js';
+import { accessFor } from '../auth/access.js';
+import { createAclRegistry } from '../auth/acls.js';
+import { API_KEYS_REMOVED, registerAuthRoutes } from '../auth/http-routes.js';
 import { createIdentityProvider, type IdentityProvider } from '../auth/idp.js';
-import { canAccessProject, requireCapability, type Principal } from '../auth/principal.js';
-import { createTokenVerifier } from '../auth/verify.js';
+import { canAccessProject, requireCapability, type Grant, type Principal } from '../auth/principal.js';
+import { createAuthRuntime, type AuthRuntime } from '../auth/runtime.js';
+import { MISSING_AUTHORIZATION } from '../auth/verify.js';
 import { createCursorCodec } from '../query/cursor.js';
+import { assetRoutes } from '../resources/assets/routes.js';
 import { dataSetRoutes } from '../resources/datasets/routes.js';
 import { eventRoutes } from '../resources/events/routes.js';
+import { groupRoutes } from '../resources/groups/routes.js';
+import { projectRoutes } from '../resources/projects/routes.js';
+import { sessionRoutes } from '../resources/sessions/routes.js';
 import { timeSeriesRoutes } from '../resources/timeseries/routes.js';
 import { openDatabase, type Db } from '../storage/db.js';
-import { ensureProjects, findProject, serverSecret } from '../storage/projects.js';
+import { ensureProjects, findProjectAuth, serverSecret } from '../storage/projects.js';
 import { ApiError, forbidden, notFound, unauthorized } from './errors.js';
+import { createApiLayers } from './layers.js';
 import type { ApiRoute, Project } from './route.js';
 import type { Services } from './services.js';
 import { validatorCompiler } from './validation.js';
+import { LATEST_STABLE } from './versioning.js';
 
 export const API_PREFIX = '/api/v1/projects/:project';
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -28,6 +37,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal?: Principal;
     project?: Project;
+    /** The principal's grants that satisfy the route's capability. */
+    grants?: Grant[];
+    /** The app's services with this request's scope (`access`). */
+    services?: Services;
   }
   interface FastifyContextConfig {
     apiRoute?: ApiRoute;
@@ -38,6 +51,7 @@ export interface Strata {
   app: FastifyInstance;
   services: Services;
   idp: IdentityProvider;
+  auth: AuthRuntime;
   routes: readonly ApiRoute[];
   close(): Promise<void>;
 }
@@ -47,11 +61,17 @@ export interface BuildOptions {
   db?: Db;
   now?: () => number;
   logger?: boolean;
+  /** Operations served besides allRoutes() (tests declare test-only operations here). */
+  extraRoutes?: readonly ApiRoute[];
+  /** False leaves out the version and throttling layers; only to measure their cost (bench). */
+  apiLayers?: boolean;
+  /** Every project request is made by this principal and no token is read: only to measure what authentication costs (bench). */
+  principal?: Principal;
 }
 
 /** Every operation the API serves, from every resource. */
 export function allRoutes(): ApiRoute[] {
-  return [...eventRoutes, ...dataSetRoutes, ...timeSeriesRoutes];
+  return [...eventRoutes, ...dataSetRoutes, ...timeSeriesRoutes, ...assetRoutes, ...projectRoutes, ...groupRoutes, ...sessionRoutes];
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Strata> {
@@ -64,9 +84,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     issuer: config.publicUrl,
     audience: config.publicUrl,
     devClientSecret: config.devClientSecret,
+    extraClients: config.clients,
   });
-  const verifier = createTokenVerifier(idp, (claims: JWTPayload) => builtInPrincipal(idp, claims));
-  const services: Services = { db, cursors: createCursorCodec(serverSecret(db, 'cursor-secret')), now };
+  const routes = options.extraRoutes ? [...allRoutes(), ...options.extraRoutes] : allRoutes();
+  const auth = createAuthRuntime({
+    db,
+    idp,
+    acls: createAclRegistry(routes.map((r) => r.capability)),
+    now,
+    jwksRefreshIntervalMs: config.jwksRefreshIntervalMs,
+  });
+  const services: Services = { db, cursors: createCursorCodec(serverSecret(db, 'cursor-secret')), now, auth };
 
   const app = Fastify({
     logger: options.logger === false ? false : { level: config.logLevel },
@@ -112,21 +140,31 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
 
   registerIdentityRoutes(app, idp);
+  registerAuthRoutes(app, auth, db);
 
-  const routes = allRoutes();
+  const layers = await createApiLayers({ enabled: options.apiLayers !== false, throttle: config.throttle, db, routes, now, log: app.log });
   await app.register(
     async (scope) => {
+      layers.register(scope);
+      // Authentication, then the route's capability: a caller without it learns nothing about the operation,
+      // not even how its request would be validated. The grants found decide the request's scope.
       scope.addHook('onRequest', async (req: FastifyRequest) => {
-        if (req.headers['api-key'] !== undefined) {
-          throw unauthorized('API keys were removed; authenticate with "Authorization: Bearer <access token>" from your identity provider');
-        }
-        const principal = await verifier.verify(req.headers.authorization);
+        if (req.headers['api-key'] !== undefined) throw unauthorized(API_KEYS_REMOVED);
+        const authorization = req.headers.authorization;
+        if (!authorization && !options.principal) throw unauthorized(MISSING_AUTHORIZATION);
         const name = (req.params as { project: string }).project;
-        const project = findProject(db, name);
+        const project = findProjectAuth(db, name);
         if (!project) throw notFound(`Project "${name}" does not exist on this server`);
+        const principal = options.principal ?? auth.cachedPrincipal(authorization!, project) ?? (await auth.authenticate(authorization, project));
         if (!canAccessProject(principal, name)) throw forbidden(`The principal "${principal.subject}" has no access to project "${name}"`);
         req.principal = principal;
         req.project = project;
+        const def = req.routeOptions.config.apiRoute;
+        if (def) {
+          const grants = requireCapability(principal, def.capability, name);
+          req.grants = grants;
+          req.services = { ...services, access: accessFor(def.capability, grants) };
+        }
       });
       for (const def of routes) {
         scope.route({
@@ -138,16 +176,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
             ...(def.params ? { params: def.params } : {}),
           },
           config: { apiRoute: def },
+          ...layers.routeHooks(def),
           handler: async (req, reply) => {
-            const grants = requireCapability(req.principal!, def.capability, req.project!.name);
             const result = await def.handler({
               body: req.body,
               query: req.query,
               params: req.params,
               project: req.project!,
               principal: req.principal!,
-              grants,
-              services,
+              grants: req.grants!,
+              services: req.services!,
+              version: req.apiVersion ?? LATEST_STABLE,
             });
             reply.code(def.status ?? 200);
             return result;
@@ -162,20 +201,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     app,
     services,
     idp,
+    auth,
     routes,
     async close() {
       await app.close();
+      await layers.close();
       if (!options.db) db.close();
     },
   };
-}
-
-function builtInPrincipal(idp: IdentityProvider, claims: JWTPayload): Principal {
-  const subject = String(claims.sub);
-  if (subject === idp.devClient.clientId) {
-    return { subject, clientId: subject, projects: '*', grants: [{ acl: '*', actions: ['*'], scope: { all: {} }, projects: '*' }] };
-  }
-  return { subject, clientId: typeof claims.client_id === 'string' ? claims.client_id : undefined, projects: [], grants: [] };
 }
 
 function fastifyMessage(error: Error & { code?: string }, config: Config): string {

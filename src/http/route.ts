@@ -6,6 +6,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Principal, Capability, Grant } from '../auth/principal.js';
 import type { Services } from './services.js';
+import type { ApiVersion } from './versioning.js';
 
 export interface Project {
   id: number;
@@ -21,6 +22,32 @@ export interface ApiContext<B, Q, P> {
   /** The principal's grants that satisfy this route's capability (for scoped access). */
   grants: Grant[];
   services: Services;
+  /** The API version the request asked for: select dated behaviour with `version.at(key)` (see dated-changes.ts). */
+  version: ApiVersion;
+}
+
+/** Release channel of an operation; beta and alpha operations need the channel's suffix on the version header. */
+export type Channel = 'stable' | 'beta' | 'alpha';
+
+export interface RouteRate {
+  /** Requests per second. */
+  rate: number;
+  /** Bucket size; twice the rate unless given. */
+  burst?: number;
+}
+
+/**
+ * Maxima of one operation, on top of the project's and principal's budgets and enforced by the same throttle
+ * (429 with Retry-After), for example `{ concurrency: { perProject: 50 } }`.
+ */
+export interface RouteLimits {
+  rate?: { perProject?: RouteRate; perPrincipal?: RouteRate };
+  concurrency?: {
+    perProject?: number;
+    perPrincipal?: number;
+    /** Per value of a path parameter, for example 100 concurrent calls per function: `{ param: 'id', max: 100 }`. */
+    perParam?: { param: string; max: number };
+  };
 }
 
 export interface ApiRoute<BS extends TSchema = TSchema, QS extends TSchema = TSchema, PS extends TSchema = TSchema> {
@@ -33,6 +60,9 @@ export interface ApiRoute<BS extends TSchema = TSchema, QS extends TSchema = TSc
   params?: PS;
   /** Success status; 200 unless stated. */
   status?: number;
+  /** Stable unless stated. */
+  channel?: Channel;
+  limits?: RouteLimits;
   handler: (ctx: ApiContext<Static<BS>, Static<QS>, Static<PS>>) => unknown;
 }
 

@@ -1,10 +1,22 @@
+import type { Access } from '../auth/access.js';
+import type { AuthRuntime } from '../auth/runtime.js';
 import type { CursorCodec } from '../query/cursor.js';
 import type { Db } from '../storage/db.js';
 
-/** What route handlers reach: the store and the shared mechanisms built once per app. */
+/**
+ * What route handlers reach: the store and the shared mechanisms built once per app. Each request gets its
+ * own copy carrying `access`, so the shared query and write paths apply the request's scope.
+ */
 export interface Services {
   db: Db;
   cursors: CursorCodec;
   /** Milliseconds since the epoch; injectable so tests can control time. */
   now(): number;
+  /**
+   * What this request may read and change, from the grants that satisfied its route's capability. Set on
+   * every request; absent only outside requests (seeding, benchmarks), where everything is reachable.
+   */
+  access?: Access;
+  /** Identity providers, principals and sessions; present in the services of a built app. */
+  auth?: AuthRuntime;
 }

@@ -3,7 +3,8 @@
  * and `uniqueProperties`, over the same filters as list, with an optional filter on the bucket values.
  */
 import { badRequest, formatPath } from '../http/errors.js';
-import { all, get, type Db } from '../storage/db.js';
+import type { Services } from '../http/services.js';
+import { all, get } from '../storage/db.js';
 import { Sql, sql } from '../storage/sql.js';
 import { col, findProperty, isScalar, maxPropertyElementLength, propertyPath, type ResourceCatalog } from './catalog.js';
 import { FILTER_LIMITS, prefixUpperBound, type FilterNode } from './filter.js';
@@ -136,9 +137,11 @@ function compileValueFilter(raw: unknown, value: Sql, path: Array<string | numbe
   }
 }
 
-export function runAggregate(db: Db, catalog: ResourceCatalog, projectId: number, req: AggregateRequest): { items: AggregateItem[] } {
+/** Takes the request's `services` (not just the database) so the aggregate sees only what the request may read. */
+export function runAggregate(services: Services, catalog: ResourceCatalog, projectId: number, req: AggregateRequest): { items: AggregateItem[] } {
+  const { db } = services;
   const kind = req.aggregate ?? 'count';
-  const { where } = parseQuery(catalog, projectId, req.filter, req.advancedFilter);
+  const { where } = parseQuery(catalog, projectId, req.filter, req.advancedFilter, services.access);
   const from = Sql.raw(`${catalog.table} ${catalog.alias}`);
   const id = Sql.raw(col(catalog, 'id'));
 

@@ -57,6 +57,11 @@ export interface ResourceCatalog {
   metadata?: MetadataStore;
   /** FTS5 table indexing the `search`-able properties (by column name), with rowid = item id. */
   fts?: { table: string; columns?: readonly string[] };
+  /**
+   * The column holding an item's data set (`id` for data sets themselves). Data-set scoped access reaches
+   * only items with a value here; a resource without one is reachable by scoped principals only by item id.
+   */
+  dataSetColumn?: string;
 }
 
 export const MAX_PROPERTY_ELEMENT_LENGTH = 128;

@@ -31,7 +31,12 @@ export type LeafNode =
   | { op: 'prefix'; target: Target; value: string }
   | { op: 'exists'; target: Target }
   | { op: 'containsAny' | 'containsAll'; target: Target; values: Primitive[] }
-  | { op: 'search'; target: Target; value: string };
+  | { op: 'search'; target: Target; value: string }
+  /**
+   * The property holds (one of) the ids a subquery selects. Built by resources from their basic filters
+   * (an asset subtree, say), never parsed from a request, so large id sets are never bound as parameters.
+   */
+  | { op: 'inSet'; target: Target; ids: Sql };
 
 export const FILTER_LIMITS = {
   maxDepth: 10,
@@ -332,6 +337,15 @@ function compileLeaf(leaf: LeafNode, ctx: CompileContext): Sql {
   const { catalog, projectId } = ctx;
   const id = col(catalog, 'id');
   const target = leaf.target;
+
+  if (leaf.op === 'inSet') {
+    if (target.type === 'property' && isScalar(target.def)) return sql`${Sql.raw(col(catalog, target.def.column))} IN (${leaf.ids})`;
+    if (target.type !== 'property') throw new Error('unreachable: inSet on metadata');
+    const def = target.def as Exclude<typeof target.def, { column: string }>;
+    return sql`${Sql.raw(id)} IN (SELECT ${Sql.raw(def.itemColumn)} FROM ${Sql.raw(def.table)} WHERE project_id = ${projectId} AND ${Sql.raw(
+      def.valueColumn,
+    )} IN (${leaf.ids}))`;
+  }
 
   if (leaf.op === 'search') {
     const fts = catalog.fts!;

@@ -2,6 +2,7 @@
  * The list operation every resource shares: basic filter AND advanced filter, sort (with `_score_` and
  * nulls), partition, limit and a keyset cursor bound to the query.
  */
+import { scopeCondition, type Access } from '../auth/access.js';
 import { badRequest, formatPath } from '../http/errors.js';
 import type { Services } from '../http/services.js';
 import { Sql, sql } from '../storage/sql.js';
@@ -52,12 +53,24 @@ export interface ParsedQuery {
   where: Sql;
 }
 
-/** Validates and compiles the filter part of a request; shared by list, search and aggregate. */
-export function parseQuery(catalog: ResourceCatalog, projectId: number, filter: FilterNode | undefined, advancedFilter: unknown): ParsedQuery {
+/**
+ * Validates and compiles the filter part of a request; shared by list, search and aggregate. `access` is
+ * the request's scope (`services.access`): items outside it are never selected. It is a required argument
+ * so that no query path can forget it; undefined means unrestricted (outside a request).
+ */
+export function parseQuery(
+  catalog: ResourceCatalog,
+  projectId: number,
+  filter: FilterNode | undefined,
+  advancedFilter: unknown,
+  access: Access | undefined,
+): ParsedQuery {
   const ctx: CompileContext = { catalog, projectId };
   const advanced = advancedFilter === undefined ? undefined : parseAdvancedFilter(advancedFilter, catalog);
   const node = and([filter, advanced]);
   const conditions = [sql`${Sql.raw(col(catalog, 'project_id'))} = ${projectId}`];
+  const scope = scopeCondition(access, catalog);
+  if (scope) conditions.push(scope);
   if (node) conditions.push(compileFilter(node, ctx));
   return { ctx, node, advanced, where: Sql.and(conditions) };
 }
@@ -69,7 +82,7 @@ export function runList<Row extends Record<string, unknown>>(
   select: string,
   req: ListRequest,
 ): ListResult<Row> {
-  const { ctx, advanced, where } = parseQuery(catalog, projectId, req.filter, req.advancedFilter);
+  const { ctx, advanced, where } = parseQuery(catalog, projectId, req.filter, req.advancedFilter, services.access);
   const explicit = req.sort?.length ? resolveSort(normalizeSort(req.sort), catalog) : undefined;
   // Without an explicit sort: relevance when the advanced filter searches, otherwise creation time ascending.
   const hasSearch = advanced !== undefined && leaves(advanced).some((l) => l.op === 'search');

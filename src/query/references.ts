@@ -1,9 +1,10 @@
 /**
- * References from one resource to another (an event's data set, a filter on `dataSetIds`), resolved the
- * same way everywhere: `{id}` or `{externalId}`, unknown ones refused with 400 `missing`.
+ * References from one resource to another (an event's data set and assets, a filter on `dataSetIds`), resolved
+ * the same way everywhere: `{id}` or `{externalId}`, unknown ones refused with 400 `missing`.
  */
-import { missingItems } from '../http/errors.js';
+import { badRequest, formatPath, missingItems } from '../http/errors.js';
 import type { Db } from '../storage/db.js';
+import type { Values } from '../storage/items.js';
 import { checkRef, lookupRefs, type Ref, type RefInput } from './refs.js';
 
 /** Resolves `{id}`/`{externalId}` references into ids of `table`; any unknown one is a 400 with `missing`. */
@@ -21,9 +22,30 @@ export function resolveReferences(db: Db, table: string, projectId: number, refs
   return [...new Set(ids)];
 }
 
-/** Refuses a write that refers to ids of `table` that do not exist, with 400 `missing`. */
-export function requireExisting(db: Db, table: string, projectId: number, ids: Iterable<number | null | undefined>): void {
-  const wanted = [...new Set([...ids].filter((x): x is number => typeof x === 'number'))];
+
+/**
+ * Refuses a write whose items refer, in `field` (an id or a list of ids), to ids of `table` that do not
+ * exist: 400 with `missing`, the message naming the first item. With `previous` (an update), ids an item
+ * already held are not checked again, so items still referring to since-deleted ones stay editable.
+ */
+export function requireExistingIn(
+  db: Db,
+  table: string,
+  projectId: number,
+  values: readonly Values[],
+  field: string,
+  noun: string,
+  previous?: readonly Values[],
+): void {
+  const idsOf = (v: Values | undefined): number[] => {
+    const x = v?.[field];
+    return typeof x === 'number' ? [x] : Array.isArray(x) ? (x as number[]) : [];
+  };
+  const introduced = values.map((v, i) => {
+    const before = new Set(idsOf(previous?.[i]));
+    return idsOf(v).filter((id) => !before.has(id));
+  });
+  const wanted = [...new Set(introduced.flat())];
   if (wanted.length === 0) return;
   const { byId } = lookupRefs(
     db,
@@ -31,6 +53,11 @@ export function requireExisting(db: Db, table: string, projectId: number, ids: I
     projectId,
     wanted.map((id) => ({ id })),
   );
-  const missing = wanted.filter((id) => !byId.has(id)).map((id) => ({ id }));
-  if (missing.length) throw missingItems(missing);
+  const unknown = wanted.filter((id) => !byId.has(id));
+  if (unknown.length === 0) return;
+  const isUnknown = new Set(unknown);
+  const index = introduced.findIndex((ids) => ids.some((id) => isUnknown.has(id)));
+  const first = introduced[index].find((id) => isUnknown.has(id));
+  const more = unknown.length > 1 ? ` (${unknown.length - 1} more ${noun} id${unknown.length > 2 ? 's are' : ' is'} unknown too)` : '';
+  throw badRequest(`${formatPath(['items', index, field])}: no ${noun} with id ${first}${more}`, { missing: unknown.map((id) => ({ id })) });
 }

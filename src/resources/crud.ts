@@ -1,14 +1,17 @@
 /**
  * Create, retrieve, update and delete for any resource declared as a `ResourceSpec`: external id
  * uniqueness (409 `duplicated`), references (400 `missing`), patches, and one transaction per request.
- * Resources add their own rules through the spec's hooks.
+ * Resources add their own rules through the spec's hooks. The request's scope (`services.access`) applies
+ * here: items outside it read as unknown, and writes that touch them are refused with 403.
  */
-import { duplicatedItems, notFound } from '../http/errors.js';
+import { requireWritable, scopeCondition, type Access, type ScopeTarget } from '../auth/access.js';
+import { duplicatedItems, missingItems, notFound } from '../http/errors.js';
 import { applyArrayPatch, applyMetadataPatch, applyNullablePatch, checkMetadata } from '../http/patch.js';
 import type { Services } from '../http/services.js';
 import type { MetadataLimits } from '../http/common-schemas.js';
 import type { ResourceCatalog } from '../query/catalog.js';
-import { checkRef, existingExternalIds, rejectDuplicateRefs, resolveRefs, type Ref, type RefInput } from '../query/refs.js';
+import { requireExistingIn } from '../query/references.js';
+import { checkRef, existingExternalIds, refKey, rejectDuplicateRefs, resolveRefs, type Ref, type RefInput } from '../query/refs.js';
 import { all, inTransaction, prepare, type Db } from '../storage/db.js';
 import { Sql, sql } from '../storage/sql.js';
 import type { FilterNode } from '../query/filter.js';
@@ -16,7 +19,8 @@ import { DEFAULT_LIMIT, parseQuery, runList } from '../query/list.js';
 import type { SortSpecInput } from '../query/sort.js';
 import {
   deleteItem,
-  insertItem,
+  insertItems,
+  itemFromValues,
   rowsByIds,
   selectColumns,
   toItem,
@@ -53,8 +57,8 @@ export interface ResourceSpec<Create> {
   check?(values: Values, path: Path, ctx: WriteContext): void;
   /** Rules an update must obey given the item as stored (for example read-only fields). */
   checkUpdate?(current: Values, update: Record<string, unknown>, path: Path): void;
-  /** Checks of what the items refer to (other resources), over a whole write at once. */
-  checkReferences?(values: Values[], ctx: WriteContext): void;
+  /** Fields holding ids of items elsewhere (a data set, assets); a write may only introduce existing ones. */
+  references?: ReadonlyArray<{ field: string; table: string; noun: string }>;
   /** Work to do before items are deleted (dependent data, refusals). */
   beforeDelete?(ids: number[], ctx: WriteContext): void;
 }
@@ -76,9 +80,56 @@ export function checkRefs(items: readonly RefInput[], allowInstanceIds = false):
   return refs;
 }
 
+function checkReferences(spec: ResourceSpec<unknown>, { db, projectId }: WriteContext, values: Values[], previous?: Values[]): void {
+  for (const r of spec.references ?? []) requireExistingIn(db, r.table, projectId, values, r.field, r.noun, previous);
+}
+
 function rowsInOrder(db: Db, t: ItemTable, projectId: number, ids: number[]): Row[] {
   const rows = rowsByIds(db, t, projectId, ids);
   return ids.map((id) => rows.get(id)!);
+}
+
+function restricted(access: Access | undefined): access is Access & { all: false } {
+  return access !== undefined && !access.all;
+}
+
+/** Where an item stands for scopes: its id and its data set (the catalog's `dataSetColumn`). */
+export function scopeTarget(spec: ResourceSpec<unknown>, values: Values, id?: number): ScopeTarget {
+  const column = spec.catalog.dataSetColumn;
+  if (column === undefined) return { id, dataSetId: null };
+  if (column === 'id') return { id, dataSetId: id ?? null };
+  const field = spec.table.fields.find((f) => f.column === column);
+  const value = field ? values[field.name] : null;
+  return { id, dataSetId: typeof value === 'number' ? value : null };
+}
+
+/**
+ * Ids of the referenced items the request may see, in request order. A reference to an item outside the
+ * scope is missing exactly like an unknown one, so a scoped principal learns nothing about other items.
+ */
+function resolveVisible(spec: ResourceSpec<unknown>, services: Services, projectId: number, refs: readonly Ref[], ignoreUnknownIds: boolean): number[] {
+  const { db, access } = services;
+  const scope = scopeCondition(access, spec.catalog);
+  if (!scope) return resolveRefs(db, spec.table.table, projectId, refs, ignoreUnknownIds);
+  const candidates = resolveRefs(db, spec.table.table, projectId, refs, true);
+  const rows = rowsByIds(db, spec.table, projectId, candidates, scope);
+  const byExternalId = new Map<unknown, number>();
+  const byInstanceId = new Map<string, number>();
+  for (const row of rows.values()) {
+    if (row.external_id != null) byExternalId.set(row.external_id, row.id);
+    if (row.instance_space != null) {
+      byInstanceId.set(refKey({ instanceId: { space: String(row.instance_space), externalId: String(row.instance_external_id) } }), row.id);
+    }
+  }
+  const ids: number[] = [];
+  const missing: Ref[] = [];
+  for (const r of refs) {
+    const id = 'id' in r ? (rows.has(r.id) ? r.id : undefined) : 'externalId' in r ? byExternalId.get(r.externalId) : byInstanceId.get(refKey(r));
+    if (id === undefined) missing.push(r);
+    else ids.push(id);
+  }
+  if (missing.length && !ignoreUnknownIds) throw missingItems(missing);
+  return ids;
 }
 
 export function createItems<C>(spec: ResourceSpec<C>, services: Services, projectId: number, items: readonly C[]): Item[] {
@@ -91,15 +142,19 @@ export function createItems<C>(spec: ResourceSpec<C>, services: Services, projec
     spec.check?.(v, ['items', i], ctx);
     return v;
   });
+  if (restricted(services.access)) {
+    const noun = spec.catalog.noun;
+    requireWritable(services.access, noun, values.map((v, i) => ({ target: scopeTarget(spec as ResourceSpec<unknown>, v), path: ['items', i] })));
+  }
   const externalIds = values.map((v) => v.externalId).filter((x): x is string => typeof x === 'string');
   rejectDuplicateExternalIds(externalIds);
   return inTransaction(db, () => {
     const existing = existingExternalIds(db, spec.table.table, projectId, externalIds);
     if (existing.size) throw duplicatedItems([...existing.keys()].map((externalId) => ({ externalId })));
-    spec.checkReferences?.(values, ctx);
+    checkReferences(spec, ctx, values);
     const now = services.now();
-    const ids = values.map((v) => insertItem(db, spec.table, projectId, v, now));
-    return rowsInOrder(db, spec.table, projectId, ids).map((r) => toItem(spec.table, r));
+    const ids = insertItems(db, spec.table, projectId, values, now);
+    return values.map((v, i) => itemFromValues(spec.table, ids[i], v, now, now));
   });
 }
 
@@ -110,12 +165,12 @@ export function retrieveItems(
   items: readonly RefInput[],
   ignoreUnknownIds = false,
 ): Item[] {
-  const ids = resolveRefs(services.db, spec.table.table, projectId, checkRefs(items, spec.instanceIds), ignoreUnknownIds);
+  const ids = resolveVisible(spec, services, projectId, checkRefs(items, spec.instanceIds), ignoreUnknownIds);
   return rowsInOrder(services.db, spec.table, projectId, ids).map((r) => toItem(spec.table, r));
 }
 
 export function getItem(spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number): Item {
-  const row = rowsByIds(services.db, spec.table, projectId, [id]).get(id);
+  const row = rowsByIds(services.db, spec.table, projectId, [id], scopeCondition(services.access, spec.catalog)).get(id);
   if (!row) throw notFound(`No ${spec.catalog.noun} with id ${id} in this project`);
   return toItem(spec.table, row);
 }
@@ -131,6 +186,11 @@ export function deleteItems(
   const { db } = services;
   inTransaction(db, () => {
     const ids = [...new Set(resolveRefs(db, spec.table.table, projectId, refs, ignoreUnknownIds))];
+    if (restricted(services.access)) {
+      const rows = rowsInOrder(db, spec.table, projectId, ids);
+      const targets = rows.map((row, i) => ({ target: scopeTarget(spec, toValues(spec.table, row), ids[i]), path: ['items'] }));
+      requireWritable(services.access, spec.catalog.noun, targets);
+    }
     spec.beforeDelete?.(ids, { db, projectId, services });
     for (const id of ids) deleteItem(db, spec.table, id);
   });
@@ -153,6 +213,11 @@ export function updateItems(spec: ResourceSpec<unknown>, services: Services, pro
     const twice = ids.filter((id, i) => ids.indexOf(id) !== i);
     if (twice.length) throw duplicatedItems([...new Set(twice)].map((id) => ({ id })), 400);
     const rows = rowsInOrder(db, t, projectId, ids);
+    const scoped = restricted(services.access);
+    if (scoped) {
+      const targets = rows.map((row, i) => ({ target: scopeTarget(spec, toValues(t, row), ids[i]), path: ['items', i] }));
+      requireWritable(services.access, spec.catalog.noun, targets);
+    }
     const next = items.map((item, i) => {
       const current = toValues(t, rows[i]);
       const path: Path = ['items', i, 'update'];
@@ -165,6 +230,7 @@ export function updateItems(spec: ResourceSpec<unknown>, services: Services, pro
       spec.check?.(v, ['items', i], ctx);
       return v;
     });
+    if (scoped) requireWritable(services.access, spec.catalog.noun, next.map((v, i) => ({ target: scopeTarget(spec, v, ids[i]), path: ['items', i, 'update'] })));
     // External ids stay unique: among the updated items, and against items this request does not change.
     rejectDuplicateExternalIds(next.map((v) => v.externalId).filter((x): x is string => typeof x === 'string'));
     const changed = next.map((v, i) => ({ v, i })).filter(({ v, i }) => v.externalId !== null && v.externalId !== rows[i].external_id);
@@ -177,7 +243,7 @@ export function updateItems(spec: ResourceSpec<unknown>, services: Services, pro
     const updating = new Set(ids);
     const conflicts = [...taken].filter(([, id]) => !updating.has(id)).map(([externalId]) => ({ externalId }));
     if (conflicts.length) throw duplicatedItems(conflicts);
-    spec.checkReferences?.(next, ctx);
+    checkReferences(spec, ctx, next, rows.map((r) => toValues(t, r)));
     // Release changed external ids first, so that swaps within one request do not collide on the unique index.
     for (const { i } of changed) prepare(db, `UPDATE ${t.table} SET external_id = NULL WHERE id = ?`).run(ids[i]);
     const now = services.now();
@@ -231,7 +297,7 @@ export function searchItems(
   limit = DEFAULT_LIMIT,
 ): { items: Item[] } {
   const { catalog, table } = spec;
-  const { where } = parseQuery(catalog, projectId, filterNode, undefined);
+  const { where } = parseQuery(catalog, projectId, filterNode, undefined, services.access);
   const columns = Sql.raw(selectColumns(table));
   const from = Sql.raw(`${table.table} ${table.alias}`);
   const alias = Sql.raw(table.alias);

@@ -92,37 +92,53 @@ export function toValues(t: ItemTable, row: Row): Values {
   return values;
 }
 
-export function rowsByIds(db: Db, t: ItemTable, projectId: number, ids: readonly number[]): Map<number, Row> {
+/** Rows by id; `where` (a condition on the table's alias, such as the request's scope) narrows them further. */
+export function rowsByIds(db: Db, t: ItemTable, projectId: number, ids: readonly number[], where?: Sql): Map<number, Row> {
   const out = new Map<number, Row>();
   const columns = Sql.raw(selectColumns(t));
   const from = Sql.raw(`${t.table} ${t.alias}`);
+  const extra = where ? sql` AND ${where}` : Sql.raw('');
   for (let i = 0; i < ids.length; i += 500) {
     const part = ids.slice(i, i + 500);
-    for (const r of all<Row>(db, sql`SELECT ${columns} FROM ${from} WHERE ${Sql.raw(t.alias)}.project_id = ${projectId} AND ${Sql.raw(t.alias)}.id IN (${part})`)) {
+    for (const r of all<Row>(db, sql`SELECT ${columns} FROM ${from} WHERE ${Sql.raw(t.alias)}.project_id = ${projectId} AND ${Sql.raw(t.alias)}.id IN (${part})${extra}`)) {
       out.set(r.id, r);
     }
   }
   return out;
 }
 
-function writeSideTables(db: Db, t: ItemTable, projectId: number, id: number, v: Values): void {
+/**
+ * Fills the side tables (metadata keys and values, array values) of the items with ids in [first, last]
+ * from their stored JSON, with one set-based statement per table. Rows go in in index order, which keeps
+ * the B-tree inserts local. Lower-casing uses `unicode_lower` (JavaScript's full Unicode case mapping,
+ * registered on every connection), the same mapping filters apply to their values.
+ */
+function fillSideTables(db: Db, t: ItemTable, first: number, last: number): void {
   if (t.metadata) {
-    const map = v[t.metadata.field] as Record<string, string> | null;
-    if (map) {
-      const m = t.metadata.store;
-      const insert = prepare(db, `INSERT INTO ${m.table} (${m.itemColumn}, project_id, key, key_lc, value, value_lc) VALUES (?, ?, ?, ?, ?, ?)`);
-      for (const [key, value] of Object.entries(map)) {
-        const filterable = value.length <= m.maxFilterableLength;
-        insert.run(id, projectId, key, key.toLowerCase(), filterable ? value : null, filterable ? value.toLowerCase() : null);
-      }
-    }
+    const m = t.metadata.store;
+    const source = columnOf(t, t.metadata.field);
+    const short = `length(j.value) <= ${m.maxFilterableLength}`;
+    prepare(
+      db,
+      `INSERT INTO ${m.table} (${m.itemColumn}, project_id, key, key_lc, value, value_lc)
+       SELECT x.id, x.project_id, j.key, unicode_lower(j.key), CASE WHEN ${short} THEN j.value END, CASE WHEN ${short} THEN unicode_lower(j.value) END
+       FROM ${t.table} x, json_each(x.${source}) j WHERE x.id BETWEEN ? AND ? AND x.${source} IS NOT NULL ORDER BY 4, 6`,
+    ).run(first, last);
   }
   for (const { field, index } of t.arrays ?? []) {
-    const list = v[field] as unknown[] | null;
-    if (!list) continue;
-    const insert = prepare(db, `INSERT OR IGNORE INTO ${index.table} (${index.itemColumn}, project_id, ${index.valueColumn}) VALUES (?, ?, ?)`);
-    for (const value of list) insert.run(id, projectId, value);
+    const source = columnOf(t, field);
+    prepare(
+      db,
+      `INSERT OR IGNORE INTO ${index.table} (${index.itemColumn}, project_id, ${index.valueColumn})
+       SELECT x.id, x.project_id, j.value FROM ${t.table} x, json_each(x.${source}) j WHERE x.id BETWEEN ? AND ? AND x.${source} IS NOT NULL ORDER BY 3`,
+    ).run(first, last);
   }
+}
+
+function columnOf(t: ItemTable, field: string): string {
+  const f = t.fields.find((x) => x.name === field);
+  if (!f) throw new Error(`${t.table}: no field ${field}`);
+  return f.column;
 }
 
 function clearSideTables(db: Db, t: ItemTable, id: number): void {
@@ -130,24 +146,57 @@ function clearSideTables(db: Db, t: ItemTable, id: number): void {
   for (const { index } of t.arrays ?? []) prepare(db, `DELETE FROM ${index.table} WHERE ${index.itemColumn} = ?`).run(id);
 }
 
-export function insertItem(db: Db, t: ItemTable, projectId: number, v: Values, now: number): number {
-  const columns = ['project_id', ...dataColumns(t), 'created_time', 'last_updated_time'];
-  const result = prepare(db, `INSERT INTO ${t.table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`).run(
-    projectId,
-    ...t.fields.flatMap((f) => toColumns(f, v[f.name])),
-    now,
-    now,
-  );
-  const id = Number(result.lastInsertRowid);
-  writeSideTables(db, t, projectId, id, v);
-  return id;
+/** Bound parameters per statement, under SQLite's limit of 32766. */
+const MAX_PARAMS = 30_000;
+const MAX_ROWS_PER_STATEMENT = 500;
+
+/**
+ * Inserts items, returning their ids in order. Ids are allocated consecutively after the highest ever
+ * used (the table is AUTOINCREMENT, so ids are never reused); the surrounding write transaction holds the
+ * database's write lock, so concurrent processes cannot allocate the same ones. Rows go in with multi-row
+ * statements and the side tables are filled set-wise, because per-statement cost dominates bulk writes.
+ */
+export function insertItems(db: Db, t: ItemTable, projectId: number, values: readonly Values[], now: number): number[] {
+  if (values.length === 0) return [];
+  const { next } = prepare(
+    db,
+    `SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = '${t.table}'), 0), coalesce((SELECT max(id) FROM ${t.table}), 0)) + 1 AS next`,
+  ).get() as { next: number };
+  const ids = values.map((_, i) => next + i);
+  const columns = ['id', 'project_id', ...dataColumns(t), 'created_time', 'last_updated_time'];
+  const row = `(${columns.map(() => '?').join(', ')})`;
+  const perStatement = Math.max(1, Math.min(MAX_ROWS_PER_STATEMENT, Math.floor(MAX_PARAMS / columns.length)));
+  for (let start = 0; start < values.length; start += perStatement) {
+    const chunk = values.slice(start, start + perStatement);
+    const params: unknown[] = [];
+    chunk.forEach((v, k) => {
+      params.push(ids[start + k], projectId);
+      for (const f of t.fields) params.push(...toColumns(f, v[f.name]));
+      params.push(now, now);
+    });
+    prepare(db, `INSERT INTO ${t.table} (${columns.join(', ')}) VALUES ${Array(chunk.length).fill(row).join(', ')}`).run(params);
+  }
+  fillSideTables(db, t, ids[0], ids[ids.length - 1]);
+  return ids;
+}
+
+/** The API form of an item just written, from the values it was written with (no read back). */
+export function itemFromValues(t: ItemTable, id: number, v: Values, createdTime: number, lastUpdatedTime: number): Item {
+  const item: Record<string, unknown> = { id };
+  for (const f of t.fields) {
+    const value = v[f.name];
+    if (value !== null && value !== undefined) item[f.name] = value;
+  }
+  item.createdTime = createdTime;
+  item.lastUpdatedTime = lastUpdatedTime;
+  return item as Item;
 }
 
 export function updateItem(db: Db, t: ItemTable, projectId: number, id: number, v: Values, now: number): void {
   const assignments = [...dataColumns(t).map((c) => `${c} = ?`), 'last_updated_time = ?'];
   prepare(db, `UPDATE ${t.table} SET ${assignments.join(', ')} WHERE id = ?`).run(...t.fields.flatMap((f) => toColumns(f, v[f.name])), now, id);
   clearSideTables(db, t, id);
-  writeSideTables(db, t, projectId, id, v);
+  fillSideTables(db, t, id, id);
 }
 
 export function deleteItem(db: Db, t: ItemTable, id: number): void {

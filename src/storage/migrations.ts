@@ -1,3 +1,5 @@
+import { authSchemaSql } from '../auth/schema.js';
+import { assetsSchemaSql } from '../resources/assets/store.js';
 import { dataSetsSchemaSql } from '../resources/datasets/store.js';
 import { eventsSchemaSql } from '../resources/events/store.js';
 import { timeSeriesSchemaSql } from '../resources/timeseries/store.js';
@@ -19,4 +21,6 @@ CREATE TABLE server_meta (
 export const migrations: readonly string[] = [
   core + dataSetsSchemaSql + eventsSchemaSql,
   timeSeriesSchemaSql,
+  assetsSchemaSql,
+  authSchemaSql,
 ];

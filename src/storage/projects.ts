@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from './db.js';
-import { get, run } from './db.js';
+import { all, get, run } from './db.js';
 import { sql } from './sql.js';
 import type { Project } from '../http/route.js';
+import { ConfigError } from '../config.js';
 
 export function ensureProjects(db: Db, names: readonly string[], now: number): void {
   for (const name of names) run(db, sql`INSERT INTO projects (name, created_time) VALUES (${name}, ${now}) ON CONFLICT (name) DO NOTHING`);
@@ -12,8 +13,73 @@ export function findProject(db: Db, name: string): Project | undefined {
   return get<Project>(db, sql`SELECT id, name FROM projects WHERE name = ${name}`);
 }
 
+/**
+ * A project with its authentication version: anything cached about its principals (configuration, groups,
+ * resolved tokens) is valid for one version, so a change made by any process is seen by every process.
+ */
+export interface ProjectAuthRow extends Project {
+  authVersion: number;
+}
+
+export function findProjectAuth(db: Db, name: string): ProjectAuthRow | undefined {
+  return get<ProjectAuthRow>(db, sql`SELECT id, name, auth_version AS authVersion FROM projects WHERE name = ${name}`);
+}
+
+export function allProjectsAuth(db: Db): ProjectAuthRow[] {
+  return all<ProjectAuthRow>(db, sql`SELECT id, name, auth_version AS authVersion FROM projects ORDER BY name`);
+}
+
+/** The project's stored configuration object (`projects.config`). */
+export function readProjectConfig(db: Db, projectId: number): Record<string, unknown> {
+  const row = get<{ name: string; config: string }>(db, sql`SELECT name, config FROM projects WHERE id = ${projectId}`);
+  if (!row) return {};
+  let config: unknown;
+  try {
+    config = JSON.parse(row.config);
+  } catch {
+    throw new ConfigError(`project "${row.name}": the stored projects.config is not valid JSON`);
+  }
+  return typeof config === 'object' && config !== null && !Array.isArray(config) ? (config as Record<string, unknown>) : {};
+}
+
+/** Sets one member of the project's configuration (other members, such as `limits`, are kept). */
+export function writeProjectConfigMember(db: Db, projectId: number, key: string, value: unknown): void {
+  const config = readProjectConfig(db, projectId);
+  if (value === undefined) delete config[key];
+  else config[key] = value;
+  run(db, sql`UPDATE projects SET config = ${JSON.stringify(config)} WHERE id = ${projectId}`);
+}
+
+/** Invalidates every cached principal of the project, in this process and in others. */
+export function bumpAuthVersion(db: Db, projectId: number): void {
+  run(db, sql`UPDATE projects SET auth_version = auth_version + 1 WHERE id = ${projectId}`);
+}
+
 /** A secret shared by every process on this database (cursor signatures must verify on any of them). */
 export function serverSecret(db: Db, key: string): Buffer {
   run(db, sql`INSERT INTO server_meta (key, value) VALUES (${key}, ${randomBytes(32).toString('hex')}) ON CONFLICT (key) DO NOTHING`);
   return Buffer.from(get<{ value: string }>(db, sql`SELECT value FROM server_meta WHERE key = ${key}`)!.value, 'hex');
+}
+
+/**
+ * The throttling overrides stored with projects (the `limits` member of `projects.config`), unchecked: of every
+ * project, or of the one named. Projects without one are left out.
+ */
+export function storedProjectLimits(db: Db, name?: string): Array<{ name: string; limits: unknown }> {
+  const rows =
+    name === undefined
+      ? all<{ name: string; config: string }>(db, sql`SELECT name, config FROM projects`)
+      : all<{ name: string; config: string }>(db, sql`SELECT name, config FROM projects WHERE name = ${name}`);
+  const out: Array<{ name: string; limits: unknown }> = [];
+  for (const row of rows) {
+    let config: unknown;
+    try {
+      config = JSON.parse(row.config);
+    } catch {
+      throw new ConfigError(`project "${row.name}": the stored projects.config is not valid JSON`);
+    }
+    const limits = typeof config === 'object' && config !== null ? (config as { limits?: unknown }).limits : undefined;
+    if (limits !== undefined) out.push({ name: row.name, limits });
+  }
+  return out;
 }

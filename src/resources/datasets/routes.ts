@@ -75,7 +75,7 @@ export const dataSetRoutes: ApiRoute[] = [
     path: '/datasets/aggregate',
     capability: READ,
     body: AggregateDataSetsBody,
-    handler: ({ services, project, body }) => runAggregate(services.db, catalog, project.id, { filter: dataSetFilterNode(body.filter) }),
+    handler: ({ services, project, body }) => runAggregate(services, catalog, project.id, { filter: dataSetFilterNode(body.filter) }),
   }),
   route({
     method: 'POST',

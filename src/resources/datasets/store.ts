@@ -8,6 +8,7 @@ export const dataSetCatalog: ResourceCatalog = {
   noun: 'data set',
   table: 'data_sets',
   alias: 'd',
+  dataSetColumn: 'id',
   properties: {
     id: { kind: 'integer', column: 'id', nullable: false },
     externalId: { kind: 'string', column: 'external_id', nullable: true, maxValueLength: 255, sortable: true },

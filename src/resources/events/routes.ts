@@ -1,9 +1,9 @@
 /**
  * The events operations: paths, capabilities and schemas, as data.
  */
-import { badRequest } from '../../http/errors.js';
+import { parseIdList } from '../../http/query-params.js';
 import { route, type ApiRoute } from '../../http/route.js';
-import { MAX_SAFE_ID } from '../../http/common-schemas.js';
+import { parseExternalIdList } from '../../query/external-id-params.js';
 import {
   AggregateEventsBody,
   CreateEventsBody,
@@ -29,23 +29,14 @@ function range(min: number | undefined, max: number | undefined) {
   return min === undefined && max === undefined ? undefined : { min, max };
 }
 
-function parseIdList(raw: string | undefined, name: string): number[] | undefined {
-  if (raw === undefined) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw badRequest(`query parameter "${name}": expected a JSON array of ids, such as [1,2,3]`);
-  }
-  if (
-    !Array.isArray(parsed) ||
-    parsed.length < 1 ||
-    parsed.length > EVENT_LIMITS.filterAssetIds ||
-    !parsed.every((x) => Number.isInteger(x) && x >= 1 && x <= MAX_SAFE_ID)
-  ) {
-    throw badRequest(`query parameter "${name}": expected a JSON array of 1 to ${EVENT_LIMITS.filterAssetIds} ids, such as [1,2,3]`);
-  }
-  return parsed as number[];
+/** `assetSubtreeIds` and `assetSubtreeExternalIds` name subtrees in two forms; together they are one filter. */
+function subtreeFromQuery(q: ListEventsQueryT): EventFilter['assetSubtreeIds'] {
+  const max = EVENT_LIMITS.filterAssetSubtrees;
+  const refs = [
+    ...(parseIdList(q.assetSubtreeIds, 'assetSubtreeIds', max) ?? []).map((id) => ({ id })),
+    ...(parseExternalIdList(q.assetSubtreeExternalIds, 'assetSubtreeExternalIds', max) ?? []).map((externalId) => ({ externalId })),
+  ];
+  return refs.length ? refs : undefined;
 }
 
 /** The query-parameter form of the basic filter, as the filter object. */
@@ -56,7 +47,9 @@ function filterFromQuery(q: ListEventsQueryT): EventFilter {
     activeAtTime: range(q.minActiveAtTime, q.maxActiveAtTime),
     createdTime: range(q.minCreatedTime, q.maxCreatedTime),
     lastUpdatedTime: range(q.minLastUpdatedTime, q.maxLastUpdatedTime),
-    assetIds: parseIdList(q.assetIds, 'assetIds'),
+    assetIds: parseIdList(q.assetIds, 'assetIds', EVENT_LIMITS.filterAssetIds),
+    assetExternalIds: parseExternalIdList(q.assetExternalIds, 'assetExternalIds', EVENT_LIMITS.filterAssetIds),
+    assetSubtreeIds: subtreeFromQuery(q),
     source: q.source,
     type: q.type,
     subtype: q.subtype,

@@ -31,6 +31,7 @@ export const EVENT_LIMITS = {
   assetIds: 10_000,
   createItems: 1000,
   filterAssetIds: 5000,
+  filterAssetSubtrees: 100,
 } as const;
 
 const eventFields = {
@@ -61,6 +62,8 @@ export const EventFilter = partialObject(
     activeAtTime: TimestampRange,
     metadata: Metadata,
     assetIds: Type.Array(InternalId, { minItems: 1, maxItems: EVENT_LIMITS.filterAssetIds, uniqueItems: true }),
+    assetExternalIds: Type.Array(ExternalId, { minItems: 1, maxItems: EVENT_LIMITS.filterAssetIds, uniqueItems: true }),
+    assetSubtreeIds: Type.Array(ItemRef, { minItems: 1, maxItems: EVENT_LIMITS.filterAssetSubtrees }),
     source: Type.String({ maxLength: EVENT_LIMITS.source }),
     type: Type.String({ maxLength: EVENT_LIMITS.type }),
     subtype: Type.String({ maxLength: EVENT_LIMITS.subtype }),
@@ -152,6 +155,9 @@ export const ListEventsQuery = Type.Object(
     minLastUpdatedTime: Type.Optional(Timestamp),
     maxLastUpdatedTime: Type.Optional(Timestamp),
     assetIds: Type.Optional(Type.String({ description: 'JSON array of asset ids, e.g. [1,2]' })),
+    assetExternalIds: Type.Optional(Type.String({ description: 'JSON array of asset external ids, e.g. ["a","b"]' })),
+    assetSubtreeIds: Type.Optional(Type.String({ description: 'JSON array of asset ids whose subtrees to include' })),
+    assetSubtreeExternalIds: Type.Optional(Type.String({ description: 'JSON array of asset external ids whose subtrees to include' })),
     source: Type.Optional(eventFields.source),
     type: Type.Optional(eventFields.type),
     subtype: Type.Optional(eventFields.subtype),

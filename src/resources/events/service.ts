@@ -8,7 +8,8 @@ import { and, containsAnyLeaf, equalsLeaf, inLeaf, isNullNode, metadataNode, pre
 import { ftsQuery, type FilterNode } from '../../query/filter.js';
 import type { Values } from '../../storage/items.js';
 import type { Db } from '../../storage/db.js';
-import { requireExisting, resolveReferences } from '../../query/references.js';
+import { ASSETS_TABLE, assetScopeNode } from '../../query/assets-scope.js';
+import { resolveReferences } from '../../query/references.js';
 import { listItems, searchItems, type ListInput, type ResourceSpec } from '../crud.js';
 import { EVENT_LIMITS, type EventCreate, type EventFilter } from './schema.js';
 import { eventCatalog as catalog, eventTable } from './store.js';
@@ -40,14 +41,11 @@ export const eventSpec: ResourceSpec<EventCreate> = {
     metadata: 'metadata',
     assetIds: { array: EVENT_LIMITS.assetIds },
   },
-  checkReferences(values, { db, projectId }) {
-    requireExisting(
-      db,
-      'data_sets',
-      projectId,
-      values.map((v) => v.dataSetId as number | null),
-    );
-  },
+  references: [
+    { field: 'dataSetId', table: 'data_sets', noun: 'data set' },
+    { field: 'assetIds', table: ASSETS_TABLE, noun: 'asset' },
+  ],
+
   check(v: Values, path) {
     const { startTime, endTime } = v as { startTime: number | null; endTime: number | null };
     if (startTime !== null && endTime !== null && endTime < startTime) {
@@ -84,6 +82,7 @@ export function eventFilterNode(f: EventFilter | undefined, scope: FilterScope):
     active,
     metadataNode(catalog, f.metadata),
     containsAnyLeaf(catalog, 'assetIds', f.assetIds),
+    assetScopeNode(scope.db, scope.projectId, catalog, 'assetIds', f),
     equalsLeaf(catalog, 'source', f.source),
     equalsLeaf(catalog, 'type', f.type),
     equalsLeaf(catalog, 'subtype', f.subtype),
@@ -111,7 +110,7 @@ export function searchEvents(
 }
 
 export function aggregateEvents(services: Services, projectId: number, req: Omit<AggregateRequest, 'filter'> & { filter?: EventFilter }) {
-  return runAggregate(services.db, catalog, projectId, { ...req, filter: eventFilterNode(req.filter, { db: services.db, projectId }) });
+  return runAggregate(services, catalog, projectId, { ...req, filter: eventFilterNode(req.filter, { db: services.db, projectId }) });
 }
 
 export type ListEventsInput = ListInput & { filter?: EventFilter };

@@ -8,6 +8,7 @@ export const eventCatalog: ResourceCatalog = {
   noun: 'event',
   table: 'events',
   alias: 'e',
+  dataSetColumn: 'data_set_id',
   properties: {
     id: { kind: 'integer', column: 'id', nullable: false },
     externalId: { kind: 'string', column: 'external_id', nullable: true, maxValueLength: 255, sortable: true },

@@ -37,8 +37,10 @@ export const timeSeriesRoutes: ApiRoute[] = [
     query: ListTimeSeriesQuery,
     handler: ({ services, project, query }) => {
       const assetIds = parseIdList(query.assetIds, 'assetIds', TIME_SERIES_LIMITS.filterIds);
+      const rootAssetIds = parseIdList(query.rootAssetIds, 'rootAssetIds', TIME_SERIES_LIMITS.filterIds);
       const filter = {
         ...(assetIds ? { assetIds } : {}),
+        ...(rootAssetIds ? { rootAssetIds } : {}),
         ...(query.externalIdPrefix !== undefined ? { externalIdPrefix: query.externalIdPrefix } : {}),
       };
       return listTimeSeries(

@@ -6,7 +6,8 @@ import type { Services } from '../../http/services.js';
 import { runAggregate, type AggregateRequest } from '../../query/aggregate.js';
 import { and, equalsLeaf, inLeaf, metadataNode, prefixLeaf, rangeLeaf } from '../../query/basic.js';
 import { ftsQuery, type FilterNode } from '../../query/filter.js';
-import { requireExisting, resolveReferences } from '../../query/references.js';
+import { ASSETS_TABLE, assetScopeNode } from '../../query/assets-scope.js';
+import { resolveReferences } from '../../query/references.js';
 import type { Db } from '../../storage/db.js';
 import type { Values } from '../../storage/items.js';
 import { listItems, searchItems, type ListInput, type ResourceSpec } from '../crud.js';
@@ -68,14 +69,11 @@ export const timeSeriesSpec: ResourceSpec<TimeSeriesCreate> = {
       }
     }
   },
-  checkReferences(values, { db, projectId }) {
-    requireExisting(
-      db,
-      'data_sets',
-      projectId,
-      values.map((v) => v.dataSetId as number | null),
-    );
-  },
+  references: [
+    { field: 'dataSetId', table: 'data_sets', noun: 'data set' },
+    { field: 'assetId', table: ASSETS_TABLE, noun: 'asset' },
+  ],
+
 };
 export const anyTimeSeriesSpec = timeSeriesSpec as ResourceSpec<unknown>;
 
@@ -89,6 +87,7 @@ export function timeSeriesFilterNode(f: TimeSeriesFilter | undefined, db: Db, pr
     f.isStep === undefined ? undefined : equalsLeaf(catalog, 'isStep', f.isStep ? 1 : 0),
     metadataNode(catalog, f.metadata),
     inLeaf(catalog, 'assetId', f.assetIds),
+    assetScopeNode(db, projectId, catalog, 'assetId', f),
     f.dataSetIds && inLeaf(catalog, 'dataSetId', resolveReferences(db, 'data_sets', projectId, f.dataSetIds, ['filter', 'dataSetIds'])),
     prefixLeaf(catalog, 'externalId', f.externalIdPrefix),
     rangeLeaf(catalog, 'createdTime', f.createdTime),
@@ -130,5 +129,5 @@ export function aggregateTimeSeries(
   projectId: number,
   req: Omit<AggregateRequest, 'filter'> & { filter?: TimeSeriesFilter },
 ) {
-  return runAggregate(services.db, catalog, projectId, { ...req, filter: timeSeriesFilterNode(req.filter, services.db, projectId) });
+  return runAggregate(services, catalog, projectId, { ...req, filter: timeSeriesFilterNode(req.filter, services.db, projectId) });
 }

@@ -12,6 +12,7 @@ export const timeSeriesCatalog: ResourceCatalog = {
   noun: 'time series',
   table: 'timeseries',
   alias: 't',
+  dataSetColumn: 'data_set_id',
   maxPropertyElementLength: 256,
   properties: {
     id: { kind: 'integer', column: 'id', nullable: false },

@@ -1,0 +1,65 @@
+/**
+ * Records the SQL statements (text and parameters) a better-sqlite3 connection executes while recording is
+ * on, so the benchmark can run exactly the server's SQL on a raw connection and EXPLAIN it. Statements are
+ * wrapped when prepared; when recording is off the wrapper only forwards (a flag check per call).
+ */
+import type Database from 'better-sqlite3';
+
+export interface RecordedStatement {
+  text: string;
+  params: unknown[];
+}
+
+export interface StatementRecorder {
+  start(): void;
+  /** Stops recording and returns what was recorded since `start`. */
+  stop(): RecordedStatement[];
+}
+
+const EXECUTING = new Set(['all', 'get', 'run', 'iterate']);
+
+export function recordStatements(db: Database.Database): StatementRecorder {
+  let recording = false;
+  let recorded: RecordedStatement[] = [];
+  const prepare = db.prepare.bind(db);
+  (db as unknown as { prepare: (text: string) => unknown }).prepare = (text: string) => {
+    const stmt = prepare(text);
+    const wrapped = new Map<PropertyKey, unknown>();
+    const proxy: Database.Statement = new Proxy(stmt, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target) as unknown;
+        if (typeof value !== 'function') return value;
+        let fn = wrapped.get(prop);
+        if (!fn) {
+          const f = value as (...a: unknown[]) => unknown;
+          fn =
+            typeof prop === 'string' && EXECUTING.has(prop)
+              ? (...args: unknown[]) => {
+                  if (recording) recorded.push({ text, params: args });
+                  return f.apply(target, args);
+                }
+              : (...args: unknown[]) => {
+                  const result = f.apply(target, args);
+                  // Chained modifiers (pluck, raw, expand, safeIntegers) return the statement: keep the wrapper.
+                  return result === target ? proxy : result;
+                };
+          wrapped.set(prop, fn);
+        }
+        return fn;
+      },
+    });
+    return proxy;
+  };
+  return {
+    start() {
+      recorded = [];
+      recording = true;
+    },
+    stop() {
+      recording = false;
+      const out = recorded;
+      recorded = [];
+      return out;
+    },
+  };
+}

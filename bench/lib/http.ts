@@ -1,0 +1,70 @@
+/**
+ * Two interchangeable HTTP/1.1 keep-alive clients for the load generator: `node:http` with a keep-alive agent,
+ * and the global `fetch` (undici, bundled with Node). The runner measures both against the bare route and
+ * uses the faster one, so the client is as small a share of the measurement as it can be.
+ */
+import http from 'node:http';
+
+export interface HttpResponse {
+  status: number;
+  body: Buffer;
+}
+
+export interface HttpClient {
+  readonly kind: 'node:http' | 'fetch';
+  request(method: 'GET' | 'POST', url: string, body?: string, headers?: Record<string, string>): Promise<HttpResponse>;
+  close(): void;
+}
+
+export function createClient(kind: HttpClient['kind'], maxSockets = 64): HttpClient {
+  return kind === 'fetch' ? fetchClient() : nodeHttpClient(maxSockets);
+}
+
+function nodeHttpClient(maxSockets: number): HttpClient {
+  const agent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo' });
+  return {
+    kind: 'node:http',
+    request(method, url, body, headers = {}) {
+      return new Promise<HttpResponse>((resolve, reject) => {
+        const h: Record<string, string | number> = { ...headers };
+        if (body !== undefined) {
+          h['content-type'] ??= 'application/json';
+          h['content-length'] = Buffer.byteLength(body);
+        }
+        const req = http.request(url, { method, agent, headers: h }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) }));
+          res.on('error', reject);
+        });
+        req.on('error', reject);
+        req.setTimeout(120_000, () => req.destroy(new Error(`timeout: ${method} ${url}`)));
+        req.end(body);
+      });
+    },
+    close() {
+      agent.destroy();
+    },
+  };
+}
+
+function fetchClient(): HttpClient {
+  return {
+    kind: 'fetch',
+    async request(method, url, body, headers = {}) {
+      const h: Record<string, string> = { ...headers };
+      if (body !== undefined) h['content-type'] ??= 'application/json';
+      const res = await fetch(url, { method, headers: h, body, signal: AbortSignal.timeout(120_000) });
+      return { status: res.status, body: Buffer.from(await res.arrayBuffer()) };
+    },
+    close() {},
+  };
+}
+
+/** Throws with the response text when the status is not the expected one. */
+export function expectStatus(res: HttpResponse, expected: number, what: string): HttpResponse {
+  if (res.status !== expected) {
+    throw new Error(`${what}: expected HTTP ${expected}, got ${res.status}: ${res.body.toString('utf8').slice(0, 500)}`);
+  }
+  return res;
+}

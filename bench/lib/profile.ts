@@ -1,0 +1,131 @@
+/**
+ * Summaries of V8 CPU profiles (`.cpuprofile`, as written by the server child when BENCH_PROFILE=1):
+ * self time by function, inclusive time by function, and self time by package/area.
+ */
+import { readFileSync } from 'node:fs';
+
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  hitCount?: number;
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples?: number[];
+}
+
+export interface ProfileEntry {
+  name: string;
+  ms: number;
+  share: number;
+}
+
+export interface ProfileSummary {
+  totalMs: number;
+  /** Share of samples where the server was idle (waiting for I/O). */
+  idleShare: number;
+  self: ProfileEntry[];
+  inclusive: ProfileEntry[];
+  areas: ProfileEntry[];
+}
+
+function shortUrl(url: string): string {
+  return url
+    .replace(/^file:\/\//, '')
+    .replace(/^.*\/node_modules\//, '')
+    .replace(/^.*\/\.bench-build\//, '');
+}
+
+function frameKey(f: CallFrame): string {
+  const name = f.functionName || '(anonymous)';
+  if (!f.url) return name;
+  return `${name} ${shortUrl(f.url)}:${f.lineNumber + 1}`;
+}
+
+function area(f: CallFrame): string {
+  const name = f.functionName;
+  if (!f.url) {
+    if (name === '(garbage collector)' || name === '(idle)' || name === '(program)') return name;
+    return `native: ${name || '(anonymous)'}`;
+  }
+  const m = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(f.url);
+  if (m) return m[1];
+  if (f.url.startsWith('node:')) return `node: ${f.url.slice(5).split('/')[0]}`;
+  if (f.url.includes('/.bench-build/src/')) return `strata ${f.url.replace(/^.*\/\.bench-build\/src\//, 'src/')}`;
+  return shortUrl(f.url);
+}
+
+function top(map: Map<string, number>, totalHits: number, msPerHit: number, n: number): ProfileEntry[] {
+  return [...map.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([name, hits]) => ({ name, ms: hits * msPerHit, share: hits / totalHits }));
+}
+
+export function summarizeProfile(file: string, n = 15): ProfileSummary {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const byId = new Map<number, ProfileNode>();
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) byId.set(node.id, node);
+  for (const node of profile.nodes) for (const c of node.children ?? []) parent.set(c, node.id);
+
+  const hits = new Map<number, number>();
+  if (profile.samples?.length) for (const s of profile.samples) hits.set(s, (hits.get(s) ?? 0) + 1);
+  else for (const node of profile.nodes) if (node.hitCount) hits.set(node.id, node.hitCount);
+
+  let totalHits = 0;
+  let idleHits = 0;
+  const self = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  const areas = new Map<string, number>();
+  for (const [id, h] of hits) {
+    const node = byId.get(id)!;
+    totalHits += h;
+    if (node.callFrame.functionName === '(idle)') {
+      idleHits += h;
+      continue;
+    }
+    const key = frameKey(node.callFrame);
+    self.set(key, (self.get(key) ?? 0) + h);
+    const a = area(node.callFrame);
+    areas.set(a, (areas.get(a) ?? 0) + h);
+    // Inclusive: every distinct function on the stack gets the sample once.
+    const seen = new Set<string>();
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const k = frameKey(byId.get(cur)!.callFrame);
+      if (k === '(root)' || seen.has(k)) continue;
+      seen.add(k);
+      inclusive.set(k, (inclusive.get(k) ?? 0) + h);
+    }
+  }
+  const totalMs = (profile.endTime - profile.startTime) / 1000;
+  const msPerHit = totalHits ? totalMs / totalHits : 0;
+  const busyHits = Math.max(1, totalHits - idleHits);
+  return {
+    totalMs,
+    idleShare: totalHits ? idleHits / totalHits : 0,
+    self: top(self, busyHits, msPerHit, n),
+    inclusive: top(inclusive, busyHits, msPerHit, n),
+    areas: top(areas, busyHits, msPerHit, n),
+  };
+}
+
+export function formatProfile(name: string, s: ProfileSummary, n = 12): string {
+  const pct = (x: number) => `${(x * 100).toFixed(1).padStart(5)}%`;
+  const lines = [`CPU profile of the server during "${name}": ${s.totalMs.toFixed(0)} ms, idle ${pct(s.idleShare).trim()} (shares below are of busy time)`];
+  lines.push('  self time by area:');
+  for (const e of s.areas.slice(0, 8)) lines.push(`    ${pct(e.share)}  ${e.name}`);
+  lines.push('  self time by function:');
+  for (const e of s.self.slice(0, n)) lines.push(`    ${pct(e.share)}  ${e.name}`);
+  lines.push('  inclusive time by function:');
+  for (const e of s.inclusive.slice(0, n)) lines.push(`    ${pct(e.share)}  ${e.name}`);
+  return lines.join('\n');
+}

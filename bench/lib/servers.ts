@@ -1,0 +1,79 @@
+/**
+ * The servers under test, as started inside one process, all on 127.0.0.1:
+ * - the real Strata app;
+ * - the same app without its API layers (versioning, throttling), on the same database, to measure their cost;
+ * - a bare Fastify app (no hooks, auth or database) whose one route returns whatever bytes it was given.
+ * The child-process entry (`bench/server.ts`) and the in-process comparison both use this.
+ *
+ * Throttling stays on (its code runs) but with limits far above what the benchmark can reach: the benchmark
+ * measures capacity, not the rate-limit policy.
+ */
+import Fastify from 'fastify';
+import { loadConfig } from '../../src/config.js';
+import { buildApp } from '../../src/http/app.js';
+import { openDatabase } from '../../src/storage/db.js';
+import { recordStatements, type StatementRecorder } from './capture.js';
+
+export const PROJECT = 'bench';
+
+export interface Servers {
+  apiOrigin: string;
+  /** The same app without API layers (undefined when not started). */
+  noLayersOrigin?: string;
+  bareOrigin: string;
+  clientId: string;
+  clientSecret: string;
+  /** Records the SQL the server runs (undefined when BENCH_CAPTURE=0). */
+  recorder?: StatementRecorder;
+  setBarePayload(payload: string): void;
+  close(): Promise<void>;
+}
+
+export const BENCH_SERVER_ENV: Record<string, string> = {
+  STRATA_PROJECTS: PROJECT,
+  STRATA_LOG_LEVEL: 'error',
+  STRATA_PORT: '0',
+  STRATA_RATE_LIMIT: '1000000000',
+  STRATA_RATE_BURST: '1000000000',
+  STRATA_CONCURRENCY_LIMIT: '1000000',
+  STRATA_PRINCIPAL_RATE_LIMIT: '1000000000',
+  STRATA_PRINCIPAL_RATE_BURST: '1000000000',
+  STRATA_PRINCIPAL_CONCURRENCY_LIMIT: '1000000',
+};
+
+export async function startServers(dataDir: string, opts: { capture?: boolean; noLayers?: boolean } = {}): Promise<Servers> {
+  const config = loadConfig([], { ...BENCH_SERVER_ENV, STRATA_DATA_DIR: dataDir });
+  const db = openDatabase({ dataDir: config.dataDir, synchronous: config.synchronous });
+  const recorder = opts.capture ? recordStatements(db) : undefined;
+  const strata = await buildApp(config, { db, logger: false });
+  const api = await strata.app.listen({ host: '127.0.0.1', port: 0 });
+
+  // `apiLayers: false` leaves out versioning and throttling (an option meant for this measurement).
+  const noLayers = opts.noLayers ? await buildApp(config, { db, logger: false, apiLayers: false } as Parameters<typeof buildApp>[1]) : undefined;
+  const noLayersOrigin = noLayers ? await noLayers.app.listen({ host: '127.0.0.1', port: 0 }) : undefined;
+
+  let payload = '{}';
+  const bare = Fastify({ logger: false });
+  bare.get('/bare/:id', (_req, reply) => {
+    reply.header('content-type', 'application/json; charset=utf-8').send(payload);
+  });
+  const bareOrigin = await bare.listen({ host: '127.0.0.1', port: 0 });
+
+  return {
+    apiOrigin: api,
+    noLayersOrigin,
+    bareOrigin,
+    clientId: strata.idp.devClient.clientId,
+    clientSecret: strata.idp.devClient.secret,
+    recorder,
+    setBarePayload(p) {
+      payload = p;
+    },
+    async close() {
+      await bare.close();
+      await noLayers?.close();
+      await strata.close();
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * Scoped access: what one request may read and change, derived from the grants that satisfied its route's
+ * capability. The query layer turns it into a SQL condition (lists, search, aggregates, by-id reads,
+ * cursors and partitions all share it) and the write paths check each item they create, change or delete.
+ * Resources with their own SQL or write paths use `scopeCondition` and `requireWritable` from here.
+ */
+import { forbidden, formatPath } from '../http/errors.js';
+import type { ResourceCatalog } from '../query/catalog.js';
+import { col } from '../query/catalog.js';
+import { FALSE, Sql, sql } from '../storage/sql.js';
+import { formatCapability, type Capability, type Grant } from './principal.js';
+
+export interface FullAccess {
+  readonly all: true;
+}
+
+export interface ScopedAccess {
+  readonly all: false;
+  /** The capability the scope belongs to (named in refusals). */
+  readonly capability: Capability;
+  /** Items in these data sets (by the catalog's `dataSetColumn`). */
+  readonly dataSetIds: readonly number[];
+  /** Items with these ids (`idscope`). */
+  readonly itemIds: readonly number[];
+  /** The grant is limited to the principal's own groups (`currentuserscope`). */
+  readonly ownGroups: boolean;
+}
+
+/** Absent (outside a request: seeding, benchmarks, internal jobs) means everything. */
+export type Access = FullAccess | ScopedAccess;
+
+export const FULL_ACCESS: FullAccess = Object.freeze({ all: true });
+
+/** The union of the scopes of the grants that satisfy one capability. */
+export function accessFor(capability: Capability, grants: readonly Grant[]): Access {
+  const dataSetIds = new Set<number>();
+  const itemIds = new Set<number>();
+  let ownGroups = false;
+  for (const g of grants) {
+    const s = g.scope;
+    if ('all' in s) return FULL_ACCESS;
+    if ('datasetScope' in s) for (const id of s.datasetScope.ids) dataSetIds.add(id);
+    else if ('idscope' in s) for (const id of s.idscope.ids) itemIds.add(id);
+    else ownGroups = true;
+  }
+  return { all: false, capability, dataSetIds: [...dataSetIds].sort((a, b) => a - b), itemIds: [...itemIds].sort((a, b) => a - b), ownGroups };
+}
+
+/**
+ * The rows of `catalog` that `access` reaches, as a condition on its main table; undefined when it reaches
+ * all of them. A resource without a data set column can only be reached by item ids.
+ */
+export function scopeCondition(access: Access | undefined, catalog: ResourceCatalog): Sql | undefined {
+  if (access === undefined || access.all) return undefined;
+  const parts: Sql[] = [];
+  if (catalog.dataSetColumn !== undefined && access.dataSetIds.length) {
+    parts.push(sql`${Sql.raw(col(catalog, catalog.dataSetColumn))} IN (${access.dataSetIds})`);
+  }
+  if (access.itemIds.length) parts.push(sql`${Sql.raw(col(catalog, 'id'))} IN (${access.itemIds})`);
+  return parts.length ? Sql.or(parts).wrap() : FALSE;
+}
+
+/** One item as scopes see it: its id (absent before it is created) and its data set (null when none). */
+export interface ScopeTarget {
+  id?: number;
+  dataSetId: number | null;
+}
+
+export function inScope(access: Access | undefined, target: ScopeTarget): boolean {
+  if (access === undefined || access.all) return true;
+  if (target.dataSetId !== null && access.dataSetIds.includes(target.dataSetId)) return true;
+  return target.id !== undefined && access.itemIds.includes(target.id);
+}
+
+export function describeScope(access: ScopedAccess): string {
+  const parts: string[] = [];
+  if (access.dataSetIds.length) parts.push(`datasetScope ${JSON.stringify(access.dataSetIds)}`);
+  if (access.itemIds.length) parts.push(`idscope ${JSON.stringify(access.itemIds)}`);
+  if (access.ownGroups) parts.push('currentuserscope');
+  return parts.join(' and ') || 'an empty scope';
+}
+
+function describeTarget(noun: string, t: ScopeTarget): string {
+  const which = t.id === undefined ? `the new ${noun}` : `${noun} ${t.id}`;
+  return t.dataSetId === null ? `${which} is in no data set` : `${which} is in data set ${t.dataSetId}`;
+}
+
+/**
+ * Refuses (403, before anything is written) a write that touches an item outside the scope: creating it,
+ * changing or deleting it, or moving it into a data set outside the scope. `path` names the item.
+ */
+export function requireWritable(access: Access | undefined, noun: string, targets: ReadonlyArray<{ target: ScopeTarget; path: Array<string | number> }>): void {
+  if (access === undefined || access.all) return;
+  for (const { target, path } of targets) {
+    if (inScope(access, target)) continue;
+    throw forbidden(
+      `${formatPath(path)}: ${formatCapability(access.capability)} is granted only in ${describeScope(access)}, and ${describeTarget(noun, target)}; ` +
+        `this needs ${formatCapability(access.capability)} with scope all or a scope that includes it`,
+    );
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * Groups in SQL. A group belongs to one project and grants its capabilities to the principals that are its
+ * members: by the identity provider's group id (`sourceId`, matched against the token's access claims) or
+ * by an explicit list of subjects (`members`).
+ */
+import { all, run, type Db } from '../storage/db.js';
+import { sql } from '../storage/sql.js';
+import type { CapabilityObject } from './capabilities.js';
+
+export const ALL_USER_ACCOUNTS = 'allUserAccounts';
+
+export interface GroupAttributes {
+  token?: { appIds?: string[] };
+}
+
+export interface GroupRecord {
+  id: number;
+  name: string;
+  sourceId?: string;
+  members?: string[] | typeof ALL_USER_ACCOUNTS;
+  capabilities: CapabilityObject[];
+  metadata?: Record<string, string>;
+  attributes?: GroupAttributes;
+  createdTime: number;
+}
+
+export type NewGroup = Omit<GroupRecord, 'id' | 'createdTime'>;
+
+interface GroupRow {
+  id: number;
+  name: string;
+  source_id: string | null;
+  members: string | null;
+  capabilities: string;
+  metadata: string | null;
+  attributes: string | null;
+  created_time: number;
+}
+
+function toRecord(r: GroupRow): GroupRecord {
+  return {
+    id: r.id,
+    name: r.name,
+    ...(r.source_id !== null ? { sourceId: r.source_id } : {}),
+    ...(r.members !== null ? { members: JSON.parse(r.members) as GroupRecord['members'] } : {}),
+    capabilities: JSON.parse(r.capabilities) as CapabilityObject[],
+    ...(r.metadata !== null ? { metadata: JSON.parse(r.metadata) as Record<string, string> } : {}),
+    ...(r.attributes !== null ? { attributes: JSON.parse(r.attributes) as GroupAttributes } : {}),
+    createdTime: r.created_time,
+  };
+}
+
+const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
+
+export function insertGroup(db: Db, projectId: number, g: NewGroup, now: number): number {
+  const result = run(
+    db,
+    sql`INSERT INTO access_groups (project_id, name, source_id, members, capabilities, metadata, attributes, created_time)
+        VALUES (${projectId}, ${g.name}, ${g.sourceId ?? null}, ${json(g.members)}, ${JSON.stringify(g.capabilities)}, ${json(g.metadata)}, ${json(g.attributes)}, ${now})`,
+  );
+  return Number(result.lastInsertRowid);
+}
+
+export function projectGroups(db: Db, projectId: number): GroupRecord[] {
+  return all<GroupRow>(db, sql`SELECT * FROM access_groups WHERE project_id = ${projectId} ORDER BY id`).map(toRecord);
+}
+
+export function existingGroupIds(db: Db, projectId: number, ids: readonly number[]): Set<number> {
+  return new Set(all<{ id: number }>(db, sql`SELECT id FROM access_groups WHERE project_id = ${projectId} AND id IN (${ids})`).map((r) => r.id));
+}
+
+export function deleteGroups(db: Db, projectId: number, ids: readonly number[]): void {
+  run(db, sql`DELETE FROM access_groups WHERE project_id = ${projectId} AND id IN (${ids})`);
+}

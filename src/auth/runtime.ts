@@ -1,0 +1,305 @@
+/**
+ * Authentication at run time: which provider a project accepts, the principal a token stands for in a
+ * project, and the caches that keep this off the hot path. A request whose token was seen before in the
+ * same project costs two map lookups; the project's authentication version (bumped with every change to its
+ * configuration, groups or sessions, in any process) invalidates what was cached about it.
+ */
+import { createLocalJWKSet, errors, type JWTPayload } from 'jose';
+import { ApiError, badRequest, unauthorized } from '../http/errors.js';
+import type { Services } from '../http/services.js';
+import type { Db } from '../storage/db.js';
+import { allProjectsAuth, readProjectConfig, type ProjectAuthRow } from '../storage/projects.js';
+import type { AclRegistry } from './acls.js';
+import { projectGroups } from './group-store.js';
+import { DEV_CLIENT_ID, type IdentityProvider } from './idp.js';
+import { createRemoteKeySet, KeySetUnavailable, UnknownSigningKey, type KeyLookup, type RemoteKeySet } from './jwks.js';
+import { appIdOf, memberGroups, resolveGroups, type ResolvedGroup } from './membership.js';
+import { builtInConfiguration, resolveConfiguration, type OidcConfiguration, type OidcConfigurationInput } from './oidc-config.js';
+import type { Claims, Grant, Principal } from './principal.js';
+import { effectiveStatus, sessionById } from './session-store.js';
+import { bearerToken, unverifiedClaims, verifyToken, type VerificationTarget } from './verify.js';
+
+export interface AuthRuntimeOptions {
+  db: Db;
+  idp: IdentityProvider;
+  acls: AclRegistry;
+  now: () => number;
+  jwksRefreshIntervalMs: number;
+}
+
+/** The identity provider a project accepts tokens from. */
+export interface ProjectProvider {
+  config: OidcConfiguration;
+  /** Strata's own provider: verified with its in-memory keys; its administrator client is all-powerful. */
+  builtIn: boolean;
+  target: VerificationTarget;
+  accessClaims: string[];
+}
+
+export interface TokenInspection {
+  subject: string;
+  projects: Array<{ projectUrlName: string; groups: number[] }>;
+  capabilities: Array<Record<string, unknown>>;
+}
+
+export interface AuthRuntime {
+  readonly idp: IdentityProvider;
+  readonly acls: AclRegistry;
+  now(): number;
+  /**
+   * The principal of an `Authorization` header in a project when it is cached and still valid: the hot path,
+   * synchronous, keyed by the header itself so a known token is not even parsed again.
+   */
+  cachedPrincipal(authorization: string, project: ProjectAuthRow): Principal | undefined;
+  /** The principal of an `Authorization` header in a project; 401 when the project does not accept it. */
+  authenticate(authorization: string | undefined, project: ProjectAuthRow): Promise<Principal>;
+  /** The same for a bare token, bypassing the cache (a session's source token). */
+  principalForToken(token: string, project: ProjectAuthRow): Promise<Principal>;
+  /** The principal that delegated claims stand for in a project now (sessions). */
+  principalForClaims(project: ProjectAuthRow, claims: Claims, expiresAt: number, sessionId?: number): Principal;
+  provider(project: ProjectAuthRow): ProjectProvider;
+  /** Checks a new configuration against the provider's discovery document and keys; 400 naming what is wrong. */
+  resolveConfiguration(input: OidcConfigurationInput, where: string): Promise<OidcConfiguration>;
+  /** Obtains an access token for client credentials from the project's provider; 400 when it refuses. */
+  clientCredentialsToken(project: ProjectAuthRow, clientId: string, clientSecret: string): Promise<string>;
+  /** The audience of the access tokens of a project's sessions (they are valid in that project only). */
+  sessionAudience(project: string): string;
+  inspect(authorization: string | undefined): Promise<TokenInspection>;
+  /** The cached key set of a JWKS address (tests read its fetch count). */
+  keySet(url: string): RemoteKeySet;
+}
+
+/** Bounds each cache; an attacker sending endless distinct tokens only evicts the oldest entries. */
+const MAX_CACHED_TOKENS = 10_000;
+const ADMIN_GRANTS: Grant[] = [{ acl: '*', actions: ['*'], scope: { all: {} }, projects: '*' }];
+
+interface CachedPrincipal {
+  version: number;
+  principal: Principal;
+  /** Seconds since the epoch. */
+  until: number;
+}
+
+/** A map that forgets its oldest entries beyond a size, so hostile tokens cannot grow memory without bound. */
+function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
+  if (map.size >= max && !map.has(key)) map.delete(map.keys().next().value as K);
+  map.set(key, value);
+}
+
+export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
+  const { db, idp, acls, now } = opts;
+  const principals = new Map<string, Map<number, CachedPrincipal>>();
+  const verified = new Map<string, JWTPayload>();
+  const providers = new Map<number, { version: number; provider: ProjectProvider }>();
+  const groups = new Map<number, { version: number; groups: ResolvedGroup[] }>();
+  const keySets = new Map<string, RemoteKeySet>();
+
+  const localKeys = createLocalJWKSet(idp.jwks);
+  const builtInKeys: KeyLookup = async (header, token) => {
+    try {
+      return await localKeys(header, token);
+    } catch (err) {
+      if (err instanceof errors.JWKSNoMatchingKey) throw new UnknownSigningKey(header.kid, false);
+      throw err;
+    }
+  };
+  const builtInKeysUrl = String((idp.discovery() as { jwks_uri: string }).jwks_uri);
+
+  function keySet(url: string): RemoteKeySet {
+    let set = keySets.get(url);
+    if (!set) keySets.set(url, (set = createRemoteKeySet(url, opts.jwksRefreshIntervalMs, now)));
+    return set;
+  }
+
+  function provider(project: ProjectAuthRow): ProjectProvider {
+    const cached = providers.get(project.id);
+    if (cached && cached.version === project.authVersion) return cached.provider;
+    const stored = readProjectConfig(db, project.id).oidc as OidcConfiguration | undefined;
+    const config = stored ?? builtInConfiguration(idp);
+    const builtIn = config.issuer === idp.issuer;
+    const p: ProjectProvider = {
+      config,
+      builtIn,
+      target: {
+        issuer: config.issuer,
+        audience: config.audience,
+        keys: builtIn ? builtInKeys : keySet(config.jwksUrl).lookup,
+        keysUrl: builtIn ? builtInKeysUrl : config.jwksUrl,
+      },
+      accessClaims: config.accessClaims.map((c) => c.claimName),
+    };
+    providers.set(project.id, { version: project.authVersion, provider: p });
+    return p;
+  }
+
+  function groupsOf(project: ProjectAuthRow): ResolvedGroup[] {
+    const cached = groups.get(project.id);
+    if (cached && cached.version === project.authVersion) return cached.groups;
+    const resolved = resolveGroups(projectGroups(db, project.id), acls, project.name);
+    groups.set(project.id, { version: project.authVersion, groups: resolved });
+    return resolved;
+  }
+
+  function principalForClaims(project: ProjectAuthRow, claims: Claims, expiresAt: number, sessionId?: number): Principal {
+    const p = provider(project);
+    const subject = String(claims.sub);
+    const clientId = appIdOf(claims);
+    const base = { subject, ...(clientId !== undefined ? { clientId } : {}), expiresAt, claims, ...(sessionId !== undefined ? { sessionId } : {}) };
+    if (p.builtIn && claims.iss === idp.issuer && subject === DEV_CLIENT_ID) return { ...base, projects: '*', grants: ADMIN_GRANTS, groupIds: [] };
+    const member = memberGroups(groupsOf(project), claims, p.accessClaims);
+    return { ...base, projects: [project.name], grants: member.flatMap((g) => g.grants), groupIds: member.map((g) => g.id) };
+  }
+
+  async function verifiedClaims(token: string, target: VerificationTarget): Promise<JWTPayload> {
+    const key = `${target.issuer}\n${target.audience}\n${target.keysUrl}\n${token}`;
+    const hit = verified.get(key);
+    if (hit && (hit.exp ?? 0) > now() / 1000) return hit;
+    const claims = await verifyToken(token, target, now());
+    remember(verified, key, claims, MAX_CACHED_TOKENS);
+    return claims;
+  }
+
+  function sessionAudience(project: string): string {
+    return `${idp.issuer}/api/v1/projects/${project}/sessions`;
+  }
+
+  async function sessionPrincipal(token: string, project: ProjectAuthRow): Promise<Principal> {
+    const claims = await verifiedClaims(token, { issuer: idp.issuer, audience: sessionAudience(project.name), keys: builtInKeys, keysUrl: builtInKeysUrl });
+    const id = Number(claims.sid);
+    const session = Number.isSafeInteger(id) ? sessionById(db, id) : undefined;
+    if (!session || session.projectId !== project.id) throw unauthorized(`The session of this access token does not exist in project "${project.name}"`);
+    const status = effectiveStatus(session, now());
+    if (status !== 'ACTIVE') throw unauthorized(`The session ${session.id} of this access token is ${status.toLowerCase()}; create a new session`);
+    if (session.claims.iss !== provider(project).config.issuer) {
+      throw unauthorized(`The session ${session.id} delegates a token of "${String(session.claims.iss)}", which project "${project.name}" no longer accepts`);
+    }
+    return principalForClaims(project, session.claims, Math.min(claims.exp!, Math.floor(session.expirationTime / 1000)), session.id);
+  }
+
+  async function principalForToken(token: string, project: ProjectAuthRow): Promise<Principal> {
+    const unverified = unverifiedClaims(token);
+    if (unverified.iss === idp.issuer && unverified.sid !== undefined) return sessionPrincipal(token, project);
+    const p = provider(project);
+    if (unverified.iss !== p.config.issuer) {
+      throw unauthorized(
+        `The access token's "iss" claim (${JSON.stringify(unverified.iss ?? null)}) is not accepted: project "${project.name}" accepts tokens from "${p.config.issuer}"`,
+      );
+    }
+    const claims = await verifiedClaims(token, p.target);
+    return principalForClaims(project, claims, claims.exp!);
+  }
+
+  function cachedPrincipal(authorization: string, project: ProjectAuthRow): Principal | undefined {
+    const hit = principals.get(authorization)?.get(project.id);
+    return hit !== undefined && hit.version === project.authVersion && hit.until > now() / 1000 ? hit.principal : undefined;
+  }
+
+  async function authenticate(authorization: string | undefined, project: ProjectAuthRow): Promise<Principal> {
+    const token = bearerToken(authorization);
+    const principal = await principalForToken(token, project);
+    const entry: CachedPrincipal = { version: project.authVersion, principal, until: principal.expiresAt ?? 0 };
+    const byProject = principals.get(authorization!);
+    if (byProject) byProject.set(project.id, entry);
+    else remember(principals, authorization!, new Map([[project.id, entry]]), MAX_CACHED_TOKENS);
+    return principal;
+  }
+
+  async function checkedConfiguration(input: OidcConfigurationInput, where: string): Promise<OidcConfiguration> {
+    const config = await resolveConfiguration(input, idp, where);
+    if (config.issuer !== idp.issuer) {
+      try {
+        await keySet(config.jwksUrl).load();
+      } catch (err) {
+        throw badRequest(`${where}.jwksUrl: ${err instanceof KeySetUnavailable ? err.message : String(err)}`);
+      }
+    }
+    return config;
+  }
+
+  async function clientCredentialsToken(project: ProjectAuthRow, clientId: string, clientSecret: string): Promise<string> {
+    const p = provider(project);
+    if (p.builtIn) {
+      const client = idp.authenticate(clientId, clientSecret);
+      if (!client) throw badRequest(`The identity provider refused the client credentials of "${clientId}": unknown client or wrong secret`);
+      return (await idp.issueToken(client, p.config.identityProviderScope)).access_token;
+    }
+    const tokenUrl = p.config.tokenUrl;
+    if (tokenUrl === undefined) throw badRequest(`The identity provider of project "${project.name}" has no token endpoint; sessions need client credentials it can check`);
+    const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret });
+    if (p.config.identityProviderScope !== undefined) form.set('scope', p.config.identityProviderScope);
+    let res: Response;
+    try {
+      res = await fetch(tokenUrl, {
+        method: 'POST',
+        body: form,
+        headers: { accept: 'application/json' },
+        signal: AbortSignal.timeout(5000),
+        redirect: 'error',
+      });
+    } catch (err) {
+      throw new ApiError(503, `Cannot reach the identity provider's token endpoint ${tokenUrl}: ${(err as Error).message}`);
+    }
+    const body = (await res.json().catch(() => ({}))) as { access_token?: unknown; error?: unknown; error_description?: unknown };
+    if (!res.ok || typeof body.access_token !== 'string') {
+      const reason = [body.error, body.error_description].filter((x) => typeof x === 'string').join(': ') || `HTTP ${res.status}`;
+      throw badRequest(`The identity provider refused the client credentials of "${clientId}": ${reason}`);
+    }
+    return body.access_token;
+  }
+
+  async function inspect(authorization: string | undefined): Promise<TokenInspection> {
+    bearerToken(authorization);
+    const accepted: Principal[] = [];
+    const projects: TokenInspection['projects'] = [];
+    let refusal: ApiError | undefined;
+    for (const project of allProjectsAuth(db)) {
+      let principal: Principal;
+      try {
+        principal = cachedPrincipal(authorization!, project) ?? (await authenticate(authorization, project));
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        refusal ??= err;
+        continue;
+      }
+      accepted.push(principal);
+      if (principal.grants.length === 0) continue;
+      projects.push({ projectUrlName: project.name, groups: principal.groupIds ?? [] });
+    }
+    if (accepted.length === 0) throw refusal ?? unauthorized('No project on this server accepts this access token');
+    const names = projects.map((p) => p.projectUrlName);
+    const capabilities: TokenInspection['capabilities'] = [];
+    for (const principal of accepted) {
+      for (const g of principal.grants) {
+        if (g.acl === '*') {
+          for (const def of acls.all()) capabilities.push({ [def.name]: { actions: [...def.actions], scope: { all: {} } }, projectScope: { allProjects: {} } });
+        } else {
+          capabilities.push({ [g.acl]: { actions: g.actions, scope: g.scope }, projectScope: { projects: g.projects === '*' ? names : g.projects } });
+        }
+      }
+      if (principal.projects === '*') break;
+    }
+    return { subject: accepted[0].subject, projects, capabilities };
+  }
+
+  return {
+    idp,
+    acls,
+    now,
+    cachedPrincipal,
+    authenticate,
+    principalForToken,
+    principalForClaims,
+    provider,
+    resolveConfiguration: checkedConfiguration,
+    clientCredentialsToken,
+    sessionAudience,
+    inspect,
+    keySet,
+  };
+}
+
+/** The authentication runtime of a built app's services (route handlers of groups, sessions, projects). */
+export function authRuntime(services: Services): AuthRuntime {
+  if (!services.auth) throw new Error('These services were built without an authentication runtime');
+  return services.auth;
+}

@@ -1,0 +1,164 @@
+/**
+ * Sessions: delegated access for longer than one access token lives. A session is created from client
+ * credentials (checked with the project's identity provider) or from the caller's own token (token
+ * exchange), and records the identity it delegates. The service that uses it binds it once with the nonce,
+ * gets a session key, and from then on exchanges the key for access tokens that Strata signs itself; the
+ * delegated identity's groups are checked on every use. A one-shot session needs nothing from the identity
+ * provider: it lives at most as long as the token it came from (and an hour), and is not refreshed.
+ */
+import { randomBytes } from 'node:crypto';
+import { ApiError, badRequest, unauthorized } from '../http/errors.js';
+import { inTransaction, type Db } from '../storage/db.js';
+import type { ProjectAuthRow } from '../storage/projects.js';
+import type { Principal } from './principal.js';
+import type { AuthRuntime } from './runtime.js';
+import {
+  bindSession,
+  effectiveStatus,
+  extendSession,
+  insertSession,
+  sessionById,
+  sessionByNonce,
+  sessionKeyMatches,
+  type SessionRecord,
+  type SessionStatus,
+  type SessionType,
+} from './session-store.js';
+
+/** How long a nonce can wait to be bound. */
+export const NONCE_TTL_MS = 10 * 60_000;
+/** An extendable session expires this long after it was created, bound or last refreshed. */
+export const SESSION_TTL_MS = 24 * 3600_000;
+/** The longest a one-shot session lives. */
+export const ONESHOT_TTL_MS = 3600_000;
+/** Lifetime of one session access token. */
+export const SESSION_TOKEN_TTL_MS = 3600_000;
+
+export type SessionCredentials = { clientId: string; clientSecret: string } | { tokenExchange: true } | { oneshotTokenExchange: true };
+
+export interface SessionView {
+  id: number;
+  type: SessionType;
+  status: SessionStatus;
+  creationTime: number;
+  expirationTime: number;
+  clientId?: string;
+}
+
+export function sessionView(s: SessionRecord, now: number): SessionView {
+  return {
+    id: s.id,
+    type: s.type,
+    status: effectiveStatus(s, now),
+    creationTime: s.creationTime,
+    expirationTime: s.expirationTime,
+    ...(s.clientId !== undefined ? { clientId: s.clientId } : {}),
+  };
+}
+
+function secret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export async function createSession(
+  auth: AuthRuntime,
+  db: Db,
+  project: ProjectAuthRow,
+  caller: Principal,
+  credentials: SessionCredentials,
+): Promise<SessionView & { nonce: string }> {
+  const now = auth.now();
+  let type: SessionType;
+  let delegate: Principal;
+  let expirationTime: number;
+  if ('clientId' in credentials) {
+    const token = await auth.clientCredentialsToken(project, credentials.clientId, credentials.clientSecret);
+    delegate = await auth.principalForToken(token, project);
+    type = 'CLIENT_CREDENTIALS';
+    expirationTime = now + SESSION_TTL_MS;
+  } else {
+    delegate = caller;
+    const tokenEnds = (caller.expiresAt ?? 0) * 1000;
+    if ('oneshotTokenExchange' in credentials) {
+      type = 'ONESHOT_TOKEN_EXCHANGE';
+      expirationTime = Math.min(now + ONESHOT_TTL_MS, tokenEnds);
+    } else {
+      type = 'TOKEN_EXCHANGE';
+      expirationTime = now + SESSION_TTL_MS;
+    }
+  }
+  if (!delegate.claims) throw new ApiError(500, 'The principal has no verified claims to delegate');
+  const nonce = secret();
+  const record = insertSession(db, project.id, {
+    type,
+    subject: delegate.subject,
+    ...('clientId' in credentials ? { clientId: credentials.clientId } : {}),
+    claims: delegate.claims,
+    nonce,
+    nonceExpires: Math.min(now + NONCE_TTL_MS, expirationTime),
+    creationTime: now,
+    expirationTime,
+    extendable: type !== 'ONESHOT_TOKEN_EXCHANGE',
+  });
+  return { ...sessionView(record, now), nonce };
+}
+
+export type SessionTokenRequest = { nonce: string; maxExpirationSeconds?: number | null } | { sessionId: number; sessionKey: string };
+
+export interface SessionTokenResponse {
+  id: number;
+  accessToken: string;
+  expiresIn: number;
+  sessionKey?: string;
+  sessionExpirationTime: number;
+  sessionIsExtendable: boolean;
+}
+
+async function issue(auth: AuthRuntime, project: ProjectAuthRow, s: SessionRecord, expirationTime: number, sessionKey?: string): Promise<SessionTokenResponse> {
+  const now = auth.now();
+  const expiresAtMs = Math.min(now + SESSION_TOKEN_TTL_MS, expirationTime);
+  const accessToken = await auth.idp.sign({
+    subject: s.subject,
+    audience: auth.sessionAudience(project.name),
+    issuedAt: Math.floor(now / 1000),
+    expiresAt: Math.floor(expiresAtMs / 1000),
+    claims: { sid: s.id },
+  });
+  return {
+    id: s.id,
+    accessToken,
+    expiresIn: Math.max(0, Math.floor((expiresAtMs - now) / 1000)),
+    ...(sessionKey !== undefined ? { sessionKey } : {}),
+    sessionExpirationTime: expirationTime,
+    sessionIsExtendable: s.extendable,
+  };
+}
+
+/** Binds a session with its nonce (returning the session key) or refreshes a bound one with its key. */
+export async function sessionToken(auth: AuthRuntime, db: Db, project: ProjectAuthRow, req: SessionTokenRequest): Promise<SessionTokenResponse> {
+  const now = auth.now();
+  if ('nonce' in req) {
+    const key = secret();
+    const bound = inTransaction(db, () => {
+      const s = sessionByNonce(db, project.id, req.nonce);
+      if (!s) throw unauthorized(`nonce: not a nonce of a session of project "${project.name}", or it was already used`);
+      const status = effectiveStatus(s, now);
+      if (status !== 'READY') throw unauthorized(`nonce: the session ${s.id} is ${status.toLowerCase()}; create a new session`);
+      const cap = req.maxExpirationSeconds == null ? null : now + req.maxExpirationSeconds * 1000;
+      const expiration = Math.min(s.extendable ? now + SESSION_TTL_MS : s.expirationTime, cap ?? Number.POSITIVE_INFINITY);
+      bindSession(db, s.id, key, expiration, cap);
+      return { s, expiration };
+    });
+    return issue(auth, project, bound.s, bound.expiration, key);
+  }
+  const s = sessionById(db, req.sessionId);
+  if (!s || s.projectId !== project.id || !sessionKeyMatches(db, s.id, req.sessionKey)) {
+    throw unauthorized(`sessionKey: not the key of session ${req.sessionId} in project "${project.name}"`);
+  }
+  const status = effectiveStatus(s, now);
+  if (status !== 'ACTIVE') throw unauthorized(`The session ${s.id} is ${status.toLowerCase()}; create a new session`);
+  if (!s.extendable) throw badRequest(`The session ${s.id} is a one-shot session: it is not refreshed; create a new session when it expires`);
+  const expiration = Math.min(now + SESSION_TTL_MS, s.maxExpirationTime ?? Number.POSITIVE_INFINITY);
+  extendSession(db, s.id, expiration);
+  return issue(auth, project, s, expiration);
+}

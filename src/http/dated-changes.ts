@@ -1,0 +1,41 @@
+/**
+ * The one table of behaviour that changed on a date. A request's version (`svc-version: YYYYMMDD`) selects,
+ * for every key, the value in force on that date; handlers read it with `ctx.version.at(key)`. A later change
+ * is one more row here: a new key, or a further row for an existing key (its `before` equal to the previous
+ * row's `after`).
+ *
+ * Only changes that touch what Strata serves are rows; the rest of the change history has nothing to select.
+ */
+
+/** The first version the API recognises (the first dated entry of the change history, September 2024). */
+export const FIRST_VERSION = '20240901';
+
+export const DATED_CHANGES = [
+  {
+    date: '20250926',
+    key: 'stringDatapointMaxLength',
+    change: 'Longest string data point: 255 characters before, 1023 bytes of UTF-8 from this date',
+    before: { max: 255, unit: 'characters' },
+    after: { max: 1023, unit: 'utf8Bytes' },
+  },
+] as const;
+
+type Row = (typeof DATED_CHANGES)[number];
+export type DatedKey = Row['key'];
+/** Every value a key takes across its rows. */
+export type DatedValue<K extends DatedKey> = Extract<Row, { key: K }>['before'] | Extract<Row, { key: K }>['after'];
+export type DatedValues = { readonly [K in DatedKey]: DatedValue<K> };
+
+/** The dates on which the API's behaviour changed, oldest first, starting with FIRST_VERSION. */
+export const RELEASES: readonly string[] = [...new Set([FIRST_VERSION, ...DATED_CHANGES.map((r) => r.date)])].sort();
+
+/** The value of every key on a release date. */
+export function valuesAt(release: string): DatedValues {
+  const rows = [...DATED_CHANGES].sort((a, b) => a.date.localeCompare(b.date));
+  const values: Record<string, unknown> = {};
+  for (const row of rows) {
+    if (!(row.key in values)) values[row.key] = row.before;
+    if (row.date <= release) values[row.key] = row.after;
+  }
+  return Object.freeze(values) as DatedValues;
+}

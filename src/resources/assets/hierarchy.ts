@@ -1,0 +1,290 @@
+/**
+ * The asset hierarchy's rules and its stored form (`parent_id`, `root_id`, `depth`, `path`), kept right in
+ * the transaction of every create, move and delete:
+ * - a parent is an asset that exists, or one created in the same request (in any order there);
+ * - no cycles, whether within a create request or by a move under the asset's own subtree;
+ * - an asset moves only within its hierarchy: the root is kept, and roots stay roots (the reference's rule);
+ * - an asset with children is deleted only together with them, or with `recursive`.
+ */
+import { requireWritable, type Access } from '../../auth/access.js';
+import { ApiError, badRequest, formatPath, type IdentifierRef } from '../../http/errors.js';
+import { ASSETS_TABLE, ROOT_PARENT_PATH, childPath, pathIds, subtreeBounds } from '../../query/assets-scope.js';
+import { lookupRefs } from '../../query/refs.js';
+import { all, get, run, type Db } from '../../storage/db.js';
+import { deleteItem } from '../../storage/items.js';
+import { sql } from '../../storage/sql.js';
+import type { AssetCreate, AssetUpdateItem } from './schema.js';
+import { assetTable } from './store.js';
+
+type Path = Array<string | number>;
+
+interface Placement {
+  rootId: number;
+  depth: number;
+  path: string;
+}
+
+interface HierarchyRow extends Placement {
+  id: number;
+  externalId: string | null;
+  parentId: number | null;
+}
+
+function hierarchyRows(db: Db, projectId: number, ids: readonly number[]): Map<number, HierarchyRow> {
+  const rows = all<HierarchyRow>(
+    db,
+    sql`SELECT id, external_id AS externalId, parent_id AS parentId, root_id AS rootId, depth, path
+        FROM assets WHERE project_id = ${projectId} AND id IN (${[...new Set(ids)]})`,
+  );
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+function describeAsset(row: { id: number; externalId: string | null }): string {
+  return row.externalId === null ? `asset ${row.id}` : `asset ${row.id} (${JSON.stringify(row.externalId)})`;
+}
+
+/** A reference an item makes that names no asset, with the 400 `missing` entry it contributes. */
+interface Unknown {
+  path: Path;
+  message: string;
+  ref: IdentifierRef;
+}
+
+function refuseUnknown(unknown: readonly Unknown[]): void {
+  if (unknown.length === 0) return;
+  const [first] = unknown;
+  const more = unknown.length > 1 ? ` (and ${unknown.length - 1} more unknown parent${unknown.length > 2 ? 's' : ''})` : '';
+  throw new ApiError(400, `${formatPath(first.path)}: ${first.message}${more}`, { missing: unknown.map((u) => u.ref) });
+}
+
+/** One parent reference (`parentId` or `parentExternalId`), of a create item or of an update. */
+interface ParentRef {
+  path: Path;
+  id?: number;
+  externalId?: string;
+}
+
+/** Resolves parent references to asset ids; any that names no asset refuses the whole request. */
+function resolveParents(db: Db, projectId: number, refs: ReadonlyArray<ParentRef | undefined>): Array<number | undefined> {
+  const wanted = refs.filter((r): r is ParentRef => r !== undefined);
+  const { byId, byExternalId } = lookupRefs(
+    db,
+    ASSETS_TABLE,
+    projectId,
+    wanted.map((r) => (r.id !== undefined ? { id: r.id } : { externalId: r.externalId! })),
+  );
+  const unknown: Unknown[] = [];
+  const resolved = refs.map((r) => {
+    if (!r) return undefined;
+    if (r.id !== undefined) {
+      if (!byId.has(r.id)) unknown.push({ path: r.path, message: `no asset with id ${r.id}`, ref: { id: r.id } });
+      return r.id;
+    }
+    const id = byExternalId.get(r.externalId!);
+    if (id === undefined) {
+      unknown.push({ path: r.path, message: `no asset with externalId ${JSON.stringify(r.externalId)}`, ref: { externalId: r.externalId! } });
+    }
+    return id;
+  });
+  refuseUnknown(unknown);
+  return resolved;
+}
+
+/** `parentId` and `parentExternalId` name the same thing; an item may give one of them. */
+export function checkParentFields(items: ReadonlyArray<{ parentId?: unknown; parentExternalId?: unknown }>, path: (i: number) => Path): void {
+  items.forEach((item, i) => {
+    if (item.parentId !== undefined && item.parentExternalId !== undefined) {
+      throw badRequest(`${formatPath(path(i))}: give at most one of "parentId" and "parentExternalId"`);
+    }
+  });
+}
+
+function place(db: Db, id: number, parentId: number | null, at: Placement): void {
+  run(db, sql`UPDATE assets SET parent_id = ${parentId}, root_id = ${at.rootId}, depth = ${at.depth}, path = ${at.path} WHERE id = ${id}`);
+}
+
+/**
+ * Puts just-created assets (`ids[i]` made from `items[i]`, all already stored) into the hierarchy. Parents
+ * named by the request are placed before their children, whatever the request order.
+ */
+export function placeCreatedAssets(db: Db, projectId: number, items: readonly AssetCreate[], ids: readonly number[]): void {
+  const parentIds = resolveParents(
+    db,
+    projectId,
+    items.map((item, i): ParentRef | undefined => {
+      if (item.parentId !== undefined) return { path: ['items', i, 'parentId'], id: item.parentId };
+      if (item.parentExternalId !== undefined) return { path: ['items', i, 'parentExternalId'], externalId: item.parentExternalId };
+      return undefined;
+    }),
+  );
+  const indexOf = new Map(ids.map((id, i) => [id, i]));
+  const storedParents = hierarchyRows(
+    db,
+    projectId,
+    parentIds.filter((p): p is number => p !== undefined && !indexOf.has(p)),
+  );
+
+  const placements: Array<Placement | undefined> = [];
+  const visiting = new Set<number>();
+  for (let i = 0; i < items.length; i++) {
+    // Climb through parents created by this request until one is placed or lies outside it, then place downwards.
+    const chain: number[] = [];
+    for (let j: number | undefined = i; j !== undefined && placements[j] === undefined; ) {
+      if (visiting.has(j)) throw cycleError(items, chain.slice(chain.indexOf(j)));
+      visiting.add(j);
+      chain.push(j);
+      const parent: number | undefined = parentIds[j];
+      j = parent === undefined ? undefined : indexOf.get(parent);
+    }
+    for (const j of chain.reverse()) {
+      const parent = parentIds[j];
+      const id = ids[j];
+      let at: Placement;
+      if (parent === undefined) at = { rootId: id, depth: 0, path: childPath(ROOT_PARENT_PATH, id) };
+      else {
+        const above = indexOf.has(parent) ? placements[indexOf.get(parent)!]! : storedParents.get(parent)!;
+        at = { rootId: above.rootId, depth: above.depth + 1, path: childPath(above.path, id) };
+      }
+      placements[j] = at;
+      place(db, id, parent ?? null, at);
+    }
+  }
+}
+
+function cycleError(items: readonly AssetCreate[], cycle: readonly number[]): ApiError {
+  const name = (j: number) => (items[j].externalId === undefined ? `items[${j}]` : JSON.stringify(items[j].externalId));
+  const loop = [...cycle, cycle[0]].map(name).join(' -> ');
+  const field = items[cycle[0]].parentExternalId !== undefined ? 'parentExternalId' : 'parentId';
+  return badRequest(`${formatPath(['items', cycle[0], field])}: the parents form a cycle (${loop}); an asset cannot be its own ancestor`);
+}
+
+/**
+ * Checks the parent changes of an update request (`ids[i]` is the asset of `items[i]`) against the
+ * hierarchy they produce together, and returns them as asset id -> new parent id.
+ */
+export function planMoves(db: Db, projectId: number, items: readonly AssetUpdateItem[], ids: readonly number[]): Map<number, number> {
+  checkParentFields(
+    items.map((item) => item.update),
+    (i) => ['items', i, 'update'],
+  );
+  const refs = items.map((item, i): ParentRef | undefined => {
+    const { parentId, parentExternalId } = item.update;
+    if (parentId !== undefined) return { path: ['items', i, 'update', 'parentId'], id: parentId.set };
+    if (parentExternalId !== undefined) return { path: ['items', i, 'update', 'parentExternalId'], externalId: parentExternalId.set };
+    return undefined;
+  });
+  const parents = resolveParents(db, projectId, refs);
+  const moved = items.map((_, i) => i).filter((i) => parents[i] !== undefined);
+  const moves = new Map(moved.map((i) => [ids[i], parents[i]!]));
+  if (moves.size === 0) return moves;
+  const rows = hierarchyRows(db, projectId, [...moves.keys(), ...moves.values()]);
+
+  for (const i of moved) {
+    const asset = rows.get(ids[i])!;
+    const parent = rows.get(parents[i]!)!;
+    const where = formatPath(refs[i]!.path);
+    if (asset.parentId === null) {
+      throw badRequest(`${where}: ${describeAsset(asset)} is the root of its hierarchy, and a root cannot be given a parent`);
+    }
+    if (parent.rootId !== asset.rootId) {
+      throw badRequest(
+        `${where}: ${describeAsset(parent)} is in the hierarchy of root ${parent.rootId}, and ${describeAsset(asset)} in that of root ${asset.rootId}; an asset can move only within its own hierarchy`,
+      );
+    }
+    if (finalAncestry(parent.id, moves, rows).includes(asset.id)) {
+      throw badRequest(`${where}: ${describeAsset(parent)} is ${describeAsset(asset)} itself or below it; the move would make a cycle`);
+    }
+  }
+  return moves;
+}
+
+/**
+ * The asset and its ancestors up to the root (nearest first) once the moves are made. Stored paths give
+ * the ancestors until a moved asset, whose new parent's path continues the chain.
+ */
+function finalAncestry(start: number, moves: ReadonlyMap<number, number>, rows: ReadonlyMap<number, HierarchyRow>): number[] {
+  const out: number[] = [];
+  const jumped = new Set<number>();
+  let chain = pathIds(rows.get(start)!.path);
+  let k = chain.length - 1;
+  while (k >= 0) {
+    const node = chain[k];
+    out.push(node);
+    const parent = moves.get(node);
+    if (parent === undefined) {
+      k--;
+      continue;
+    }
+    // A loop among other moves ends the walk; the move that closes it is refused on its own item.
+    if (jumped.has(node)) break;
+    jumped.add(node);
+    chain = pathIds(rows.get(parent)!.path);
+    k = chain.length - 1;
+  }
+  return out;
+}
+
+/**
+ * Rewrites `path` and `depth` of every moved asset and its subtree; `parent_id` is already stored. Assets are
+ * moved from the top of the new hierarchy down, so each one's new parent already has its final path.
+ */
+export function applyMoves(db: Db, projectId: number, moves: ReadonlyMap<number, number>): void {
+  if (moves.size === 0) return;
+  const rows = hierarchyRows(db, projectId, [...moves.values()]);
+  const depthAfter = (id: number) => finalAncestry(moves.get(id)!, moves, rows).length;
+  const order = [...moves.keys()].map((id) => ({ id, depth: depthAfter(id) })).sort((a, b) => a.depth - b.depth);
+  for (const { id } of order) {
+    const current = get<Placement>(db, sql`SELECT depth, path FROM assets WHERE id = ${id}`)!;
+    const parent = get<Placement>(db, sql`SELECT depth, path FROM assets WHERE id = ${moves.get(id)!}`)!;
+    const path = childPath(parent.path, id);
+    if (path === current.path) continue;
+    const { from, to } = subtreeBounds(current.path);
+    run(
+      db,
+      sql`UPDATE assets SET path = ${path} || substr(path, ${current.path.length + 1}), depth = depth + ${parent.depth + 1 - current.depth}
+          WHERE project_id = ${projectId} AND path >= ${from} AND path < ${to}`,
+    );
+  }
+}
+
+/** Refuses to delete an asset that keeps a child not deleted with it. */
+export function refuseOrphans(db: Db, projectId: number, ids: readonly number[]): void {
+  if (ids.length === 0) return;
+  const deleting = new Set(ids);
+  const children = all<{ id: number; parentId: number }>(
+    db,
+    sql`SELECT id, parent_id AS parentId FROM assets WHERE project_id = ${projectId} AND parent_id IN (${ids})`,
+  ).filter((c) => !deleting.has(c.id));
+  if (children.length === 0) return;
+  const parentId = children[0].parentId;
+  const kept = children.filter((c) => c.parentId === parentId).map((c) => c.id);
+  const parent = hierarchyRows(db, projectId, [parentId]).get(parentId)!;
+  const shown = kept.slice(0, 5).join(', ') + (kept.length > 5 ? `, and ${kept.length - 5} more` : '');
+  throw badRequest(
+    `${describeAsset(parent)} has children that this request does not delete (${shown}); delete them too, or set "recursive": true to delete its whole subtree`,
+  );
+}
+
+/**
+ * Deletes every descendant of the given assets (the assets themselves are left to the caller). A scoped
+ * request must be allowed to delete each of them, as it must the assets it names.
+ */
+export function deleteDescendants(db: Db, projectId: number, ids: readonly number[], access: Access | undefined): void {
+  if (ids.length === 0) return;
+  const named = new Set(ids);
+  const descendants = new Map<number, number | null>();
+  for (const { path } of hierarchyRows(db, projectId, ids).values()) {
+    const { from, to } = subtreeBounds(path);
+    const members = all<{ id: number; dataSetId: number | null }>(
+      db,
+      sql`SELECT id, data_set_id AS dataSetId FROM assets WHERE project_id = ${projectId} AND path >= ${from} AND path < ${to}`,
+    );
+    for (const m of members) if (!named.has(m.id)) descendants.set(m.id, m.dataSetId);
+  }
+  requireWritable(
+    access,
+    'asset',
+    [...descendants].map(([id, dataSetId]) => ({ target: { id, dataSetId }, path: ['items'] })),
+  );
+  for (const id of descendants.keys()) deleteItem(db, assetTable, id);
+}

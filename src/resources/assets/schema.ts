@@ -1,0 +1,211 @@
+/**
+ * Request shapes of the assets resource.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import {
+  AggregateRequestFields,
+  Cursor,
+  ExternalId,
+  IgnoreUnknownIds,
+  InternalId,
+  ItemRef,
+  ItemRefs,
+  Limit,
+  Partition,
+  SortSpecs,
+  Timestamp,
+  TimestampRange,
+  metadataPatchSchema,
+  metadataSchema,
+  nullablePatch,
+  partialObject,
+  requiredPatch,
+  type MetadataLimits,
+} from '../../http/common-schemas.js';
+
+export const ASSET_METADATA_LIMITS: MetadataLimits = { keyLength: 128, valueLength: 10_240, keys: 256, totalBytes: 10_240 };
+
+export const ASSET_LIMITS = {
+  name: 140,
+  description: 500,
+  source: 128,
+  labels: 10,
+  items: 1000,
+  filterIds: 100,
+  filterDataSetIds: 1000,
+} as const;
+
+const Name = Type.String({ minLength: 1, maxLength: ASSET_LIMITS.name });
+const Description = Type.String({ maxLength: ASSET_LIMITS.description });
+const Source = Type.String({ maxLength: ASSET_LIMITS.source });
+const AssetMetadata = metadataSchema(ASSET_METADATA_LIMITS);
+
+export const Label = Type.Object({ externalId: ExternalId }, { additionalProperties: false });
+export type Label = Static<typeof Label>;
+const Labels = Type.Array(Label, { maxItems: ASSET_LIMITS.labels, uniqueItems: true });
+
+const GeometryType = Type.Unsafe<GeometryType>(
+  Type.String({ enum: ['Point', 'LineString', 'Polygon', 'MultiPoint', 'MultiLineString', 'MultiPolygon'] }),
+);
+export type GeometryType = 'Point' | 'LineString' | 'Polygon' | 'MultiPoint' | 'MultiLineString' | 'MultiPolygon';
+
+/** A GeoJSON feature; the nesting of `coordinates`, which depends on the type, is checked by geo.ts. */
+export const GeoLocation = Type.Object(
+  {
+    type: Type.Literal('Feature'),
+    geometry: Type.Object({ type: GeometryType, coordinates: Type.Array(Type.Unknown()) }, { additionalProperties: false }),
+    properties: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { additionalProperties: false },
+);
+export type GeoLocation = Static<typeof GeoLocation>;
+
+export const AssetCreate = Type.Object(
+  {
+    externalId: Type.Optional(ExternalId),
+    name: Name,
+    parentId: Type.Optional(InternalId),
+    parentExternalId: Type.Optional(ExternalId),
+    description: Type.Optional(Description),
+    dataSetId: Type.Optional(InternalId),
+    metadata: Type.Optional(AssetMetadata),
+    source: Type.Optional(Source),
+    labels: Type.Optional(Labels),
+    geoLocation: Type.Optional(GeoLocation),
+  },
+  { additionalProperties: false },
+);
+export type AssetCreate = Static<typeof AssetCreate>;
+
+export const CreateAssetsBody = Type.Object(
+  { items: Type.Array(AssetCreate, { minItems: 1, maxItems: ASSET_LIMITS.items }) },
+  { additionalProperties: false },
+);
+
+const LabelList = Type.Array(Label, { minItems: 1, maxItems: ASSET_LIMITS.labels });
+
+export const AssetFilter = partialObject({
+  name: Name,
+  parentIds: Type.Array(InternalId, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
+  parentExternalIds: Type.Array(ExternalId, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
+  rootIds: Type.Array(ItemRef, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
+  assetSubtreeIds: Type.Array(ItemRef, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
+  dataSetIds: Type.Array(ItemRef, { maxItems: ASSET_LIMITS.filterDataSetIds }),
+  metadata: AssetMetadata,
+  source: Source,
+  createdTime: TimestampRange,
+  lastUpdatedTime: TimestampRange,
+  root: Type.Boolean(),
+  externalIdPrefix: Type.String({ maxLength: 255 }),
+  /** Exactly one of the two; checked by the service so the message can say so. */
+  labels: partialObject({ containsAny: LabelList, containsAll: LabelList }),
+});
+export type AssetFilter = Static<typeof AssetFilter>;
+
+export const AGGREGATED_PROPERTIES = ['childCount', 'path', 'depth'] as const;
+export type AggregatedProperty = (typeof AGGREGATED_PROPERTIES)[number];
+const AggregatedProperties = Type.Array(Type.Unsafe<AggregatedProperty>(Type.String({ enum: [...AGGREGATED_PROPERTIES] })), {
+  maxItems: AGGREGATED_PROPERTIES.length,
+  uniqueItems: true,
+});
+
+export const ListAssetsBody = Type.Object(
+  {
+    filter: Type.Optional(AssetFilter),
+    advancedFilter: Type.Optional(Type.Unknown()),
+    sort: Type.Optional(SortSpecs),
+    limit: Type.Optional(Limit),
+    cursor: Type.Optional(Cursor),
+    partition: Type.Optional(Partition),
+    aggregatedProperties: Type.Optional(AggregatedProperties),
+  },
+  { additionalProperties: false },
+);
+export type ListAssetsBody = Static<typeof ListAssetsBody>;
+
+export const SearchAssetsBody = Type.Object(
+  {
+    filter: Type.Optional(AssetFilter),
+    search: Type.Optional(
+      partialObject({
+        name: Name,
+        description: Description,
+        query: Type.String({ minLength: 1, maxLength: ASSET_LIMITS.name }),
+      }),
+    ),
+    limit: Type.Optional(Limit),
+  },
+  { additionalProperties: false },
+);
+export type SearchAssetsBody = Static<typeof SearchAssetsBody>;
+
+export const AggregateAssetsBody = Type.Object({ ...AggregateRequestFields, filter: Type.Optional(AssetFilter) }, { additionalProperties: false });
+export type AggregateAssetsBody = Static<typeof AggregateAssetsBody>;
+
+export const AssetIdsBody = Type.Object(
+  { items: ItemRefs(ASSET_LIMITS.items), ignoreUnknownIds: IgnoreUnknownIds, aggregatedProperties: Type.Optional(AggregatedProperties) },
+  { additionalProperties: false },
+);
+
+export const DeleteAssetsBody = Type.Object(
+  { items: ItemRefs(ASSET_LIMITS.items), recursive: Type.Optional(Type.Boolean()), ignoreUnknownIds: IgnoreUnknownIds },
+  { additionalProperties: false },
+);
+
+const LabelsPatch = Type.Optional(
+  Type.Object(
+    { set: Type.Optional(Labels), add: Type.Optional(Labels), remove: Type.Optional(Labels) },
+    { additionalProperties: false },
+  ),
+);
+
+export const AssetPatch = partialObject({
+  externalId: nullablePatch(ExternalId),
+  name: requiredPatch(Name),
+  description: nullablePatch(Description),
+  dataSetId: nullablePatch(InternalId),
+  metadata: metadataPatchSchema(ASSET_METADATA_LIMITS),
+  source: nullablePatch(Source),
+  parentId: requiredPatch(InternalId),
+  parentExternalId: requiredPatch(ExternalId),
+  labels: LabelsPatch,
+  geoLocation: nullablePatch(GeoLocation),
+});
+export type AssetPatch = Static<typeof AssetPatch>;
+
+export const UpdateAssetsBody = Type.Object(
+  {
+    items: Type.Array(
+      Type.Object({ id: Type.Optional(InternalId), externalId: Type.Optional(ExternalId), update: AssetPatch }, { additionalProperties: false }),
+      { minItems: 1, maxItems: ASSET_LIMITS.items },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type AssetUpdateItem = Static<typeof UpdateAssetsBody>['items'][number];
+
+export const AssetIdParams = Type.Object({ project: Type.String(), id: InternalId });
+
+export const ListAssetsQuery = Type.Object(
+  {
+    limit: Type.Optional(Limit),
+    cursor: Type.Optional(Cursor),
+    partition: Type.Optional(Partition),
+    includeMetadata: Type.Optional(Type.Boolean()),
+    name: Type.Optional(Name),
+    parentIds: Type.Optional(Type.String({ description: 'JSON array of asset ids, e.g. [1,2]' })),
+    parentExternalIds: Type.Optional(Type.String({ description: 'JSON array of asset external ids, e.g. ["a","b"]' })),
+    rootIds: Type.Optional(Type.String({ description: 'JSON array of root asset ids' })),
+    assetSubtreeIds: Type.Optional(Type.String({ description: 'JSON array of asset ids' })),
+    assetSubtreeExternalIds: Type.Optional(Type.String({ description: 'JSON array of asset external ids' })),
+    source: Type.Optional(Source),
+    root: Type.Optional(Type.Boolean()),
+    minCreatedTime: Type.Optional(Timestamp),
+    maxCreatedTime: Type.Optional(Timestamp),
+    minLastUpdatedTime: Type.Optional(Timestamp),
+    maxLastUpdatedTime: Type.Optional(Timestamp),
+    externalIdPrefix: Type.Optional(Type.String({ maxLength: 255 })),
+  },
+  { additionalProperties: false },
+);
+export type ListAssetsQuery = Static<typeof ListAssetsQuery>;

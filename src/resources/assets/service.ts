@@ -1,0 +1,198 @@
+/**
+ * Assets: the shared create/retrieve/update/delete and query machinery, with the hierarchy kept right in the
+ * same transaction (hierarchy.ts) and responses completed at read time (present.ts).
+ */
+import { badRequest } from '../../http/errors.js';
+import type { Services } from '../../http/services.js';
+import { runAggregate } from '../../query/aggregate.js';
+import { ASSETS_TABLE, assetIdsOfExternalIds, assetScopeNode } from '../../query/assets-scope.js';
+import { and, equalsLeaf, inLeaf, isNullNode, metadataNode, prefixLeaf, rangeLeaf } from '../../query/basic.js';
+import { ftsQuery, type FilterNode, type LeafNode } from '../../query/filter.js';
+import { resolveReferences } from '../../query/references.js';
+import type { RefInput } from '../../query/refs.js';
+import { inTransaction, type Db } from '../../storage/db.js';
+import type { Item } from '../../storage/items.js';
+import {
+  createItems,
+  deleteItems,
+  getItem,
+  listItems,
+  retrieveItems,
+  searchItems,
+  updateItems,
+  type ListInput,
+  type ResourceSpec,
+  type UpdateItem,
+} from '../crud.js';
+import { checkGeoLocation } from './geo.js';
+import { applyMoves, checkParentFields, deleteDescendants, placeCreatedAssets, planMoves, refuseOrphans } from './hierarchy.js';
+import { presentAssets } from './present.js';
+import {
+  ASSET_LIMITS,
+  ASSET_METADATA_LIMITS,
+  type AggregateAssetsBody,
+  type AggregatedProperty,
+  type AssetCreate,
+  type AssetFilter,
+  type AssetPatch,
+  type AssetUpdateItem,
+  type GeoLocation,
+  type Label,
+  type SearchAssetsBody,
+} from './schema.js';
+import { assetCatalog as catalog, assetLabelIndex, assetTable } from './store.js';
+
+const labelIds = (labels: readonly Label[] | undefined) => labels?.map((l) => l.externalId);
+
+export const assetSpec: ResourceSpec<AssetCreate> = {
+  table: assetTable,
+  catalog,
+  metadataLimits: ASSET_METADATA_LIMITS,
+  fromCreate: (item) => ({
+    externalId: item.externalId ?? null,
+    name: item.name,
+    // Set by placeCreatedAssets once every asset of the request exists, since a parent may be one of them.
+    parentId: null,
+    description: item.description ?? null,
+    dataSetId: item.dataSetId ?? null,
+    metadata: item.metadata ?? null,
+    source: item.source ?? null,
+    // Stored as label external ids; presentAssets gives them back as `{externalId}` objects.
+    labels: labelIds(item.labels) ?? null,
+    geoLocation: item.geoLocation ?? null,
+    rootId: null,
+  }),
+  patches: {
+    externalId: 'nullable',
+    name: 'required',
+    description: 'nullable',
+    dataSetId: 'nullable',
+    metadata: 'metadata',
+    source: 'nullable',
+    parentId: 'required',
+    labels: { array: ASSET_LIMITS.labels },
+    geoLocation: 'nullable',
+  },
+  check(v, path) {
+    checkGeoLocation(v.geoLocation as GeoLocation | null, [...path, 'geoLocation']);
+  },
+  references: [{ field: 'dataSetId', table: 'data_sets', noun: 'data set' }],
+
+};
+const spec = assetSpec as ResourceSpec<unknown>;
+
+function labelsNode(labels: AssetFilter['labels']): LeafNode | undefined {
+  if (!labels) return undefined;
+  const { containsAny, containsAll } = labels;
+  if ((containsAny === undefined) === (containsAll === undefined)) {
+    throw badRequest('filter.labels: give exactly one of "containsAny" and "containsAll"');
+  }
+  const target = { type: 'property' as const, name: 'labels', def: assetLabelIndex };
+  return containsAny ? { op: 'containsAny', target, values: labelIds(containsAny)! } : { op: 'containsAll', target, values: labelIds(containsAll)! };
+}
+
+/** The basic `filter` object as filter language, with its references to other assets and data sets resolved. */
+export function assetFilterNode(f: AssetFilter | undefined, db: Db, projectId: number): FilterNode | undefined {
+  if (!f) return undefined;
+  return and([
+    equalsLeaf(catalog, 'name', f.name),
+    inLeaf(catalog, 'parentId', f.parentIds),
+    f.parentExternalIds && inLeaf(catalog, 'parentId', assetIdsOfExternalIds(db, projectId, f.parentExternalIds, ['filter', 'parentExternalIds'])),
+    f.rootIds && inLeaf(catalog, 'rootId', resolveReferences(db, ASSETS_TABLE, projectId, f.rootIds, ['filter', 'rootIds'])),
+    assetScopeNode(db, projectId, catalog, 'id', { assetSubtreeIds: f.assetSubtreeIds }),
+    f.dataSetIds && inLeaf(catalog, 'dataSetId', resolveReferences(db, 'data_sets', projectId, f.dataSetIds, ['filter', 'dataSetIds'])),
+    metadataNode(catalog, f.metadata),
+    equalsLeaf(catalog, 'source', f.source),
+    rangeLeaf(catalog, 'createdTime', f.createdTime),
+    rangeLeaf(catalog, 'lastUpdatedTime', f.lastUpdatedTime),
+    f.root === undefined ? undefined : isNullNode(catalog, 'parentId', f.root),
+    prefixLeaf(catalog, 'externalId', f.externalIdPrefix),
+    labelsNode(f.labels),
+  ]);
+}
+
+export function createAssets(services: Services, projectId: number, items: readonly AssetCreate[]): Item[] {
+  checkParentFields(items, (i) => ['items', i]);
+  return inTransaction(services.db, () => {
+    const ids = createItems(assetSpec, services, projectId, items).map((a) => a.id);
+    placeCreatedAssets(services.db, projectId, items, ids);
+    return presentAssets(services.db, projectId, retrieveItems(spec, services, projectId, ids.map((id) => ({ id }))));
+  });
+}
+
+/** An update as stored: the parent as an id (a move, already checked), labels as external ids. */
+function storedPatch(update: AssetPatch, parentId: number | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...update };
+  delete out.parentExternalId;
+  delete out.parentId;
+  if (parentId !== undefined) out.parentId = { set: parentId };
+  const { labels } = update;
+  if (labels) out.labels = { set: labelIds(labels.set), add: labelIds(labels.add), remove: labelIds(labels.remove) };
+  return out;
+}
+
+export function updateAssets(services: Services, projectId: number, items: readonly AssetUpdateItem[]): Item[] {
+  const { db } = services;
+  return inTransaction(db, () => {
+    // Resolved as by-id reads are, so an asset outside the request's scope is unknown here too.
+    const ids = retrieveItems(spec, services, projectId, items).map((a) => a.id);
+    const moves = planMoves(db, projectId, items, ids);
+    const updates: UpdateItem[] = items.map((item, i) => ({ ...item, update: storedPatch(item.update, moves.get(ids[i])) }));
+    const updated = updateItems(spec, services, projectId, updates);
+    applyMoves(db, projectId, moves);
+    return presentAssets(db, projectId, updated);
+  });
+}
+
+export function deleteAssets(
+  services: Services,
+  projectId: number,
+  req: { items: RefInput[]; recursive?: boolean; ignoreUnknownIds?: boolean },
+): void {
+  const beforeDelete: ResourceSpec<unknown>['beforeDelete'] = req.recursive
+    ? (ids, ctx) => deleteDescendants(ctx.db, ctx.projectId, ids, ctx.services.access)
+    : (ids, ctx) => refuseOrphans(ctx.db, ctx.projectId, ids);
+  deleteItems({ ...spec, beforeDelete }, services, projectId, req.items, req.ignoreUnknownIds);
+}
+
+export function retrieveAssets(
+  services: Services,
+  projectId: number,
+  req: { items: RefInput[]; ignoreUnknownIds?: boolean; aggregatedProperties?: AggregatedProperty[] },
+): Item[] {
+  const items = retrieveItems(spec, services, projectId, req.items, req.ignoreUnknownIds);
+  return presentAssets(services.db, projectId, items, req.aggregatedProperties);
+}
+
+export function getAsset(services: Services, projectId: number, id: number): Item {
+  return presentAssets(services.db, projectId, [getItem(spec, services, projectId, id)])[0];
+}
+
+export type ListAssetsInput = ListInput & { filter?: AssetFilter; aggregatedProperties?: AggregatedProperty[] };
+
+const WITHOUT_METADATA = new Set(['metadata']);
+
+export function listAssets(services: Services, projectId: number, req: ListAssetsInput, includeMetadata = true) {
+  const { db } = services;
+  const page = listItems(spec, services, projectId, req, assetFilterNode(req.filter, db, projectId), includeMetadata ? undefined : WITHOUT_METADATA);
+  return { ...page, items: presentAssets(db, projectId, page.items, req.aggregatedProperties) };
+}
+
+/** `name`, `description` and `query` (both) searches, ranked by relevance; an item matching any of them is found. */
+export function searchAssets(services: Services, projectId: number, req: SearchAssetsBody) {
+  const { db } = services;
+  const parts: string[] = [];
+  const add = (text: string | undefined, columns: string) => {
+    if (text !== undefined && text.trim() !== '') parts.push(`(${ftsQuery(text, columns)})`);
+  };
+  add(req.search?.name, 'name');
+  add(req.search?.description, 'description');
+  add(req.search?.query, '{name description}');
+  const node = assetFilterNode(req.filter, db, projectId);
+  const { items } = searchItems(spec, services, projectId, node, parts.length ? parts.join(' OR ') : undefined, req.limit);
+  return { items: presentAssets(db, projectId, items) };
+}
+
+export function aggregateAssets(services: Services, projectId: number, req: AggregateAssetsBody) {
+  return runAggregate(services, catalog, projectId, { ...req, filter: assetFilterNode(req.filter, services.db, projectId) });
+}

@@ -1,0 +1,73 @@
+/**
+ * The project itself: `GET /api/v1/projects/{project}` shows its name and OpenID Connect configuration;
+ * `POST .../update` changes them. A new configuration is checked against the provider's discovery document
+ * before it is stored, and takes effect for the next request in every process (the project's authentication
+ * version changes with it).
+ */
+import { applyModify, type OidcConfiguration } from '../../auth/oidc-config.js';
+import { authRuntime, type AuthRuntime } from '../../auth/runtime.js';
+import { inTransaction, type Db } from '../../storage/db.js';
+import { bumpAuthVersion, findProjectAuth, readProjectConfig, writeProjectConfigMember, type ProjectAuthRow } from '../../storage/projects.js';
+import { route, type ApiRoute, type Project } from '../../http/route.js';
+import { ProjectUpdateBody } from './schema.js';
+
+interface ProjectView {
+  name: string;
+  urlName: string;
+  oidcConfiguration: OidcConfiguration;
+  userProfilesConfiguration: { enabled: boolean };
+}
+
+function authRow(db: Db, project: Project): ProjectAuthRow {
+  return findProjectAuth(db, project.name)!;
+}
+
+function view(auth: AuthRuntime, db: Db, project: Project): ProjectView {
+  const config = readProjectConfig(db, project.id);
+  const profiles = config.userProfiles as { enabled?: boolean } | undefined;
+  return {
+    name: typeof config.name === 'string' ? config.name : project.name,
+    urlName: project.name,
+    oidcConfiguration: auth.provider(authRow(db, project)).config,
+    userProfilesConfiguration: { enabled: profiles?.enabled ?? false },
+  };
+}
+
+export const projectRoutes: ApiRoute[] = [
+  route({
+    method: 'GET',
+    path: '/',
+    capability: { acl: 'projectsAcl', action: 'READ' },
+    handler: ({ services, project }) => view(authRuntime(services), services.db, project),
+  }),
+  route({
+    method: 'POST',
+    path: '/update',
+    capability: { acl: 'projectsAcl', action: 'UPDATE' },
+    body: ProjectUpdateBody,
+    handler: async ({ services, project, body }) => {
+      const auth = authRuntime(services);
+      const { db } = services;
+      const { update } = body;
+      const oidc = update.oidcConfiguration;
+      let next: OidcConfiguration | null | undefined;
+      if (oidc && 'set' in oidc) next = await auth.resolveConfiguration(oidc.set, 'update.oidcConfiguration.set');
+      else if (oidc && 'modify' in oidc) {
+        const current = auth.provider(authRow(db, project)).config;
+        next = await auth.resolveConfiguration(applyModify(current, oidc.modify), 'update.oidcConfiguration.modify');
+      } else if (oidc) next = null;
+      inTransaction(db, () => {
+        if (update.name) writeProjectConfigMember(db, project.id, 'name', update.name.set);
+        const profiles = update.userProfilesConfiguration;
+        if (profiles) {
+          const enabled = 'set' in profiles ? profiles.set.enabled : profiles.modify.enabled;
+          if (enabled !== undefined) writeProjectConfigMember(db, project.id, 'userProfiles', { enabled });
+        }
+        // Leaving the configuration out of the stored project makes it accept the built-in provider again.
+        if (next !== undefined) writeProjectConfigMember(db, project.id, 'oidc', next ?? undefined);
+        bumpAuthVersion(db, project.id);
+      });
+      return view(auth, db, project);
+    },
+  }),
+];

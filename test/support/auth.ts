@@ -1,0 +1,60 @@
+/**
+ * Helpers for authentication tests: tokens of the built-in provider for any subject (signed with the key
+ * from the data directory, as the provider would), client-credentials tokens, and groups created through
+ * the API.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SignJWT, importJWK, type JWK } from 'jose';
+import type { Harness } from './harness.js';
+
+export const BUILT_IN_ISSUER = 'http://localhost:4000';
+
+export interface BuiltInSigner {
+  jwk: JWK;
+  sign(claims: Record<string, unknown>, opts?: { key?: JWK; alg?: string; kid?: string; exp?: number; nbf?: number; iss?: string; aud?: string }): Promise<string>;
+}
+
+export function builtInSigner(dataDir: string): BuiltInSigner {
+  const jwk = (JSON.parse(readFileSync(join(dataDir, 'idp-signing-key.json'), 'utf8')) as { privateJwk: JWK }).privateJwk;
+  return {
+    jwk,
+    async sign(claims, opts = {}) {
+      const key = await importJWK(opts.key ?? jwk, 'RS256');
+      const now = Math.floor(Date.now() / 1000);
+      return new SignJWT(claims)
+        .setProtectedHeader({ alg: opts.alg ?? 'RS256', kid: opts.kid ?? jwk.kid })
+        .setIssuer(opts.iss ?? BUILT_IN_ISSUER)
+        .setAudience(opts.aud ?? BUILT_IN_ISSUER)
+        .setIssuedAt(now - 10)
+        .setNotBefore(opts.nbf ?? now - 10)
+        .setExpirationTime(opts.exp ?? now + 600)
+        .sign(key);
+    },
+  };
+}
+
+/** A token of the built-in provider for a configured client (client credentials grant). */
+export async function clientToken(h: Harness, clientId: string, clientSecret: string): Promise<string> {
+  const res = await h.strata.app.inject({
+    method: 'POST',
+    url: '/oauth2/token',
+    payload: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+  if (res.statusCode !== 200) throw new Error(`token for ${clientId}: HTTP ${res.statusCode} ${res.body}`);
+  return res.json().access_token as string;
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** Creates one group (as the harness's administrator) in `project` and returns its id. */
+export async function createGroup(h: Harness, group: Record<string, unknown>, project = 'dev'): Promise<number> {
+  const res = await h.request('POST', `/api/v1/projects/${project}/groups`, { items: [group] });
+  if (res.status !== 201) throw new Error(`creating group: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.items[0].id as number;
+}
+
+export function capability(acl: string, actions: string[], scope: Record<string, unknown> = { all: {} }) {
+  return { [acl]: { actions, scope } };
+}

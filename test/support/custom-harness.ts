@@ -1,0 +1,107 @@
+/**
+ * Like `startHarness`, with build options as well: test-only operations (`extraRoutes`), a clock to step, a
+ * shared database. Also a way to hold requests open until the test lets them go, for concurrency tests.
+ */
+import { loadConfig, type Config } from '../../src/config.js';
+import { buildApp, type BuildOptions } from '../../src/http/app.js';
+import { route, type ApiRoute, type RouteLimits } from '../../src/http/route.js';
+import type { Harness, Response } from './harness.js';
+
+export interface CustomHarnessOptions {
+  config?: Partial<Config>;
+  env?: Record<string, string>;
+  build?: BuildOptions;
+}
+
+export async function startCustomHarness(opts: CustomHarnessOptions = {}): Promise<Harness> {
+  const config = { ...loadConfig([], { STRATA_DATA_DIR: ':memory:', STRATA_PROJECTS: 'dev,other', ...opts.env }), ...opts.config };
+  const strata = await buildApp(config, { logger: false, ...opts.build });
+  const base = `/api/v1/projects/${config.projects[0]}`;
+  const token = (await strata.idp.issueToken(strata.idp.devClient)).access_token;
+
+  async function request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+    const url = /^\/(api|\.well-known|oauth2)\b/.test(path) ? path : `${base}${path}`;
+    const res = await strata.app.inject({
+      method: method as 'GET',
+      url,
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+    });
+    let parsed: unknown = undefined;
+    try {
+      parsed = res.body ? JSON.parse(res.body) : undefined;
+    } catch {
+      parsed = res.body;
+    }
+    return { status: res.statusCode, body: parsed, headers: res.headers };
+  }
+
+  return {
+    strata,
+    token,
+    base,
+    request,
+    post: (path, body) => request('POST', path, body ?? {}),
+    get: (path) => request('GET', path),
+    close: () => strata.close(),
+  };
+}
+
+/**
+ * Requests that wait in their handler until released. `entered(n)` resolves once n requests in total have
+ * reached the handler, so a test knows for certain how many are in flight, without sleeping.
+ */
+export class Holds {
+  private inside = 0;
+  private readonly waiting: Array<() => void> = [];
+  private readonly watchers: Array<{ n: number; resolve: () => void }> = [];
+
+  /** A GET operation at `path` whose handler holds until released. */
+  route(path: string, limits?: RouteLimits): ApiRoute {
+    return route({
+      method: 'GET',
+      path,
+      capability: { acl: 'eventsAcl', action: 'READ' },
+      ...(limits ? { limits } : {}),
+      handler: async () => {
+        await this.hold();
+        return { held: true };
+      },
+    });
+  }
+
+  private async hold(): Promise<void> {
+    this.inside++;
+    for (const w of this.watchers.filter((w) => this.inside >= w.n)) {
+      this.watchers.splice(this.watchers.indexOf(w), 1);
+      w.resolve();
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  entered(n: number): Promise<void> {
+    if (this.inside >= n) return Promise.resolve();
+    return new Promise((resolve) => this.watchers.push({ n, resolve }));
+  }
+
+  releaseOne(): void {
+    const next = this.waiting.shift();
+    if (!next) throw new Error('no request is being held');
+    next();
+  }
+
+  releaseAll(): void {
+    while (this.waiting.length > 0) this.releaseOne();
+  }
+}
+
+/** A clock the test steps by hand; it starts at the real time, so tokens issued now are valid by it. */
+export function manualClock(start = Date.now()): { now: () => number; advance(ms: number): void } {
+  let t = start;
+  return {
+    now: () => t,
+    advance(ms) {
+      t += ms;
+    },
+  };
+}
