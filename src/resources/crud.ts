@@ -46,8 +46,11 @@ export interface WriteContext {
 export interface ResourceSpec<Create> {
   table: ItemTable;
   catalog: ResourceCatalog;
-  /** The stored values of a create item (null for absent fields). */
-  fromCreate(item: Create): Values;
+  /**
+   * Stored values of a create item that are not simply the item's field of the same name (null when
+   * absent): defaults, derived fields, fields set later in the same transaction.
+   */
+  createValues?(item: Create): Values;
   patches: Readonly<Record<string, PatchKind>>;
   /** Items can also be addressed by `instanceId` (columns `instance_space`, `instance_external_id`). */
   instanceIds?: boolean;
@@ -78,6 +81,13 @@ export function checkRefs(items: readonly RefInput[], allowInstanceIds = false):
   const refs = items.map((r, i) => checkRef(r, ['items', i], allowInstanceIds));
   rejectDuplicateRefs(refs);
   return refs;
+}
+
+/** Each stored field as the create item gives it, null when absent. */
+function copyFields(t: ItemTable, item: Record<string, unknown>): Values {
+  const values: Values = {};
+  for (const f of t.fields) values[f.name] = item[f.name] ?? null;
+  return values;
 }
 
 function checkReferences(spec: ResourceSpec<unknown>, { db, projectId }: WriteContext, values: Values[], previous?: Values[]): void {
@@ -136,7 +146,7 @@ export function createItems<C>(spec: ResourceSpec<C>, services: Services, projec
   const { db } = services;
   const ctx: WriteContext = { db, projectId, services };
   const values = items.map((item, i) => {
-    const v = spec.fromCreate(item);
+    const v: Values = { ...copyFields(spec.table, item as Record<string, unknown>), ...spec.createValues?.(item) };
     const md = spec.table.metadata?.field;
     if (md) checkMetadata(v[md] as Record<string, string> | null, ['items', i, md], spec.metadataLimits);
     spec.check?.(v, ['items', i], ctx);

@@ -48,19 +48,12 @@ export const assetSpec: ResourceSpec<AssetCreate> = {
   table: assetTable,
   catalog,
   metadataLimits: ASSET_METADATA_LIMITS,
-  fromCreate: (item) => ({
-    externalId: item.externalId ?? null,
-    name: item.name,
+  createValues: (item) => ({
     // Set by placeCreatedAssets once every asset of the request exists, since a parent may be one of them.
     parentId: null,
-    description: item.description ?? null,
-    dataSetId: item.dataSetId ?? null,
-    metadata: item.metadata ?? null,
-    source: item.source ?? null,
+    rootId: null,
     // Stored as label external ids; presentAssets gives them back as `{externalId}` objects.
     labels: labelIds(item.labels) ?? null,
-    geoLocation: item.geoLocation ?? null,
-    rootId: null,
   }),
   patches: {
     externalId: 'nullable',

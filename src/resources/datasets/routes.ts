@@ -22,13 +22,7 @@ export const dataSetSpec: ResourceSpec<DataSetCreate> = {
   table: dataSetTable,
   catalog,
   metadataLimits: DATA_SET_METADATA_LIMITS,
-  fromCreate: (item) => ({
-    externalId: item.externalId ?? null,
-    name: item.name ?? null,
-    description: item.description ?? null,
-    metadata: item.metadata ?? null,
-    writeProtected: item.writeProtected ?? false,
-  }),
+  createValues: (item) => ({ writeProtected: item.writeProtected ?? false }),
   patches: { externalId: 'nullable', name: 'nullable', description: 'nullable', metadata: 'metadata', writeProtected: 'required' },
 };
 const spec = dataSetSpec as ResourceSpec<unknown>;

@@ -17,18 +17,6 @@ import { eventCatalog as catalog, eventTable } from './store.js';
 export const eventSpec: ResourceSpec<EventCreate> = {
   table: eventTable,
   catalog,
-  fromCreate: (item) => ({
-    externalId: item.externalId ?? null,
-    dataSetId: item.dataSetId ?? null,
-    startTime: item.startTime ?? null,
-    endTime: item.endTime ?? null,
-    type: item.type ?? null,
-    subtype: item.subtype ?? null,
-    description: item.description ?? null,
-    metadata: item.metadata ?? null,
-    assetIds: item.assetIds ?? null,
-    source: item.source ?? null,
-  }),
   patches: {
     externalId: 'nullable',
     dataSetId: 'nullable',

@@ -22,20 +22,10 @@ export const timeSeriesSpec: ResourceSpec<TimeSeriesCreate> = {
   catalog,
   instanceIds: true,
   metadataLimits: TIME_SERIES_METADATA_LIMITS,
-  fromCreate: (item) => ({
-    externalId: item.externalId ?? null,
-    instanceId: item.instanceId ?? null,
-    name: item.name ?? null,
+  createValues: (item) => ({
     isString: item.isString ?? false,
     type: item.isString ? 'string' : 'numeric',
-    metadata: item.metadata ?? null,
-    unit: item.unit ?? null,
-    unitExternalId: item.unitExternalId ?? null,
-    assetId: item.assetId ?? null,
     isStep: item.isStep ?? false,
-    description: item.description ?? null,
-    securityCategories: item.securityCategories ?? null,
-    dataSetId: item.dataSetId ?? null,
   }),
   patches: {
     externalId: 'nullable',
