@@ -231,20 +231,16 @@ function registerIdentityRoutes(app: FastifyInstance, idp: IdentityProvider): vo
   app.get('/.well-known/jwks.json', async () => idp.jwks);
   // OAuth 2.0 token endpoint (RFC 6749): errors use the OAuth error form that token clients expect.
   app.post('/oauth2/token', async (req, reply) => {
-    const form = (req.body ?? {}) as Record<string, string>;
-    let clientId = form.client_id;
-    let secret = form.client_secret;
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const form = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : undefined);
+    let clientId = form('client_id');
+    let secret = form('client_secret');
     const basic = /^Basic (.+)$/i.exec(req.headers.authorization ?? '');
-    if (basic) {
-      const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
-      const colon = decoded.indexOf(':');
-      clientId = decodeURIComponent(decoded.slice(0, colon));
-      secret = decodeURIComponent(decoded.slice(colon + 1));
-    }
-    if (form.grant_type !== 'client_credentials') {
+    if (basic) [clientId, secret] = basicCredentials(basic[1]);
+    if (form('grant_type') !== 'client_credentials') {
       return reply.code(400).send({
         error: 'unsupported_grant_type',
-        error_description: `grant_type must be "client_credentials", got ${JSON.stringify(form.grant_type ?? null)}`,
+        error_description: `grant_type must be "client_credentials", got ${JSON.stringify(body.grant_type ?? null)}`,
       });
     }
     const client = clientId && secret ? idp.authenticate(clientId, secret) : undefined;
@@ -252,6 +248,18 @@ function registerIdentityRoutes(app: FastifyInstance, idp: IdentityProvider): vo
       return reply.code(401).send({ error: 'invalid_client', error_description: 'Unknown client_id or wrong client_secret' });
     }
     reply.header('cache-control', 'no-store');
-    return idp.issueToken(client, form.scope);
+    return idp.issueToken(client, form('scope'));
   });
+}
+
+/** Client id and secret of an HTTP Basic credential (RFC 6749 2.3.1: each form-urlencoded); none if malformed. */
+function basicCredentials(encoded: string): [string | undefined, string | undefined] {
+  const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return [undefined, undefined];
+  try {
+    return [decodeURIComponent(decoded.slice(0, colon)), decodeURIComponent(decoded.slice(colon + 1))];
+  } catch {
+    return [undefined, undefined];
+  }
 }
