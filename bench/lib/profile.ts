@@ -44,13 +44,19 @@ function shortUrl(url: string): string {
     .replace(/^.*\/\.bench-build\//, '');
 }
 
+/** The SQL recorder's wrapper is the JS caller of every statement call: V8 books part of the native call there. */
+const RECORDER = /\/bench\/lib\/capture\.js$/;
+const RECORDER_NAME = 'better-sqlite3 statement call (self time booked to the bench SQL recorder wrapper)';
+
 function frameKey(f: CallFrame): string {
+  if (RECORDER.test(f.url)) return RECORDER_NAME;
   const name = f.functionName || '(anonymous)';
   if (!f.url) return name;
   return `${name} ${shortUrl(f.url)}:${f.lineNumber + 1}`;
 }
 
 function area(f: CallFrame): string {
+  if (RECORDER.test(f.url)) return 'better-sqlite3 statement calls (booked to the bench SQL recorder)';
   const name = f.functionName;
   if (!f.url) {
     if (name === '(garbage collector)' || name === '(idle)' || name === '(program)') return name;
@@ -120,7 +126,10 @@ export function summarizeProfile(file: string, n = 15): ProfileSummary {
 
 export function formatProfile(name: string, s: ProfileSummary, n = 12): string {
   const pct = (x: number) => `${(x * 100).toFixed(1).padStart(5)}%`;
-  const lines = [`CPU profile of the server during "${name}": ${s.totalMs.toFixed(0)} ms, idle ${pct(s.idleShare).trim()} (shares below are of busy time)`];
+  const lines = [
+    `CPU profile of the server during "${name}": ${s.totalMs.toFixed(0)} ms, idle ${pct(s.idleShare).trim()} (shares below are of busy time).`,
+    '  Native better-sqlite3 work (SQLite and building row objects) shows as "native: all/get/run" plus self time of its JS caller.',
+  ];
   lines.push('  self time by area:');
   for (const e of s.areas.slice(0, 8)) lines.push(`    ${pct(e.share)}  ${e.name}`);
   lines.push('  self time by function:');

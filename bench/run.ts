@@ -1,0 +1,240 @@
+/**
+ * Benchmark driver: `npm run bench`.
+ *
+ * Starts the real server in a child process on 127.0.0.1 with a throw-away data directory, runs every suite,
+ * and prints a table of absolute figures with a reference measured in the same run, the same as Markdown, and
+ * writes `bench/results/latest.json`.
+ *
+ * Environment:
+ *   BENCH_EVENTS           events to seed (default 1000000; e.g. 100000 for a quick run)
+ *   BENCH_REFERENCE_EVENTS rows the raw-SQLite create reference inserts (default 200000)
+ *   BENCH_LIST_REQUESTS    sequential requests per list query after warm-up (default 200)
+ *   BENCH_DURATION_MS      duration of each request-rate round (default 5000)
+ *   BENCH_CONCURRENCY      workers for request-rate rounds (default 32)
+ *   BENCH_CLIENT           node:http | fetch (default: whichever is faster against the bare route)
+ *   BENCH_PROFILE=1        record a CPU profile of the server per workload (bench/results/profiles) and print
+ *                          its hot spots; the profiler slows the server, so do not report those figures
+ *   BENCH_TIMEOUT_MINUTES  abort the run after this long (default 20)
+ *   BENCH_DATA_DIR         keep the server's data here instead of a temporary directory; a later run with
+ *                          the same BENCH_EVENTS reuses the seeded events (create is then not measured)
+ *   BENCH_SUITES           comma-separated suites to run (default: all), e.g. BENCH_SUITES=events
+ *   BENCH_CAPTURE=0        do not record the server's SQL (the list references then fail)
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startServerChild, type ServerHandle } from './lib/child.js';
+import type { BenchContext, BenchSettings, Suite } from './lib/context.js';
+import { createClient, expectStatus, type HttpClient } from './lib/http.js';
+import { closedLoop } from './lib/load.js';
+import { formatProfile, summarizeProfile } from './lib/profile.js';
+import { describeMachine, machine, markdownTable, textTable, type ResultRow } from './lib/report.js';
+import { fmtInt, now } from './lib/stats.js';
+import { PROJECT } from './lib/servers.js';
+import { benchEvent } from './events-data.js';
+import { eventsSuite } from './events.js';
+import { authSuite } from './auth.js';
+
+/** Every suite, in order. A new resource adds its module here. */
+const SUITES: Suite[] = [eventsSuite, authSuite];
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** bench/ in the source tree (this file runs from .bench-build/bench/). */
+const benchDir = resolve(here, '..', '..', 'bench');
+
+function intEnv(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw.replace(/_/g, ''));
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  return n;
+}
+
+function readSettings(): BenchSettings {
+  return {
+    events: intEnv('BENCH_EVENTS', 1_000_000, 1000, 20_000_000),
+    referenceEvents: intEnv('BENCH_REFERENCE_EVENTS', 200_000, 1000, 20_000_000),
+    listRequests: intEnv('BENCH_LIST_REQUESTS', 200, 10, 100_000),
+    durationMs: intEnv('BENCH_DURATION_MS', 5000, 500, 600_000),
+    concurrency: intEnv('BENCH_CONCURRENCY', 32, 1, 1024),
+    profile: process.env.BENCH_PROFILE === '1',
+    resultsDir: join(benchDir, 'results'),
+  };
+}
+
+async function getToken(server: ServerHandle, client: HttpClient): Promise<string> {
+  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: server.clientId, client_secret: server.clientSecret });
+  const res = await client.request('POST', `${server.apiOrigin}/oauth2/token`, form.toString(), {
+    'content-type': 'application/x-www-form-urlencoded',
+  });
+  expectStatus(res, 200, 'POST /oauth2/token');
+  return (JSON.parse(res.body.toString('utf8')) as { access_token: string }).access_token;
+}
+
+/** Measures both HTTP clients against the bare route and returns the faster one (or BENCH_CLIENT). */
+async function chooseClient(server: ServerHandle, settings: BenchSettings, log: (m: string) => void) {
+  // A representative event response while calibrating; the GET workload later sets the exact bytes.
+  const e = benchEvent(0);
+  await server.command({ type: 'bare', payload: JSON.stringify({ id: 123456, ...e, createdTime: Date.now(), lastUpdatedTime: Date.now() }) });
+  const rates: Record<string, number> = {};
+  for (const kind of ['node:http', 'fetch'] as const) {
+    const client = createClient(kind, settings.concurrency * 2);
+    const run = (ms: number) =>
+      closedLoop({
+        concurrency: settings.concurrency,
+        durationMs: ms,
+        fn: async (i) => {
+          const res = await client.request('GET', `${server.bareOrigin}/bare/${i}`, undefined, { authorization: 'Bearer x' });
+          if (res.status !== 200) throw new Error(`bare route: HTTP ${res.status}`);
+        },
+      });
+    await run(500);
+    rates[kind] = (await run(2000)).perSecond;
+    client.close();
+  }
+  const forced = process.env.BENCH_CLIENT;
+  if (forced !== undefined && forced !== 'node:http' && forced !== 'fetch') throw new Error(`BENCH_CLIENT must be node:http or fetch, got "${forced}"`);
+  const kind = (forced as 'node:http' | 'fetch' | undefined) ?? (rates['node:http'] >= rates.fetch ? 'node:http' : 'fetch');
+  log(`client calibration on the bare route: node:http ${fmtInt(rates['node:http'])} req/s, fetch ${fmtInt(rates.fetch)} req/s -> ${kind}`);
+  return { kind, rates };
+}
+
+async function main(): Promise<void> {
+  const settings = readSettings();
+  const started = now();
+  const log = (m: string) => console.error(`[${((now() - started) / 1000).toFixed(1).padStart(6)} s] ${m}`);
+  const timeoutMinutes = intEnv('BENCH_TIMEOUT_MINUTES', 20, 1, 24 * 60);
+  setTimeout(() => {
+    console.error(`benchmark: aborted after ${timeoutMinutes} minutes (BENCH_TIMEOUT_MINUTES)`);
+    process.exit(3);
+  }, timeoutMinutes * 60_000).unref();
+
+  const m = machine();
+  const date = new Date().toISOString();
+  console.log(`Strata benchmark, ${date}`);
+  console.log(`Machine: ${describeMachine(m)}`);
+  console.log(`Data: ${fmtInt(settings.events)} events${settings.profile ? '; CPU PROFILING ON (figures are slowed by the profiler)' : ''}`);
+  const loadBefore = os.loadavg()[0];
+  console.log(`Load average (1 min) before the run: ${loadBefore.toFixed(2)}${loadBefore > 0.5 ? ' - the machine is busy; absolute figures will be low, ratios less affected' : ''}\n`);
+
+  const tmpDir = mkdtempSync(join(os.tmpdir(), 'strata-bench-'));
+  process.on('exit', () => rmSync(tmpDir, { recursive: true, force: true }));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
+  // BENCH_DATA_DIR keeps the seeded data between runs (for profiling iterations); it is not removed.
+  const dataDir = process.env.BENCH_DATA_DIR ? resolve(process.env.BENCH_DATA_DIR) : join(tmpDir, 'data');
+  mkdirSync(settings.resultsDir, { recursive: true });
+  const profileDir = join(settings.resultsDir, 'profiles');
+  if (settings.profile) mkdirSync(profileDir, { recursive: true });
+
+  const rows: ResultRow[] = [];
+  const notes: string[] = [];
+  const diagnostics: Record<string, unknown> = {};
+  const profiles: string[] = [];
+
+  log(`starting the server child (data in ${dataDir})`);
+  const server = await startServerChild(dataDir);
+  let client: HttpClient | undefined;
+  try {
+    const calibration = await chooseClient(server, settings, log);
+    client = createClient(calibration.kind, Math.max(64, settings.concurrency * 2));
+    notes.push(
+      `Load generator: ${calibration.kind} keep-alive client (bare route, ${settings.concurrency} concurrent: node:http ${fmtInt(calibration.rates['node:http'])} req/s, fetch ${fmtInt(calibration.rates.fetch)} req/s). Server in a child process; everything on 127.0.0.1.`,
+    );
+    diagnostics.client = calibration;
+    const token = await getToken(server, client);
+    const c = client;
+    const base = `${server.apiOrigin}/api/v1/projects/${PROJECT}`;
+    const auth = { authorization: `Bearer ${token}` };
+    const ctx: BenchContext = {
+      settings,
+      server,
+      client: c,
+      token,
+      api: (path) => `${base}${path}`,
+      call: (method, path, body) => c.request(method, `${base}${path}`, body === undefined || typeof body === 'string' ? body : JSON.stringify(body), auth),
+      dataDir,
+      tmpDir,
+      report: (row) => rows.push(row),
+      rows: () => rows,
+      note: (text) => notes.push(text),
+      diagnose: (key, value) => {
+        diagnostics[key] = value;
+      },
+      async serverCpu(fn) {
+        const before = await server.command<number>({ type: 'cpu' });
+        const value = await fn();
+        const after = await server.command<number>({ type: 'cpu' });
+        return { value, cpuMs: after - before };
+      },
+      async profiled(name, fn) {
+        if (!settings.profile) return fn();
+        await server.command({ type: 'profile-start' });
+        const result = await fn();
+        const file = join(profileDir, `${name}.cpuprofile`);
+        await server.command({ type: 'profile-stop', file }, 120_000);
+        const summary = summarizeProfile(file, 25);
+        diagnostics[`profile.${name}`] = summary;
+        profiles.push(formatProfile(name, summary));
+        return result;
+      },
+      log,
+    };
+    const only = (process.env.BENCH_SUITES ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+    const unknown = only.filter((name) => !SUITES.some((suite) => suite.name === name));
+    if (unknown.length) throw new Error(`BENCH_SUITES: unknown suite ${unknown.join(', ')} (known: ${SUITES.map((suite) => suite.name).join(', ')})`);
+    for (const suite of SUITES.filter((x) => only.length === 0 || only.includes(x.name))) {
+      log(`suite ${suite.name}`);
+      await suite.run(ctx);
+    }
+  } finally {
+    client?.close();
+    log('stopping the server child');
+    await server.stop();
+    rmSync(tmpDir, { recursive: true, force: true });
+  }
+
+  const totalSeconds = (now() - started) / 1000;
+  const loadAfter = os.loadavg()[0];
+  notes.push(`Load average (1 min): ${loadBefore.toFixed(2)} before the run, ${loadAfter.toFixed(2)} at its end (the benchmark itself keeps about 2 busy).`);
+  console.log(textTable(rows));
+  console.log('\nNotes:');
+  for (const n of notes) console.log(`- ${n}`);
+  console.log('\nDiagnostics (where the p50 goes, the SQL the server ran, and its plan):');
+  for (const [key, value] of Object.entries(diagnostics)) {
+    const d = value as { sql?: string[]; plans?: string[][] } & Record<string, unknown>;
+    if (!d || typeof d !== 'object' || !Array.isArray(d.sql) || !Array.isArray(d.plans)) continue;
+    console.log(`\n${key}`);
+    if (typeof d.serverCpuMsPerRequest !== 'number') {
+      for (const [k, v] of Object.entries(d)) if (typeof v === 'number') console.log(`  ${k}: ${Number.isInteger(v) ? v : v.toFixed(2)}`);
+    }
+    if (typeof d.serverCpuMsPerRequest === 'number') {
+      const n = (k: string) => (d[k] as number).toFixed(2);
+      console.log(
+        `  server CPU per request ${n('serverCpuMsPerRequest')} ms = SQL ${n('sqlCpuMs')} + JSON.stringify of the response ${n('stringifyCpuMs')} + the rest ${n('otherServerCpuMs')} (row mapping, HTTP, validation, auth)`,
+      );
+    }
+    const plans = d.plans;
+    d.sql.forEach((s, i) => {
+      console.log(`  SQL ${i + 1}: ${s}`);
+      for (const line of plans[i] ?? []) console.log(`    ${line}`);
+    });
+  }
+  if (profiles.length) console.log(`\n${profiles.join('\n\n')}`);
+  console.log(`\nMarkdown (${fmtInt(settings.events)} events; ${describeMachine(m)}):\n`);
+  console.log(markdownTable(rows));
+  const missed = rows.filter((r) => r.met === false).length;
+  console.log(`\n${rows.filter((r) => r.met !== undefined).length - missed} targets met, ${missed} missed; run took ${totalSeconds.toFixed(0)} s`);
+
+  const file = join(settings.resultsDir, settings.profile ? 'latest-profiled.json' : 'latest.json');
+  writeFileSync(
+    file,
+    `${JSON.stringify({ date, machine: m, settings: { ...settings, resultsDir: undefined }, loadAverage: { before: loadBefore, after: loadAfter }, totalSeconds, rows, notes, diagnostics }, null, 2)}\n`,
+  );
+  console.log(`Results written to ${file}`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+  process.exit(1);
+});
