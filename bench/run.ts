@@ -19,6 +19,8 @@
  *                          the same BENCH_EVENTS reuses the seeded events (create is then not measured)
  *   BENCH_SUITES           comma-separated suites to run (default: all), e.g. BENCH_SUITES=events
  *   BENCH_CAPTURE=0        do not record the server's SQL (the list references then fail)
+ *   BENCH_CATALOG_SERIES, BENCH_CATALOG_ASSETS, BENCH_CATALOG_EVENTS   catalog suite sizes (see bench/catalog.ts)
+ *   BENCH_THROTTLE_CLIENTS, BENCH_THROTTLE_RATE, BENCH_THROTTLE_ROUNDS  throttle suite (see bench/throttle.ts)
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -35,9 +37,11 @@ import { PROJECT } from './lib/servers.js';
 import { benchEvent } from './events-data.js';
 import { eventsSuite } from './events.js';
 import { authSuite } from './auth.js';
+import { catalogSuite } from './catalog.js';
+import { throttleSuite } from './throttle.js';
 
 /** Every suite, in order. A new resource adds its module here. */
-const SUITES: Suite[] = [eventsSuite, authSuite];
+const SUITES: Suite[] = [eventsSuite, authSuite, catalogSuite, throttleSuite];
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** bench/ in the source tree (this file runs from .bench-build/bench/). */

@@ -1,5 +1,5 @@
 /**
- * Child-process entry of the benchmark: starts the Strata app and the bare Fastify app on 127.0.0.1, then
+ * Child-process entry of the benchmark: starts the Strata apps (servers.ts) and the bare Fastify app on 127.0.0.1, then
  * answers the runner over the IPC channel (bare payload, CPU profiling windows, shutdown). Exits when the
  * runner goes away.
  *
@@ -24,7 +24,7 @@ const send = (m: ChildMessage): void => {
   process.send!(m);
 };
 
-const servers = await startServers(dataDir, { capture: process.env.BENCH_CAPTURE !== '0', noLayers: true });
+const servers = await startServers(dataDir, { capture: process.env.BENCH_CAPTURE !== '0', noLayers: true, limited: true });
 let session: Session | undefined;
 
 process.on('disconnect', () => process.exit(1));
@@ -81,6 +81,7 @@ send({
   type: 'ready',
   apiOrigin: servers.apiOrigin,
   noLayersOrigin: servers.noLayersOrigin,
+  limitedOrigin: servers.limitedOrigin,
   bareOrigin: servers.bareOrigin,
   clientId: servers.clientId,
   clientSecret: servers.clientSecret,

@@ -9,6 +9,8 @@ import type { ChildMessage, Command, ParentMessage } from './protocol.js';
 export interface ServerHandle {
   apiOrigin: string;
   noLayersOrigin?: string;
+  /** The same app with a tiny project budget (servers.ts LIMITED_PROJECT_LIMITS). */
+  limitedOrigin?: string;
   bareOrigin: string;
   clientId: string;
   clientSecret: string;
@@ -90,6 +92,7 @@ export async function startServerChild(dataDir: string, startTimeoutMs = 30_000)
   return {
     apiOrigin: ready.apiOrigin,
     noLayersOrigin: ready.noLayersOrigin,
+    limitedOrigin: ready.limitedOrigin,
     bareOrigin: ready.bareOrigin,
     clientId: ready.clientId,
     clientSecret: ready.clientSecret,

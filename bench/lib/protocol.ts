@@ -12,7 +12,7 @@ export type ParentMessage = { seq: number } & (
 );
 
 export type ChildMessage =
-  | { type: 'ready'; apiOrigin: string; noLayersOrigin?: string; bareOrigin: string; clientId: string; clientSecret: string; pid: number }
+  | { type: 'ready'; apiOrigin: string; noLayersOrigin?: string; limitedOrigin?: string; bareOrigin: string; clientId: string; clientSecret: string; pid: number }
   | { type: 'reply'; seq: number; ok: boolean; result?: unknown; error?: string };
 
 /** A ParentMessage before the runner numbers it. */

@@ -2,6 +2,8 @@
  * The servers under test, as started inside one process, all on 127.0.0.1:
  * - the real Strata app;
  * - the same app without its API layers (versioning, throttling), on the same database, to measure their cost;
+ * - optionally the same app with a tiny budget for the project (LIMITED_PROJECT_LIMITS), on the same database,
+ *   to measure how promptly requests over budget are refused (its budgets are its own, not the real app's);
  * - a bare Fastify app (no hooks, auth or database) whose one route returns whatever bytes it was given.
  * The child-process entry (`bench/server.ts`) and the in-process comparison both use this.
  *
@@ -20,6 +22,8 @@ export interface Servers {
   apiOrigin: string;
   /** The same app without API layers (undefined when not started). */
   noLayersOrigin?: string;
+  /** The same app with a tiny project budget (undefined when not started). */
+  limitedOrigin?: string;
   bareOrigin: string;
   clientId: string;
   clientSecret: string;
@@ -41,7 +45,10 @@ export const BENCH_SERVER_ENV: Record<string, string> = {
   STRATA_PRINCIPAL_CONCURRENCY_LIMIT: '1000000',
 };
 
-export async function startServers(dataDir: string, opts: { capture?: boolean; noLayers?: boolean } = {}): Promise<Servers> {
+/** The budget of the project on the limited app: 100 requests per second, burst 100 (STRATA_PROJECT_LIMITS). */
+export const LIMITED_PROJECT_LIMITS = { [PROJECT]: { project: { rate: 100, burst: 100 } } };
+
+export async function startServers(dataDir: string, opts: { capture?: boolean; noLayers?: boolean; limited?: boolean } = {}): Promise<Servers> {
   const config = loadConfig([], { ...BENCH_SERVER_ENV, STRATA_DATA_DIR: dataDir });
   const db = openDatabase({ dataDir: config.dataDir, synchronous: config.synchronous });
   const recorder = opts.capture ? recordStatements(db) : undefined;
@@ -51,6 +58,12 @@ export async function startServers(dataDir: string, opts: { capture?: boolean; n
   // `apiLayers: false` leaves out versioning and throttling (an option meant for this measurement).
   const noLayers = opts.noLayers ? await buildApp(config, { db, logger: false, apiLayers: false } as Parameters<typeof buildApp>[1]) : undefined;
   const noLayersOrigin = noLayers ? await noLayers.app.listen({ host: '127.0.0.1', port: 0 }) : undefined;
+
+  const limitedConfig = opts.limited
+    ? loadConfig([], { ...BENCH_SERVER_ENV, STRATA_DATA_DIR: dataDir, STRATA_PROJECT_LIMITS: JSON.stringify(LIMITED_PROJECT_LIMITS) })
+    : undefined;
+  const limited = limitedConfig ? await buildApp(limitedConfig, { db, logger: false }) : undefined;
+  const limitedOrigin = limited ? await limited.app.listen({ host: '127.0.0.1', port: 0 }) : undefined;
 
   let payload = '{}';
   const bare = Fastify({ logger: false });
@@ -62,6 +75,7 @@ export async function startServers(dataDir: string, opts: { capture?: boolean; n
   return {
     apiOrigin: api,
     noLayersOrigin,
+    limitedOrigin,
     bareOrigin,
     clientId: strata.idp.devClient.clientId,
     clientSecret: strata.idp.devClient.secret,
@@ -71,6 +85,7 @@ export async function startServers(dataDir: string, opts: { capture?: boolean; n
     },
     async close() {
       await bare.close();
+      await limited?.close();
       await noLayers?.close();
       await strata.close();
       db.close();
