@@ -36,12 +36,13 @@ import { fmtInt, now } from './lib/stats.js';
 import { PROJECT } from './lib/servers.js';
 import { benchEvent } from './events-data.js';
 import { eventsSuite } from './events.js';
+import { datapointsSuite } from './datapoints.js';
 import { authSuite } from './auth.js';
 import { catalogSuite } from './catalog.js';
 import { throttleSuite } from './throttle.js';
 
 /** Every suite, in order. A new resource adds its module here. */
-const SUITES: Suite[] = [eventsSuite, authSuite, catalogSuite, throttleSuite];
+const SUITES: Suite[] = [eventsSuite, authSuite, datapointsSuite, catalogSuite, throttleSuite];
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** bench/ in the source tree (this file runs from .bench-build/bench/). */

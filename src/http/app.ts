@@ -15,6 +15,7 @@ import { createAuthRuntime, type AuthRuntime } from '../auth/runtime.js';
 import { MISSING_AUTHORIZATION } from '../auth/verify.js';
 import { createCursorCodec } from '../query/cursor.js';
 import { assetRoutes } from '../resources/assets/routes.js';
+import { datapointRoutes } from '../resources/datapoints/routes.js';
 import { dataSetRoutes } from '../resources/datasets/routes.js';
 import { eventRoutes } from '../resources/events/routes.js';
 import { groupRoutes } from '../resources/groups/routes.js';
@@ -71,7 +72,7 @@ export interface BuildOptions {
 
 /** Every operation the API serves, from every resource. */
 export function allRoutes(): ApiRoute[] {
-  return [...eventRoutes, ...dataSetRoutes, ...timeSeriesRoutes, ...assetRoutes, ...projectRoutes, ...groupRoutes, ...sessionRoutes];
+  return [...eventRoutes, ...dataSetRoutes, ...timeSeriesRoutes, ...assetRoutes, ...projectRoutes, ...groupRoutes, ...sessionRoutes, ...datapointRoutes];
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Strata> {

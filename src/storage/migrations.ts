@@ -1,5 +1,6 @@
 import { authSchemaSql } from '../auth/schema.js';
 import { assetsSchemaSql } from '../resources/assets/store.js';
+import { datapointsSchemaSql } from '../resources/datapoints/store-schema.js';
 import { dataSetsSchemaSql } from '../resources/datasets/store.js';
 import { eventsSchemaSql } from '../resources/events/store.js';
 import { timeSeriesSchemaSql } from '../resources/timeseries/store.js';
@@ -23,4 +24,5 @@ export const migrations: readonly string[] = [
   timeSeriesSchemaSql,
   assetsSchemaSql,
   authSchemaSql,
+  datapointsSchemaSql,
 ];

@@ -10,6 +10,7 @@ import { ASSETS_TABLE, assetScopeNode } from '../../query/assets-scope.js';
 import { resolveReferences } from '../../query/references.js';
 import type { Db } from '../../storage/db.js';
 import type { Values } from '../../storage/items.js';
+import { deleteSeriesData } from '../datapoints/series-data.js';
 import { listItems, searchItems, type ListInput, type ResourceSpec } from '../crud.js';
 import { TIME_SERIES_METADATA_LIMITS, type TimeSeriesCreate, type TimeSeriesFilter } from './schema.js';
 import { timeSeriesCatalog as catalog, timeSeriesTable } from './store.js';
@@ -63,6 +64,9 @@ export const timeSeriesSpec: ResourceSpec<TimeSeriesCreate> = {
     { field: 'dataSetId', table: 'data_sets', noun: 'data set' },
     { field: 'assetId', table: ASSETS_TABLE, noun: 'asset' },
   ],
+  beforeDelete(ids, { db, projectId }) {
+    deleteSeriesData(db, projectId, ids);
+  },
 
 };
 export const anyTimeSeriesSpec = timeSeriesSpec as ResourceSpec<unknown>;

@@ -1,0 +1,88 @@
+/**
+ * Aggregates of one numeric series over a bucket grid: the points and rollups of the buckets are fed to a
+ * walker, with the nearest points outside the grid as context (they shape the stretches that cross its
+ * edges). Long empty stretches are skipped without visiting their buckets.
+ */
+import type { Db } from '../../storage/db.js';
+import { aggregateValue, wantsOf, type AggregateValue } from './aggregates.js';
+import type { BucketGrid } from './bucket-grid.js';
+import { BucketWalker, type StatusTreatment } from './bucket-walker.js';
+import { TOP_LEVEL } from './rollup-levels.js';
+import type { AggregateName } from './schema.js';
+import { SeriesReader, type PointAt } from './series-reader.js';
+import { rollupSuits, shownBy } from './treatment.js';
+
+/**
+ * Buckets are planned and read in windows that start at the next point and grow while they keep finding
+ * data, so dense series are read in long runs and sparse ones do not plan the empty buckets between points.
+ */
+const MIN_WINDOW = 16;
+const MAX_WINDOW = 4096;
+
+export interface AggregateQuery {
+  grid: BucketGrid;
+  aggregates: readonly AggregateName[];
+  treatment: StatusTreatment;
+  isStep: boolean;
+  includeStatus: boolean;
+  limit: number;
+}
+
+export type AggregateBucket = { timestamp: number } & Partial<Record<AggregateName, AggregateValue>>;
+
+export function aggregateSeries(db: Db, projectId: number, seriesId: number, q: AggregateQuery): { buckets: AggregateBucket[]; nextStart?: number } {
+  const { grid, aggregates, isStep, includeStatus } = q;
+  const buckets: AggregateBucket[] = [];
+  const wants = wantsOf(aggregates);
+  const walker = new BucketWalker(grid, {
+    isStep,
+    treatment: q.treatment,
+    wants,
+    limit: q.limit,
+    emit(k, acc) {
+      const bucket: AggregateBucket = { timestamp: grid.start(k) };
+      for (const name of aggregates) {
+        const v = aggregateValue(name, acc, isStep, includeStatus);
+        if (v !== undefined) bucket[name] = v as never;
+      }
+      buckets.push(bucket);
+    },
+  });
+  const reader = new SeriesReader(db, projectId, seriesId);
+  const inChain = shownBy(q.treatment);
+  const any = () => true;
+  const needsChain = wants.moments || wants.interpolation || wants.stepInterpolation;
+  const start = grid.start(0);
+  const end = grid.start(grid.count);
+
+  const context = (chain: PointAt | undefined, all: PointAt | undefined) => {
+    const pts = [chain, all].filter((p): p is PointAt => p !== undefined).sort((x, y) => x.ts - y.ts);
+    for (let i = 0; i < pts.length; i++) {
+      if (i > 0 && pts[i].ts === pts[i - 1].ts) continue;
+      const p = pts[i];
+      walker.point(p.ts, typeof p.value === 'number' ? p.value : NaN, p.code);
+    }
+  };
+
+  if (grid.count > 0) {
+    context(needsChain ? reader.lastBefore(start, inChain) : undefined, wants.durations ? reader.lastBefore(start, any) : undefined);
+    const suits = rollupSuits(q.treatment);
+    let k = 0;
+    let window = MIN_WINDOW;
+    while (k < grid.count && !walker.done) {
+      const next = reader.chunks.nextPointAtOrAfter(grid.start(k));
+      if (next >= end) break;
+      k = Math.max(k, grid.indexOf(next));
+      const k1 = Math.min(grid.count, k + window);
+      const before = walker.items;
+      reader.visitBuckets(grid, k, k1, TOP_LEVEL, walker, suits);
+      window = walker.items - before >= (k1 - k) / 2 ? Math.min(MAX_WINDOW, window * 2) : Math.max(MIN_WINDOW, window >> 1);
+      k = k1;
+    }
+    if (!walker.done) {
+      context(needsChain ? reader.firstAtOrAfter(end, inChain) : undefined, wants.durations ? reader.firstAtOrAfter(end, any) : undefined);
+    }
+    walker.finish();
+  }
+  return walker.cursorBucket === undefined ? { buckets } : { buckets, nextStart: grid.start(walker.cursorBucket) };
+}

@@ -1,0 +1,121 @@
+/**
+ * The buckets of an aggregate query. The first bucket starts at the query start rounded down to the
+ * granularity's unit (in the query's time zone for hours and longer); each next one starts a multiple of
+ * units later, and the last one is the one that contains the query end. Seconds, minutes and hours are
+ * fixed lengths; days, weeks, months, quarters and years follow the local calendar, so daylight-saving
+ * transitions give shorter or longer buckets.
+ */
+import { isZoned, type Granularity } from './granularity.js';
+import { UTC, type Zone } from './time-zone.js';
+
+const SECOND = 1000;
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+
+export interface BucketGrid {
+  /** Number of buckets: 0 to count-1 lie in the query. */
+  readonly count: number;
+  /** Start of bucket k (any integer k); start(count) is the end of the last bucket. */
+  start(k: number): number;
+  /** The bucket that contains t (below 0 before the first bucket, count or more after the last). */
+  indexOf(t: number): number;
+}
+
+class FixedGrid implements BucketGrid {
+  readonly count: number;
+  constructor(
+    private readonly origin: number,
+    private readonly step: number,
+    end: number,
+  ) {
+    this.count = end > origin ? Math.ceil((end - origin) / step) : 0;
+  }
+  start(k: number): number {
+    return this.origin + k * this.step;
+  }
+  indexOf(t: number): number {
+    return Math.floor((t - this.origin) / this.step);
+  }
+}
+
+/** Buckets of whole local days or months, counted from the local unit that holds the query start. */
+class CalendarGrid implements BucketGrid {
+  readonly count: number;
+  private readonly starts = new Map<number, number>();
+  private lastOffset: number;
+
+  constructor(
+    private readonly zone: Zone,
+    /** Days or months per bucket. */
+    private readonly step: number,
+    private readonly months: boolean,
+    /** Index of the first bucket's local unit: day number since the epoch, or year * 12 + month. */
+    private readonly origin: number,
+    end: number,
+  ) {
+    this.lastOffset = zone.offsetAt(end);
+    this.count = end > this.start(0) ? this.indexOf(end - 1) + 1 : 0;
+  }
+
+  private localStart(k: number): number {
+    const unit = this.origin + k * this.step;
+    if (!this.months) return unit * DAY;
+    const year = Math.floor(unit / 12);
+    return Date.UTC(year, unit - year * 12, 1);
+  }
+
+  start(k: number): number {
+    let t = this.starts.get(k);
+    if (t === undefined) {
+      t = this.zone.toUtc(this.localStart(k), this.lastOffset);
+      this.lastOffset = this.zone.offsetAt(t);
+      if (this.starts.size > 100_000) this.starts.clear();
+      this.starts.set(k, t);
+    }
+    return t;
+  }
+
+  indexOf(t: number): number {
+    const local = t + this.zone.offsetAt(t);
+    const unit = this.months ? monthIndex(local) : Math.floor(local / DAY);
+    let k = Math.floor((unit - this.origin) / this.step);
+    while (this.start(k) > t) k--;
+    while (this.start(k + 1) <= t) k++;
+    return k;
+  }
+}
+
+function monthIndex(local: number): number {
+  const d = new Date(local);
+  return d.getUTCFullYear() * 12 + d.getUTCMonth();
+}
+
+/** The buckets of `granularity` over [start, end) aligned in `zone`. */
+export function bucketGrid(g: Granularity, zone: Zone, start: number, end: number): BucketGrid {
+  const z = isZoned(g) ? zone : UTC;
+  switch (g.unit) {
+    case 's':
+      return new FixedGrid(Math.floor(start / SECOND) * SECOND, g.multiple * SECOND, end);
+    case 'm':
+      return new FixedGrid(Math.floor(start / MINUTE) * MINUTE, g.multiple * MINUTE, end);
+    case 'h': {
+      const offset = z.offsetAt(start);
+      const origin = z.toUtc(Math.floor((start + offset) / HOUR) * HOUR, offset);
+      return new FixedGrid(origin, g.multiple * HOUR, end);
+    }
+    case 'd':
+    case 'w': {
+      let day = Math.floor((start + z.offsetAt(start)) / DAY);
+      // 1970-01-01 was a Thursday; weeks start on Monday.
+      if (g.unit === 'w') day -= (((day + 3) % 7) + 7) % 7;
+      return new CalendarGrid(z, g.multiple * (g.unit === 'w' ? 7 : 1), false, day, end);
+    }
+    default: {
+      const perUnit = g.unit === 'mo' ? 1 : g.unit === 'q' ? 3 : 12;
+      let month = monthIndex(start + z.offsetAt(start));
+      month -= (((month % perUnit) + perUnit) % perUnit);
+      return new CalendarGrid(z, g.multiple * perUnit, true, month, end);
+    }
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * Retrieving data points: raw points and aggregates for up to 100 queries (`/timeseries/data/list`), and the
+ * latest point of up to 100 series (`/timeseries/data/latest`). Every query is checked before any is run;
+ * all of them read one snapshot of the store.
+ */
+import { badRequest, missingItems } from '../../http/errors.js';
+import type { Services } from '../../http/services.js';
+import { checkRef, type Ref } from '../../query/refs.js';
+import type { Db } from '../../storage/db.js';
+import { aggregateSeries } from './aggregate-query.js';
+import { bucketGrid } from './bucket-grid.js';
+import { parseGranularity, type Granularity } from './granularity.js';
+import { DATAPOINT_LIMITS as L } from './limits.js';
+import { latestPoint, rawSeries } from './raw-query.js';
+import type { LatestDatapointsBody, ListDatapointsBody, ListQueryItem } from './schema.js';
+import { findSeries, seriesHeader, seriesLabel, type SeriesInfo } from './series-lookup.js';
+import { parseTime } from './time-spec.js';
+import { parseTimeZone, UTC, type Zone } from './time-zone.js';
+import { treatmentOf } from './treatment.js';
+import { checkTargetUnit } from './units.js';
+
+type Query = Omit<ListQueryItem, 'id' | 'externalId' | 'instanceId'>;
+
+interface Planned {
+  index: number;
+  ref: Ref;
+  q: Query;
+  start: number;
+  end: number;
+  limit: number;
+  granularity?: Granularity;
+  zone: Zone;
+  /** Where this page begins (from the cursor), if not at `start`. */
+  resume?: number;
+  /** What a cursor of this query is bound to. */
+  binding: unknown;
+}
+
+/** Reads in one snapshot: a deferred transaction takes no write lock. */
+function snapshot<T>(db: Db, fn: () => T): T {
+  return db.inTransaction ? fn() : db.transaction(fn).deferred();
+}
+
+function plan(services: Services, body: ListDatapointsBody, now: number): Planned[] {
+  const { items, ignoreUnknownIds: _ignore, ...defaults } = body;
+  return items.map((item, index) => {
+    const where = `items[${index}]`;
+    const { id, externalId, instanceId, ...own } = item;
+    const ref = checkRef({ id, externalId, instanceId }, ['items', index], true);
+    const q: Query = { ...defaults, ...own };
+    if (q.aggregates && q.granularity === undefined) throw badRequest(`${where}: aggregates need a granularity (for example "1h")`);
+    if (q.granularity !== undefined && !q.aggregates) throw badRequest(`${where}: granularity is given without aggregates; give aggregates too, or leave granularity out for raw points`);
+    const granularity = q.granularity === undefined ? undefined : parseGranularity(q.granularity, `${where}.granularity`);
+    const zone = q.timeZone === undefined ? UTC : parseTimeZone(q.timeZone, `${where}.timeZone`);
+    if (q.includeOutsidePoints && q.aggregates) throw badRequest(`${where}: includeOutsidePoints applies to raw points only, not to aggregates`);
+    if (q.includeOutsidePoints && q.cursor !== undefined) throw badRequest(`${where}: includeOutsidePoints cannot be combined with a cursor`);
+    const limit = q.limit ?? L.defaultLimit;
+    if (q.aggregates && limit > L.aggregatePoints) throw badRequest(`${where}.limit: at most ${L.aggregatePoints} for aggregates, got ${limit}`);
+    const start = parseTime(q.start ?? 0, now, `${where}.start`);
+    const end = parseTime(q.end ?? 'now', now, `${where}.end`);
+    if (end <= start) throw badRequest(`${where}: end (${end}) must be after start (${start})`);
+    const { cursor, limit: _limit, ...bound } = q;
+    const binding = { op: 'datapoints/list', ref, ...bound };
+    const resume = cursor === undefined ? undefined : decodeResume(services, cursor, binding, `${where}.cursor`);
+    return { index, ref, q, start, end, limit, granularity, zone, resume, binding };
+  });
+}
+
+function decodeResume(services: Services, cursor: string, binding: unknown, where: string): number {
+  let state: unknown;
+  try {
+    state = services.cursors.decode(cursor, binding);
+  } catch (err) {
+    throw badRequest(`${where}: ${(err as Error).message.replace(/^cursor: /, '')}`);
+  }
+  const t = (state as { t?: unknown } | null)?.t;
+  if (typeof t !== 'number' || !Number.isSafeInteger(t)) throw badRequest(`${where}: not a cursor issued by this server`);
+  return t;
+}
+
+function checkTotals(planned: Planned[]): void {
+  let raw = 0;
+  let aggregated = 0;
+  for (const p of planned) {
+    if (p.q.aggregates) aggregated += p.limit;
+    else raw += p.limit;
+  }
+  if (raw > L.rawPoints) throw badRequest(`items: the limits of the raw queries add up to ${raw}; at most ${L.rawPoints} raw data points per request`);
+  if (aggregated > L.aggregatePoints) {
+    throw badRequest(`items: the limits of the aggregate queries add up to ${aggregated}; at most ${L.aggregatePoints} aggregates per request`);
+  }
+}
+
+function resolve(services: Services, projectId: number, refs: Ref[], ignoreUnknownIds: boolean): Array<SeriesInfo | undefined> {
+  const series = findSeries(services.db, projectId, refs, services.access);
+  const missing = refs.filter((_, i) => series[i] === undefined);
+  if (missing.length && !ignoreUnknownIds) throw missingItems(missing);
+  return series;
+}
+
+export function listDatapoints(services: Services, projectId: number, body: ListDatapointsBody) {
+  const planned = plan(services, body, services.now());
+  checkTotals(planned);
+  const { db } = services;
+  return snapshot(db, () => {
+    const series = resolve(services, projectId, planned.map((p) => p.ref), body.ignoreUnknownIds ?? false);
+    for (const p of planned) {
+      const s = series[p.index];
+      if (!s) continue;
+      if (p.q.aggregates && s.isString) throw badRequest(`items[${p.index}]: ${seriesLabel(s)} holds strings; aggregates are available for numeric time series only`);
+      checkTargetUnit(p.q, s, `items[${p.index}]`);
+    }
+    const items: Array<Record<string, unknown>> = [];
+    for (const p of planned) {
+      const s = series[p.index];
+      if (s) items.push(runQuery(services, projectId, s, p));
+    }
+    return { items };
+  });
+}
+
+function runQuery(services: Services, projectId: number, s: SeriesInfo, p: Planned): Record<string, unknown> {
+  const out = seriesHeader(s);
+  const treatment = treatmentOf(p.q);
+  const includeStatus = p.q.includeStatus ?? false;
+  const from = p.resume ?? p.start;
+  let nextStart: number | undefined;
+  if (p.q.aggregates) {
+    out.isString = false;
+    const grid = bucketGrid(p.granularity!, p.zone, from, p.end);
+    const result = aggregateSeries(services.db, projectId, s.id, { grid, aggregates: p.q.aggregates, treatment, isStep: s.isStep, includeStatus, limit: p.limit });
+    out.datapoints = result.buckets;
+    nextStart = result.nextStart;
+  } else {
+    const result = rawSeries(services.db, projectId, s.id, {
+      start: from,
+      end: p.end,
+      limit: p.limit,
+      treatment,
+      includeStatus,
+      includeOutsidePoints: p.q.includeOutsidePoints ?? false,
+    });
+    out.datapoints = result.points;
+    nextStart = result.nextStart;
+  }
+  if (nextStart !== undefined) out.nextCursor = services.cursors.encode({ t: nextStart }, p.binding);
+  return out;
+}
+
+export function latestDatapoints(services: Services, projectId: number, body: LatestDatapointsBody) {
+  const now = services.now();
+  const queries = body.items.map((item, i) => {
+    const { id, externalId, instanceId, ...q } = item;
+    const ref = checkRef({ id, externalId, instanceId }, ['items', i], true);
+    const before = parseTime(q.before ?? 'now', now, `items[${i}].before`);
+    return { ref, q, before };
+  });
+  const { db } = services;
+  return snapshot(db, () => {
+    const series = resolve(
+      services,
+      projectId,
+      queries.map((q) => q.ref),
+      body.ignoreUnknownIds ?? false,
+    );
+    series.forEach((s, i) => s && checkTargetUnit(queries[i].q, s, `items[${i}]`));
+    const items: Array<Record<string, unknown>> = [];
+    queries.forEach(({ q, before }, i) => {
+      const s = series[i];
+      if (!s) return;
+      const out = seriesHeader(s);
+      const point = latestPoint(db, projectId, s.id, before, treatmentOf(q), q.includeStatus ?? false);
+      out.datapoints = point ? [point] : [];
+      items.push(out);
+    });
+    return { items };
+  });
+}

@@ -1,0 +1,47 @@
+/**
+ * The data point operations. Inserting and deleting need `timeSeriesAcl:WRITE`, reading `timeSeriesAcl:READ`.
+ */
+import { route, type ApiRoute } from '../../http/route.js';
+import { latestDatapoints, listDatapoints } from './read-service.js';
+import { DeleteDatapointsBody, InsertDatapointsBody, LatestDatapointsBody, ListDatapointsBody } from './schema.js';
+import { deleteDatapoints, insertDatapoints } from './write-service.js';
+
+const READ = { acl: 'timeSeriesAcl', action: 'READ' };
+const WRITE = { acl: 'timeSeriesAcl', action: 'WRITE' };
+
+export const datapointRoutes: ApiRoute[] = [
+  route({
+    method: 'POST',
+    path: '/timeseries/data',
+    capability: WRITE,
+    body: InsertDatapointsBody,
+    handler: ({ services, project, body, version }) => {
+      insertDatapoints(services, project.id, body, version.at('stringDatapointMaxLength'));
+      return {};
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/timeseries/data/list',
+    capability: READ,
+    body: ListDatapointsBody,
+    handler: ({ services, project, body }) => listDatapoints(services, project.id, body),
+  }),
+  route({
+    method: 'POST',
+    path: '/timeseries/data/latest',
+    capability: READ,
+    body: LatestDatapointsBody,
+    handler: ({ services, project, body }) => latestDatapoints(services, project.id, body),
+  }),
+  route({
+    method: 'POST',
+    path: '/timeseries/data/delete',
+    capability: WRITE,
+    body: DeleteDatapointsBody,
+    handler: ({ services, project, body }) => {
+      deleteDatapoints(services, project.id, body);
+      return {};
+    },
+  }),
+];

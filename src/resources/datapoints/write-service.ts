@@ -1,0 +1,66 @@
+/**
+ * Inserting and deleting data points: each request is checked whole, then applied in one transaction,
+ * raw points and rollups together.
+ */
+import { badRequest, duplicatedItems, missingItems } from '../../http/errors.js';
+import type { Services } from '../../http/services.js';
+import { checkRef, type Ref } from '../../query/refs.js';
+import { inTransaction } from '../../storage/db.js';
+import { ChunkStore } from './chunk-store.js';
+import { packPoints, type StringLimit } from './insert-points.js';
+import { DATAPOINT_LIMITS as L } from './limits.js';
+import { refreshAfterDelete, refreshAfterWrite } from './rollup-maintenance.js';
+import type { DeleteDatapointsBody, InsertDatapointsBody } from './schema.js';
+import { findSeries, seriesLabel, type SeriesInfo } from './series-lookup.js';
+
+function resolveAll(services: Services, projectId: number, refs: Ref[]): SeriesInfo[] {
+  const series = findSeries(services.db, projectId, refs, services.access);
+  const missing = refs.filter((_, i) => series[i] === undefined);
+  if (missing.length) throw missingItems(missing);
+  return series as SeriesInfo[];
+}
+
+export function insertDatapoints(services: Services, projectId: number, body: InsertDatapointsBody, stringLimit: StringLimit): void {
+  const refs = body.items.map((item, i) => checkRef(item, ['items', i], true));
+  const total = body.items.reduce((sum, item) => sum + item.datapoints.length, 0);
+  if (total > L.insertPoints) throw badRequest(`items: at most ${L.insertPoints} data points per request (across all items), got ${total}`);
+  const { db } = services;
+  inTransaction(db, () => {
+    const series = resolveAll(services, projectId, refs);
+    const seen = new Map<number, number>();
+    const duplicated: Ref[] = [];
+    series.forEach((s, i) => {
+      if (seen.has(s.id)) duplicated.push(refs[i]);
+      seen.set(s.id, i);
+    });
+    if (duplicated.length) throw duplicatedItems(duplicated, 422);
+    const blocks = body.items.map((item, i) => packPoints(item.datapoints, i, { isString: series[i].isString, label: seriesLabel(series[i]) }, stringLimit));
+    blocks.forEach((block, i) => {
+      if (block.n === 0) return;
+      const s = series[i];
+      const span = new ChunkStore(db, projectId, s.id).write(block);
+      if (!s.isString) refreshAfterWrite(db, projectId, s.id, block.ts, span);
+    });
+  });
+}
+
+export function deleteDatapoints(services: Services, projectId: number, body: DeleteDatapointsBody): void {
+  const refs = body.items.map((item, i) => checkRef(item, ['items', i], true));
+  const ranges = body.items.map((item, i) => {
+    const end = item.exclusiveEnd ?? item.inclusiveBegin + 1;
+    if (end <= item.inclusiveBegin) {
+      throw badRequest(`items[${i}].exclusiveEnd: must be after inclusiveBegin (${item.inclusiveBegin}), got ${end}`);
+    }
+    return { begin: item.inclusiveBegin, end };
+  });
+  const { db } = services;
+  inTransaction(db, () => {
+    const series = resolveAll(services, projectId, refs);
+    series.forEach((s, i) => {
+      const { begin, end } = ranges[i];
+      const changed = new ChunkStore(db, projectId, s.id).deleteRange(begin, end);
+      if (changed && !s.isString) refreshAfterDelete(db, projectId, s.id, begin, end);
+    });
+  });
+}
+
