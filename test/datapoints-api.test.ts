@@ -82,6 +82,17 @@ describe('insert and read back', () => {
     expect((await all({ externalId: s.externalId })).map((p) => p.timestamp)).toEqual([10, 20, 30, 50]);
   });
 
+  it('offers maxDatapoint and minDatapoint from version 20250312 on', async () => {
+    const s = await series();
+    await insert([{ id: s.id, datapoints: [{ timestamp: 1000, value: 5 }, { timestamp: 2000, value: -5 }] }]);
+    const query = { items: [{ id: s.id, start: 0, end: 3_600_000, granularity: '1h', aggregates: ['maxDatapoint', 'minDatapoint'] }] };
+    const [item] = await list(query);
+    expect(item.datapoints[0]).toMatchObject({ timestamp: 0, maxDatapoint: { timestamp: 1000, value: 5 }, minDatapoint: { timestamp: 2000, value: -5 } });
+    const before = await h.request('POST', '/timeseries/data/list', query, { 'svc-version': '20250311' });
+    expect(errorMessage(before, 400)).toMatch(/items\[0\]\.aggregates: maxDatapoint exists from API version 20250312/);
+    expect((await h.request('POST', '/timeseries/data/list', query, { 'svc-version': '20250312' })).status).toBe(200);
+  });
+
   it('keeps statuses; bad points may carry NaN, infinities or no value', async () => {
     const s = await series();
     const points = [

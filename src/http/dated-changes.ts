@@ -12,6 +12,13 @@ export const FIRST_VERSION = '20240901';
 
 export const DATED_CHANGES = [
   {
+    date: '20250312',
+    key: 'extremeDatapointAggregates',
+    change: 'Aggregates maxDatapoint and minDatapoint (value and timestamp of the extreme point) are available from this date',
+    before: false,
+    after: true,
+  },
+  {
     date: '20250926',
     key: 'stringDatapointMaxLength',
     change: 'Longest string data point: 255 characters before, 1023 bytes of UTF-8 from this date',

@@ -41,7 +41,9 @@ function snapshot<T>(db: Db, fn: () => T): T {
   return db.inTransaction ? fn() : db.transaction(fn).deferred();
 }
 
-function plan(services: Services, body: ListDatapointsBody, now: number): Planned[] {
+const EXTREME_POINT_AGGREGATES = ['maxDatapoint', 'minDatapoint'];
+
+function plan(services: Services, body: ListDatapointsBody, now: number, extremePoints: boolean): Planned[] {
   const { items, ignoreUnknownIds: _ignore, ...defaults } = body;
   return items.map((item, index) => {
     const where = `items[${index}]`;
@@ -49,6 +51,10 @@ function plan(services: Services, body: ListDatapointsBody, now: number): Planne
     const ref = checkRef({ id, externalId, instanceId }, ['items', index], true);
     const q: Query = { ...defaults, ...own };
     if (q.aggregates && q.granularity === undefined) throw badRequest(`${where}: aggregates need a granularity (for example "1h")`);
+    const extreme = extremePoints ? undefined : q.aggregates?.find((a) => EXTREME_POINT_AGGREGATES.includes(a));
+    if (extreme) {
+      throw badRequest(`${where}.aggregates: ${extreme} exists from API version 20250312 on; send "svc-version: 20250312" or later`);
+    }
     if (q.granularity !== undefined && !q.aggregates) throw badRequest(`${where}: granularity is given without aggregates; give aggregates too, or leave granularity out for raw points`);
     const granularity = q.granularity === undefined ? undefined : parseGranularity(q.granularity, `${where}.granularity`);
     const zone = q.timeZone === undefined ? UTC : parseTimeZone(q.timeZone, `${where}.timeZone`);
@@ -98,8 +104,9 @@ function resolve(services: Services, projectId: number, refs: Ref[], ignoreUnkno
   return series;
 }
 
-export function listDatapoints(services: Services, projectId: number, body: ListDatapointsBody) {
-  const planned = plan(services, body, services.now());
+/** `extremePoints`: whether the requested API version has the maxDatapoint and minDatapoint aggregates. */
+export function listDatapoints(services: Services, projectId: number, body: ListDatapointsBody, extremePoints = true) {
+  const planned = plan(services, body, services.now(), extremePoints);
   checkTotals(planned);
   const { db } = services;
   return snapshot(db, () => {

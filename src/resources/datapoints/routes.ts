@@ -25,7 +25,8 @@ export const datapointRoutes: ApiRoute[] = [
     path: '/timeseries/data/list',
     capability: READ,
     body: ListDatapointsBody,
-    handler: ({ services, project, body }) => listDatapoints(services, project.id, body),
+    handler: ({ services, project, body, version }) =>
+      listDatapoints(services, project.id, body, version.at('extremeDatapointAggregates')),
   }),
   route({
     method: 'POST',
