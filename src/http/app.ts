@@ -25,6 +25,7 @@ import { timeSeriesRoutes } from '../resources/timeseries/routes.js';
 import { openDatabase, type Db } from '../storage/db.js';
 import { ensureProjects, findProjectAuth, serverSecret } from '../storage/projects.js';
 import { ApiError, forbidden, notFound, unauthorized } from './errors.js';
+import { JsonText } from './json-text.js';
 import { createApiLayers } from './layers.js';
 import type { ApiRoute, Project } from './route.js';
 import type { Services } from './services.js';
@@ -190,6 +191,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
               version: req.apiVersion ?? LATEST_STABLE,
             });
             reply.code(def.status ?? 200);
+            // Already JSON (items rendered by SQL): sent as is; Fastify's default type for objects, so clients see no difference.
+            if (result instanceof JsonText) return reply.type('application/json; charset=utf-8').send(result.text);
             return result;
           },
         });

@@ -6,6 +6,7 @@
  */
 import { requireWritable, scopeCondition, type Access, type ScopeTarget } from '../auth/access.js';
 import { duplicatedItems, missingItems, notFound } from '../http/errors.js';
+import { itemsJson, JsonText } from '../http/json-text.js';
 import { applyArrayPatch, applyMetadataPatch, applyNullablePatch, checkMetadata } from '../http/patch.js';
 import type { Services } from '../http/services.js';
 import type { MetadataLimits } from '../http/common-schemas.js';
@@ -21,6 +22,7 @@ import {
   deleteItem,
   insertItems,
   itemFromValues,
+  itemJsonSql,
   rowsByIds,
   selectColumns,
   toItem,
@@ -94,10 +96,28 @@ function checkReferences(spec: ResourceSpec<unknown>, { db, projectId }: WriteCo
   for (const r of spec.references ?? []) requireExistingIn(db, r.table, projectId, values, r.field, r.noun, previous);
 }
 
-function rowsInOrder(db: Db, t: ItemTable, projectId: number, ids: number[]): Row[] {
-  const rows = rowsByIds(db, t, projectId, ids);
+function rowsInOrder(db: Db, t: ItemTable, projectId: number, ids: number[], select?: string): Row[] {
+  const rows = rowsByIds(db, t, projectId, ids, undefined, select);
   return ids.map((id) => rows.get(id)!);
 }
+
+/**
+ * How the read operations give items: as objects, for callers that work on them (the assets' present step,
+ * writes), or as the JSON text of each rendered by SQL, for responses, which saves building and serializing
+ * an object per item. Both read the same rows; only the select list and the mapping of a row differ.
+ */
+interface ItemReader<T> {
+  /** The select list over the table's alias; it includes the id. */
+  select(t: ItemTable, omit?: ReadonlySet<string>): string;
+  read(t: ItemTable, row: Row, omit?: ReadonlySet<string>): T;
+}
+
+const asObjects: ItemReader<Item> = { select: selectColumns, read: toItem };
+
+const asJson: ItemReader<string> = {
+  select: (t, omit) => `${t.alias}.id, ${itemJsonSql(t, omit)} AS item_json`,
+  read: (_t, row) => row.item_json as string,
+};
 
 function restricted(access: Access | undefined): access is Access & { all: false } {
   return access !== undefined && !access.all;
@@ -168,6 +188,18 @@ export function createItems<C>(spec: ResourceSpec<C>, services: Services, projec
   });
 }
 
+function retrieve<T>(
+  reader: ItemReader<T>,
+  spec: ResourceSpec<unknown>,
+  services: Services,
+  projectId: number,
+  items: readonly RefInput[],
+  ignoreUnknownIds: boolean,
+): T[] {
+  const ids = resolveVisible(spec, services, projectId, checkRefs(items, spec.instanceIds), ignoreUnknownIds);
+  return rowsInOrder(services.db, spec.table, projectId, ids, reader.select(spec.table)).map((r) => reader.read(spec.table, r));
+}
+
 export function retrieveItems(
   spec: ResourceSpec<unknown>,
   services: Services,
@@ -175,14 +207,34 @@ export function retrieveItems(
   items: readonly RefInput[],
   ignoreUnknownIds = false,
 ): Item[] {
-  const ids = resolveVisible(spec, services, projectId, checkRefs(items, spec.instanceIds), ignoreUnknownIds);
-  return rowsInOrder(services.db, spec.table, projectId, ids).map((r) => toItem(spec.table, r));
+  return retrieve(asObjects, spec, services, projectId, items, ignoreUnknownIds);
+}
+
+/** The byids response `{items}`, rendered by SQL. */
+export function retrieveItemsJson(
+  spec: ResourceSpec<unknown>,
+  services: Services,
+  projectId: number,
+  items: readonly RefInput[],
+  ignoreUnknownIds = false,
+): JsonText {
+  return itemsJson(retrieve(asJson, spec, services, projectId, items, ignoreUnknownIds));
+}
+
+function getOne<T>(reader: ItemReader<T>, spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number): T {
+  const where = scopeCondition(services.access, spec.catalog);
+  const row = rowsByIds(services.db, spec.table, projectId, [id], where, reader.select(spec.table)).get(id);
+  if (!row) throw notFound(`No ${spec.catalog.noun} with id ${id} in this project`);
+  return reader.read(spec.table, row);
 }
 
 export function getItem(spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number): Item {
-  const row = rowsByIds(services.db, spec.table, projectId, [id], scopeCondition(services.access, spec.catalog)).get(id);
-  if (!row) throw notFound(`No ${spec.catalog.noun} with id ${id} in this project`);
-  return toItem(spec.table, row);
+  return getOne(asObjects, spec, services, projectId, id);
+}
+
+/** The item as the response, rendered by SQL. */
+export function getItemJson(spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number): JsonText {
+  return new JsonText(getOne(asJson, spec, services, projectId, id));
 }
 
 export function deleteItems(
@@ -272,16 +324,17 @@ export interface ListInput {
 }
 
 /** A list page of any resource; `filterNode` is its basic filter translated to the filter language. */
-export function listItems(
+function listPage<T>(
+  reader: ItemReader<T>,
   spec: ResourceSpec<unknown>,
   services: Services,
   projectId: number,
   input: ListInput & { filter?: unknown },
   filterNode: FilterNode | undefined,
   omit?: ReadonlySet<string>,
-): { items: Item[]; nextCursor?: string } {
+): { items: T[]; nextCursor?: string } {
   const { filter, advancedFilter, sort, partition, limit, cursor } = input;
-  const result = runList<Row>(services, spec.catalog, projectId, selectColumns(spec.table), {
+  const result = runList<Row>(services, spec.catalog, projectId, reader.select(spec.table, omit), {
     filter: filterNode,
     advancedFilter,
     sort,
@@ -290,25 +343,50 @@ export function listItems(
     cursor,
     fingerprint: { resource: spec.table.table, filter, advancedFilter, sort, partition },
   });
-  const items = result.rows.map((r) => toItem(spec.table, r, omit));
+  const items = result.rows.map((r) => reader.read(spec.table, r, omit));
   return result.nextCursor ? { items, nextCursor: result.nextCursor } : { items };
+}
+
+export function listItems(
+  spec: ResourceSpec<unknown>,
+  services: Services,
+  projectId: number,
+  input: ListInput & { filter?: unknown },
+  filterNode: FilterNode | undefined,
+  omit?: ReadonlySet<string>,
+): { items: Item[]; nextCursor?: string } {
+  return listPage(asObjects, spec, services, projectId, input, filterNode, omit);
+}
+
+/** The list page response `{items, nextCursor}`, rendered by SQL. */
+export function listItemsJson(
+  spec: ResourceSpec<unknown>,
+  services: Services,
+  projectId: number,
+  input: ListInput & { filter?: unknown },
+  filterNode: FilterNode | undefined,
+  omit?: ReadonlySet<string>,
+): JsonText {
+  const { items, nextCursor } = listPage(asJson, spec, services, projectId, input, filterNode, omit);
+  return itemsJson(items, nextCursor);
 }
 
 /**
  * Relevance-ranked full-text search over the resource's text index, narrowed by the basic filter.
  * `match` is an FTS query (see `ftsQuery`); without one, items come in creation order.
  */
-export function searchItems(
+function search<T>(
+  reader: ItemReader<T>,
   spec: ResourceSpec<unknown>,
   services: Services,
   projectId: number,
   filterNode: FilterNode | undefined,
   match: string | undefined,
-  limit = DEFAULT_LIMIT,
-): { items: Item[] } {
+  limit: number,
+): T[] {
   const { catalog, table } = spec;
   const { where } = parseQuery(catalog, projectId, filterNode, undefined, services.access);
-  const columns = Sql.raw(selectColumns(table));
+  const columns = Sql.raw(reader.select(table));
   const from = Sql.raw(`${table.table} ${table.alias}`);
   const alias = Sql.raw(table.alias);
   let query: Sql;
@@ -319,5 +397,28 @@ export function searchItems(
   } else {
     query = sql`SELECT ${columns} FROM ${from} WHERE ${where} ORDER BY ${alias}.created_time, ${alias}.id LIMIT ${limit}`;
   }
-  return { items: all<Row>(services.db, query).map((r) => toItem(table, r)) };
+  return all<Row>(services.db, query).map((r) => reader.read(table, r));
+}
+
+export function searchItems(
+  spec: ResourceSpec<unknown>,
+  services: Services,
+  projectId: number,
+  filterNode: FilterNode | undefined,
+  match: string | undefined,
+  limit = DEFAULT_LIMIT,
+): { items: Item[] } {
+  return { items: search(asObjects, spec, services, projectId, filterNode, match, limit) };
+}
+
+/** The search response `{items}`, rendered by SQL. */
+export function searchItemsJson(
+  spec: ResourceSpec<unknown>,
+  services: Services,
+  projectId: number,
+  filterNode: FilterNode | undefined,
+  match: string | undefined,
+  limit = DEFAULT_LIMIT,
+): JsonText {
+  return itemsJson(search(asJson, spec, services, projectId, filterNode, match, limit));
 }

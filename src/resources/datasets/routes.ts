@@ -5,7 +5,7 @@ import { route, type ApiRoute } from '../../http/route.js';
 import { runAggregate } from '../../query/aggregate.js';
 import { and, equalsLeaf, metadataNode, prefixLeaf, rangeLeaf } from '../../query/basic.js';
 import type { FilterNode } from '../../query/filter.js';
-import { createItems, listItems, retrieveItems, updateItems, type ResourceSpec } from '../crud.js';
+import { createItems, listItemsJson, retrieveItemsJson, updateItems, type ResourceSpec } from '../crud.js';
 import {
   AggregateDataSetsBody,
   CreateDataSetsBody,
@@ -55,14 +55,14 @@ export const dataSetRoutes: ApiRoute[] = [
     path: '/datasets/byids',
     capability: READ,
     body: DataSetIdsBody,
-    handler: ({ services, project, body }) => ({ items: retrieveItems(spec, services, project.id, body.items, body.ignoreUnknownIds) }),
+    handler: ({ services, project, body }) => retrieveItemsJson(spec, services, project.id, body.items, body.ignoreUnknownIds),
   }),
   route({
     method: 'POST',
     path: '/datasets/list',
     capability: READ,
     body: ListDataSetsBody,
-    handler: ({ services, project, body }) => listItems(spec, services, project.id, body, dataSetFilterNode(body.filter)),
+    handler: ({ services, project, body }) => listItemsJson(spec, services, project.id, body, dataSetFilterNode(body.filter)),
   }),
   route({
     method: 'POST',

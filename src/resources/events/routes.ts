@@ -17,7 +17,7 @@ import {
   type EventFilter,
   type ListEventsQuery as ListEventsQueryT,
 } from './schema.js';
-import { createItems, deleteItems, getItem, retrieveItems, updateItems, type ResourceSpec } from '../crud.js';
+import { createItems, deleteItems, getItemJson, retrieveItemsJson, updateItems, type ResourceSpec } from '../crud.js';
 import { aggregateEvents, eventSpec, listEvents, searchEvents } from './service.js';
 
 const spec = eventSpec as ResourceSpec<unknown>;
@@ -86,7 +86,7 @@ export const eventRoutes: ApiRoute[] = [
     path: '/events/:id',
     capability: READ,
     params: EventIdParams,
-    handler: ({ services, project, params }) => getItem(spec, services, project.id, params.id),
+    handler: ({ services, project, params }) => getItemJson(spec, services, project.id, params.id),
   }),
   route({
     method: 'POST',
@@ -100,7 +100,7 @@ export const eventRoutes: ApiRoute[] = [
     path: '/events/byids',
     capability: READ,
     body: EventIdsBody,
-    handler: ({ services, project, body }) => ({ items: retrieveItems(spec, services, project.id, body.items, body.ignoreUnknownIds) }),
+    handler: ({ services, project, body }) => retrieveItemsJson(spec, services, project.id, body.items, body.ignoreUnknownIds),
   }),
   route({
     method: 'POST',

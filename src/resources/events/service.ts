@@ -10,7 +10,7 @@ import type { Values } from '../../storage/items.js';
 import type { Db } from '../../storage/db.js';
 import { ASSETS_TABLE, assetScopeNode } from '../../query/assets-scope.js';
 import { resolveReferences } from '../../query/references.js';
-import { listItems, searchItems, type ListInput, type ResourceSpec } from '../crud.js';
+import { listItemsJson, searchItemsJson, type ListInput, type ResourceSpec } from '../crud.js';
 import { EVENT_LIMITS, type EventCreate, type EventFilter } from './schema.js';
 import { eventCatalog as catalog, eventTable } from './store.js';
 
@@ -84,7 +84,7 @@ export function eventFilterNode(f: EventFilter | undefined, scope: FilterScope):
 const WITHOUT_METADATA = new Set(['metadata']);
 
 export function listEvents(services: Services, projectId: number, req: ListEventsInput, includeMetadata = true) {
-  return listItems(eventSpec as ResourceSpec<unknown>, services, projectId, req, eventFilterNode(req.filter, { db: services.db, projectId }), includeMetadata ? undefined : WITHOUT_METADATA);
+  return listItemsJson(eventSpec as ResourceSpec<unknown>, services, projectId, req, eventFilterNode(req.filter, { db: services.db, projectId }), includeMetadata ? undefined : WITHOUT_METADATA);
 }
 
 export function searchEvents(
@@ -94,7 +94,7 @@ export function searchEvents(
 ) {
   const text = req.search?.description;
   const match = text !== undefined && text.trim() !== '' ? ftsQuery(text) : undefined;
-  return searchItems(eventSpec as ResourceSpec<unknown>, services, projectId, eventFilterNode(req.filter, { db: services.db, projectId }), match, req.limit);
+  return searchItemsJson(eventSpec as ResourceSpec<unknown>, services, projectId, eventFilterNode(req.filter, { db: services.db, projectId }), match, req.limit);
 }
 
 export function aggregateEvents(services: Services, projectId: number, req: Omit<AggregateRequest, 'filter'> & { filter?: EventFilter }) {

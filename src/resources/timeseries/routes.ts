@@ -4,7 +4,7 @@
  */
 import { parseIdList } from '../../http/query-params.js';
 import { route, type ApiRoute } from '../../http/route.js';
-import { createItems, deleteItems, retrieveItems, updateItems } from '../crud.js';
+import { createItems, deleteItems, retrieveItemsJson, updateItems } from '../crud.js';
 import {
   AggregateTimeSeriesBody,
   CreateTimeSeriesBody,
@@ -63,7 +63,7 @@ export const timeSeriesRoutes: ApiRoute[] = [
     path: '/timeseries/byids',
     capability: READ,
     body: TimeSeriesLookupBody,
-    handler: ({ services, project, body }) => ({ items: retrieveItems(spec, services, project.id, body.items, body.ignoreUnknownIds) }),
+    handler: ({ services, project, body }) => retrieveItemsJson(spec, services, project.id, body.items, body.ignoreUnknownIds),
   }),
   route({
     method: 'POST',

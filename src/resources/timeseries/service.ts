@@ -11,7 +11,7 @@ import { resolveReferences } from '../../query/references.js';
 import type { Db } from '../../storage/db.js';
 import type { Values } from '../../storage/items.js';
 import { deleteSeriesData } from '../datapoints/series-data.js';
-import { listItems, searchItems, type ListInput, type ResourceSpec } from '../crud.js';
+import { listItemsJson, searchItemsJson, type ListInput, type ResourceSpec } from '../crud.js';
 import { TIME_SERIES_METADATA_LIMITS, type TimeSeriesCreate, type TimeSeriesFilter } from './schema.js';
 import { timeSeriesCatalog as catalog, timeSeriesTable } from './store.js';
 
@@ -98,7 +98,7 @@ export function listTimeSeries(
   includeMetadata = true,
 ) {
   const node = timeSeriesFilterNode(req.filter, services.db, projectId);
-  return listItems(anyTimeSeriesSpec, services, projectId, req, node, includeMetadata ? undefined : WITHOUT_METADATA);
+  return listItemsJson(anyTimeSeriesSpec, services, projectId, req, node, includeMetadata ? undefined : WITHOUT_METADATA);
 }
 
 /** `name`, `description` and `query` (both) searches; an item matching any of them is found. */
@@ -115,7 +115,7 @@ export function searchTimeSeries(
   add(req.search?.description, 'description');
   add(req.search?.query, '{name description}');
   const node = timeSeriesFilterNode(req.filter, services.db, projectId);
-  return searchItems(anyTimeSeriesSpec, services, projectId, node, parts.length ? parts.join(' OR ') : undefined, req.limit);
+  return searchItemsJson(anyTimeSeriesSpec, services, projectId, node, parts.length ? parts.join(' OR ') : undefined, req.limit);
 }
 
 export function aggregateTimeSeries(

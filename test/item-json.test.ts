@@ -1,0 +1,121 @@
+/**
+ * Items rendered as JSON by SQL (`itemJsonSql`) must be byte for byte what serializing the object form
+ * (`toItem`) gives, for every resource table, or responses would change with the path that produced them.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// The database module first: it loads the migrations, which load the stores (imported first, they would see it half loaded).
+import { all, openDatabase, prepare, type Db } from '../src/storage/db.js';
+import { assetTable } from '../src/resources/assets/store.js';
+import { dataSetTable } from '../src/resources/datasets/store.js';
+import { eventTable } from '../src/resources/events/store.js';
+import { timeSeriesTable } from '../src/resources/timeseries/store.js';
+import { insertItems, itemJsonSql, selectColumns, toItem, type ItemTable, type Row, type Values } from '../src/storage/items.js';
+import { ensureProjects } from '../src/storage/projects.js';
+import { Sql, sql } from '../src/storage/sql.js';
+import { startHarness, type Harness } from './support/harness.js';
+
+const MAX = Number.MAX_SAFE_INTEGER;
+const ODD = 'quote " backslash \\ newline \n tab \t nul \u0000 ctl \u001f del \u007f ls \u2028 ps \u2029 é ß 日本 😀 </script> \'';
+
+let db: Db;
+let projectId: number;
+beforeAll(() => {
+  db = openDatabase({ dataDir: ':memory:' });
+  ensureProjects(db, ['p'], 0);
+  projectId = (prepare(db, `SELECT id FROM projects WHERE name = 'p'`).get() as { id: number }).id;
+});
+afterAll(() => db.close());
+
+/** Each stored row of `ids` as rendered by SQL next to JSON.stringify of its object form. */
+function renderings(t: ItemTable, ids: number[], omit?: ReadonlySet<string>): Array<{ sql: string; js: string }> {
+  const query = sql`SELECT ${Sql.raw(selectColumns(t))}, ${Sql.raw(itemJsonSql(t, omit))} AS item_json FROM ${Sql.raw(`${t.table} ${t.alias}`)} WHERE ${Sql.raw(t.alias)}.id IN (${ids})`;
+  return all<Row>(db, query).map((row) => ({ sql: row.item_json as string, js: JSON.stringify(toItem(t, row, omit)) }));
+}
+
+function insertAndCompare(t: ItemTable, values: Values[], now = MAX): void {
+  const full = values.map((v) => Object.fromEntries(t.fields.map((f) => [f.name, v[f.name] ?? null])));
+  const ids = insertItems(db, t, projectId, full, now);
+  const rows = renderings(t, ids);
+  expect(rows).toHaveLength(values.length);
+  for (const r of rows) expect(r.sql).toBe(r.js);
+  for (const r of renderings(t, ids, new Set(['metadata']))) expect(r.sql).toBe(r.js);
+}
+
+describe('itemJsonSql', () => {
+  it('renders events as JSON.stringify(toItem(row)) does', () => {
+    insertAndCompare(eventTable, [
+      {},
+      { externalId: '', type: '', subtype: '', description: '', source: '', metadata: {}, assetIds: [] },
+      { externalId: ODD, dataSetId: MAX, startTime: 0, endTime: MAX, type: ODD, description: ODD, metadata: { [ODD]: ODD, '': '', 'a.b': '{"x":1}' }, assetIds: [1, MAX] },
+      { startTime: 1, metadata: { k: 'v' } },
+    ]);
+  });
+
+  it('renders time series, with booleans and instance ids', () => {
+    insertAndCompare(timeSeriesTable, [
+      { type: 'numeric', isString: false, isStep: false },
+      { type: 'string', isString: true, isStep: true, instanceId: { space: ODD, externalId: '' }, unit: 'm³/h', securityCategories: [MAX], assetId: 1 },
+      { type: 'numeric', isString: false, isStep: true, instanceId: { space: 's', externalId: 'x' }, metadata: { [ODD]: '' }, description: ODD },
+    ]);
+  });
+
+  it('renders data sets and assets, keeping nulls nested inside JSON fields', () => {
+    insertAndCompare(dataSetTable, [{ writeProtected: false }, { writeProtected: true, name: ODD, metadata: { a: 'b' } }]);
+    insertAndCompare(assetTable, [
+      { name: 'root' },
+      {
+        name: ODD,
+        parentId: MAX,
+        rootId: 1,
+        labels: [{ externalId: ODD }],
+        geoLocation: { type: 'Feature', geometry: { type: 'Point', coordinates: [1.5, -0.1, 1e21, 1e-7, 0.30000000000000004] }, properties: { none: null, nested: { deep: [null, true, 'x'] } } },
+      },
+    ]);
+  });
+
+  it('renders arbitrary strings, integers and metadata the same', () => {
+    const text = fc.option(fc.string({ unit: 'grapheme', maxLength: 40 }), { nil: undefined });
+    const event = fc.record({
+      externalId: text,
+      description: text,
+      source: text,
+      dataSetId: fc.option(fc.integer({ min: 1, max: MAX }), { nil: undefined }),
+      startTime: fc.option(fc.maxSafeNat(), { nil: undefined }),
+      metadata: fc.option(fc.dictionary(fc.string({ unit: 'binary', maxLength: 12 }), fc.string({ unit: 'binary', maxLength: 20 }), { maxKeys: 5 }), { nil: undefined }),
+      assetIds: fc.option(fc.array(fc.integer({ min: 1, max: MAX }), { maxLength: 3 }), { nil: undefined }),
+    });
+    let n = 0;
+    fc.assert(
+      fc.property(fc.array(event, { minLength: 1, maxLength: 5 }), (events) => {
+        // External ids are unique per project; make every generated one distinct.
+        insertAndCompare(eventTable, events.map((e) => (e.externalId === undefined ? e : { ...e, externalId: `${n++}:${e.externalId}` })), n);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('responses rendered by SQL', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.close());
+
+  it('are sent as JSON with the same body as the object form', async () => {
+    const created = await h.post('/events', { items: [{ externalId: 'json-1', metadata: { k: ODD } }, { externalId: 'json-2', startTime: 5 }] });
+    expect(created.status).toBe(201);
+    const [a, b] = created.body.items;
+    const one = await h.get(`/events/${a.id}`);
+    expect(one.status).toBe(200);
+    expect(one.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(one.body).toEqual(a);
+    const page = await h.post('/events/list', { limit: 1, sort: [{ property: ['externalId'] }], filter: { externalIdPrefix: 'json-' } });
+    expect(page.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(page.body.items).toEqual([a]);
+    const next = await h.post('/events/list', { limit: 1, sort: [{ property: ['externalId'] }], filter: { externalIdPrefix: 'json-' }, cursor: page.body.nextCursor });
+    expect(next.body).toEqual({ items: [b] });
+    expect((await h.post('/events/byids', { items: [{ id: b.id }, { externalId: 'json-1' }] })).body).toEqual({ items: [b, a] });
+  });
+});
