@@ -17,13 +17,18 @@
  *   matched search leaf (its full-text relevance, unknown here); so with search leaves only bounds are known.
  */
 
-export type PropertyKind = 'integer' | 'string' | 'integerArray' | 'metadata';
+export type PropertyKind = 'integer' | 'string' | 'boolean' | 'integerArray' | 'metadata';
 
 export interface PropertyDecl {
+  /** A dotted name is a nested path: `instanceId.space` is `["instanceId", "space"]`, read from `item.instanceId.space`. */
   name: string;
   kind: PropertyKind;
   /** Target of `search` leaves. */
   searchable?: boolean;
+  /** Only a `search` target (no other leaf applies to it). */
+  searchOnly?: boolean;
+  /** The fields a `search` leaf on this property looks at (default: the property itself); any of them may match. */
+  searchOver?: readonly string[];
   /** Can be a sort key (metadata: `["metadata", key]`). */
   sortable?: boolean;
 }
@@ -36,7 +41,7 @@ export interface ResourceModel {
   defaultSort: readonly SortSpec[];
 }
 
-export type Primitive = string | number;
+export type Primitive = string | number | boolean;
 export interface Item {
   id: number;
   [field: string]: unknown;
@@ -55,8 +60,9 @@ export const SCORE = '_score_';
 // ---------------------------------------------------------------------------------------------------------
 // Values
 
-/** Strings by code point (what SQLite's BINARY collation does on UTF-8), numbers numerically. */
+/** Strings by code point (what SQLite's BINARY collation does on UTF-8), numbers numerically, false < true. */
 export function compareValues(a: Primitive, b: Primitive): number {
+  if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
   if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : a > b ? 1 : 0;
   if (typeof a === 'string' && typeof b === 'string') {
     const x = [...a];
@@ -83,13 +89,21 @@ type Target =
   | { type: 'metadataAny'; decl: PropertyDecl };
 
 function resolve(model: ResourceModel, property: string[]): Target {
-  const decl = model.properties.find((p) => p.name === property[0]);
+  const meta = model.properties.find((p) => p.name === property[0] && p.kind === 'metadata');
+  if (meta) return property.length === 1 ? { type: 'metadataAny', decl: meta } : { type: 'metadataKey', decl: meta, key: property[1] };
+  const decl = model.properties.find((p) => p.name === property.join('.'));
   if (!decl) throw new Error(`evaluator: unknown property ${JSON.stringify(property)}`);
-  if (decl.kind === 'metadata') {
-    return property.length === 1 ? { type: 'metadataAny', decl } : { type: 'metadataKey', decl, key: property[1] };
-  }
-  if (property.length !== 1) throw new Error(`evaluator: unknown property ${JSON.stringify(property)}`);
   return decl.kind === 'integerArray' ? { type: 'array', decl } : { type: 'scalar', decl };
+}
+
+/** An item's value of a (possibly nested, dotted) field. */
+function fieldValue(item: Item, name: string): unknown {
+  let v: unknown = item;
+  for (const part of name.split('.')) {
+    if (typeof v !== 'object' || v === null) return undefined;
+    v = (v as Record<string, unknown>)[part];
+  }
+  return v;
 }
 
 /** The metadata entries a target looks at: one key (any casing) or all of them. */
@@ -116,13 +130,12 @@ export function leafMatches(model: ResourceModel, item: Item, op: string, body: 
   const name = target.decl.name;
 
   if (op === 'search') {
-    const text = item[name];
-    if (typeof text !== 'string') return false;
-    const have = new Set(words(text));
+    const texts = (target.decl.searchOver ?? [name]).map((f) => fieldValue(item, f)).filter((t): t is string => typeof t === 'string');
+    const have = new Set(texts.flatMap(words));
     return words(body.value).some((w) => have.has(w));
   }
   if (op === 'exists') {
-    if (target.type === 'scalar') return present(item[name]);
+    if (target.type === 'scalar') return present(fieldValue(item, name));
     if (target.type === 'array') return Array.isArray(item[name]) && (item[name] as unknown[]).length > 0;
     return metadataEntries(item, target).length > 0;
   }
@@ -139,8 +152,8 @@ export function leafMatches(model: ResourceModel, item: Item, op: string, body: 
     ? metadataEntries(item, target)
         .filter(([, v]) => v.length <= model.maxFilterableMetadataLength)
         .map(([, v]) => v.toLowerCase())
-    : present(item[name])
-      ? [item[name] as Primitive]
+    : present(fieldValue(item, name))
+      ? [fieldValue(item, name) as Primitive]
       : [];
   const test = (c: Primitive): boolean => {
     switch (op) {
@@ -238,7 +251,10 @@ export function resolveSorts(model: ResourceModel, sort: readonly SortSpec[] | u
  */
 export function sortValue(model: ResourceModel, item: Item, property: string[]): Primitive | undefined {
   const target = resolve(model, property);
-  if (target.type === 'scalar') return present(item[target.decl.name]) ? (item[target.decl.name] as Primitive) : undefined;
+  if (target.type === 'scalar') {
+    const v = fieldValue(item, target.decl.name);
+    return present(v) ? (v as Primitive) : undefined;
+  }
   if (target.type !== 'metadataKey') throw new Error(`evaluator: cannot sort on ${JSON.stringify(property)}`);
   const entries = metadataEntries(item, target).sort(([a], [b]) => compareValues(a, b));
   if (entries.length === 0) return undefined;

@@ -25,8 +25,8 @@ export interface FilterOptions {
 }
 
 export function leafArbitrary(model: ResourceModel, d: Domains): Arbitrary<Filter> {
-  const byKind = (...kinds: string[]) => model.properties.filter((p) => kinds.includes(p.kind)).map((p) => p.name);
-  const scalar = byKind('integer', 'string');
+  const byKind = (...kinds: string[]) => model.properties.filter((p) => kinds.includes(p.kind) && !p.searchOnly).map((p) => p.name);
+  const scalar = byKind('integer', 'string', 'boolean');
   const strings = byKind('string');
   const arrays = byKind('integerArray');
   const metadata = byKind('metadata');
@@ -35,7 +35,7 @@ export function leafArbitrary(model: ResourceModel, d: Domains): Arbitrary<Filte
   const metaKeyPath = (names: string[]) =>
     names.length === 0 ? [] : [fc.tuple(fc.constantFrom(...names), d.metadataKey).map(([m, k]) => [m, k])];
   const metaAnyPath = (names: string[]) => (names.length === 0 ? [] : [fc.constantFrom(...names).map((m) => [m])]);
-  const pick = (names: string[]) => (names.length === 0 ? [] : [fc.constantFrom(...names).map((n) => [n])]);
+  const pick = (names: string[]) => (names.length === 0 ? [] : [fc.constantFrom(...names).map((n) => n.split('.'))]);
 
   const valuePath = fc.oneof(...pick(scalar), ...metaKeyPath(metadata), ...metaAnyPath(metadata));
   const stringPath = fc.oneof(...pick(strings), ...metaKeyPath(metadata), ...metaAnyPath(metadata));
@@ -61,7 +61,7 @@ export function leafArbitrary(model: ResourceModel, d: Domains): Arbitrary<Filte
       .chain((name) => fc.array(d.element([name]), { minLength: 1, maxLength: 4 }).map((values) => ({ [op]: { property: [name], values } })));
   const search = fc
     .tuple(fc.constantFrom(...searchable), d.searchText)
-    .map(([name, value]) => ({ search: { property: [name], value } }));
+    .map(([name, value]) => ({ search: { property: name.split('.'), value } }));
 
   return fc.oneof(
     { arbitrary: equals, weight: 3 },
@@ -95,7 +95,7 @@ export function filterArbitrary(model: ResourceModel, d: Domains, options: Filte
 /** 0 to 2 sort specifications on distinct sortable properties, `_score_` and metadata keys included. */
 export function sortArbitrary(model: ResourceModel, d: Domains): Arbitrary<SortSpec[]> {
   const sortable = model.properties.filter((p) => p.sortable);
-  const plain = sortable.filter((p) => p.kind !== 'metadata').map((p) => [p.name]);
+  const plain = sortable.filter((p) => p.kind !== 'metadata').map((p) => p.name.split('.'));
   const metadata = sortable.filter((p) => p.kind === 'metadata').map((p) => p.name);
   const paths = [
     { arbitrary: fc.constantFrom(...plain), weight: 6 },
