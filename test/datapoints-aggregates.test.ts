@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorMessage, startHarness, type Harness } from './support/harness.js';
+import { startHarness, type Harness } from './support/harness.js';
 
 let h: Harness;
 beforeAll(async () => {

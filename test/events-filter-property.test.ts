@@ -41,7 +41,6 @@ const SEPARATORS = [' ', ' ', '-', ', ', '. '];
 const META_KEYS = ['site', 'Site', 'SITE', 'unit', 'Unit', 'level', 'k'];
 const LONG_VALUES = ['oslo'.repeat(70), 'Bergen'.repeat(50)];
 const SHORT_META_VALUES = ['oslo', 'Oslo', 'OSLO', 'oslo-north', 'bergen', 'Bergen', '', 'a', 'B', 'ø', 'Ø', '\uFF21', '\u{1D518}'];
-const META_VALUES = [...SHORT_META_VALUES, ...LONG_VALUES];
 const EXTERNAL_ID_STEMS = ['pump-', 'Pump-', 'PUMP', 'valve/', 'v', 'é-', '\u{1D518}', ''];
 const DATA_SETS = ['ds-a', 'ds-b', 'ds-c'];
 const CLOCKS = [1000, 2000, 3000];

@@ -17,7 +17,6 @@ import {
   resolveSorts,
   type Filter,
   type Item,
-  type Primitive,
   type ResourceModel,
   type SortSpec,
   type TimeRange,

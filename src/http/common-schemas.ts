@@ -123,3 +123,19 @@ export const AggregateRequestFields = {
   ),
   path: Type.Optional(Type.Array(Type.Literal('metadata'), { minItems: 1, maxItems: 1 })),
 };
+
+/** The body of a `POST /<resource>/list`: the resource's basic filter plus the shared query fields. */
+export function listBodySchema<F extends TSchema, X extends Record<string, TSchema> = Record<string, never>>(filter: F, extra?: X) {
+  return Type.Object(
+    {
+      filter: Type.Optional(filter),
+      advancedFilter: Type.Optional(Type.Unknown()),
+      sort: Type.Optional(SortSpecs),
+      limit: Type.Optional(Limit),
+      cursor: Type.Optional(Cursor),
+      partition: Type.Optional(Partition),
+      ...((extra ?? {}) as X),
+    },
+    { additionalProperties: false },
+  );
+}

@@ -1,11 +1,11 @@
 /**
- * Query-parameter forms shared by the GET list operations.
+ * Query-parameter forms shared by the GET list operations: lists of ids or external ids sent as one JSON
+ * array in one parameter (`assetIds=[1,2,3]`, `assetExternalIds=["a","b"]`), as the reference sends them.
  */
-import { MAX_SAFE_ID } from './common-schemas.js';
+import { ExternalId, MAX_SAFE_ID } from './common-schemas.js';
 import { badRequest } from './errors.js';
 
-/** A JSON array of ids in a query parameter, such as `assetIds=[1,2,3]`. */
-export function parseIdList(raw: string | undefined, name: string, maxItems: number): number[] | undefined {
+function parseJsonList<T>(raw: string | undefined, name: string, maxItems: number, isItem: (x: unknown) => x is T, what: string, example: string): T[] | undefined {
   if (raw === undefined) return undefined;
   let parsed: unknown;
   try {
@@ -13,13 +13,22 @@ export function parseIdList(raw: string | undefined, name: string, maxItems: num
   } catch {
     parsed = undefined;
   }
-  if (
-    !Array.isArray(parsed) ||
-    parsed.length < 1 ||
-    parsed.length > maxItems ||
-    !parsed.every((x) => Number.isInteger(x) && x >= 1 && x <= MAX_SAFE_ID)
-  ) {
-    throw badRequest(`query parameter "${name}": expected a JSON array of 1 to ${maxItems} ids, such as [1,2,3]`);
+  if (!Array.isArray(parsed) || parsed.length < 1 || parsed.length > maxItems || !parsed.every(isItem)) {
+    throw badRequest(`query parameter "${name}": expected a JSON array of 1 to ${maxItems} ${what}, such as ${example}`);
   }
-  return parsed as number[];
+  return parsed as T[];
+}
+
+const isId = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 1 && (x as number) <= MAX_SAFE_ID;
+const MAX_EXTERNAL_ID = ExternalId.maxLength!;
+const isExternalId = (x: unknown): x is string => typeof x === 'string' && x.length <= MAX_EXTERNAL_ID;
+
+/** A JSON array of 1 to `maxItems` ids, or undefined when the parameter is absent. */
+export function parseIdList(raw: string | undefined, name: string, maxItems: number): number[] | undefined {
+  return parseJsonList(raw, name, maxItems, isId, 'ids', '[1,2,3]');
+}
+
+/** A JSON array of 1 to `maxItems` external ids, or undefined when the parameter is absent. */
+export function parseExternalIdList(raw: string | undefined, name: string, maxItems: number): string[] | undefined {
+  return parseJsonList(raw, name, maxItems, isExternalId, `external ids of at most ${MAX_EXTERNAL_ID} characters`, '["a","b"]');
 }

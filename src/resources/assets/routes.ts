@@ -2,8 +2,7 @@
  * The assets operations: paths, capabilities and schemas, as data.
  */
 import { route, type ApiRoute } from '../../http/route.js';
-import { parseIdList } from '../../http/query-params.js';
-import { parseExternalIdList } from '../../query/external-id-params.js';
+import { parseExternalIdList, parseIdList } from '../../http/query-params.js';
 import {
   AggregateAssetsBody,
   ASSET_LIMITS,

@@ -12,7 +12,6 @@ import {
   ItemRefs,
   Limit,
   Partition,
-  SortSpecs,
   Timestamp,
   TimestampRange,
   metadataPatchSchema,
@@ -21,6 +20,7 @@ import {
   partialObject,
   requiredPatch,
   type MetadataLimits,
+  listBodySchema,
 } from '../../http/common-schemas.js';
 
 export const ASSET_METADATA_LIMITS: MetadataLimits = { keyLength: 128, valueLength: 10_240, keys: 256, totalBytes: 10_240 };
@@ -109,18 +109,7 @@ const AggregatedProperties = Type.Array(Type.Unsafe<AggregatedProperty>(Type.Str
   uniqueItems: true,
 });
 
-export const ListAssetsBody = Type.Object(
-  {
-    filter: Type.Optional(AssetFilter),
-    advancedFilter: Type.Optional(Type.Unknown()),
-    sort: Type.Optional(SortSpecs),
-    limit: Type.Optional(Limit),
-    cursor: Type.Optional(Cursor),
-    partition: Type.Optional(Partition),
-    aggregatedProperties: Type.Optional(AggregatedProperties),
-  },
-  { additionalProperties: false },
-);
+export const ListAssetsBody = listBodySchema(AssetFilter, { aggregatedProperties: Type.Optional(AggregatedProperties) });
 export type ListAssetsBody = Static<typeof ListAssetsBody>;
 
 export const SearchAssetsBody = Type.Object(

@@ -1,9 +1,8 @@
 /**
  * The events operations: paths, capabilities and schemas, as data.
  */
-import { parseIdList } from '../../http/query-params.js';
+import { parseExternalIdList, parseIdList } from '../../http/query-params.js';
 import { route, type ApiRoute } from '../../http/route.js';
-import { parseExternalIdList } from '../../query/external-id-params.js';
 import {
   AggregateEventsBody,
   CreateEventsBody,

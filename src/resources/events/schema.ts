@@ -14,12 +14,12 @@ import {
   MetadataPatch,
   IdArrayPatch,
   Partition,
-  SortSpecs,
   Timestamp,
   TimestampRange,
   nullablePatch,
   partialObject,
   AggregateRequestFields,
+  listBodySchema,
 } from '../../http/common-schemas.js';
 
 export const EVENT_LIMITS = {
@@ -75,17 +75,7 @@ export const EventFilter = partialObject(
 );
 export type EventFilter = Static<typeof EventFilter>;
 
-export const ListEventsBody = Type.Object(
-  {
-    filter: Type.Optional(EventFilter),
-    advancedFilter: Type.Optional(Type.Unknown()),
-    sort: Type.Optional(SortSpecs),
-    limit: Type.Optional(Limit),
-    cursor: Type.Optional(Cursor),
-    partition: Type.Optional(Partition),
-  },
-  { additionalProperties: false },
-);
+export const ListEventsBody = listBodySchema(EventFilter);
 export type ListEventsBody = Static<typeof ListEventsBody>;
 
 export const SearchEventsBody = Type.Object(

@@ -16,9 +16,9 @@ import {
   partialObject,
   Partition,
   requiredPatch,
-  SortSpecs,
   TimestampRange,
   type MetadataLimits,
+  listBodySchema,
 } from '../../http/common-schemas.js';
 
 export const TIME_SERIES_METADATA_LIMITS: MetadataLimits = { keyLength: 128, valueLength: 10_000, keys: 256, totalBytes: 10_000 };
@@ -88,17 +88,7 @@ export const TimeSeriesFilter = partialObject({
 });
 export type TimeSeriesFilter = Static<typeof TimeSeriesFilter>;
 
-export const ListTimeSeriesBody = Type.Object(
-  {
-    filter: Type.Optional(TimeSeriesFilter),
-    advancedFilter: Type.Optional(Type.Unknown()),
-    sort: Type.Optional(SortSpecs),
-    limit: Type.Optional(Limit),
-    cursor: Type.Optional(Cursor),
-    partition: Type.Optional(Partition),
-  },
-  { additionalProperties: false },
-);
+export const ListTimeSeriesBody = listBodySchema(TimeSeriesFilter);
 
 export const ListTimeSeriesQuery = Type.Object(
   {
