@@ -2,10 +2,10 @@
  * Like `startHarness`, with build options as well: test-only operations (`extraRoutes`), a clock to step, a
  * shared database. Also a way to hold requests open until the test lets them go, for concurrency tests.
  */
-import { loadConfig, type Config } from '../../src/config.js';
-import { buildApp, type BuildOptions } from '../../src/http/app.js';
+import type { Config } from '../../src/config.js';
+import type { BuildOptions } from '../../src/http/app.js';
 import { route, type ApiRoute, type RouteLimits } from '../../src/http/route.js';
-import type { Harness, Response } from './harness.js';
+import { startHarness, type Harness } from './harness.js';
 
 export interface CustomHarnessOptions {
   config?: Partial<Config>;
@@ -13,38 +13,8 @@ export interface CustomHarnessOptions {
   build?: BuildOptions;
 }
 
-export async function startCustomHarness(opts: CustomHarnessOptions = {}): Promise<Harness> {
-  const config = { ...loadConfig([], { STRATA_DATA_DIR: ':memory:', STRATA_PROJECTS: 'dev,other', ...opts.env }), ...opts.config };
-  const strata = await buildApp(config, { logger: false, ...opts.build });
-  const base = `/api/v1/projects/${config.projects[0]}`;
-  const token = (await strata.idp.issueToken(strata.idp.devClient)).access_token;
-
-  async function request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
-    const url = /^\/(api|\.well-known|oauth2)\b/.test(path) ? path : `${base}${path}`;
-    const res = await strata.app.inject({
-      method: method as 'GET',
-      url,
-      headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-      ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
-    });
-    let parsed: unknown = undefined;
-    try {
-      parsed = res.body ? JSON.parse(res.body) : undefined;
-    } catch {
-      parsed = res.body;
-    }
-    return { status: res.statusCode, body: parsed, headers: res.headers };
-  }
-
-  return {
-    strata,
-    token,
-    base,
-    request,
-    post: (path, body) => request('POST', path, body ?? {}),
-    get: (path) => request('GET', path),
-    close: () => strata.close(),
-  };
+export function startCustomHarness(opts: CustomHarnessOptions = {}): Promise<Harness> {
+  return startHarness(opts.config, opts.env, opts.build);
 }
 
 /**

@@ -3,7 +3,7 @@
  * token from its own identity provider, as a client would get one.
  */
 import { loadConfig, type Config } from '../../src/config.js';
-import { buildApp, type Strata } from '../../src/http/app.js';
+import { buildApp, type BuildOptions, type Strata } from '../../src/http/app.js';
 
 export interface Harness {
   strata: Strata;
@@ -21,9 +21,9 @@ export interface Response {
   headers: Record<string, string | string[] | number | undefined>;
 }
 
-export async function startHarness(overrides: Partial<Config> = {}, env: Record<string, string> = {}): Promise<Harness> {
+export async function startHarness(overrides: Partial<Config> = {}, env: Record<string, string> = {}, build: BuildOptions = {}): Promise<Harness> {
   const config = { ...loadConfig([], { STRATA_DATA_DIR: ':memory:', STRATA_PROJECTS: 'dev,other', ...env }), ...overrides };
-  const strata = await buildApp(config, { logger: false });
+  const strata = await buildApp(config, { logger: false, ...build });
   const base = `/api/v1/projects/${config.projects[0]}`;
   const tokenResponse = await strata.app.inject({
     method: 'POST',
