@@ -17,7 +17,6 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest, HookHandlerDoneFu
 import { applyLimitsOverride, parseLimitsOverride, type LimitsOverride, type ThrottleConfig, type ThrottleLimits } from '../config.js';
 import type { Db } from '../storage/db.js';
 import { storedProjectLimits } from '../storage/projects.js';
-import { ApiError } from './errors.js';
 import type { ApiRoute, RouteRate } from './route.js';
 import { RedisThrottleStore } from './throttle-redis.js';
 import { Denial, MemoryThrottleStore, type Admission, type Bucket, type Lease, type Slots, type ThrottleStore } from './throttle-store.js';
@@ -118,7 +117,8 @@ export async function createThrottle(opts: ThrottleOptions): Promise<Throttle> {
     const route = routeBudgets.get(def) ?? compileRoute(def);
 
     function admit(req: FastifyRequest, reply: FastifyReply, plan: Plan, result: Admission, done: HookHandlerDoneFunction): void {
-      if (result instanceof Denial) return done(tooMany(plan, result, req));
+      // Refused here, without an Error and the error handler: under a flood of refusals their cost is the server's.
+      if (result instanceof Denial) return refuse(reply, tooMany(plan, result, req));
       if (result.slotKeys.length > 0) {
         const res = reply.raw as LeaseHolder;
         res[kLease] = result;
@@ -245,7 +245,16 @@ function fmtRate(n: number): string {
   return Number.isInteger(n) ? String(n) : String(Number(n.toPrecision(6)));
 }
 
-function tooMany(plan: Plan, denial: Denial, req: FastifyRequest): ApiError {
+/** Answers 429 in the error shape from a hook (no `done()`: the reply is sent). */
+function refuse(reply: FastifyReply, { message, retryAfter }: { message: string; retryAfter: number }): void {
+  reply
+    .code(429)
+    .header('retry-after', String(retryAfter))
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify({ error: { code: 429, message } }));
+}
+
+function tooMany(plan: Plan, denial: Denial, req: FastifyRequest): { message: string; retryAfter: number } {
   const isRate = denial.index < plan.rates.length;
   const b = isRate ? plan.rates[denial.index] : plan.concurrency[denial.index - plan.rates.length];
   const project = req.project!.name;
@@ -261,5 +270,5 @@ function tooMany(plan: Plan, denial: Denial, req: FastifyRequest): ApiError {
   const message = isRate
     ? `Request rate exceeded for ${scope}: at most ${fmtRate(b.perSecond)} request${b.perSecond === 1 ? ' per second is' : 's per second are'} allowed (bursts of up to ${b.burst}); retry after ${retryAfter} s`
     : `Too many concurrent requests for ${scope}: at most ${b.max} concurrent request${b.max === 1 ? ' is' : 's are'} allowed; retry after ${retryAfter} s`;
-  return new ApiError(429, message, {}, { 'retry-after': String(retryAfter) });
+  return { message, retryAfter };
 }
