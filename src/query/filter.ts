@@ -391,6 +391,15 @@ export function ftsQuery(text: string, column?: string): string {
   return column ? `${column} : (${terms})` : terms;
 }
 
+/**
+ * An FTS query matching items that match any of the given texts, each in its index columns (all columns when
+ * none are named); blank texts are skipped, and none at all gives undefined (no text search).
+ */
+export function ftsAnyOf(searches: ReadonlyArray<readonly [text: string | undefined, columns?: string]>): string | undefined {
+  const parts = searches.filter(([text]) => text !== undefined && text.trim() !== '').map(([text, columns]) => `(${ftsQuery(text!, columns)})`);
+  return parts.length ? parts.join(' OR ') : undefined;
+}
+
 /** The index columns a search leaf targets, when the resource's text index has several. */
 function searchColumn(leaf: LeafNode, catalog: ResourceCatalog): string | undefined {
   if (!catalog.fts?.columns || catalog.fts.columns.length < 2 || leaf.target.type !== 'property') return undefined;

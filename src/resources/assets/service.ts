@@ -7,7 +7,7 @@ import type { Services } from '../../http/services.js';
 import { runAggregate } from '../../query/aggregate.js';
 import { ASSETS_TABLE, assetIdsOfExternalIds, assetScopeNode } from '../../query/assets-scope.js';
 import { and, equalsLeaf, inLeaf, isNullNode, metadataNode, prefixLeaf, rangeLeaf } from '../../query/basic.js';
-import { ftsQuery, type FilterNode, type LeafNode } from '../../query/filter.js';
+import { ftsAnyOf, type FilterNode, type LeafNode } from '../../query/filter.js';
 import { resolveReferences } from '../../query/references.js';
 import type { RefInput } from '../../query/refs.js';
 import { inTransaction, type Db } from '../../storage/db.js';
@@ -174,15 +174,13 @@ export function listAssets(services: Services, projectId: number, req: ListAsset
 /** `name`, `description` and `query` (both) searches, ranked by relevance; an item matching any of them is found. */
 export function searchAssets(services: Services, projectId: number, req: SearchAssetsBody) {
   const { db } = services;
-  const parts: string[] = [];
-  const add = (text: string | undefined, columns: string) => {
-    if (text !== undefined && text.trim() !== '') parts.push(`(${ftsQuery(text, columns)})`);
-  };
-  add(req.search?.name, 'name');
-  add(req.search?.description, 'description');
-  add(req.search?.query, '{name description}');
+  const match = ftsAnyOf([
+    [req.search?.name, 'name'],
+    [req.search?.description, 'description'],
+    [req.search?.query, '{name description}'],
+  ]);
   const node = assetFilterNode(req.filter, db, projectId);
-  const { items } = searchItems(spec, services, projectId, node, parts.length ? parts.join(' OR ') : undefined, req.limit);
+  const { items } = searchItems(spec, services, projectId, node, match, req.limit);
   return { items: presentAssets(db, projectId, items) };
 }
 

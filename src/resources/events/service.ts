@@ -5,7 +5,7 @@ import { badRequest, formatPath } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { runAggregate, type AggregateRequest } from '../../query/aggregate.js';
 import { and, containsAnyLeaf, equalsLeaf, inLeaf, isNullNode, metadataNode, prefixLeaf, propertyTarget, rangeLeaf } from '../../query/basic.js';
-import { ftsQuery, type FilterNode } from '../../query/filter.js';
+import { ftsAnyOf, type FilterNode } from '../../query/filter.js';
 import type { Values } from '../../storage/items.js';
 import type { Db } from '../../storage/db.js';
 import { ASSETS_TABLE, assetScopeNode } from '../../query/assets-scope.js';
@@ -92,8 +92,7 @@ export function searchEvents(
   projectId: number,
   req: { filter?: EventFilter; search?: { description?: string }; limit?: number },
 ) {
-  const text = req.search?.description;
-  const match = text !== undefined && text.trim() !== '' ? ftsQuery(text) : undefined;
+  const match = ftsAnyOf([[req.search?.description]]);
   return searchItemsJson(eventSpec as ResourceSpec<unknown>, services, projectId, eventFilterNode(req.filter, { db: services.db, projectId }), match, req.limit);
 }
 

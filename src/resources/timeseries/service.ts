@@ -5,7 +5,7 @@ import { badRequest, formatPath } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { runAggregate, type AggregateRequest } from '../../query/aggregate.js';
 import { and, equalsLeaf, inLeaf, metadataNode, prefixLeaf, rangeLeaf } from '../../query/basic.js';
-import { ftsQuery, type FilterNode } from '../../query/filter.js';
+import { ftsAnyOf, type FilterNode } from '../../query/filter.js';
 import { ASSETS_TABLE, assetScopeNode } from '../../query/assets-scope.js';
 import { resolveReferences } from '../../query/references.js';
 import type { Db } from '../../storage/db.js';
@@ -107,15 +107,13 @@ export function searchTimeSeries(
   projectId: number,
   req: { filter?: TimeSeriesFilter; search?: { name?: string; description?: string; query?: string }; limit?: number },
 ) {
-  const parts: string[] = [];
-  const add = (text: string | undefined, columns: string) => {
-    if (text !== undefined && text.trim() !== '') parts.push(`(${ftsQuery(text, columns)})`);
-  };
-  add(req.search?.name, 'name');
-  add(req.search?.description, 'description');
-  add(req.search?.query, '{name description}');
+  const match = ftsAnyOf([
+    [req.search?.name, 'name'],
+    [req.search?.description, 'description'],
+    [req.search?.query, '{name description}'],
+  ]);
   const node = timeSeriesFilterNode(req.filter, services.db, projectId);
-  return searchItemsJson(anyTimeSeriesSpec, services, projectId, node, parts.length ? parts.join(' OR ') : undefined, req.limit);
+  return searchItemsJson(anyTimeSeriesSpec, services, projectId, node, match, req.limit);
 }
 
 export function aggregateTimeSeries(
