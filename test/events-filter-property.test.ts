@@ -9,12 +9,9 @@
 import fc, { type Arbitrary } from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  compareItems,
   evaluate,
   eventMatchesBasicFilter,
   eventModel,
-  orderIsKnown,
-  resolveSorts,
   type EventBasicFilter,
   type Filter,
   type Item,
@@ -23,6 +20,7 @@ import {
   type TimeRange,
 } from './support/evaluator.js';
 import { filterArbitrary, prefixesOf, sortArbitrary, type Domains } from './support/filter-arbitraries.js';
+import { expectListing, expectPartitions } from './support/listing.js';
 import { startHarness, type Harness } from './support/harness.js';
 
 const DATA_SEED = 7;
@@ -324,8 +322,6 @@ async function listAll(body: Record<string, unknown>): Promise<Item[]> {
   }
 }
 
-const ids = (items: readonly Item[]) => items.map((e) => e.id);
-const sortedIds = (items: readonly Item[]) => ids(items).sort((a, b) => a - b);
 
 describe('events: SQL filter path agrees with the in-memory evaluator', () => {
   it('on random advanced and basic filters, sorts, partitions and cursor paging', async () => {
@@ -353,43 +349,20 @@ describe('events: SQL filter path agrees with the in-memory evaluator', () => {
         if (q.advancedFilter !== undefined) body.advancedFilter = q.advancedFilter;
         if (q.sort !== undefined) body.sort = q.sortAsStrings ? q.sort.map(sortForm) : q.sort;
         const where = q.filter === undefined ? undefined : (e: Item) => eventMatchesBasicFilter(e, q.filter!, references);
-        const sorts = resolveSorts(eventModel, q.sort, q.advancedFilter);
-        const known = orderIsKnown(sorts, q.advancedFilter);
-        const checkOrder = (items: Item[]) => {
-          // Relevance fractions are unknown here: only pairs whose order the counts decide are checked.
-          for (let i = 0; i < items.length; i++) {
-            for (let j = i + 1; j < items.length; j++) {
-              const c = compareItems(eventModel, sorts, q.advancedFilter, items[i], items[j]);
-              if (c !== undefined && c > 0) throw new Error(`${items[i].id} is listed before ${items[j].id}`);
-            }
-          }
-        };
-
         const got = await listAll(body);
         const expected = evaluate(eventModel, events, { where, advancedFilter: q.advancedFilter, sort: q.sort });
-        expect(new Set(ids(got)).size, 'no duplicates across pages').toBe(got.length);
-        expect(sortedIds(got), 'result set').toEqual(sortedIds(expected));
+        expectListing(eventModel, q, got, expected);
         expect(got, 'items as stored').toEqual(got.map((e) => byId.get(e.id)));
-        if (known) expect(ids(got), 'order').toEqual(ids(expected));
-        else checkOrder(got);
 
         if (q.partitions !== undefined) {
-          const n = q.partitions;
-          const seen: number[] = [];
-          for (let m = 1; m <= n; m++) {
-            const part = await listAll({ ...body, partition: `${m}/${n}` });
-            const want = evaluate(eventModel, events, {
-              where,
-              advancedFilter: q.advancedFilter,
-              sort: q.sort,
-              partition: { index: m, count: n },
-            });
-            expect(sortedIds(part), `partition ${m}/${n}`).toEqual(sortedIds(want));
-            if (known) expect(ids(part), `partition ${m}/${n} order`).toEqual(ids(want));
-            else checkOrder(part);
-            seen.push(...ids(part));
-          }
-          expect(seen.sort((a, b) => a - b), 'partitions are disjoint and complete').toEqual(sortedIds(got));
+          await expectPartitions(
+            eventModel,
+            q,
+            q.partitions,
+            (partition) => listAll({ ...body, partition }),
+            (partition) => evaluate(eventModel, events, { where, advancedFilter: q.advancedFilter, sort: q.sort, partition }),
+            got,
+          );
         }
       }),
       { seed: QUERY_SEED, numRuns: RUNS },

@@ -10,11 +10,8 @@
 import fc, { type Arbitrary } from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  compareItems,
   evaluate,
   leafMatches,
-  orderIsKnown,
-  resolveSorts,
   type Filter,
   type Item,
   type ResourceModel,
@@ -22,6 +19,7 @@ import {
   type TimeRange,
 } from './support/evaluator.js';
 import { filterArbitrary, prefixesOf, sortArbitrary, type Domains } from './support/filter-arbitraries.js';
+import { expectListing, expectPartitions } from './support/listing.js';
 import { startHarness, type Harness } from './support/harness.js';
 
 const DATA_SEED = 13;
@@ -356,8 +354,6 @@ async function listAll(body: Record<string, unknown>): Promise<Item[]> {
   }
 }
 
-const ids = (items: readonly Item[]) => items.map((e) => e.id);
-const sortedIds = (items: readonly Item[]) => ids(items).sort((a, b) => a - b);
 
 /**
  * The whole model, or (to reach the resource's own properties more often than metadata, which otherwise takes
@@ -393,24 +389,10 @@ describe.each(GENERATORS)('time series: SQL filter path agrees with the in-memor
         if (q.advancedFilter !== undefined) body.advancedFilter = q.advancedFilter;
         if (q.sort !== undefined) body.sort = q.sort;
         const where = q.filter === undefined ? undefined : (s: Item) => matchesBasic(s, q.filter!);
-        const sorts = resolveSorts(model, q.sort, q.advancedFilter);
-        const known = orderIsKnown(sorts, q.advancedFilter);
-        const checkOrder = (items: Item[]) => {
-          for (let i = 0; i < items.length; i++) {
-            for (let j = i + 1; j < items.length; j++) {
-              const c = compareItems(model, sorts, q.advancedFilter, items[i], items[j]);
-              if (c !== undefined && c > 0) throw new Error(`${items[i].id} is listed before ${items[j].id}`);
-            }
-          }
-        };
-
         const got = await listAll(body);
         const expected = evaluate(model, series, { where, advancedFilter: q.advancedFilter, sort: q.sort });
-        expect(new Set(ids(got)).size, 'no duplicates across pages').toBe(got.length);
-        expect(sortedIds(got), 'result set').toEqual(sortedIds(expected));
+        expectListing(model, q, got, expected);
         expect(got, 'items as stored').toEqual(got.map((s) => byId.get(s.id)));
-        if (known) expect(ids(got), 'order').toEqual(ids(expected));
-        else checkOrder(got);
 
         if (q.aggregate) {
           const aggBody: Record<string, unknown> = {};
@@ -421,17 +403,14 @@ describe.each(GENERATORS)('time series: SQL filter path agrees with the in-memor
         }
 
         if (q.partitions !== undefined) {
-          const n = q.partitions;
-          const seen: number[] = [];
-          for (let m = 1; m <= n; m++) {
-            const part = await listAll({ ...body, partition: `${m}/${n}` });
-            const want = evaluate(model, series, { where, advancedFilter: q.advancedFilter, sort: q.sort, partition: { index: m, count: n } });
-            expect(sortedIds(part), `partition ${m}/${n}`).toEqual(sortedIds(want));
-            if (known) expect(ids(part), `partition ${m}/${n} order`).toEqual(ids(want));
-            else checkOrder(part);
-            seen.push(...ids(part));
-          }
-          expect(seen.sort((a, b) => a - b), 'partitions are disjoint and complete').toEqual(sortedIds(got));
+          await expectPartitions(
+            model,
+            q,
+            q.partitions,
+            (partition) => listAll({ ...body, partition }),
+            (partition) => evaluate(model, series, { where, advancedFilter: q.advancedFilter, sort: q.sort, partition }),
+            got,
+          );
         }
       }),
       { seed: QUERY_SEED, numRuns: RUNS },
