@@ -16,7 +16,8 @@ import { openDatabase } from '../src/storage/db.js';
 import { ensureProjects } from '../src/storage/projects.js';
 import { errorMessage, type Harness } from './support/harness.js';
 import { Holds, manualClock, startCustomHarness, type CustomHarnessOptions } from './support/custom-harness.js';
-import { freePort, startRedisServer, type RedisServer } from './support/redis-server.js';
+import { freePort } from './support/net.js';
+import { startRedisServer, type RedisServer } from './support/redis-server.js';
 
 const open: Harness[] = [];
 afterEach(async () => {
