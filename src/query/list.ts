@@ -97,6 +97,7 @@ export function runList<Row extends Record<string, unknown>>(
     select: Sql.raw(select),
     from: Sql.raw(`${catalog.table} ${catalog.alias}`),
     where: partitionWhere ? Sql.and([where, partitionWhere]) : where,
+    scope: sql`${Sql.raw(col(catalog, 'project_id'))} = ${projectId}`,
     keys: sortKeys(sorts, ctx, advanced),
     idExpr: col(catalog, 'id'),
     limit,

@@ -6,9 +6,14 @@
  * the order the sort asks for. Inside a segment the order is over plain values plus the id, which indexes
  * serve, and the keyset condition is a row-value comparison. A cursor names a segment and the last key
  * values in it, so every page costs the same whatever its depth.
+ *
+ * A page is read in two steps within one statement: an inner query picks the ids and sort keys of the page
+ * (it needs only what the filter and the sort read, so an index can often answer it alone, and a sort that
+ * no index serves carries ids rather than whole items), then the page's rows are joined back by id and
+ * `select` is computed for them alone. The outer query keeps the inner order without sorting again.
  */
 import { badRequest } from '../http/errors.js';
-import { all, type Db } from '../storage/db.js';
+import { all, get, type Db } from '../storage/db.js';
 import { Sql, sql, type SqlValue } from '../storage/sql.js';
 
 export interface SortKey {
@@ -22,6 +27,12 @@ export interface PageQuery {
   select: Sql;
   from: Sql;
   where: Sql;
+  /**
+   * A condition every listed row meets that an index answers together with a sort key being null (the
+   * project). A segment of rows whose first key is null is skipped when no row in this scope has a null
+   * there, which is the common case and spares the filter's work on an empty segment.
+   */
+  scope: Sql;
   /** User sort keys; the id is appended as the final tie-breaker. */
   keys: readonly SortKey[];
   idExpr: string;
@@ -43,6 +54,8 @@ export interface PagePosition {
 interface Segment {
   keys: Array<{ expr: Sql; desc: boolean }>;
   conditions: Sql[];
+  /** The segment of null first keys: often empty, so worth a cheap look before running the filter on it. */
+  probe?: boolean;
 }
 
 /**
@@ -65,7 +78,7 @@ function segments(keys: readonly SortKey[], idExpr: string): Segment[] {
   const ordered = [{ expr: first.expr, desc: first.desc }, ...tail, id];
   if (!first.nullable) return [{ keys: ordered, conditions: [] }];
   const present: Segment = { keys: ordered, conditions: [sql`${first.expr} IS NOT NULL`] };
-  const missing: Segment = { keys: [...tail, id], conditions: [sql`${first.expr} IS NULL`] };
+  const missing: Segment = { keys: [...tail, id], conditions: [sql`${first.expr} IS NULL`], probe: true };
   return first.nullsFirst ? [missing, present] : [present, missing];
 }
 
@@ -114,14 +127,23 @@ export function fetchPage<Row extends Record<string, unknown>>(db: Db, q: PageQu
   const rowSegments: number[] = [];
   for (let s = start; s < segs.length && rows.length <= q.limit; s++) {
     const seg = segs[s];
+    if (seg.probe && !get<{ found: number }>(db, sql`SELECT EXISTS (SELECT 1 FROM ${q.from} WHERE ${Sql.and([q.scope, ...seg.conditions])}) AS found`)?.found) {
+      continue;
+    }
     const conditions = [q.where, ...seg.conditions];
     if (position && s === position.s) conditions.push(keysetCondition(seg.keys, position.v));
     const keyColumns = seg.keys.map((k, i) => sql`${k.expr} AS __k${Sql.raw(String(i))}`);
     const order = seg.keys.map((k) => sql`${k.expr} ${Sql.raw(k.desc ? 'DESC' : 'ASC')}`);
-    const query = sql`SELECT ${q.select}, ${Sql.join(keyColumns, ', ')} FROM ${q.from} WHERE ${Sql.and(conditions)} ORDER BY ${Sql.join(
+    const pageOrder = seg.keys.map((k, i) => sql`p.__k${Sql.raw(String(i))} ${Sql.raw(k.desc ? 'DESC' : 'ASC')}`);
+    const pageKeys = seg.keys.map((_, i) => Sql.raw(`p.__k${i}`));
+    const inner = sql`SELECT ${Sql.raw(q.idExpr)} AS __id, ${Sql.join(keyColumns, ', ')} FROM ${q.from} WHERE ${Sql.and(conditions)} ORDER BY ${Sql.join(
       order,
       ', ',
     )} LIMIT ${q.limit + 1 - rows.length}`;
+    const query = sql`SELECT ${q.select}, ${Sql.join(pageKeys, ', ')} FROM (${inner}) p JOIN ${q.from} ON ${Sql.raw(q.idExpr)} = p.__id ORDER BY ${Sql.join(
+      pageOrder,
+      ', ',
+    )}`;
     for (const row of all<Row>(db, query)) {
       rows.push(row);
       rowSegments.push(s);
