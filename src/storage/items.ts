@@ -91,7 +91,9 @@ function fieldJsonSql(f: FieldDef, a: string): { test: string; value: string } {
     return { test: `${a}.instance_space`, value: `json_object('space', ${a}.instance_space, 'externalId', ${a}.instance_external_id)` };
   }
   const c = `${a}.${f.column}`;
-  if (f.type === 'json') return { test: c, value: `json(${c})` };
+  // JSON fields are written only through JSON.stringify (toColumns), so the stored text is already the
+  // response's text; re-rendering it with json() would parse and print every value again.
+  if (f.type === 'json') return { test: c, value: c };
   // As fromColumns: 1 is true, any other stored value false.
   if (f.type === 'boolean') return { test: c, value: `CASE ${c} WHEN 1 THEN 'true' ELSE 'false' END` };
   return { test: c, value: `json_quote(${c})` };
@@ -115,7 +117,7 @@ export function itemJsonSql(t: ItemTable, omit?: ReadonlySet<string>): string {
     parts.push(`CASE WHEN ${test} IS NULL THEN '' ELSE ${key(f.name)} || ${value} END`);
   }
   parts.push(`${key('createdTime')} || ${a}.created_time`, `${key('lastUpdatedTime')} || ${a}.last_updated_time || '}'`);
-  return parts.join(' || ');
+  return `concat(${parts.join(', ')})`;
 }
 
 /** The stored values of a row, by API field name (null when absent). */
