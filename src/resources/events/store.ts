@@ -83,3 +83,11 @@ CREATE INDEX events_data_set ON events (project_id, data_set_id);
 ${sideTablesSql(eventTable)}
 ${ftsSql('events', 'events_fts', ['description'])}
 `;
+
+/**
+ * A prefix filter on externalId sorted by startTime (site/unit naming schemes, newest first) reads the sort
+ * key from this index instead of looking up every matching row; the unique index cannot carry the column.
+ */
+export const eventsExternalIdStartTimeSql = `
+CREATE INDEX events_external_id_start_time ON events (project_id, external_id, start_time);
+`;
