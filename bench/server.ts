@@ -7,7 +7,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import type { ChildMessage, ParentMessage } from './lib/protocol.js';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import type { ChildMessage, LoopDelay, ParentMessage } from './lib/protocol.js';
 import { startServers } from './lib/servers.js';
 
 if (!process.send) {
@@ -26,6 +27,7 @@ const send = (m: ChildMessage): void => {
 
 const servers = await startServers(dataDir, { capture: process.env.BENCH_CAPTURE !== '0', noLayers: true, limited: true });
 let session: Session | undefined;
+let loopDelay: IntervalHistogram | undefined;
 
 process.on('disconnect', () => process.exit(1));
 
@@ -62,6 +64,19 @@ async function handle(m: ParentMessage): Promise<unknown> {
     case 'cpu': {
       const { user, system } = process.cpuUsage();
       return (user + system) / 1000;
+    }
+    case 'loop-delay-start':
+      loopDelay?.disable();
+      loopDelay = monitorEventLoopDelay({ resolution: 1 });
+      loopDelay.enable();
+      return null;
+    case 'loop-delay-stop': {
+      if (!loopDelay) throw new Error('loop delay not started');
+      loopDelay.disable();
+      const ms = (ns: number) => ns / 1e6;
+      const result: LoopDelay = { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) };
+      loopDelay = undefined;
+      return result;
     }
     case 'capture-start':
       if (!servers.recorder) throw new Error('SQL capture is off (BENCH_CAPTURE=0)');

@@ -6,6 +6,8 @@ export type ParentMessage = { seq: number } & (
   | { type: 'profile-stop'; file: string }
   | { type: 'memory' }
   | { type: 'cpu' }
+  | { type: 'loop-delay-start' }
+  | { type: 'loop-delay-stop' }
   | { type: 'capture-start' }
   | { type: 'capture-stop' }
   | { type: 'shutdown' }
@@ -17,3 +19,10 @@ export type ChildMessage =
 
 /** A ParentMessage before the runner numbers it. */
 export type Command = ParentMessage extends infer M ? (M extends { seq: number } ? Omit<M, 'seq'> : never) : never;
+
+/** The server child's event-loop delay over a window (ms): how long a ready request could have waited. */
+export interface LoopDelay {
+  p50: number;
+  p99: number;
+  max: number;
+}
