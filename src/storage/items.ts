@@ -99,6 +99,8 @@ function fieldJsonSql(f: FieldDef, a: string): { test: string; value: string } {
   return { test: c, value: `json_quote(${c})` };
 }
 
+const itemJsonSqlCache = new WeakMap<ItemTable, Map<string, string>>();
+
 /**
  * SQL rendering a row (under the table's alias) as the JSON text of its API form, byte for byte what
  * `JSON.stringify(toItem(t, row, omit))` gives, so pages can be answered without building and serializing an
@@ -107,6 +109,16 @@ function fieldJsonSql(f: FieldDef, a: string): { test: string; value: string } {
  * example in a geoLocation's properties). `json_quote` escapes strings as JSON.stringify does.
  */
 export function itemJsonSql(t: ItemTable, omit?: ReadonlySet<string>): string {
+  // Built once per table and omitted set: the text is long, and every read would otherwise rebuild it.
+  let byOmit = itemJsonSqlCache.get(t);
+  if (!byOmit) itemJsonSqlCache.set(t, (byOmit = new Map()));
+  const key = omit?.size ? [...omit].sort().join(',') : '';
+  let text = byOmit.get(key);
+  if (text === undefined) byOmit.set(key, (text = buildItemJsonSql(t, omit)));
+  return text;
+}
+
+function buildItemJsonSql(t: ItemTable, omit?: ReadonlySet<string>): string {
   const a = t.alias;
   // Field names are identifiers from the table declaration; the quote doubling only keeps the literal well formed.
   const key = (name: string) => `',${JSON.stringify(name).replaceAll("'", "''")}:'`;
