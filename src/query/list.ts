@@ -5,6 +5,7 @@
 import { scopeCondition, type Access } from '../auth/access.js';
 import { badRequest, formatPath } from '../http/errors.js';
 import type { Services } from '../http/services.js';
+import { hasIndexOn } from '../storage/db.js';
 import { Sql, sql } from '../storage/sql.js';
 import { col, type ResourceCatalog } from './catalog.js';
 import { and } from './basic.js';
@@ -98,7 +99,7 @@ export function runList<Row extends Record<string, unknown>>(
     from: Sql.raw(`${catalog.table} ${catalog.alias}`),
     where: partitionWhere ? Sql.and([where, partitionWhere]) : where,
     scope: sql`${Sql.raw(col(catalog, 'project_id'))} = ${projectId}`,
-    keys: sortKeys(sorts, ctx, advanced),
+    keys: sortKeys(sorts, ctx, advanced, (column) => hasIndexOn(services.db, catalog.table, ['project_id', column])),
     idExpr: col(catalog, 'id'),
     limit,
     after,

@@ -21,6 +21,8 @@ export interface SortKey {
   nullable: boolean;
   desc: boolean;
   nullsFirst: boolean;
+  /** An index on (project, this key) exists, so whether any item of the project lacks the key is one index probe. */
+  indexed?: boolean;
 }
 
 export interface PageQuery {
@@ -28,9 +30,9 @@ export interface PageQuery {
   from: Sql;
   where: Sql;
   /**
-   * A condition every listed row meets that an index answers together with a sort key being null (the
-   * project). A segment of rows whose first key is null is skipped when no row in this scope has a null
-   * there, which is the common case and spares the filter's work on an empty segment.
+   * A condition every listed row meets (the project). When the first key is indexed within it, the segment
+   * of rows whose first key is null is skipped if no row in this scope has a null there: one index probe,
+   * and the common case, which spares running the filter on an empty segment.
    */
   scope: Sql;
   /** User sort keys; the id is appended as the final tie-breaker. */
@@ -54,7 +56,7 @@ export interface PagePosition {
 interface Segment {
   keys: Array<{ expr: Sql; desc: boolean }>;
   conditions: Sql[];
-  /** The segment of null first keys: often empty, so worth a cheap look before running the filter on it. */
+  /** The segment of null first keys, when an index tells cheaply whether it is empty (see PageQuery.scope). */
   probe?: boolean;
 }
 
@@ -78,7 +80,7 @@ function segments(keys: readonly SortKey[], idExpr: string): Segment[] {
   const ordered = [{ expr: first.expr, desc: first.desc }, ...tail, id];
   if (!first.nullable) return [{ keys: ordered, conditions: [] }];
   const present: Segment = { keys: ordered, conditions: [sql`${first.expr} IS NOT NULL`] };
-  const missing: Segment = { keys: [...tail, id], conditions: [sql`${first.expr} IS NULL`], probe: true };
+  const missing: Segment = { keys: [...tail, id], conditions: [sql`${first.expr} IS NULL`], probe: first.indexed === true };
   return first.nullsFirst ? [missing, present] : [present, missing];
 }
 

@@ -70,8 +70,16 @@ function resolveTarget(property: string[], catalog: ResourceCatalog, path: Array
   return { type: 'property', name: property.join('.') };
 }
 
-/** Sort keys as SQL expressions, in order. `filter` is needed for `_score_`. */
-export function sortKeys(sorts: readonly ResolvedSort[], ctx: CompileContext, filter: FilterNode | undefined): SortKey[] {
+/**
+ * Sort keys as SQL expressions, in order. `filter` is needed for `_score_`; `indexed` tells whether a column
+ * has an index within the project (see SortKey.indexed).
+ */
+export function sortKeys(
+  sorts: readonly ResolvedSort[],
+  ctx: CompileContext,
+  filter: FilterNode | undefined,
+  indexed: (column: string) => boolean = () => false,
+): SortKey[] {
   const { catalog } = ctx;
   return sorts.map(({ target, desc, nullsFirst }) => {
     if (target.type === 'score') return { expr: scoreExpression(filter, ctx), nullable: false, desc, nullsFirst };
@@ -84,6 +92,6 @@ export function sortKeys(sorts: readonly ResolvedSort[], ctx: CompileContext, fi
     }
     const def = catalog.properties[target.name];
     if (!isScalar(def)) throw new Error('unreachable: array sort');
-    return { expr: Sql.raw(col(catalog, def.column)), nullable: def.nullable, desc, nullsFirst };
+    return { expr: Sql.raw(col(catalog, def.column)), nullable: def.nullable, desc, nullsFirst, indexed: indexed(def.column) };
   });
 }

@@ -83,3 +83,24 @@ export function get<T>(db: Db, query: Sql): T | undefined {
 export function run(db: Db, query: Sql): Database.RunResult {
   return prepare(db, query.text).run(...query.params);
 }
+
+const indexCaches = new WeakMap<Db, Map<string, boolean>>();
+
+/** Whether some index of `table` starts with exactly `columns`, in order (a condition on them is then one index range). */
+export function hasIndexOn(db: Db, table: string, columns: readonly string[]): boolean {
+  let cache = indexCaches.get(db);
+  if (!cache) indexCaches.set(db, (cache = new Map()));
+  const key = `${table}(${columns.join(',')})`;
+  let found = cache.get(key);
+  if (found === undefined) {
+    const indexes = db.pragma(`index_list(${JSON.stringify(table)})`) as Array<{ name: string }>;
+    found = indexes.some(({ name }) => {
+      const leading = (db.pragma(`index_info(${JSON.stringify(name)})`) as Array<{ seqno: number; name: string | null }>)
+        .sort((a, b) => a.seqno - b.seqno)
+        .map((c) => c.name);
+      return columns.every((c, i) => leading[i] === c);
+    });
+    cache.set(key, found);
+  }
+  return found;
+}
