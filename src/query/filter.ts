@@ -334,51 +334,66 @@ const lower = (v: Primitive): Primitive => (typeof v === 'string' ? v.toLowerCas
 const same = (v: Primitive): Primitive => v;
 
 function compileLeaf(leaf: LeafNode, ctx: CompileContext): Sql {
-  const { catalog, projectId } = ctx;
-  const id = col(catalog, 'id');
+  const { catalog } = ctx;
   const target = leaf.target;
-
-  if (leaf.op === 'inSet') {
-    if (target.type === 'property' && isScalar(target.def)) return sql`${Sql.raw(col(catalog, target.def.column))} IN (${leaf.ids})`;
-    if (target.type !== 'property') throw new Error('unreachable: inSet on metadata');
-    const def = target.def as Exclude<typeof target.def, { column: string }>;
-    return sql`${Sql.raw(id)} IN (SELECT ${Sql.raw(def.itemColumn)} FROM ${Sql.raw(def.table)} WHERE project_id = ${projectId} AND ${Sql.raw(
-      def.valueColumn,
-    )} IN (${leaf.ids}))`;
+  const set = idSetQuery(leaf, ctx);
+  if (set) return sql`${Sql.raw(col(catalog, 'id'))} IN (${set})`;
+  if (target.type === 'property' && isScalar(target.def)) {
+    if (leaf.op === 'inSet') return sql`${Sql.raw(col(catalog, target.def.column))} IN (${leaf.ids})`;
+    return scalarCondition(leaf, col(catalog, target.def.column), same);
   }
+  throw new Error(`unreachable: ${leaf.op} on ${target.type}`);
+}
+
+/**
+ * The subquery selecting the ids of the items a leaf matches, for the leaves answered by a side table or the
+ * full-text index (array values, metadata, search); undefined for a condition on a column of the row.
+ */
+function idSetQuery(leaf: LeafNode, ctx: CompileContext): Sql | undefined {
+  const { catalog, projectId } = ctx;
+  const target = leaf.target;
 
   if (leaf.op === 'search') {
     const fts = catalog.fts!;
-    return sql`${Sql.raw(id)} IN (SELECT rowid FROM ${Sql.raw(fts.table)} WHERE ${Sql.raw(fts.table)} MATCH ${ftsQuery(leaf.value, searchColumn(leaf, catalog))})`;
-  }
-
-  if (target.type === 'property' && isScalar(target.def)) {
-    return scalarCondition(leaf, col(catalog, target.def.column), same);
+    return sql`SELECT rowid FROM ${Sql.raw(fts.table)} WHERE ${Sql.raw(fts.table)} MATCH ${ftsQuery(leaf.value, searchColumn(leaf, catalog))}`;
   }
 
   if (target.type === 'property') {
-    const def = target.def as Exclude<typeof target.def, { column: string }>;
+    if (isScalar(target.def)) return undefined;
+    const def = target.def;
     const sub = (cond: Sql, having = '') =>
-      sql`${Sql.raw(id)} IN (SELECT ${Sql.raw(def.itemColumn)} FROM ${Sql.raw(def.table)} WHERE project_id = ${projectId}${
-        cond.text ? sql` AND ${cond}` : Sql.raw('')
-      }${Sql.raw(having)})`;
+      sql`SELECT ${Sql.raw(def.itemColumn)} FROM ${Sql.raw(def.table)} WHERE project_id = ${projectId}${cond.text ? sql` AND ${cond}` : Sql.raw('')}${Sql.raw(
+        having,
+      )}`;
+    if (leaf.op === 'inSet') return sub(sql`${Sql.raw(def.valueColumn)} IN (${leaf.ids})`);
     if (leaf.op === 'exists') return sub(Sql.raw(''));
     if (leaf.op === 'containsAny' || leaf.op === 'containsAll') {
       const distinct = [...new Set(leaf.values)];
       const cond = new Sql(`${def.valueColumn} IN (${distinct.map(() => '?').join(', ')})`, distinct);
-      return leaf.op === 'containsAny'
-        ? sub(cond)
-        : sub(cond, ` GROUP BY ${def.itemColumn} HAVING count(*) = ${distinct.length}`);
+      return leaf.op === 'containsAny' ? sub(cond) : sub(cond, ` GROUP BY ${def.itemColumn} HAVING count(*) = ${distinct.length}`);
     }
     throw new Error(`unreachable: array ${leaf.op}`);
   }
 
   // Metadata: keys and values are matched case-insensitively through the side table.
+  if (leaf.op === 'inSet') throw new Error('unreachable: inSet on metadata');
   const store = target.store;
   const conds: Sql[] = [sql`project_id = ${projectId}`];
   if (target.type === 'metadataKey') conds.push(sql`key_lc = ${target.key.toLowerCase()}`);
   if (leaf.op !== 'exists') conds.push(scalarCondition(leaf, 'value_lc', lower));
-  return sql`${Sql.raw(id)} IN (SELECT ${Sql.raw(store.itemColumn)} FROM ${Sql.raw(store.table)} WHERE ${Sql.and(conds)})`;
+  return sql`SELECT ${Sql.raw(store.itemColumn)} FROM ${Sql.raw(store.table)} WHERE ${Sql.and(conds)}`;
+}
+
+/**
+ * The id sets every matching item must be in: those of the leaves the filter ANDs at its top. A query can
+ * start from one of them (look its items up by id) instead of scanning an index for them.
+ */
+export function requiredIdSets(node: FilterNode | undefined, ctx: CompileContext): Sql[] {
+  if (!node) return [];
+  if (node.op === 'not') return [];
+  if ('args' in node) return node.op === 'and' ? node.args.flatMap((a) => requiredIdSets(a, ctx)) : [];
+  const set = idSetQuery(node, ctx);
+  return set ? [set] : [];
 }
 
 /**

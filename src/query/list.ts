@@ -5,11 +5,11 @@
 import { scopeCondition, type Access } from '../auth/access.js';
 import { badRequest, formatPath } from '../http/errors.js';
 import type { Services } from '../http/services.js';
-import { hasIndexOn } from '../storage/db.js';
+import { get, hasIndexOn } from '../storage/db.js';
 import { Sql, sql } from '../storage/sql.js';
 import { col, type ResourceCatalog } from './catalog.js';
 import { and } from './basic.js';
-import { compileFilter, leaves, parseAdvancedFilter, type CompileContext, type FilterNode } from './filter.js';
+import { compileFilter, leaves, parseAdvancedFilter, requiredIdSets, type CompileContext, type FilterNode } from './filter.js';
 import { fetchPage } from './paging.js';
 import { parsePartition, partitionCondition } from './partition.js';
 import { resolveSort, SCORE, sortKeys, type SortSpecInput } from './sort.js';
@@ -76,6 +76,26 @@ export function parseQuery(
   return { ctx, node, advanced, where: Sql.and(conditions) };
 }
 
+/** An id set this small is read item by item; past it, scanning an index in sort order is left to the planner. */
+export const SMALL_ID_SET = 5000;
+
+/**
+ * Whether a page should be picked by looking up the items of the filter's one required id set (a metadata
+ * or search leaf, an asset subtree...) rather than by scanning an index in sort order while testing each
+ * entry against the set. SQLite cannot tell which is cheaper: it does not know how large the set is, nor
+ * where its items sit in sort order, and when they all sit at the far end (an asset subtree whose events
+ * are the newest of a million) the scan reads the whole index for one page. A set of at most SMALL_ID_SET
+ * items costs at most that many lookups, whatever the order, so it is looked up; a larger one is dense
+ * enough that the scan usually ends early. With two or more sets SQLite could look up the larger one, so
+ * the choice stays its own.
+ */
+function startsFromSmallSet(services: Services, node: FilterNode | undefined, ctx: CompileContext): boolean {
+  const sets = requiredIdSets(node, ctx);
+  if (sets.length !== 1) return false;
+  const counted = get<{ n: number }>(services.db, sql`SELECT count(*) AS n FROM (${sets[0]} LIMIT ${SMALL_ID_SET + 1})`);
+  return counted !== undefined && counted.n <= SMALL_ID_SET;
+}
+
 export function runList<Row extends Record<string, unknown>>(
   services: Services,
   catalog: ResourceCatalog,
@@ -83,7 +103,7 @@ export function runList<Row extends Record<string, unknown>>(
   select: string,
   req: ListRequest,
 ): ListResult<Row> {
-  const { ctx, advanced, where } = parseQuery(catalog, projectId, req.filter, req.advancedFilter, services.access);
+  const { ctx, node, advanced, where } = parseQuery(catalog, projectId, req.filter, req.advancedFilter, services.access);
   const explicit = req.sort?.length ? resolveSort(normalizeSort(req.sort), catalog) : undefined;
   // Without an explicit sort: relevance when the advanced filter searches, otherwise creation time ascending.
   const hasSearch = advanced !== undefined && leaves(advanced).some((l) => l.op === 'search');
@@ -97,6 +117,7 @@ export function runList<Row extends Record<string, unknown>>(
   const page = fetchPage<Row>(services.db, {
     select: Sql.raw(select),
     from: Sql.raw(`${catalog.table} ${catalog.alias}`),
+    pick: startsFromSmallSet(services, node, ctx) ? Sql.raw(`${catalog.table} ${catalog.alias} NOT INDEXED`) : undefined,
     where: partitionWhere ? Sql.and([where, partitionWhere]) : where,
     scope: sql`${Sql.raw(col(catalog, 'project_id'))} = ${projectId}`,
     keys: sortKeys(sorts, ctx, advanced, (column) => hasIndexOn(services.db, catalog.table, ['project_id', column])),

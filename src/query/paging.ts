@@ -28,6 +28,8 @@ export interface SortKey {
 export interface PageQuery {
   select: Sql;
   from: Sql;
+  /** The FROM of the step that picks a page's ids, when it differs from `from` (a planner hint). */
+  pick?: Sql;
   where: Sql;
   /**
    * A condition every listed row meets (the project). When the first key is indexed within it, the segment
@@ -138,7 +140,7 @@ export function fetchPage<Row extends Record<string, unknown>>(db: Db, q: PageQu
     const order = seg.keys.map((k) => sql`${k.expr} ${Sql.raw(k.desc ? 'DESC' : 'ASC')}`);
     const pageOrder = seg.keys.map((k, i) => sql`p.__k${Sql.raw(String(i))} ${Sql.raw(k.desc ? 'DESC' : 'ASC')}`);
     const pageKeys = seg.keys.map((_, i) => Sql.raw(`p.__k${i}`));
-    const inner = sql`SELECT ${Sql.raw(q.idExpr)} AS __id, ${Sql.join(keyColumns, ', ')} FROM ${q.from} WHERE ${Sql.and(conditions)} ORDER BY ${Sql.join(
+    const inner = sql`SELECT ${Sql.raw(q.idExpr)} AS __id, ${Sql.join(keyColumns, ', ')} FROM ${q.pick ?? q.from} WHERE ${Sql.and(conditions)} ORDER BY ${Sql.join(
       order,
       ', ',
     )} LIMIT ${q.limit + 1 - rows.length}`;
