@@ -77,7 +77,7 @@ export function parseQuery(
 }
 
 /** An id set this small is read item by item; past it, scanning an index in sort order is left to the planner. */
-export const SMALL_ID_SET = 5000;
+const SMALL_ID_SET = 5000;
 
 /**
  * Whether a page should be picked by looking up the items of the filter's one required id set (a metadata
@@ -85,9 +85,10 @@ export const SMALL_ID_SET = 5000;
  * entry against the set. SQLite cannot tell which is cheaper: it does not know how large the set is, nor
  * where its items sit in sort order, and when they all sit at the far end (an asset subtree whose events
  * are the newest of a million) the scan reads the whole index for one page. A set of at most SMALL_ID_SET
- * items costs at most that many lookups, whatever the order, so it is looked up; a larger one is dense
- * enough that the scan usually ends early. With two or more sets SQLite could look up the larger one, so
- * the choice stays its own.
+ * items costs at most that many lookups, whatever the order, so it is looked up. A larger one is left to
+ * SQLite: its scan ends early when the set's items are spread through the sort order (a 2% metadata match
+ * reads ~50,000 entries for 1000 rows, faster than 20,000 lookups), though not when they are bunched at the
+ * far end. With two or more sets SQLite could look up the larger one, so the choice stays its own.
  */
 function startsFromSmallSet(services: Services, node: FilterNode | undefined, ctx: CompileContext): boolean {
   const sets = requiredIdSets(node, ctx);
