@@ -211,9 +211,16 @@ describe('pagination and partitions', () => {
     const whole = new Set(ids(await listAll({ filter: { source: 'paging' } }, 1000)));
     for (const n of [1, 3, 10]) {
       const seen: string[] = [];
-      for (let m = 1; m <= n; m++) seen.push(...ids(await listAll({ filter: { source: 'paging' }, partition: `${m}/${n}`, sort: [{ property: ['startTime'] }] }, 3)));
+      const sizes: number[] = [];
+      for (let m = 1; m <= n; m++) {
+        const part = ids(await listAll({ filter: { source: 'paging' }, partition: `${m}/${n}`, sort: [{ property: ['startTime'] }] }, 3));
+        seen.push(...part);
+        sizes.push(part.length);
+      }
       expect(seen).toHaveLength(whole.size);
       expect(new Set(seen)).toEqual(whole);
+      // 57 consecutive ids span at least three runs of 16, so three partitions all get work.
+      if (n === 3) expect(sizes.every((size) => size > 0), `partition sizes ${sizes}`).toBe(true);
     }
   });
 
