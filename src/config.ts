@@ -2,6 +2,7 @@
  * One typed configuration object, from command-line flags, then environment variables, then defaults.
  */
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 
 export interface Config {
@@ -18,6 +19,8 @@ export interface Config {
   bodyLimit: number;
   logLevel: string;
   synchronous: 'normal' | 'full';
+  /** Worker threads that read list pages, each with its own connection; 0 reads on the main thread. */
+  readWorkers: number;
   throttle: ThrottleConfig;
   /** Clients of the built-in identity provider besides the admin, each with the groups its tokens carry. */
   clients: BuiltInClientConfig[];
@@ -79,6 +82,7 @@ const FLAGS: Record<string, string> = {
   '--body-limit': 'STRATA_BODY_LIMIT',
   '--log-level': 'STRATA_LOG_LEVEL',
   '--sync': 'STRATA_SYNC',
+  '--read-workers': 'STRATA_READ_WORKERS',
   '--throttle': 'STRATA_THROTTLE',
   '--rate-limit': 'STRATA_RATE_LIMIT',
   '--rate-burst': 'STRATA_RATE_BURST',
@@ -315,6 +319,7 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
     bodyLimit: integer('STRATA_BODY_LIMIT', values.STRATA_BODY_LIMIT ?? String(20 * 1024 * 1024), 1024, 1024 * 1024 * 1024),
     logLevel: values.STRATA_LOG_LEVEL ?? 'warn',
     synchronous,
+    readWorkers: integer('STRATA_READ_WORKERS (--read-workers)', values.STRATA_READ_WORKERS ?? String(Math.min(4, availableParallelism())), 0, 64),
     throttle: loadThrottleConfig(values),
     clients: loadClients(values.STRATA_CLIENTS),
     jwksRefreshIntervalMs: integer('STRATA_JWKS_REFRESH_INTERVAL_MS (--jwks-refresh-interval)', values.STRATA_JWKS_REFRESH_INTERVAL_MS ?? '30000', 0, 86_400_000),

@@ -107,7 +107,7 @@ async function makeSeries(r: () => number, fields: Record<string, unknown>, n: n
 /** The route's text equals JSON.stringify of the objects; returns the objects. */
 function same(body: ListDatapointsBody): { items: Array<Record<string, unknown>> } {
   const objects = listDatapointsObject(h.strata.services, projectId, body);
-  expect(listDatapoints(h.strata.services, projectId, body).text).toBe(JSON.stringify(objects));
+  expect(listDatapoints(h.strata.services, projectId, body).body).toBe(JSON.stringify(objects));
   return objects as { items: Array<Record<string, unknown>> };
 }
 
@@ -133,7 +133,7 @@ describe('list response JSON text', () => {
     let text = '';
     for (const s of made) {
       same({ items: [{ externalId: s.externalId, start: MIN_T, end: MAX_T + 1, limit: 100_000 }] });
-      text += listDatapoints(h.strata.services, projectId, { items: [{ externalId: s.externalId, start: MIN_T, end: MAX_T + 1, limit: 100_000, includeStatus: true, ignoreBadDataPoints: false }] }).text;
+      text += listDatapoints(h.strata.services, projectId, { items: [{ externalId: s.externalId, start: MIN_T, end: MAX_T + 1, limit: 100_000, includeStatus: true, ignoreBadDataPoints: false }] }).body;
     }
     // The cases the series were made to hold reached the output.
     for (const part of ['"value":0}', '"value":1e-7}', '"value":1e+21}', '"value":5e-324}', '"value":"NaN"', '"value":"-Infinity"', '\\u0000', '\\"', '🚀', '"timestamp":-22', '"status":{"code":']) {

@@ -207,6 +207,7 @@ describe('list, search and aggregate', () => {
     expect(viaGet.body.items).toHaveLength(2);
     expect(viaGet.body.nextCursor).toBeTruthy();
     expect(errorMessage(await h.get('/timeseries?partition=11/11'), 400)).toMatch(/partition/);
+    expect(errorMessage(await h.post('/timeseries/list', { sort: [{ property: ['unit'] }] }), 400)).toMatch(/^sort\[0\]\.property: cannot sort time series on \["unit"\]/);
   });
 
   it('accepts 256-character property elements and values for time series', async () => {

@@ -4,6 +4,7 @@
  * wrapped when prepared; when recording is off the wrapper only forwards (a flag check per call).
  */
 import type Database from 'better-sqlite3';
+import type { Reader } from '../../src/storage/read-pool.js';
 
 export interface RecordedStatement {
   text: string;
@@ -14,6 +15,8 @@ export interface StatementRecorder {
   start(): void;
   /** Stops recording and returns what was recorded since `start`. */
   stop(): RecordedStatement[];
+  /** The reader, recording the queries it is given too (list pages run on read workers, not on `db`). */
+  wrapReader(reader: Reader): Reader;
 }
 
 const EXECUTING = new Set(['all', 'get', 'run', 'iterate']);
@@ -60,6 +63,14 @@ export function recordStatements(db: Database.Database): StatementRecorder {
       const out = recorded;
       recorded = [];
       return out;
+    },
+    wrapReader(reader) {
+      return {
+        all(query, options) {
+          if (recording) recorded.push({ text: query.text, params: [...query.params] });
+          return reader.all(query, options);
+        },
+      };
     },
   };
 }

@@ -53,6 +53,7 @@ export async function startServers(dataDir: string, opts: { capture?: boolean; n
   const db = openDatabase({ dataDir: config.dataDir, synchronous: config.synchronous });
   const recorder = opts.capture ? recordStatements(db) : undefined;
   const strata = await buildApp(config, { db, logger: false });
+  if (recorder) strata.services.reads = recorder.wrapReader(strata.services.reads);
   const api = await strata.app.listen({ host: '127.0.0.1', port: 0 });
 
   // `apiLayers: false` leaves out versioning and throttling (an option meant for this measurement).

@@ -23,6 +23,7 @@ import { projectRoutes } from '../resources/projects/routes.js';
 import { sessionRoutes } from '../resources/sessions/routes.js';
 import { timeSeriesRoutes } from '../resources/timeseries/routes.js';
 import { openDatabase, type Db } from '../storage/db.js';
+import { inProcessReader, ReadPool, sharedReader } from '../storage/read-pool.js';
 import { ensureProjects, findProjectAuth, serverSecret } from '../storage/projects.js';
 import { ApiError, forbidden, notFound, unauthorized } from './errors.js';
 import { JsonText } from './json-text.js';
@@ -55,6 +56,8 @@ export interface Strata {
   idp: IdentityProvider;
   auth: AuthRuntime;
   routes: readonly ApiRoute[];
+  /** The read workers, when the store is a file and STRATA_READ_WORKERS is not 0. */
+  readPool?: ReadPool;
   close(): Promise<void>;
 }
 
@@ -69,6 +72,8 @@ export interface BuildOptions {
   apiLayers?: boolean;
   /** Every project request is made by this principal and no token is read: only to measure what authentication costs (bench). */
   principal?: Principal;
+  /** True sends every list read to the read workers, even a lone request's (tests of the workers). */
+  readsOnWorkers?: boolean;
 }
 
 /** Every operation the API serves, from every resource. */
@@ -96,7 +101,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     now,
     jwksRefreshIntervalMs: config.jwksRefreshIntervalMs,
   });
-  const services: Services = { db, cursors: createCursorCodec(serverSecret(db, 'cursor-secret')), now, auth };
+  // Requests between arrival and the end of their response: a lone one reads in process (see sharedReader).
+  let inFlight = 0;
+  const finished = () => void inFlight--;
+  // Read workers need the database in a file (an in-memory one is private to its connection).
+  const pool = config.readWorkers > 0 && !db.memory ? new ReadPool(db.name, config.readWorkers) : undefined;
+  const reads = pool ? sharedReader(pool, inProcessReader(db), options.readsOnWorkers ? () => true : () => inFlight > 1) : inProcessReader(db);
+  const services: Services = { db, reads, cursors: createCursorCodec(serverSecret(db, 'cursor-secret')), now, auth };
 
   const app = Fastify({
     logger: options.logger === false ? false : { level: config.logLevel },
@@ -112,6 +123,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header(REQUEST_ID_HEADER, req.id);
+    inFlight++;
+    // 'close' comes once per response, also when the client goes away before it is sent.
+    reply.raw.once('close', finished);
   });
 
   // The API speaks JSON only; the form parser serves the OAuth token endpoint.
@@ -192,7 +206,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
             });
             reply.code(def.status ?? 200);
             // Already JSON (items rendered by SQL): sent as is; Fastify's default type for objects, so clients see no difference.
-            if (result instanceof JsonText) return reply.type('application/json; charset=utf-8').send(result.text);
+            if (result instanceof JsonText) return reply.type('application/json; charset=utf-8').send(result.body);
             return result;
           },
         });
@@ -204,12 +218,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   return {
     app,
     services,
+    readPool: pool,
     idp,
     auth,
     routes,
     async close() {
       await app.close();
       await layers.close();
+      await pool?.close();
       if (!options.db) db.close();
     },
   };

@@ -2,6 +2,7 @@ import type { Access } from '../auth/access.js';
 import type { AuthRuntime } from '../auth/runtime.js';
 import type { CursorCodec } from '../query/cursor.js';
 import type { Db } from '../storage/db.js';
+import type { Reader } from '../storage/read-pool.js';
 
 /**
  * What route handlers reach: the store and the shared mechanisms built once per app. Each request gets its
@@ -9,6 +10,8 @@ import type { Db } from '../storage/db.js';
  */
 export interface Services {
   db: Db;
+  /** Where list pages are read: worker threads with their own connections, or `db` in process. */
+  reads: Reader;
   cursors: CursorCodec;
   /** Milliseconds since the epoch; injectable so tests can control time. */
   now(): number;

@@ -6,7 +6,7 @@ import { badRequest, formatPath } from '../http/errors.js';
 import type { Services } from '../http/services.js';
 import { all, get } from '../storage/db.js';
 import { Sql, sql } from '../storage/sql.js';
-import { col, findProperty, isScalar, maxPropertyElementLength, propertyPath, type ResourceCatalog } from './catalog.js';
+import { col, findProperty, isScalar, maxPropertyElementLength, pluralNoun, propertyPath, type ResourceCatalog } from './catalog.js';
 import { FILTER_LIMITS, prefixUpperBound, type FilterNode } from './filter.js';
 import { parseQuery } from './list.js';
 
@@ -40,7 +40,7 @@ function valueSource(catalog: ResourceCatalog, property: string[], path: Array<s
       .filter(([, d]) => d.aggregatable)
       .map(([n]) => JSON.stringify(propertyPath(n)));
     if (catalog.metadata) names.push('["metadata"]', '["metadata", <key>]');
-    throw badRequest(`${formatPath(path)}: cannot aggregate ${catalog.noun}s on ${JSON.stringify(property)} (supported: ${names.join(', ')})`);
+    throw badRequest(`${formatPath(path)}: cannot aggregate ${pluralNoun(catalog)} on ${JSON.stringify(property)} (supported: ${names.join(', ')})`);
   };
   const [head, key] = property;
   const id = col(catalog, 'id');
@@ -63,7 +63,7 @@ function valueSource(catalog: ResourceCatalog, property: string[], path: Array<s
 
 function metadataKeySource(catalog: ResourceCatalog): ValueSource {
   const m = catalog.metadata;
-  if (!m) throw badRequest(`${catalog.noun}s have no metadata to aggregate properties of`);
+  if (!m) throw badRequest(`${pluralNoun(catalog)} have no metadata to aggregate properties of`);
   return {
     join: Sql.raw(` JOIN ${m.table} m ON m.${m.itemColumn} = ${col(catalog, 'id')}`),
     value: Sql.raw('m.key_lc'),

@@ -48,6 +48,8 @@ export interface MetadataStore {
 export interface ResourceCatalog {
   /** Name used in messages, e.g. "event". */
   noun: string;
+  /** Its plural, when not the noun and an "s" ("time series"). */
+  nouns?: string;
   table: string;
   alias: string;
   /** Properties by name; a two-element path such as `["instanceId", "space"]` is named `instanceId.space`. */
@@ -93,4 +95,9 @@ export type Target =
 
 export function col(catalog: ResourceCatalog, column: string): string {
   return `${catalog.alias}.${column}`;
+}
+
+/** The plural of a catalog's noun, for messages. */
+export function pluralNoun(catalog: ResourceCatalog): string {
+  return catalog.nouns ?? `${catalog.noun}s`;
 }

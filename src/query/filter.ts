@@ -12,6 +12,7 @@ import {
   findProperty,
   isScalar,
   maxPropertyElementLength,
+  pluralNoun,
   propertyPath,
   type ResourceCatalog,
   type Target,
@@ -220,7 +221,7 @@ function parseProperty(raw: unknown, catalog: ResourceCatalog, path: Path): Targ
       : { type: 'metadataKey', key, store: catalog.metadata };
   }
   const def = findProperty(catalog, raw as string[]);
-  if (!def) fail(path, `unknown property ${JSON.stringify(raw)} for ${catalog.noun}s (known: ${knownProperties(catalog)})`);
+  if (!def) fail(path, `unknown property ${JSON.stringify(raw)} for ${pluralNoun(catalog)} (known: ${knownProperties(catalog)})`);
   return { type: 'property', name: (raw as string[]).join('.'), def };
 }
 

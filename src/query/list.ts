@@ -5,7 +5,7 @@
 import { scopeCondition, type Access } from '../auth/access.js';
 import { badRequest, formatPath } from '../http/errors.js';
 import type { Services } from '../http/services.js';
-import { get, hasIndexOn } from '../storage/db.js';
+import { hasIndexOn } from '../storage/db.js';
 import { Sql, sql } from '../storage/sql.js';
 import { col, type ResourceCatalog } from './catalog.js';
 import { and } from './basic.js';
@@ -26,6 +26,8 @@ export interface ListRequest {
   partition?: string;
   /** Everything that defines the result (the request minus cursor and limit); a cursor is bound to it. */
   fingerprint: unknown;
+  /** A column of `select` to read as UTF-8 bytes (see ReadOptions). */
+  bytes?: string;
 }
 
 export interface ListResult<Row> {
@@ -90,20 +92,20 @@ const SMALL_ID_SET = 5000;
  * reads ~50,000 entries for 1000 rows, faster than 20,000 lookups), though not when they are bunched at the
  * far end. With two or more sets SQLite could look up the larger one, so the choice stays its own.
  */
-function startsFromSmallSet(services: Services, node: FilterNode | undefined, ctx: CompileContext): boolean {
+async function startsFromSmallSet(services: Services, node: FilterNode | undefined, ctx: CompileContext, parallel: boolean): Promise<boolean> {
   const sets = requiredIdSets(node, ctx);
   if (sets.length !== 1) return false;
-  const counted = get<{ n: number }>(services.db, sql`SELECT count(*) AS n FROM (${sets[0]} LIMIT ${SMALL_ID_SET + 1})`);
-  return counted !== undefined && counted.n <= SMALL_ID_SET;
+  const [counted] = await services.reads.all<{ n: number }>(sql`SELECT count(*) AS n FROM (${sets[0]} LIMIT ${SMALL_ID_SET + 1})`, { parallel });
+  return counted.n <= SMALL_ID_SET;
 }
 
-export function runList<Row extends Record<string, unknown>>(
+export async function runList<Row extends Record<string, unknown>>(
   services: Services,
   catalog: ResourceCatalog,
   projectId: number,
   select: string,
   req: ListRequest,
-): ListResult<Row> {
+): Promise<ListResult<Row>> {
   const { ctx, node, advanced, where } = parseQuery(catalog, projectId, req.filter, req.advancedFilter, services.access);
   const explicit = req.sort?.length ? resolveSort(normalizeSort(req.sort), catalog) : undefined;
   // Without an explicit sort: relevance when the advanced filter searches, otherwise creation time ascending.
@@ -115,16 +117,17 @@ export function runList<Row extends Record<string, unknown>>(
   const partitionWhere = partitionCondition(partition, col(catalog, 'id'));
   const limit = req.limit ?? DEFAULT_LIMIT;
   const after = req.cursor === undefined ? undefined : services.cursors.decode(req.cursor, req.fingerprint);
-  const page = fetchPage<Row>(services.db, {
+  const page = await fetchPage<Row>(services.reads, {
     select: Sql.raw(select),
     from: Sql.raw(`${catalog.table} ${catalog.alias}`),
-    pick: startsFromSmallSet(services, node, ctx) ? Sql.raw(`${catalog.table} ${catalog.alias} NOT INDEXED`) : undefined,
+    pick: (await startsFromSmallSet(services, node, ctx, partition !== undefined)) ? Sql.raw(`${catalog.table} ${catalog.alias} NOT INDEXED`) : undefined,
     where: partitionWhere ? Sql.and([where, partitionWhere]) : where,
     scope: sql`${Sql.raw(col(catalog, 'project_id'))} = ${projectId}`,
     keys: sortKeys(sorts, ctx, advanced, (column) => hasIndexOn(services.db, catalog.table, ['project_id', column])),
     idExpr: col(catalog, 'id'),
     limit,
     after,
+    read: { bytes: req.bytes, parallel: partition !== undefined },
   });
   return {
     rows: page.rows,

@@ -13,7 +13,7 @@
  * `select` is computed for them alone. The outer query keeps the inner order without sorting again.
  */
 import { badRequest } from '../http/errors.js';
-import { all, get, type Db } from '../storage/db.js';
+import type { ReadOptions, Reader } from '../storage/read-pool.js';
 import { Sql, sql, type SqlValue } from '../storage/sql.js';
 
 export interface SortKey {
@@ -43,6 +43,8 @@ export interface PageQuery {
   limit: number;
   /** Position to continue from, as returned in `next` by an earlier page. */
   after?: unknown;
+  /** A column of `select` to read as UTF-8 bytes, and whether parts are read in parallel (see ReadOptions). */
+  read?: ReadOptions;
 }
 
 export interface Page<Row> {
@@ -114,7 +116,7 @@ function isPosition(v: unknown, segmentCount: number): v is PagePosition {
   );
 }
 
-export function fetchPage<Row extends Record<string, unknown>>(db: Db, q: PageQuery): Page<Row> {
+export async function fetchPage<Row extends Record<string, unknown>>(reader: Reader, q: PageQuery): Promise<Page<Row>> {
   const segs = segments(q.keys, q.idExpr);
   let start = 0;
   let position: PagePosition | undefined;
@@ -131,8 +133,9 @@ export function fetchPage<Row extends Record<string, unknown>>(db: Db, q: PageQu
   const rowSegments: number[] = [];
   for (let s = start; s < segs.length && rows.length <= q.limit; s++) {
     const seg = segs[s];
-    if (seg.probe && !get<{ found: number }>(db, sql`SELECT EXISTS (SELECT 1 FROM ${q.from} WHERE ${Sql.and([q.scope, ...seg.conditions])}) AS found`)?.found) {
-      continue;
+    if (seg.probe) {
+      const [probe] = await reader.all<{ found: number }>(sql`SELECT EXISTS (SELECT 1 FROM ${q.from} WHERE ${Sql.and([q.scope, ...seg.conditions])}) AS found`, { parallel: q.read?.parallel });
+      if (!probe.found) continue;
     }
     const conditions = [q.where, ...seg.conditions];
     if (position && s === position.s) conditions.push(keysetCondition(seg.keys, position.v));
@@ -148,7 +151,7 @@ export function fetchPage<Row extends Record<string, unknown>>(db: Db, q: PageQu
       pageOrder,
       ', ',
     )}`;
-    for (const row of all<Row>(db, query)) {
+    for (const row of await reader.all<Row>(query, q.read)) {
       rows.push(row);
       rowSegments.push(s);
     }

@@ -3,7 +3,7 @@
  */
 import { badRequest, formatPath } from '../http/errors.js';
 import { Sql, sql } from '../storage/sql.js';
-import { col, findProperty, isScalar, maxPropertyElementLength, propertyPath, type ResourceCatalog } from './catalog.js';
+import { col, findProperty, isScalar, maxPropertyElementLength, pluralNoun, propertyPath, type ResourceCatalog } from './catalog.js';
 import { scoreExpression, type CompileContext, type FilterNode } from './filter.js';
 import type { SortKey } from './paging.js';
 
@@ -54,7 +54,7 @@ export function resolveSort(specs: readonly SortSpecInput[], catalog: ResourceCa
 function resolveTarget(property: string[], catalog: ResourceCatalog, path: Array<string | number>): SortTarget {
   const fail = (): never => {
     throw badRequest(
-      `${formatPath(path)}: cannot sort ${catalog.noun}s on ${JSON.stringify(property)} (sortable: ${sortableProperties(catalog).join(', ')})`,
+      `${formatPath(path)}: cannot sort ${pluralNoun(catalog)} on ${JSON.stringify(property)} (sortable: ${sortableProperties(catalog).join(', ')})`,
     );
   };
   const maxLength = maxPropertyElementLength(catalog);

@@ -110,13 +110,17 @@ interface ItemReader<T> {
   /** The select list over the table's alias; it includes the id. */
   select(t: ItemTable, omit?: ReadonlySet<string>): string;
   read(t: ItemTable, row: Row, omit?: ReadonlySet<string>): T;
+  /** A column of the select list that lists read as UTF-8 bytes (see ReadOptions). */
+  bytes?: string;
 }
 
 const asObjects: ItemReader<Item> = { select: selectColumns, read: toItem };
 
-const asJson: ItemReader<string> = {
+/** The JSON text of each item: a string, or its UTF-8 bytes where a list reads them (see ReadOptions). */
+const asJson: ItemReader<string | Buffer> = {
   select: (t, omit) => `${t.alias}.id, ${itemJsonSql(t, omit)} AS item_json`,
-  read: (_t, row) => row.item_json as string,
+  read: (_t, row) => row.item_json as string | Buffer,
+  bytes: 'item_json',
 };
 
 function restricted(access: Access | undefined): access is Access & { all: false } {
@@ -324,7 +328,7 @@ export interface ListInput {
 }
 
 /** A list page of any resource; `filterNode` is its basic filter translated to the filter language. */
-function listPage<T>(
+async function listPage<T>(
   reader: ItemReader<T>,
   spec: ResourceSpec<unknown>,
   services: Services,
@@ -332,9 +336,9 @@ function listPage<T>(
   input: ListInput & { filter?: unknown },
   filterNode: FilterNode | undefined,
   omit?: ReadonlySet<string>,
-): { items: T[]; nextCursor?: string } {
+): Promise<{ items: T[]; nextCursor?: string }> {
   const { filter, advancedFilter, sort, partition, limit, cursor } = input;
-  const result = runList<Row>(services, spec.catalog, projectId, reader.select(spec.table, omit), {
+  const result = await runList<Row>(services, spec.catalog, projectId, reader.select(spec.table, omit), {
     filter: filterNode,
     advancedFilter,
     sort,
@@ -342,6 +346,7 @@ function listPage<T>(
     limit,
     cursor,
     fingerprint: { resource: spec.table.table, filter, advancedFilter, sort, partition },
+    bytes: reader.bytes,
   });
   const items = result.rows.map((r) => reader.read(spec.table, r, omit));
   return result.nextCursor ? { items, nextCursor: result.nextCursor } : { items };
@@ -354,20 +359,20 @@ export function listItems(
   input: ListInput & { filter?: unknown },
   filterNode: FilterNode | undefined,
   omit?: ReadonlySet<string>,
-): { items: Item[]; nextCursor?: string } {
+): Promise<{ items: Item[]; nextCursor?: string }> {
   return listPage(asObjects, spec, services, projectId, input, filterNode, omit);
 }
 
 /** The list page response `{items, nextCursor}`, rendered by SQL. */
-export function listItemsJson(
+export async function listItemsJson(
   spec: ResourceSpec<unknown>,
   services: Services,
   projectId: number,
   input: ListInput & { filter?: unknown },
   filterNode: FilterNode | undefined,
   omit?: ReadonlySet<string>,
-): JsonText {
-  const { items, nextCursor } = listPage(asJson, spec, services, projectId, input, filterNode, omit);
+): Promise<JsonText> {
+  const { items, nextCursor } = await listPage(asJson, spec, services, projectId, input, filterNode, omit);
   return itemsJson(items, nextCursor);
 }
 

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { configureConnection } from './connection.js';
 import { migrations } from './migrations.js';
 import type { Sql } from './sql.js';
 
@@ -22,15 +23,10 @@ export function openDatabase({ dataDir, synchronous = 'normal' }: OpenOptions): 
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-  db.pragma('busy_timeout = 5000');
   // Checkpoint in larger batches: each WAL page is written back once per checkpoint, and the default
   // (1000 pages) runs one inside almost every bulk write.
   db.pragma('wal_autocheckpoint = 16384');
-  db.pragma('cache_size = -262144');
-  db.pragma('temp_store = MEMORY');
-  db.pragma('mmap_size = 1073741824');
-  // Full Unicode lower-casing for case-insensitive matching (SQLite's lower() folds ASCII only).
-  db.function('unicode_lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toLowerCase() : s));
+  configureConnection(db);
   migrate(db);
   return db;
 }

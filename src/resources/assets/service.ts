@@ -165,9 +165,9 @@ export type ListAssetsInput = ListInput & { filter?: AssetFilter; aggregatedProp
 
 const WITHOUT_METADATA = new Set(['metadata']);
 
-export function listAssets(services: Services, projectId: number, req: ListAssetsInput, includeMetadata = true) {
+export async function listAssets(services: Services, projectId: number, req: ListAssetsInput, includeMetadata = true) {
   const { db } = services;
-  const page = listItems(spec, services, projectId, req, assetFilterNode(req.filter, db, projectId), includeMetadata ? undefined : WITHOUT_METADATA);
+  const page = await listItems(spec, services, projectId, req, assetFilterNode(req.filter, db, projectId), includeMetadata ? undefined : WITHOUT_METADATA);
   return { ...page, items: presentAssets(db, projectId, page.items, req.aggregatedProperties) };
 }
 

@@ -10,6 +10,7 @@ const SEARCH = { maxValueLength: 128 };
 
 export const timeSeriesCatalog: ResourceCatalog = {
   noun: 'time series',
+  nouns: 'time series',
   table: 'timeseries',
   alias: 't',
   dataSetColumn: 'data_set_id',

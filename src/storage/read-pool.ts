@@ -1,0 +1,172 @@
+/**
+ * Reads on more than one core. SQLite in WAL mode lets readers on other connections run while the writer
+ * writes, so list pages are read by worker threads, each with its own read-only connection to the database
+ * file, and the main thread stays free for HTTP, validation and writes. A worker sees every transaction
+ * committed before its query starts, so a client reads its own writes.
+ *
+ * An in-memory database (tests) cannot be shared between connections: it is read in process, through the
+ * same interface.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { all, type Db } from './db.js';
+import type { Sql, SqlValue } from './sql.js';
+
+export interface ReadOptions {
+  /**
+   * A text column to give as UTF-8 bytes (a Buffer) instead of a string: a response rendered by SQL is
+   * then encoded by the thread that read it, and the main thread only copies bytes to the socket.
+   */
+  bytes?: string;
+  /** The client reads other parts of the same result at the same time (a partition). */
+  parallel?: boolean;
+}
+
+/** Where read-only queries run. */
+export interface Reader {
+  all<T>(query: Sql, options?: ReadOptions): Promise<T[]>;
+}
+
+export interface ReadRequest {
+  id: number;
+  text: string;
+  params: readonly SqlValue[];
+  bytes?: string;
+}
+
+export type ReadReply =
+  | {
+      id: number;
+      columns: string[];
+      rows: unknown[][];
+      /** With `bytes`: that column's values, encoded back to back; row i's bytes end at `ends[i]`. */
+      encoded?: { column: number; data: ArrayBuffer; ends: Int32Array };
+      error?: undefined;
+    }
+  | { id: number; error: { name: string; message: string; code?: string } };
+
+export function inProcessReader(db: Db): Reader {
+  return {
+    async all<T>(query: Sql, options?: ReadOptions) {
+      const rows = all<Record<string, unknown>>(db, query);
+      const column = options?.bytes;
+      if (column !== undefined) for (const row of rows) if (typeof row[column] === 'string') row[column] = Buffer.from(row[column]);
+      return rows as T[];
+    },
+  };
+}
+
+interface Pending {
+  resolve(rows: unknown[]): void;
+  reject(error: Error): void;
+}
+
+interface Slot {
+  worker?: Worker;
+  pending: Map<number, Pending>;
+}
+
+function workerUrl(): URL {
+  const own = new URL('./read-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(own))) return own;
+  // Running from the TypeScript sources (tests): the worker runs the compiled build, which `npm test` makes first.
+  return new URL('../../dist/storage/read-worker.js', import.meta.url);
+}
+
+/** Rows from the worker's arrays, as better-sqlite3 gives them in process; encoded values become views of one buffer. */
+function toObjects({ columns, rows, encoded }: Extract<ReadReply, { rows: unknown[][] }>): Record<string, unknown>[] {
+  const out = new Array<Record<string, unknown>>(rows.length);
+  let start = 0;
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    const o: Record<string, unknown> = {};
+    for (let c = 0; c < columns.length; c++) o[columns[c]] = row[c];
+    if (encoded && row[encoded.column] !== null) {
+      const end = encoded.ends[i];
+      o[columns[encoded.column]] = Buffer.from(encoded.data, start, end - start);
+      start = end;
+    }
+    out[i] = o;
+  }
+  return out;
+}
+
+/**
+ * Reads on `pool` when reads are known to run side by side: a partition (partitions exist to be read in
+ * parallel) or while `busy()` says other requests are in progress; in process otherwise. Handing a read to
+ * a worker costs about a millisecond for a page of 1000 (a round trip, a copy of the rows, and SQLite on a
+ * core whose cache is cold); that buys nothing for a lone request, which the main thread would only wait
+ * for, and a core for each of several. (Requests still in the socket buffers while the main thread reads
+ * are invisible to `busy()`, so it alone would rarely see several sequential clients.)
+ */
+export function sharedReader(pool: ReadPool, local: Reader, busy: () => boolean): Reader {
+  return { all: (query, options) => (options?.parallel || busy() ? pool : local).all(query, options) };
+}
+
+export class ReadPool implements Reader {
+  private readonly slots: Slot[];
+  private nextId = 1;
+  private closed = false;
+  /** Queries answered or under way since the start (tests and diagnostics). */
+  queries = 0;
+
+  constructor(
+    private readonly file: string,
+    size: number,
+  ) {
+    if (!Number.isInteger(size) || size < 1) throw new Error(`a read pool needs at least one worker, got ${size}`);
+    this.slots = Array.from({ length: size }, () => ({ pending: new Map() }));
+    for (const slot of this.slots) this.start(slot);
+  }
+
+  get size(): number {
+    return this.slots.length;
+  }
+
+  all<T>(query: Sql, options?: ReadOptions): Promise<T[]> {
+    if (this.closed) return Promise.reject(new Error('the read pool is closed'));
+    // The least busy worker; a worker that stopped is started again here.
+    let slot = this.slots[0];
+    for (const s of this.slots) if (s.pending.size < slot.pending.size) slot = s;
+    const worker = slot.worker ?? this.start(slot);
+    const id = this.nextId++;
+    this.queries++;
+    return new Promise<T[]>((resolve, reject) => {
+      if (slot.pending.size === 0) worker.ref();
+      slot.pending.set(id, { resolve: resolve as (rows: unknown[]) => void, reject });
+      worker.postMessage({ id, text: query.text, params: query.params, bytes: options?.bytes } satisfies ReadRequest);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.slots.map((slot) => slot.worker?.terminate()));
+  }
+
+  private start(slot: Slot): Worker {
+    const worker = new Worker(workerUrl(), { workerData: { file: this.file } });
+    worker.unref();
+    slot.worker = worker;
+    worker.on('message', (reply: ReadReply) => {
+      const pending = slot.pending.get(reply.id);
+      if (!pending) return;
+      slot.pending.delete(reply.id);
+      if (slot.pending.size === 0) worker.unref();
+      if (reply.error) {
+        pending.reject(Object.assign(new Error(reply.error.message), { name: reply.error.name, code: reply.error.code }));
+      } else {
+        pending.resolve(toObjects(reply));
+      }
+    });
+    const stopped = (error: Error) => {
+      if (slot.worker !== worker) return;
+      slot.worker = undefined;
+      for (const p of slot.pending.values()) p.reject(error);
+      slot.pending.clear();
+    };
+    worker.on('error', stopped);
+    worker.on('exit', (code) => stopped(new Error(`a read worker stopped (exit code ${code})`)));
+    return worker;
+  }
+}
