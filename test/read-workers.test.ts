@@ -142,8 +142,9 @@ describe('the pool', () => {
       await expect(pool.all(sql`SELECT no_such_column FROM events`)).rejects.toThrow(/no such column/);
       const [row] = await pool.all<{ n: number }>(sql`SELECT count(*) AS n FROM events WHERE type = ${'type-1'}`);
       expect(row.n).toBe(75);
-      const [bytes] = await pool.all<{ t: Buffer }>(sql`SELECT ${'«ü»'} AS t`, { bytes: 't' });
-      expect(Buffer.isBuffer(bytes.t) && bytes.t.toString('utf8')).toBe('«ü»');
+      const joined = await pool.all(sql`SELECT ${'«ü»'} AS t UNION ALL SELECT 'b' UNION ALL SELECT 'c'`, { join: { column: 't', count: 2 } });
+      expect(joined).toHaveLength(3);
+      expect(joined.joined?.toString('utf8')).toBe('«ü»,b');
     } finally {
       await pool.close();
     }

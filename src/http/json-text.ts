@@ -1,24 +1,28 @@
 /**
  * Response bodies already rendered as JSON (items rendered by SQL, see `itemJsonSql`). The route wrapper
  * sends them as they are: serializing them again is what rendering in SQL saves. A list page arrives as
- * UTF-8 bytes encoded by the read worker, and is sent as bytes.
+ * UTF-8 bytes joined by the thread that read it, and is sent as bytes.
  */
 export class JsonText {
   constructor(readonly body: string | Buffer) {}
 }
 
+/** `{"items":[...]}`, with `nextCursor` when there is one, from the JSON text of each item. */
+export function itemsJson(items: readonly string[], nextCursor?: string): JsonText {
+  return new JsonText(`{"items":[${items.join(',')}${closing(nextCursor)}`);
+}
+
 const OPEN = Buffer.from('{"items":[');
 const COMMA = Buffer.from(',');
 
-/** `{"items":[...]}`, with `nextCursor` when there is one, from the JSON text (or its UTF-8 bytes) of each item. */
-export function itemsJson(items: ReadonlyArray<string | Buffer>, nextCursor?: string): JsonText {
-  const close = nextCursor ? `],"nextCursor":${JSON.stringify(nextCursor)}}` : ']}';
-  if (!items.some((item) => typeof item !== 'string')) return new JsonText(`{"items":[${items.join(',')}${close}`);
+/** The same from pieces of UTF-8, each a comma-separated run of items (see JoinColumn). */
+export function joinedItemsJson(pieces: readonly Buffer[], nextCursor?: string): JsonText {
   const parts: Buffer[] = [OPEN];
-  items.forEach((item, i) => {
-    if (i > 0) parts.push(COMMA);
-    parts.push(typeof item === 'string' ? Buffer.from(item) : item);
-  });
-  parts.push(Buffer.from(close));
+  pieces.forEach((piece, i) => parts.push(...(i > 0 ? [COMMA, piece] : [piece])));
+  parts.push(Buffer.from(closing(nextCursor)));
   return new JsonText(Buffer.concat(parts));
+}
+
+function closing(nextCursor: string | undefined): string {
+  return nextCursor ? `],"nextCursor":${JSON.stringify(nextCursor)}}` : ']}';
 }

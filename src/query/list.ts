@@ -26,12 +26,14 @@ export interface ListRequest {
   partition?: string;
   /** Everything that defines the result (the request minus cursor and limit); a cursor is bound to it. */
   fingerprint: unknown;
-  /** A column of `select` to read as UTF-8 bytes (see ReadOptions). */
-  bytes?: string;
+  /** A text column of `select` to give joined, as `ListResult.joined` (see JoinColumn). */
+  join?: string;
 }
 
 export interface ListResult<Row> {
   rows: Row[];
+  /** With `join`: the page's values of that column, comma-separated UTF-8, in pieces to be joined by commas. */
+  joined: Buffer[];
   nextCursor?: string;
 }
 
@@ -127,10 +129,12 @@ export async function runList<Row extends Record<string, unknown>>(
     idExpr: col(catalog, 'id'),
     limit,
     after,
-    read: { bytes: req.bytes, parallel: partition !== undefined },
+    join: req.join,
+    parallel: partition !== undefined,
   });
   return {
     rows: page.rows,
+    joined: page.joined,
     nextCursor: page.next ? services.cursors.encode(page.next, req.fingerprint) : undefined,
   };
 }

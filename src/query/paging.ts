@@ -13,7 +13,7 @@
  * `select` is computed for them alone. The outer query keeps the inner order without sorting again.
  */
 import { badRequest } from '../http/errors.js';
-import type { ReadOptions, Reader } from '../storage/read-pool.js';
+import type { Reader } from '../storage/read-pool.js';
 import { Sql, sql, type SqlValue } from '../storage/sql.js';
 
 export interface SortKey {
@@ -43,12 +43,16 @@ export interface PageQuery {
   limit: number;
   /** Position to continue from, as returned in `next` by an earlier page. */
   after?: unknown;
-  /** A column of `select` to read as UTF-8 bytes, and whether parts are read in parallel (see ReadOptions). */
-  read?: ReadOptions;
+  /** A text column of `select` whose values the page gives joined, as `Page.joined` (see JoinColumn). */
+  join?: string;
+  /** The client reads other parts of the result in parallel (see ReadOptions). */
+  parallel?: boolean;
 }
 
 export interface Page<Row> {
   rows: Row[];
+  /** With `join`: the page's values of that column, comma-separated UTF-8, in pieces to be joined by commas. */
+  joined: Buffer[];
   next?: PagePosition;
 }
 
@@ -130,11 +134,12 @@ export async function fetchPage<Row extends Record<string, unknown>>(reader: Rea
 
   // Rows keep their extra `__k<i>` key columns; callers map rows to API objects and ignore them.
   const rows: Row[] = [];
+  const joined: Buffer[] = [];
   const rowSegments: number[] = [];
   for (let s = start; s < segs.length && rows.length <= q.limit; s++) {
     const seg = segs[s];
     if (seg.probe) {
-      const [probe] = await reader.all<{ found: number }>(sql`SELECT EXISTS (SELECT 1 FROM ${q.from} WHERE ${Sql.and([q.scope, ...seg.conditions])}) AS found`, { parallel: q.read?.parallel });
+      const [probe] = await reader.all<{ found: number }>(sql`SELECT EXISTS (SELECT 1 FROM ${q.from} WHERE ${Sql.and([q.scope, ...seg.conditions])}) AS found`, { parallel: q.parallel });
       if (!probe.found) continue;
     }
     const conditions = [q.where, ...seg.conditions];
@@ -151,7 +156,10 @@ export async function fetchPage<Row extends Record<string, unknown>>(reader: Rea
       pageOrder,
       ', ',
     )}`;
-    for (const row of await reader.all<Row>(query, q.read)) {
+    const wanted = q.limit - rows.length;
+    const found = await reader.all<Row>(query, { parallel: q.parallel, join: q.join === undefined ? undefined : { column: q.join, count: wanted } });
+    if (found.joined?.length) joined.push(found.joined);
+    for (const row of found) {
       rows.push(row);
       rowSegments.push(s);
     }
@@ -164,5 +172,5 @@ export async function fetchPage<Row extends Record<string, unknown>>(reader: Rea
     const s = rowSegments[rows.length - 1];
     next = { s, v: segs[s].keys.map((_, i) => last[`__k${i}`] as SqlValue) };
   }
-  return { rows, next };
+  return { rows, joined, next };
 }

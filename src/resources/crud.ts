@@ -6,7 +6,7 @@
  */
 import { requireWritable, scopeCondition, type Access, type ScopeTarget } from '../auth/access.js';
 import { duplicatedItems, missingItems, notFound } from '../http/errors.js';
-import { itemsJson, JsonText } from '../http/json-text.js';
+import { itemsJson, joinedItemsJson, JsonText } from '../http/json-text.js';
 import { applyArrayPatch, applyMetadataPatch, applyNullablePatch, checkMetadata } from '../http/patch.js';
 import type { Services } from '../http/services.js';
 import type { MetadataLimits } from '../http/common-schemas.js';
@@ -16,7 +16,7 @@ import { checkRef, existingExternalIds, refKey, rejectDuplicateRefs, resolveRefs
 import { all, inTransaction, prepare, type Db } from '../storage/db.js';
 import { Sql, sql } from '../storage/sql.js';
 import type { FilterNode } from '../query/filter.js';
-import { DEFAULT_LIMIT, parseQuery, runList } from '../query/list.js';
+import { DEFAULT_LIMIT, parseQuery, runList, type ListResult } from '../query/list.js';
 import type { SortSpecInput } from '../query/sort.js';
 import {
   deleteItem,
@@ -110,17 +110,15 @@ interface ItemReader<T> {
   /** The select list over the table's alias; it includes the id. */
   select(t: ItemTable, omit?: ReadonlySet<string>): string;
   read(t: ItemTable, row: Row, omit?: ReadonlySet<string>): T;
-  /** A column of the select list that lists read as UTF-8 bytes (see ReadOptions). */
-  bytes?: string;
 }
 
 const asObjects: ItemReader<Item> = { select: selectColumns, read: toItem };
 
-/** The JSON text of each item: a string, or its UTF-8 bytes where a list reads them (see ReadOptions). */
-const asJson: ItemReader<string | Buffer> = {
-  select: (t, omit) => `${t.alias}.id, ${itemJsonSql(t, omit)} AS item_json`,
-  read: (_t, row) => row.item_json as string | Buffer,
-  bytes: 'item_json',
+const ITEM_JSON = 'item_json';
+
+const asJson: ItemReader<string> = {
+  select: (t, omit) => `${t.alias}.id, ${itemJsonSql(t, omit)} AS ${ITEM_JSON}`,
+  read: (_t, row) => row[ITEM_JSON] as string,
 };
 
 function restricted(access: Access | undefined): access is Access & { all: false } {
@@ -328,17 +326,17 @@ export interface ListInput {
 }
 
 /** A list page of any resource; `filterNode` is its basic filter translated to the filter language. */
-async function listPage<T>(
-  reader: ItemReader<T>,
+function listPage(
+  select: string,
   spec: ResourceSpec<unknown>,
   services: Services,
   projectId: number,
   input: ListInput & { filter?: unknown },
   filterNode: FilterNode | undefined,
-  omit?: ReadonlySet<string>,
-): Promise<{ items: T[]; nextCursor?: string }> {
+  join?: string,
+): Promise<ListResult<Row>> {
   const { filter, advancedFilter, sort, partition, limit, cursor } = input;
-  const result = await runList<Row>(services, spec.catalog, projectId, reader.select(spec.table, omit), {
+  return runList<Row>(services, spec.catalog, projectId, select, {
     filter: filterNode,
     advancedFilter,
     sort,
@@ -346,13 +344,11 @@ async function listPage<T>(
     limit,
     cursor,
     fingerprint: { resource: spec.table.table, filter, advancedFilter, sort, partition },
-    bytes: reader.bytes,
+    join,
   });
-  const items = result.rows.map((r) => reader.read(spec.table, r, omit));
-  return result.nextCursor ? { items, nextCursor: result.nextCursor } : { items };
 }
 
-export function listItems(
+export async function listItems(
   spec: ResourceSpec<unknown>,
   services: Services,
   projectId: number,
@@ -360,10 +356,12 @@ export function listItems(
   filterNode: FilterNode | undefined,
   omit?: ReadonlySet<string>,
 ): Promise<{ items: Item[]; nextCursor?: string }> {
-  return listPage(asObjects, spec, services, projectId, input, filterNode, omit);
+  const { rows, nextCursor } = await listPage(asObjects.select(spec.table, omit), spec, services, projectId, input, filterNode);
+  const items = rows.map((r) => asObjects.read(spec.table, r, omit));
+  return nextCursor ? { items, nextCursor } : { items };
 }
 
-/** The list page response `{items, nextCursor}`, rendered by SQL. */
+/** The list page response `{items, nextCursor}`, rendered by SQL and joined by the thread that read it. */
 export async function listItemsJson(
   spec: ResourceSpec<unknown>,
   services: Services,
@@ -372,8 +370,8 @@ export async function listItemsJson(
   filterNode: FilterNode | undefined,
   omit?: ReadonlySet<string>,
 ): Promise<JsonText> {
-  const { items, nextCursor } = await listPage(asJson, spec, services, projectId, input, filterNode, omit);
-  return itemsJson(items, nextCursor);
+  const { joined, nextCursor } = await listPage(asJson.select(spec.table, omit), spec, services, projectId, input, filterNode, ITEM_JSON);
+  return joinedItemsJson(joined, nextCursor);
 }
 
 /**

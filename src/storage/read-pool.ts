@@ -10,49 +10,39 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { all, type Db } from './db.js';
-import type { Sql, SqlValue } from './sql.js';
+import { all, prepare, type Db } from './db.js';
+import { joinColumn, type JoinColumn, type ReadReply, type ReadRequest } from './read-protocol.js';
+import type { Sql } from './sql.js';
+
+export type { JoinColumn } from './read-protocol.js';
 
 export interface ReadOptions {
-  /**
-   * A text column to give as UTF-8 bytes (a Buffer) instead of a string: a response rendered by SQL is
-   * then encoded by the thread that read it, and the main thread only copies bytes to the socket.
-   */
-  bytes?: string;
+  join?: JoinColumn;
   /** The client reads other parts of the same result at the same time (a partition). */
   parallel?: boolean;
 }
 
+export type Rows<T> = T[] & { joined?: Buffer };
+
 /** Where read-only queries run. */
 export interface Reader {
-  all<T>(query: Sql, options?: ReadOptions): Promise<T[]>;
+  all<T>(query: Sql, options?: ReadOptions): Promise<Rows<T>>;
 }
-
-export interface ReadRequest {
-  id: number;
-  text: string;
-  params: readonly SqlValue[];
-  bytes?: string;
-}
-
-export type ReadReply =
-  | {
-      id: number;
-      columns: string[];
-      rows: unknown[][];
-      /** With `bytes`: that column's values, encoded back to back; row i's bytes end at `ends[i]`. */
-      encoded?: { column: number; data: ArrayBuffer; ends: Int32Array };
-      error?: undefined;
-    }
-  | { id: number; error: { name: string; message: string; code?: string } };
 
 export function inProcessReader(db: Db): Reader {
   return {
     async all<T>(query: Sql, options?: ReadOptions) {
-      const rows = all<Record<string, unknown>>(db, query);
-      const column = options?.bytes;
-      if (column !== undefined) for (const row of rows) if (typeof row[column] === 'string') row[column] = Buffer.from(row[column]);
-      return rows as T[];
+      if (!options?.join) return all<T>(db, query);
+      const stmt = prepare(db, query.text);
+      const columns = stmt.columns().map((c) => c.name);
+      let raw: unknown[][];
+      try {
+        raw = stmt.raw(true).all(...query.params) as unknown[][];
+      } finally {
+        stmt.raw(false);
+      }
+      const joined = Buffer.from(joinColumn(columns, raw, options.join));
+      return Object.assign(toObjects(columns, raw), { joined }) as Rows<T>;
     },
   };
 }
@@ -74,19 +64,13 @@ function workerUrl(): URL {
   return new URL('../../dist/storage/read-worker.js', import.meta.url);
 }
 
-/** Rows from the worker's arrays, as better-sqlite3 gives them in process; encoded values become views of one buffer. */
-function toObjects({ columns, rows, encoded }: Extract<ReadReply, { rows: unknown[][] }>): Record<string, unknown>[] {
+/** Rows from arrays, as better-sqlite3 gives them by default. */
+function toObjects(columns: readonly string[], rows: unknown[][]): Record<string, unknown>[] {
   const out = new Array<Record<string, unknown>>(rows.length);
-  let start = 0;
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i];
     const o: Record<string, unknown> = {};
     for (let c = 0; c < columns.length; c++) o[columns[c]] = row[c];
-    if (encoded && row[encoded.column] !== null) {
-      const end = encoded.ends[i];
-      o[columns[encoded.column]] = Buffer.from(encoded.data, start, end - start);
-      start = end;
-    }
     out[i] = o;
   }
   return out;
@@ -124,7 +108,7 @@ export class ReadPool implements Reader {
     return this.slots.length;
   }
 
-  all<T>(query: Sql, options?: ReadOptions): Promise<T[]> {
+  all<T>(query: Sql, options?: ReadOptions): Promise<Rows<T>> {
     if (this.closed) return Promise.reject(new Error('the read pool is closed'));
     // The least busy worker; a worker that stopped is started again here.
     let slot = this.slots[0];
@@ -132,10 +116,10 @@ export class ReadPool implements Reader {
     const worker = slot.worker ?? this.start(slot);
     const id = this.nextId++;
     this.queries++;
-    return new Promise<T[]>((resolve, reject) => {
+    return new Promise<Rows<T>>((resolve, reject) => {
       if (slot.pending.size === 0) worker.ref();
       slot.pending.set(id, { resolve: resolve as (rows: unknown[]) => void, reject });
-      worker.postMessage({ id, text: query.text, params: query.params, bytes: options?.bytes } satisfies ReadRequest);
+      worker.postMessage({ id, text: query.text, params: query.params, join: options?.join } satisfies ReadRequest);
     });
   }
 
@@ -156,7 +140,8 @@ export class ReadPool implements Reader {
       if (reply.error) {
         pending.reject(Object.assign(new Error(reply.error.message), { name: reply.error.name, code: reply.error.code }));
       } else {
-        pending.resolve(toObjects(reply));
+        const rows = toObjects(reply.columns, reply.rows);
+        pending.resolve(reply.joined ? Object.assign(rows, { joined: Buffer.from(reply.joined) }) : rows);
       }
     });
     const stopped = (error: Error) => {

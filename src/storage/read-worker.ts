@@ -6,7 +6,7 @@
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 import { configureConnection } from './connection.js';
-import type { ReadReply, ReadRequest } from './read-pool.js';
+import { joinColumn, type ReadReply, type ReadRequest } from './read-protocol.js';
 
 const db = new Database((workerData as { file: string }).file, { readonly: true, fileMustExist: true });
 configureConnection(db);
@@ -24,39 +24,23 @@ function statement(text: string): Database.Statement {
   return stmt;
 }
 
-/**
- * The values of text column `column` as UTF-8, back to back in one buffer that is moved (not copied) to the
- * main thread; the rows keep a placeholder (null stays null).
- */
-function encodeColumn(rows: unknown[][], column: number): NonNullable<Extract<ReadReply, { rows: unknown[][] }>['encoded']> {
-  let size = 0;
-  const ends = new Int32Array(rows.length);
-  for (const row of rows) if (typeof row[column] === 'string') size += Buffer.byteLength(row[column] as string);
-  const data = new ArrayBuffer(size);
-  const bytes = Buffer.from(data);
-  let at = 0;
-  rows.forEach((row, i) => {
-    const value = row[column];
-    if (typeof value === 'string') {
-      at += bytes.write(value, at);
-      row[column] = true;
-    }
-    ends[i] = at;
-  });
-  return { column, data, ends };
+/** UTF-8 of `text` in a buffer of its own, which can be moved (not copied) to the main thread. */
+function encode(text: string): ArrayBuffer {
+  const data = new ArrayBuffer(Buffer.byteLength(text));
+  Buffer.from(data).write(text);
+  return data;
 }
 
-parentPort!.on('message', ({ id, text, params, bytes }: ReadRequest) => {
+parentPort!.on('message', ({ id, text, params, join }: ReadRequest) => {
   let reply: ReadReply;
   let moved: ArrayBuffer[] = [];
   try {
     const stmt = statement(text);
     const rows = stmt.all(...params) as unknown[][];
     const columns = stmt.columns().map((c) => c.name);
-    const column = bytes === undefined ? -1 : columns.indexOf(bytes);
-    const encoded = column >= 0 ? encodeColumn(rows, column) : undefined;
-    if (encoded) moved = [encoded.data, encoded.ends.buffer as ArrayBuffer];
-    reply = { id, columns, rows, encoded };
+    const joined = join ? encode(joinColumn(columns, rows, join)) : undefined;
+    if (joined) moved = [joined];
+    reply = { id, columns, rows, joined };
   } catch (e) {
     const err = e as Error & { code?: string };
     reply = { id, error: { name: err.name, message: err.message, code: err.code } };
