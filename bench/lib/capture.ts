@@ -23,6 +23,8 @@ const EXECUTING = new Set(['all', 'get', 'run', 'iterate']);
 
 export function recordStatements(db: Database.Database): StatementRecorder {
   let recording = false;
+  // While a reader records a query, the statements it runs in process are that query: not recorded twice.
+  let inReader = false;
   let recorded: RecordedStatement[] = [];
   const prepare = db.prepare.bind(db);
   (db as unknown as { prepare: (text: string) => unknown }).prepare = (text: string) => {
@@ -38,7 +40,7 @@ export function recordStatements(db: Database.Database): StatementRecorder {
           fn =
             typeof prop === 'string' && EXECUTING.has(prop)
               ? (...args: unknown[]) => {
-                  if (recording) recorded.push({ text, params: args });
+                  if (recording && !inReader) recorded.push({ text, params: args });
                   return f.apply(target, args);
                 }
               : (...args: unknown[]) => {
@@ -68,7 +70,13 @@ export function recordStatements(db: Database.Database): StatementRecorder {
       return {
         all(query, options) {
           if (recording) recorded.push({ text: query.text, params: [...query.params] });
-          return reader.all(query, options);
+          // An in-process reader runs the query before returning its promise.
+          inReader = true;
+          try {
+            return reader.all(query, options);
+          } finally {
+            inReader = false;
+          }
         },
       };
     },
