@@ -2,7 +2,11 @@
  * Items rendered as JSON by SQL (`itemJsonSql`) must be byte for byte what serializing the object form
  * (`toItem`) gives, for every resource table, or responses would change with the path that produced them.
  */
+import Database from 'better-sqlite3';
 import fc from 'fast-check';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The database module first: it loads the migrations, which load the stores (imported first, they would see it half loaded).
 import { all, openDatabase, prepare, type Db } from '../src/storage/db.js';
@@ -10,7 +14,8 @@ import { assetTable } from '../src/resources/assets/store.js';
 import { dataSetTable } from '../src/resources/datasets/store.js';
 import { eventTable } from '../src/resources/events/store.js';
 import { timeSeriesTable } from '../src/resources/timeseries/store.js';
-import { insertItems, itemJsonSql, selectColumns, toItem, type ItemTable, type Row, type Values } from '../src/storage/items.js';
+import { insertItems, itemJsonSql, renderItemJsonSql, selectColumns, toItem, updateItem, type ItemTable, type Row, type Values } from '../src/storage/items.js';
+import { migrations } from '../src/storage/migrations.js';
 import { ensureProjects } from '../src/storage/projects.js';
 import { Sql, sql } from '../src/storage/sql.js';
 import { startHarness, type Harness } from './support/harness.js';
@@ -93,6 +98,53 @@ describe('itemJsonSql', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('stored JSON (events)', () => {
+  /** Each stored text of `ids` next to the rendering of the row's stored columns. */
+  const stored = (d: Db, ids: number[]) =>
+    all<{ stored: string | null; rendered: string }>(
+      d,
+      sql`SELECT e.item_json AS stored, ${Sql.raw(renderItemJsonSql(eventTable))} AS rendered FROM events e WHERE e.id IN (${ids}) ORDER BY e.id`,
+    );
+
+  it('is written with every insert and update', () => {
+    const full = (v: Values) => Object.fromEntries(eventTable.fields.map((f) => [f.name, v[f.name] ?? null]));
+    const ids = insertItems(db, eventTable, projectId, [full({ externalId: 'stored-1', description: ODD }), full({ startTime: 7, metadata: { a: 'b' } })], 1000);
+    updateItem(db, eventTable, projectId, ids[0], full({ externalId: 'stored-1b', type: ODD, metadata: { [ODD]: 'x' }, assetIds: [3] }), 2000);
+    updateItem(db, eventTable, projectId, ids[1], full({}), 3000);
+    const rows = stored(db, ids);
+    expect(rows).toHaveLength(2);
+    for (const r of rows) expect(r.stored).toBe(r.rendered);
+    expect(JSON.parse(rows[0].stored!)).toEqual({ id: ids[0], externalId: 'stored-1b', type: ODD, metadata: { [ODD]: 'x' }, assetIds: [3], createdTime: 1000, lastUpdatedTime: 2000 });
+    expect(JSON.parse(rows[1].stored!)).toEqual({ id: ids[1], createdTime: 1000, lastUpdatedTime: 3000 });
+  });
+
+  it('is filled for the events a database had before it kept it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strata-stored-json-'));
+    try {
+      const migration = migrations.findIndex((m) => m.includes('ADD COLUMN item_json'));
+      expect(migration).toBeGreaterThan(0);
+      const old = new Database(join(dir, 'strata.db'));
+      old.exec(migrations.slice(0, migration).join('\n'));
+      old.pragma(`user_version = ${migration}`);
+      old.prepare(`INSERT INTO projects (name, created_time) VALUES ('p', 0)`).run();
+      old.prepare(`INSERT INTO events (id, project_id, external_id, start_time, metadata, created_time, last_updated_time) VALUES (1, 1, 'old', 5, '{"k":"v"}', 10, 20), (2, 1, NULL, NULL, NULL, 30, 40)`).run();
+      old.close();
+      const migrated = openDatabase({ dataDir: dir });
+      try {
+        const rows = stored(migrated, [1, 2]);
+        expect(rows.map((r) => r.stored)).toEqual([
+          '{"id":1,"externalId":"old","startTime":5,"metadata":{"k":"v"},"createdTime":10,"lastUpdatedTime":20}',
+          '{"id":2,"createdTime":30,"lastUpdatedTime":40}',
+        ]);
+      } finally {
+        migrated.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

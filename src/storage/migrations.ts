@@ -2,7 +2,7 @@ import { authSchemaSql } from '../auth/schema.js';
 import { assetsSchemaSql } from '../resources/assets/store.js';
 import { datapointsSchemaSql } from '../resources/datapoints/store-schema.js';
 import { dataSetsSchemaSql } from '../resources/datasets/store.js';
-import { eventsExternalIdStartTimeSql, eventsSchemaSql } from '../resources/events/store.js';
+import { eventsExternalIdStartTimeSql, eventsSchemaSql, eventsStoredJsonSql } from '../resources/events/store.js';
 import { timeSeriesSchemaSql } from '../resources/timeseries/store.js';
 
 const core = `
@@ -26,4 +26,5 @@ export const migrations: readonly string[] = [
   authSchemaSql,
   datapointsSchemaSql,
   eventsExternalIdStartTimeSql,
+  eventsStoredJsonSql,
 ];

@@ -2,7 +2,7 @@
  * Events in SQL: the table, its indexes, and how the query layer sees it.
  */
 import type { ResourceCatalog } from '../../query/catalog.js';
-import { FILTERABLE_METADATA_LENGTH, ftsSql, sideTablesSql, type ItemTable } from '../../storage/items.js';
+import { FILTERABLE_METADATA_LENGTH, ftsSql, sideTablesSql, storedJsonSql, type ItemTable } from '../../storage/items.js';
 
 export const eventCatalog: ResourceCatalog = {
   noun: 'event',
@@ -52,6 +52,7 @@ export const eventTable: ItemTable = {
   ],
   metadata: { field: 'metadata', store: eventCatalog.metadata! },
   arrays: [{ field: 'assetIds', index: eventCatalog.properties.assetIds as never }],
+  storesJson: true,
 };
 
 export const eventsSchemaSql = `
@@ -91,3 +92,6 @@ ${ftsSql('events', 'events_fts', ['description'])}
 export const eventsExternalIdStartTimeSql = `
 CREATE INDEX events_external_id_start_time ON events (project_id, external_id, start_time);
 `;
+
+/** Events keep their rendered JSON (ItemTable.storesJson); existing rows are rendered once here. */
+export const eventsStoredJsonSql = storedJsonSql(eventTable);
