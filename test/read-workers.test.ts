@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { ReadPool } from '../src/storage/read-pool.js';
+import { inProcessReader, ReadPool, ReadPoolUnavailable, sharedReader } from '../src/storage/read-pool.js';
 import { sql } from '../src/storage/sql.js';
 import { startHarness, type Harness } from './support/harness.js';
 
@@ -149,6 +149,24 @@ describe('the pool', () => {
       await pool.close();
     }
     await expect(pool.all(sql`SELECT 1`)).rejects.toThrow(/closed/);
+  });
+
+  it('reads in process when its workers cannot run, and says so', async () => {
+    const stopped: Error[] = [];
+    const pool = new ReadPool(join(dir, 'no-such-dir', 'strata.db'), 1, (e) => stopped.push(e));
+    const reader = sharedReader(pool, inProcessReader(inProcess.strata.services.db), () => true);
+    try {
+      const query = sql`SELECT count(*) AS n FROM events WHERE type = ${'type-1'}`;
+      // The worker fails to open the file; the read in flight and the next (within the restart delay) run here.
+      for (let i = 0; i < 2; i++) expect(await reader.all<{ n: number }>(query)).toEqual([{ n: 75 }]);
+      await expect(pool.all(query)).rejects.toBeInstanceOf(ReadPoolUnavailable);
+      expect(stopped.length).toBeGreaterThan(0);
+      expect(stopped[0].message).toMatch(/read worker stopped/);
+      // A failing query is not a failing worker: its error reaches the caller.
+      await expect(reader.all(sql`SELECT no_such_column FROM events`)).rejects.toThrow(/no such column/);
+    } finally {
+      await pool.close();
+    }
   });
 
   it('refuses a nonsense number of read workers at start-up', () => {

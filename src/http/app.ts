@@ -105,7 +105,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   let inFlight = 0;
   const finished = () => void inFlight--;
   // Read workers need the database in a file (an in-memory one is private to its connection).
-  const pool = config.readWorkers > 0 && !db.memory ? new ReadPool(db.name, config.readWorkers) : undefined;
+  const pool =
+    config.readWorkers > 0 && !db.memory
+      ? new ReadPool(db.name, config.readWorkers, (err) => app.log.error({ err }, 'a read worker stopped; its reads run on the main thread meanwhile'))
+      : undefined;
   const reads = pool ? sharedReader(pool, inProcessReader(db), options.readsOnWorkers ? () => true : () => inFlight > 1) : inProcessReader(db);
   const services: Services = { db, reads, cursors: createCursorCodec(serverSecret(db, 'cursor-secret')), now, auth };
 

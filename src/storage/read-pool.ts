@@ -55,7 +55,16 @@ interface Pending {
 interface Slot {
   worker?: Worker;
   pending: Map<number, Pending>;
+  /** After a worker stopped, when the slot may start another (a worker that cannot start must not loop). */
+  retryAt: number;
 }
+
+/** No worker could take the read (one stopped under it, none can start now, or the pool is closed). */
+export class ReadPoolUnavailable extends Error {
+  override readonly name = 'ReadPoolUnavailable';
+}
+
+const RESTART_DELAY_MS = 1000;
 
 function workerUrl(): URL {
   const own = new URL('./read-worker.js', import.meta.url);
@@ -85,7 +94,16 @@ function toObjects(columns: readonly string[], rows: unknown[][]): Record<string
  * are invisible to `busy()`, so it alone would rarely see several sequential clients.)
  */
 export function sharedReader(pool: ReadPool, local: Reader, busy: () => boolean): Reader {
-  return { all: (query, options) => (options?.parallel || busy() ? pool : local).all(query, options) };
+  return {
+    all<T>(query: Sql, options?: ReadOptions) {
+      if (!(options?.parallel || busy())) return local.all<T>(query, options);
+      // A read the workers cannot take is read here: a failing worker slows reads down, it does not fail them.
+      return pool.all<T>(query, options).catch((error: unknown) => {
+        if (error instanceof ReadPoolUnavailable) return local.all<T>(query, options);
+        throw error;
+      });
+    },
+  };
 }
 
 export class ReadPool implements Reader {
@@ -95,12 +113,14 @@ export class ReadPool implements Reader {
   /** Queries answered or under way since the start (tests and diagnostics). */
   queries = 0;
 
+  /** `onStopped` hears of every worker that stopped unasked (the server logs it). */
   constructor(
     private readonly file: string,
     size: number,
+    private readonly onStopped: (error: Error) => void = () => {},
   ) {
     if (!Number.isInteger(size) || size < 1) throw new Error(`a read pool needs at least one worker, got ${size}`);
-    this.slots = Array.from({ length: size }, () => ({ pending: new Map() }));
+    this.slots = Array.from({ length: size }, () => ({ pending: new Map(), retryAt: 0 }));
     for (const slot of this.slots) this.start(slot);
   }
 
@@ -109,16 +129,19 @@ export class ReadPool implements Reader {
   }
 
   all<T>(query: Sql, options?: ReadOptions): Promise<Rows<T>> {
-    if (this.closed) return Promise.reject(new Error('the read pool is closed'));
-    // The least busy worker; a worker that stopped is started again here.
-    let slot = this.slots[0];
-    for (const s of this.slots) if (s.pending.size < slot.pending.size) slot = s;
-    const worker = slot.worker ?? this.start(slot);
+    if (this.closed) return Promise.reject(new ReadPoolUnavailable('the read pool is closed'));
+    // The least busy worker; a worker that stopped is started again here, once its slot's delay is over.
+    const now = Date.now();
+    let slot: Slot | undefined;
+    for (const s of this.slots) if ((s.worker || s.retryAt <= now) && (!slot || s.pending.size < slot.pending.size)) slot = s;
+    if (!slot) return Promise.reject(new ReadPoolUnavailable('no read worker is running'));
+    const chosen = slot;
+    const worker = chosen.worker ?? this.start(chosen);
     const id = this.nextId++;
     this.queries++;
     return new Promise<Rows<T>>((resolve, reject) => {
-      if (slot.pending.size === 0) worker.ref();
-      slot.pending.set(id, { resolve: resolve as (rows: unknown[]) => void, reject });
+      if (chosen.pending.size === 0) worker.ref();
+      chosen.pending.set(id, { resolve: resolve as (rows: unknown[]) => void, reject });
       worker.postMessage({ id, text: query.text, params: query.params, join: options?.join } satisfies ReadRequest);
     });
   }
@@ -144,14 +167,17 @@ export class ReadPool implements Reader {
         pending.resolve(reply.joined ? Object.assign(rows, { joined: Buffer.from(reply.joined) }) : rows);
       }
     });
-    const stopped = (error: Error) => {
+    const stopped = (cause: Error) => {
       if (slot.worker !== worker) return;
       slot.worker = undefined;
+      slot.retryAt = Date.now() + RESTART_DELAY_MS;
+      const error = new ReadPoolUnavailable(`a read worker stopped: ${cause.message}`, { cause });
       for (const p of slot.pending.values()) p.reject(error);
       slot.pending.clear();
+      if (!this.closed) this.onStopped(error);
     };
     worker.on('error', stopped);
-    worker.on('exit', (code) => stopped(new Error(`a read worker stopped (exit code ${code})`)));
+    worker.on('exit', (code) => stopped(new Error(`exit code ${code}`)));
     return worker;
   }
 }
