@@ -120,8 +120,9 @@ export class ReadPool implements Reader {
     private readonly onStopped: (error: Error) => void = () => {},
   ) {
     if (!Number.isInteger(size) || size < 1) throw new Error(`a read pool needs at least one worker, got ${size}`);
+    // Workers start with the first read that needs them: starting one costs tens of milliseconds, which a
+    // server start should not wait for, and a server that never reads in parallel never needs one.
     this.slots = Array.from({ length: size }, () => ({ pending: new Map(), retryAt: 0 }));
-    for (const slot of this.slots) this.start(slot);
   }
 
   get size(): number {
@@ -130,7 +131,7 @@ export class ReadPool implements Reader {
 
   all<T>(query: Sql, options?: ReadOptions): Promise<Rows<T>> {
     if (this.closed) return Promise.reject(new ReadPoolUnavailable('the read pool is closed'));
-    // The least busy worker; a worker that stopped is started again here, once its slot's delay is over.
+    // The least busy worker; one not running yet (or stopped, once its slot's delay is over) is started here.
     const now = Date.now();
     let slot: Slot | undefined;
     for (const s of this.slots) if ((s.worker || s.retryAt <= now) && (!slot || s.pending.size < slot.pending.size)) slot = s;
