@@ -103,7 +103,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   // Requests between arrival and the end of their response: a lone one reads in process (see sharedReader).
   let inFlight = 0;
-  const finished = () => void inFlight--;
   // Read workers need the database in a file (an in-memory one is private to its connection).
   const pool =
     config.readWorkers > 0 && !db.memory
@@ -126,10 +125,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header(REQUEST_ID_HEADER, req.id);
-    inFlight++;
-    // 'close' comes once per response, also when the client goes away before it is sent.
-    reply.raw.once('close', finished);
   });
+  if (pool && !options.readsOnWorkers) {
+    const finished = () => void inFlight--;
+    app.addHook('onRequest', (_req, reply, done) => {
+      inFlight++;
+      // 'close' comes once per response, also when the client goes away before it is sent.
+      reply.raw.once('close', finished);
+      done();
+    });
+  }
 
   // The API speaks JSON only; the form parser serves the OAuth token endpoint.
   app.removeContentTypeParser('text/plain');
