@@ -12,3 +12,19 @@ export function configureConnection(db: Database.Database): void {
   // Full Unicode lower-casing for case-insensitive matching (SQLite's lower() folds ASCII only).
   db.function('unicode_lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toLowerCase() : s));
 }
+
+const statementCaches = new WeakMap<Database.Database, Map<string, Database.Statement>>();
+const MAX_CACHED_STATEMENTS = 500;
+
+/** Prepared statements are cached per connection by their text; generated queries repeat their shapes. */
+export function cachedStatement(db: Database.Database, text: string): Database.Statement {
+  let cache = statementCaches.get(db);
+  if (!cache) statementCaches.set(db, (cache = new Map()));
+  let stmt = cache.get(text);
+  if (!stmt) {
+    if (cache.size >= MAX_CACHED_STATEMENTS) cache.delete(cache.keys().next().value!);
+    stmt = db.prepare(text);
+    cache.set(text, stmt);
+  }
+  return stmt;
+}

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { configureConnection } from './connection.js';
+import { cachedStatement, configureConnection } from './connection.js';
 import { migrations } from './migrations.js';
 import type { Sql } from './sql.js';
 
@@ -52,20 +52,9 @@ export function inTransaction<T>(db: Db, fn: () => T): T {
   return db.transaction(fn).immediate();
 }
 
-const statementCaches = new WeakMap<Db, Map<string, Database.Statement>>();
-const MAX_CACHED_STATEMENTS = 500;
-
 /** Prepared statements are cached per database by their text; generated queries repeat their shapes. */
 export function prepare(db: Db, text: string): Database.Statement {
-  let cache = statementCaches.get(db);
-  if (!cache) statementCaches.set(db, (cache = new Map()));
-  let stmt = cache.get(text);
-  if (!stmt) {
-    if (cache.size >= MAX_CACHED_STATEMENTS) cache.delete(cache.keys().next().value!);
-    stmt = db.prepare(text);
-    cache.set(text, stmt);
-  }
-  return stmt;
+  return cachedStatement(db, text);
 }
 
 export function all<T>(db: Db, query: Sql): T[] {

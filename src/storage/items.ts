@@ -36,7 +36,7 @@ export interface ItemTable {
 }
 
 /** The column of a table that `storesJson`. */
-export const ITEM_JSON_COLUMN = 'item_json';
+const ITEM_JSON_COLUMN = 'item_json';
 
 export type Values = Record<string, unknown>;
 export type Row = Record<string, unknown> & { id: number; created_time: number; last_updated_time: number };

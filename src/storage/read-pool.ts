@@ -14,8 +14,6 @@ import { all, prepare, type Db } from './db.js';
 import { joinColumn, type JoinColumn, type ReadReply, type ReadRequest } from './read-protocol.js';
 import type { Sql } from './sql.js';
 
-export type { JoinColumn } from './read-protocol.js';
-
 export interface ReadOptions {
   join?: JoinColumn;
   /** The client reads other parts of the same result at the same time (a partition). */

@@ -5,24 +5,11 @@
  */
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
-import { configureConnection } from './connection.js';
+import { cachedStatement, configureConnection } from './connection.js';
 import { joinColumn, type ReadReply, type ReadRequest } from './read-protocol.js';
 
 const db = new Database((workerData as { file: string }).file, { readonly: true, fileMustExist: true });
 configureConnection(db);
-
-const MAX_CACHED_STATEMENTS = 500;
-const statements = new Map<string, Database.Statement>();
-
-function statement(text: string): Database.Statement {
-  let stmt = statements.get(text);
-  if (!stmt) {
-    if (statements.size >= MAX_CACHED_STATEMENTS) statements.delete(statements.keys().next().value!);
-    stmt = db.prepare(text).raw(true);
-    statements.set(text, stmt);
-  }
-  return stmt;
-}
 
 /** UTF-8 of `text` in a buffer of its own, which can be moved (not copied) to the main thread. */
 function encode(text: string): ArrayBuffer {
@@ -35,7 +22,7 @@ parentPort!.on('message', ({ id, text, params, join }: ReadRequest) => {
   let reply: ReadReply;
   let moved: ArrayBuffer[] = [];
   try {
-    const stmt = statement(text);
+    const stmt = cachedStatement(db, text).raw(true);
     const rows = stmt.all(...params) as unknown[][];
     const columns = stmt.columns().map((c) => c.name);
     const joined = join ? encode(joinColumn(columns, rows, join)) : undefined;
