@@ -11,7 +11,7 @@
  *   BENCH_LIST_REQUESTS    sequential requests per list query after warm-up (default 200)
  *   BENCH_DURATION_MS      duration of each request-rate round (default 5000)
  *   BENCH_CONCURRENCY      workers for request-rate rounds (default 32)
- *   BENCH_CLIENT           node:http | fetch (default: whichever is faster against the bare route)
+ *   BENCH_CLIENT           node:http | undici (default: whichever is faster against the bare route)
  *   BENCH_PROFILE=1        record a CPU profile of the server per workload (bench/results/profiles) and print
  *                          its hot spots; the profiler slows the server, so do not report those figures
  *   BENCH_TIMEOUT_MINUTES  abort the run after this long (default 20)
@@ -28,7 +28,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServerChild, type ServerHandle } from './lib/child.js';
 import type { BenchContext, BenchSettings, Suite } from './lib/context.js';
-import { createClient, expectStatus, type HttpClient } from './lib/http.js';
+import { CLIENT_KINDS, createClient, expectStatus, type ClientKind, type HttpClient } from './lib/http.js';
 import { closedLoop } from './lib/load.js';
 import { formatProfile, summarizeProfile } from './lib/profile.js';
 import { describeMachine, machine, markdownTable, textTable, type ResultRow } from './lib/report.js';
@@ -77,13 +77,15 @@ async function getToken(server: ServerHandle, client: HttpClient): Promise<strin
   return (JSON.parse(res.body.toString('utf8')) as { access_token: string }).access_token;
 }
 
+const describeRates = (rates: Record<string, number>) => CLIENT_KINDS.map((k) => `${k} ${fmtInt(rates[k])} req/s`).join(', ');
+
 /** Measures both HTTP clients against the bare route and returns the faster one (or BENCH_CLIENT). */
 async function chooseClient(server: ServerHandle, settings: BenchSettings, log: (m: string) => void) {
   // A representative event response while calibrating; the GET workload later sets the exact bytes.
   const e = benchEvent(0);
   await server.command({ type: 'bare', payload: JSON.stringify({ id: 123456, ...e, createdTime: Date.now(), lastUpdatedTime: Date.now() }) });
   const rates: Record<string, number> = {};
-  for (const kind of ['node:http', 'fetch'] as const) {
+  for (const kind of CLIENT_KINDS) {
     const client = createClient(kind, settings.concurrency * 2);
     const run = (ms: number) =>
       closedLoop({
@@ -99,9 +101,9 @@ async function chooseClient(server: ServerHandle, settings: BenchSettings, log: 
     client.close();
   }
   const forced = process.env.BENCH_CLIENT;
-  if (forced !== undefined && forced !== 'node:http' && forced !== 'fetch') throw new Error(`BENCH_CLIENT must be node:http or fetch, got "${forced}"`);
-  const kind = (forced as 'node:http' | 'fetch' | undefined) ?? (rates['node:http'] >= rates.fetch ? 'node:http' : 'fetch');
-  log(`client calibration on the bare route: node:http ${fmtInt(rates['node:http'])} req/s, fetch ${fmtInt(rates.fetch)} req/s -> ${kind}`);
+  if (forced !== undefined && !(CLIENT_KINDS as readonly string[]).includes(forced)) throw new Error(`BENCH_CLIENT must be ${CLIENT_KINDS.join(' or ')}, got "${forced}"`);
+  const kind = (forced as ClientKind | undefined) ?? (rates['node:http'] >= rates.undici ? 'node:http' : 'undici');
+  log(`client calibration on the bare route: ${describeRates(rates)} -> ${kind}`);
   return { kind, rates };
 }
 
@@ -144,7 +146,7 @@ async function main(): Promise<void> {
     const calibration = await chooseClient(server, settings, log);
     client = createClient(calibration.kind, Math.max(64, settings.concurrency * 2));
     notes.push(
-      `Load generator: ${calibration.kind} keep-alive client (bare route, ${settings.concurrency} concurrent: node:http ${fmtInt(calibration.rates['node:http'])} req/s, fetch ${fmtInt(calibration.rates.fetch)} req/s). Server in a child process; everything on 127.0.0.1.`,
+      `Load generator: ${calibration.kind} keep-alive client (bare route, ${settings.concurrency} concurrent: ${describeRates(calibration.rates)}). Server in a child process; everything on 127.0.0.1.`,
     );
     diagnostics.client = calibration;
     const token = await getToken(server, client);

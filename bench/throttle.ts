@@ -8,7 +8,10 @@
  *     (target p99 ≤ 10 ms), while 4 clients on the real app (within budget) measure their latency, compared
  *     with the same 4 clients alone just before. The hammer runs twice: 200 closed-loop workers (each 429 then
  *     measures about 200 ÷ throughput, i.e. queueing in a saturated server) and a fixed arrival rate with at
- *     most 200 in flight (how long one 429 takes at that offered load; this row carries the target).
+ *     most 200 in flight (how long one 429 takes at that offered load; this row carries the target). In the
+ *     closed-loop phase the 4 within-budget clients also run back to back (a saturated server: how the two
+ *     loads share it); in the fixed-rate phase they send a fixed 200 req/s between them (normal use, within
+ *     any budget), so the phase measures the server at the hammer's offered load, not at saturation.
  *
  * Environment:
  *   BENCH_THROTTLE_CLIENTS  clients hammering the limited app (default 200)
@@ -26,6 +29,8 @@ const EVENTS = 1000;
 const LAYERS_TARGET = 0.95;
 const PROMPT_TARGET_MS = 10;
 const WITHIN_BUDGET_CLIENTS = 4;
+/** Offered rate of the within-budget clients in the fixed-rate phase: normal use, a small share of capacity. */
+const WITHIN_BUDGET_RATE = 200;
 
 function intEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -155,16 +160,19 @@ async function promptness(ctx: BenchContext, ids: number[]): Promise<void> {
     if (refused === 0) throw new Error(`limited app: no 429 after ${budget.burst + 50} requests in a row`);
     ctx.log(`throttle: limited app refused ${refused} of ${budget.burst + 50} back-to-back requests (${sample})`);
 
+    const withinCall = async (i: number) => {
+      const res = await withinClient.request('GET', normal + path(i), undefined, headers);
+      if (res.status !== 200) throw new Error(`within budget: GET ${normal + path(i)}: HTTP ${res.status} ${res.body.toString('utf8').slice(0, 200)}`);
+    };
+    /** The within-budget clients back to back (as fast as the server answers them). */
     const withinRun = async (ms: number): Promise<Within> => {
-      const r = await closedLoop({
-        concurrency: WITHIN_BUDGET_CLIENTS,
-        durationMs: ms,
-        fn: async (i) => {
-          const res = await withinClient.request('GET', normal + path(i), undefined, headers);
-          if (res.status !== 200) throw new Error(`within budget: GET ${normal + path(i)}: HTTP ${res.status} ${res.body.toString('utf8').slice(0, 200)}`);
-        },
-      });
+      const r = await closedLoop({ concurrency: WITHIN_BUDGET_CLIENTS, durationMs: ms, fn: withinCall });
       return { latency: summarize(r.latencies), rps: r.perSecond };
+    };
+    /** The within-budget clients at a fixed, modest rate (at most one request in flight per client). */
+    const withinAtRate = async (ms: number): Promise<Within> => {
+      const r = await fixedRate({ ratePerSecond: WITHIN_BUDGET_RATE, durationMs: ms, maxInFlight: WITHIN_BUDGET_CLIENTS, fn: withinCall });
+      return { latency: summarize(r.results.map((x) => x.ms)), rps: (r.results.length * 1000) / r.elapsedMs };
     };
     type Tagged = { status: number };
     const hammerCall = async (i: number): Promise<Tagged> => {
@@ -219,12 +227,14 @@ async function promptness(ctx: BenchContext, ids: number[]): Promise<void> {
 
     // Fixed arrival rate, at most `clients` in flight.
     const rate = intEnv('BENCH_THROTTLE_RATE', Math.max(100, Math.round(closed.perSecond / 2)));
-    ctx.log(`throttle: ${WITHIN_BUDGET_CLIENTS} clients alone, then with a fixed ${fmtInt(rate)} req/s (≤ ${clients} in flight) on the limited app`);
-    const alone2 = await withinRun(durationMs);
+    ctx.log(
+      `throttle: ${WITHIN_BUDGET_CLIENTS} clients at ${WITHIN_BUDGET_RATE} req/s alone, then with a fixed ${fmtInt(rate)} req/s (≤ ${clients} in flight) on the limited app`,
+    );
+    const alone2 = await withinAtRate(durationMs);
     await ctx.server.command({ type: 'loop-delay-start' });
     const [open, during2] = await Promise.all([
       ctx.profiled('throttle-429-fixed', () => fixedRate({ ratePerSecond: rate, durationMs, maxInFlight: clients, fn: hammerCall })),
-      withinRun(durationMs),
+      withinAtRate(durationMs),
     ]);
     // Server side: how late its event loop ran during the hammer. A 429 waits at most about this long in the
     // server; the rest of the latency the client sees is the network stack and the load generator itself,
@@ -241,7 +251,7 @@ async function promptness(ctx: BenchContext, ids: number[]): Promise<void> {
       id: 'throttle.429.fixedRate',
       workload: `429 answers, GET /events/{id} over a 100 req/s project budget, fixed ${fmtInt(rate)} req/s offered (≤ ${clients} in flight)`,
       value: `${lat(openSummary)} from send; ${lat(fromDue)} from scheduled time (${fmtInt(open429.length)} × 429, ${fmtInt(openOk)} × 200, ${fmtInt(open.skipped)} skipped at ${clients} in flight); server event-loop delay p50 ${fmtMs(loop.p50)} / p99 ${fmtMs(loop.p99)} / max ${fmtMs(loop.max)}`,
-      reference: `a 200 within budget, ${WITHIN_BUDGET_CLIENTS} clients alone: ${lat(alone2.latency)}`,
+      reference: `a 200 within budget, ${WITHIN_BUDGET_CLIENTS} clients at ${WITHIN_BUDGET_RATE} req/s alone: ${lat(alone2.latency)}`,
       ratio: `${fmtRatio(openSummary.p99 / alone2.latency.p99)} its p99`,
       target: `p99 ≤ ${PROMPT_TARGET_MS} ms`,
       met: openSummary.p99 <= PROMPT_TARGET_MS,
@@ -257,12 +267,12 @@ async function promptness(ctx: BenchContext, ids: number[]): Promise<void> {
       data: { perSecond: closed.perSecond, refusedPerSecond: closed429Rate, admitted: closedOk, latency429: closedSummary, alone: alone1 },
     });
     for (const [id, name, alone, during] of [
-      ['throttle.withinBudget.closedLoop', `${clients} closed-loop clients`, alone1, during1],
-      ['throttle.withinBudget.fixedRate', `fixed ${fmtInt(rate)} req/s`, alone2, during2],
+      ['throttle.withinBudget.closedLoop', `back to back, while ${clients} closed-loop clients`, alone1, during1],
+      ['throttle.withinBudget.fixedRate', `at ${WITHIN_BUDGET_RATE} req/s, while a fixed ${fmtInt(rate)} req/s`, alone2, during2],
     ] as const) {
       ctx.report({
         id,
-        workload: `${WITHIN_BUDGET_CLIENTS} clients within budget (real app) while ${name} hammer the limited app`,
+        workload: `${WITHIN_BUDGET_CLIENTS} clients within budget (real app) ${name} hammer the limited app`,
         value: `${lat(during.latency)}; ${fmtInt(during.rps)} req/s`,
         reference: `same ${WITHIN_BUDGET_CLIENTS} clients alone just before: ${lat(alone.latency)}; ${fmtInt(alone.rps)} req/s`,
         ratio: `${fmtRatio(during.latency.p50 / alone.latency.p50)} p50, ${fmtRatio(during.latency.p99 / alone.latency.p99)} p99`,
@@ -274,7 +284,7 @@ async function promptness(ctx: BenchContext, ids: number[]): Promise<void> {
       `  429 fixed rate: ${lat(openSummary)} (from scheduled ${lat(fromDue)}) at ${fmtInt(achieved)} req/s; closed loop: ${lat(closedSummary)} at ${fmtInt(closed.perSecond)} req/s; within budget alone ${lat(alone1.latency)} / ${lat(alone2.latency)}, during ${lat(during1.latency)} / ${lat(during2.latency)}`,
     );
     ctx.note(
-      `429 promptness: a third app in the server child (same database) whose project budget is STRATA_PROJECT_LIMITS=${JSON.stringify(LIMITED_PROJECT_LIMITS)}; its budgets are its own, so the real app (limits far above reach) is never throttled. All three apps share the child's one event loop, so the hammer on the limited app competes with the within-budget clients for the same CPU (the machine has 2 cores shared with the load generator). Closed-loop latency with ${clients} workers is about ${clients} ÷ throughput whatever the server does per request; the fixed-rate row (open loop, arrivals released on ~1 ms timer ticks) is the one judged against the target, by latency from each request's send (the server's promptness); latency from its scheduled time, which adds the load generator's lateness, is shown too. Its default rate is half the closed-loop rate (BENCH_THROTTLE_RATE).`,
+      `429 promptness: a third app in the server child (same database) whose project budget is STRATA_PROJECT_LIMITS=${JSON.stringify(LIMITED_PROJECT_LIMITS)}; its budgets are its own, so the real app (limits far above reach) is never throttled. All three apps share the child's one event loop, so the hammer on the limited app competes with the within-budget clients for the same CPU (the machine has 2 cores shared with the load generator). Closed-loop latency with ${clients} workers is about ${clients} ÷ throughput whatever the server does per request; the fixed-rate row (open loop, arrivals released on ~1 ms timer ticks) is the one judged against the target, by latency from each request's send (the server's promptness); latency from its scheduled time, which adds the load generator's lateness, is shown too. Its default rate is half the closed-loop rate (BENCH_THROTTLE_RATE). In the closed-loop phase the ${WITHIN_BUDGET_CLIENTS} within-budget clients also run back to back, so the server is saturated and both loads queue; in the fixed-rate phase they send ${WITHIN_BUDGET_RATE} req/s between them (normal use), so that phase measures the server at the hammer's offered load rather than at saturation.`,
     );
   } finally {
     probe.close();
