@@ -26,6 +26,7 @@ import { openDatabase, type Db } from '../storage/db.js';
 import { inProcessReader, ReadPool, sharedReader } from '../storage/read-pool.js';
 import { ensureProjects, findProjectAuth, serverSecret } from '../storage/projects.js';
 import { ApiError, forbidden, notFound, unauthorized } from './errors.js';
+import { decodeRequestBody } from './content-encoding.js';
 import { JsonText } from './json-text.js';
 import { createApiLayers } from './layers.js';
 import type { ApiRoute, Project } from './route.js';
@@ -135,6 +136,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       done();
     });
   }
+
+  app.addHook('preParsing', decodeRequestBody);
 
   // The API speaks JSON only; the form parser serves the OAuth token endpoint.
   app.removeContentTypeParser('text/plain');

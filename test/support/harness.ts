@@ -43,7 +43,7 @@ export async function startHarness(overrides: Partial<Config> = {}, env: Record<
       method: method as 'GET',
       url,
       headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-      ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+      ...(body !== undefined ? { payload: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body) } : {}),
     });
     let parsed: unknown = undefined;
     try {
