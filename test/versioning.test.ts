@@ -44,14 +44,14 @@ describe('the version header', () => {
 
   it('answers with the release whose behaviour served the request, channel included', async () => {
     const cases: Array<[string, string]> = [
-      ['20240901', '20240901'],
-      ['20250311', '20240901'],
+      ['20230101', '20230101'],
+      ['20250311', '20230101'],
       ['20250312', '20250312'],
       ['20250925', '20250312'],
       ['20250926', '20250926'],
       ['20261121', '20250926'],
       ['20250926-beta', '20250926-beta'],
-      ['20250101-alpha', '20240901-alpha'],
+      ['20250101-alpha', '20230101-alpha'],
       ['beta', `${LATEST_STABLE.release}-beta`],
       ['alpha', `${LATEST_STABLE.release}-alpha`],
     ];
@@ -65,7 +65,11 @@ describe('the version header', () => {
   it('accepts cdf-version, the name existing clients send, as the same header', async () => {
     const res = await withVersion('20250101', 'cdf-version');
     expect(res.status).toBe(200);
-    expect(res.headers['svc-version']).toBe('20240901');
+    expect(res.headers['svc-version']).toBe('20230101');
+    // What the official Python SDK sends with every request unless configured otherwise.
+    const sdkDefault = await withVersion('20230101', 'cdf-version');
+    expect(sdkDefault.status).toBe(200);
+    expect(sdkDefault.headers['svc-version']).toBe('20230101');
     const both = await h.request('GET', '/events', undefined, { 'svc-version': '20250926', 'cdf-version': '20250926' });
     expect(both.status).toBe(200);
     const disagree = await h.request('GET', '/events', undefined, { 'svc-version': '20250926', 'cdf-version': '20250101' });
@@ -104,8 +108,8 @@ describe('the version header', () => {
   });
 
   it('refuses a version before the first one', async () => {
-    const res = await withVersion('20240831');
-    expect(errorMessage(res, 400)).toBe(`Header svc-version: version 20240831 is before ${FIRST_VERSION}, the first version of this API`);
+    const res = await withVersion('20221231');
+    expect(errorMessage(res, 400)).toBe(`Header svc-version: version 20221231 is before ${FIRST_VERSION}, the first version of this API`);
     expect((await withVersion(FIRST_VERSION)).status).toBe(200);
   });
 
@@ -113,10 +117,10 @@ describe('the version header', () => {
     expect((await h.request('GET', '/events', undefined, { authorization: '', 'svc-version': 'x' })).status).toBe(400);
     const unauthenticated = await h.request('GET', '/events', undefined, { authorization: '', 'svc-version': '20250101-beta' });
     expect(unauthenticated.status).toBe(401);
-    expect(unauthenticated.headers['svc-version']).toBe('20240901-beta');
+    expect(unauthenticated.headers['svc-version']).toBe('20230101-beta');
     const invalid = await h.request('POST', '/events', { items: 'x' }, { 'svc-version': '20250101' });
     expect(invalid.status).toBe(400);
-    expect(invalid.headers['svc-version']).toBe('20240901');
+    expect(invalid.headers['svc-version']).toBe('20230101');
   });
 });
 
@@ -126,7 +130,7 @@ describe('channels', () => {
       `GET /test/beta is a beta operation; call it with the header "svc-version: ${LATEST_STABLE.release}-beta" (any version date followed by -beta (or -alpha))`,
     );
     expect(errorMessage(await h.request('GET', '/test/beta', undefined, { 'svc-version': '20250101' }), 400)).toMatch(
-      /call it with the header "svc-version: 20240901-beta"/,
+      /call it with the header "svc-version: 20230101-beta"/,
     );
     for (const v of ['20250101-beta', '20250926-alpha', 'beta']) {
       const res = await h.request('GET', '/test/beta', undefined, { 'svc-version': v });

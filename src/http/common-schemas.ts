@@ -14,6 +14,11 @@ export const TimestampRange = Type.Object(
 );
 export const Limit = Type.Integer({ minimum: 1, maximum: 1000 });
 export const Cursor = Type.String({ minLength: 1, maxLength: 4096 });
+/**
+ * The cursor of a list request body. `null` asks for the first page, as leaving it out does: the official
+ * Python SDK sends `"cursor": null` with the first page of every list and of every partition.
+ */
+export const ListCursor = Type.Unsafe<string | null>({ ...Cursor, nullable: true });
 export const Partition = Type.String({ maxLength: 16 });
 export const IgnoreUnknownIds = Type.Optional(Type.Boolean());
 
@@ -132,7 +137,7 @@ export function listBodySchema<F extends TSchema, X extends Record<string, TSche
       advancedFilter: Type.Optional(Type.Unknown()),
       sort: Type.Optional(SortSpecs),
       limit: Type.Optional(Limit),
-      cursor: Type.Optional(Cursor),
+      cursor: Type.Optional(ListCursor),
       partition: Type.Optional(Partition),
       ...((extra ?? {}) as X),
     },

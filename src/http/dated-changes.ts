@@ -7,8 +7,12 @@
  * Only changes that touch what Strata serves are rows; the rest of the change history has nothing to select.
  */
 
-/** The first version the API recognises (the first dated entry of the change history, September 2024). */
-export const FIRST_VERSION = '20240901';
+/**
+ * The first version the API recognises: 2023-01-01, the first calendar version (the reference's own example
+ * header is `cdf-version: 20230101-beta`), and the version the official Python SDK sends with every request
+ * unless told otherwise.
+ */
+export const FIRST_VERSION = '20230101';
 
 export const DATED_CHANGES = [
   {

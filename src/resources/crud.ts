@@ -321,7 +321,8 @@ export interface ListInput {
   advancedFilter?: unknown;
   sort?: Array<SortSpecInput | string>;
   limit?: number;
-  cursor?: string;
+  /** null asks for the first page, as absent does (see ListCursor). */
+  cursor?: string | null;
   partition?: string;
 }
 
@@ -342,7 +343,7 @@ function listPage(
     sort,
     partition,
     limit,
-    cursor,
+    cursor: cursor ?? undefined,
     fingerprint: { resource: spec.table.table, filter, advancedFilter, sort, partition },
     join,
   });

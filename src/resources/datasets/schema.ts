@@ -3,7 +3,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import {
-  Cursor,
+  ListCursor,
   ExternalId,
   IgnoreUnknownIds,
   ItemRefs,
@@ -48,7 +48,7 @@ export const DataSetFilter = partialObject({
 export type DataSetFilter = Static<typeof DataSetFilter>;
 
 export const ListDataSetsBody = Type.Object(
-  { filter: Type.Optional(DataSetFilter), limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) },
+  { filter: Type.Optional(DataSetFilter), limit: Type.Optional(Limit), cursor: Type.Optional(ListCursor) },
   { additionalProperties: false },
 );
 
