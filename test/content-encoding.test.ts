@@ -71,6 +71,15 @@ describe('compressed request bodies', () => {
     expect(await countOf('ce-bomb')).toBe(0);
   });
 
+  it('never fails a request over a body it does not read, and reports an empty body as empty', async () => {
+    expect((await h.request('GET', '/events', undefined, { 'content-encoding': 'gzip' })).status).toBe(200);
+    expect((await h.request('GET', '/events', 'not gzip', { 'content-type': 'application/json', 'content-encoding': 'gzip' })).status).toBe(200);
+    expect((await h.request('GET', '/events', 'not gzip', { 'content-type': 'application/json', 'content-encoding': 'zstd' })).status).toBe(415);
+    expect(errorMessage(await send('/events/list', Buffer.alloc(0), 'gzip'), 400)).toMatch(/empty/);
+    // The server is still up and answering.
+    expect((await h.post('/events/list', {})).status).toBe(200);
+  });
+
   it('reports malformed JSON inside a well-formed gzip body as malformed JSON', async () => {
     expect(errorMessage(await send('/events/list', gzipSync(Buffer.from('{"limit":')), 'gzip'), 400)).toMatch(/not valid JSON/);
   });

@@ -19,10 +19,16 @@ const decoders: Record<string, () => Transform> = {
 /** What Fastify's body reader compares with Content-Length when a hook replaces the body stream. */
 type DecodedBody = PassThrough & { receivedEncodedLength: number };
 
+/** Whether a body follows the request's headers (RFC 9112 6.3: a length above zero, or a transfer coding). */
+function hasBody(req: FastifyRequest): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
 /** A preParsing hook: the request body, decoded as its Content-Encoding says. */
 export function decodeRequestBody(req: FastifyRequest, _reply: FastifyReply, payload: Readable, done: (err: Error | null, body?: Readable) => void): void {
   const header = req.headers['content-encoding'];
-  if (header === undefined) return done(null, payload);
+  if (header === undefined || !hasBody(req)) return done(null, payload);
   // RFC 9110 8.4: codings in the order they were applied; "identity" means none.
   const codings = header
     .split(',')
@@ -49,6 +55,9 @@ export function decodeRequestBody(req: FastifyRequest, _reply: FastifyReply, pay
     decoded.destroy(badRequest(`The request body is not valid ${header} content (Content-Encoding): ${err.message}`));
   };
   payload.on('error', fail);
+  // Fastify reads the body only where a route parses one; unread, the error must not go unheard (that
+  // would end the process). Where it is read, Fastify's own listener gets the error too.
+  decoded.on('error', () => {});
   let from: Readable = payload;
   for (const stage of stages) {
     stage.on('error', fail);
