@@ -52,6 +52,8 @@ describe('compressed request bodies', () => {
     const body = json({ items: [{ externalId: 'ce-unknown' }] });
     expect(errorMessage(await send('/events', body, 'compress'), 415)).toMatch(/Content-Encoding "compress" is not supported.*gzip, deflate or br/);
     expect(errorMessage(await send('/events', gzipSync(body), 'gzip, zstd'), 415)).toMatch(/"zstd"/);
+    const many = Array(1000).fill('gzip').join(', ');
+    expect(errorMessage(await send('/events', gzipSync(body), many), 415)).toMatch(/lists 1000 codings; at most 3/);
     expect(await countOf('ce-unknown')).toBe(0);
   });
 

@@ -16,6 +16,8 @@ const decoders: Record<string, () => Transform> = {
   br: () => zlib.createBrotliDecompress(),
 };
 
+const MAX_CODINGS = 3;
+
 /** What Fastify's body reader compares with Content-Length when a hook replaces the body stream. */
 type DecodedBody = PassThrough & { receivedEncodedLength: number };
 
@@ -35,6 +37,10 @@ export function decodeRequestBody(req: FastifyRequest, _reply: FastifyReply, pay
     .map((c) => c.trim().toLowerCase())
     .filter((c) => c !== '' && c !== 'identity');
   if (codings.length === 0) return done(null, payload);
+  // Each coding is a decompressor with its own buffers: a header listing thousands must not cost thousands.
+  if (codings.length > MAX_CODINGS) {
+    return done(new ApiError(415, `Content-Encoding lists ${codings.length} codings; at most ${MAX_CODINGS} are supported`));
+  }
   const unknown = codings.find((c) => !Object.hasOwn(decoders, c));
   if (unknown !== undefined) {
     return done(new ApiError(415, `Content-Encoding "${unknown}" is not supported; send the body uncompressed or encoded with gzip, deflate or br`));
