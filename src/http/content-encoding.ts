@@ -51,8 +51,8 @@ export function decodeRequestBody(req: FastifyRequest, _reply: FastifyReply, pay
   payload.on('data', (chunk: Buffer) => {
     decoded.receivedEncodedLength += chunk.length;
   });
-  // Each stage's error ends the decoded body with an error that tells the client what was wrong with its
-  // request (zlib's own messages name its internals); a stage without a listener would crash the process.
+  // Each stage's error ends the decoded body with a 400 naming the encoding that failed (zlib's bare error
+  // would be a 500); a stage without a listener would crash the process.
   let failed = false;
   const fail = (err: Error) => {
     if (failed) return;
