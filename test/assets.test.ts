@@ -401,6 +401,14 @@ describe('list, search and aggregate', () => {
     expect(errorMessage(await h.post('/assets/list', { advancedFilter: { equals: { property: ['depth'], value: 1 } } }), 400)).toMatch(/unknown property/);
   });
 
+  it('pages a sort on a property some assets lack at every page size, across the boundary of the nulls', async () => {
+    const orders = { first: ['l-pump', 'l-valve', 'l-root2', 'l-root', 'l-motor'], last: ['l-root', 'l-motor', 'l-pump', 'l-valve', 'l-root2'] };
+    for (const [nulls, expected] of Object.entries(orders)) {
+      const body = { filter: mine, sort: [{ property: ['source'], nulls }] };
+      for (const limit of [1, 2, 3, 4, 5, 6]) expect(xids(await listAll(body, limit)), `nulls ${nulls}, limit ${limit}`).toEqual(expected);
+    }
+  });
+
   it('splits a list into partitions that together are the whole', async () => {
     const whole = xids(await listAll({ filter: mine }, 2)).sort();
     const parts: string[] = [];

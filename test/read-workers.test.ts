@@ -142,9 +142,11 @@ describe('the pool', () => {
       await expect(pool.all(sql`SELECT no_such_column FROM events`)).rejects.toThrow(/no such column/);
       const [row] = await pool.all<{ n: number }>(sql`SELECT count(*) AS n FROM events WHERE type = ${'type-1'}`);
       expect(row.n).toBe(75);
-      const joined = await pool.all(sql`SELECT ${'«ü»'} AS t UNION ALL SELECT 'b' UNION ALL SELECT 'c'`, { join: { column: 't', count: 2 } });
-      expect(joined).toHaveLength(3);
-      expect(joined.joined?.toString('utf8')).toBe('«ü»,b');
+      // A BLOB comes back as a Buffer, as it does from a read in process.
+      const [blob] = await pool.all<{ b: Buffer; t: string }>(sql`SELECT CAST(${'«ü»,b'} AS BLOB) AS b, 'text' AS t`);
+      expect(Buffer.isBuffer(blob.b)).toBe(true);
+      expect(blob.b.toString('utf8')).toBe('«ü»,b');
+      expect(blob.t).toBe('text');
     } finally {
       await pool.close();
     }

@@ -26,7 +26,7 @@ export interface ListRequest {
   partition?: string;
   /** Everything that defines the result (the request minus cursor and limit); a cursor is bound to it. */
   fingerprint: unknown;
-  /** A text column of `select` to give joined, as `ListResult.joined` (see JoinColumn). */
+  /** A text column of `select` to give joined, as `ListResult.joined`, instead of rows (see PageQuery.join). */
   join?: string;
 }
 

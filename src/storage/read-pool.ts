@@ -10,37 +10,24 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { all, prepare, type Db } from './db.js';
-import { joinColumn, type JoinColumn, type ReadReply, type ReadRequest } from './read-protocol.js';
+import { all, type Db } from './db.js';
+import type { ReadReply, ReadRequest } from './read-protocol.js';
 import type { Sql } from './sql.js';
 
 export interface ReadOptions {
-  join?: JoinColumn;
   /** The client reads other parts of the same result at the same time (a partition). */
   parallel?: boolean;
 }
 
-export type Rows<T> = T[] & { joined?: Buffer };
-
 /** Where read-only queries run. */
 export interface Reader {
-  all<T>(query: Sql, options?: ReadOptions): Promise<Rows<T>>;
+  all<T>(query: Sql, options?: ReadOptions): Promise<T[]>;
 }
 
 export function inProcessReader(db: Db): Reader {
   return {
-    async all<T>(query: Sql, options?: ReadOptions) {
-      if (!options?.join) return all<T>(db, query);
-      const stmt = prepare(db, query.text);
-      const columns = stmt.columns().map((c) => c.name);
-      let raw: unknown[][];
-      try {
-        raw = stmt.raw(true).all(...query.params) as unknown[][];
-      } finally {
-        stmt.raw(false);
-      }
-      const joined = Buffer.from(joinColumn(columns, raw, options.join));
-      return Object.assign(toObjects(columns, raw), { joined }) as Rows<T>;
+    async all<T>(query: Sql) {
+      return all<T>(db, query);
     },
   };
 }
@@ -71,13 +58,16 @@ function workerUrl(): URL {
   return new URL('../../dist/storage/read-worker.js', import.meta.url);
 }
 
-/** Rows from arrays, as better-sqlite3 gives them by default. */
+/** Rows from arrays, as better-sqlite3 gives them by default (BLOBs as Buffers). */
 function toObjects(columns: readonly string[], rows: unknown[][]): Record<string, unknown>[] {
   const out = new Array<Record<string, unknown>>(rows.length);
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i];
     const o: Record<string, unknown> = {};
-    for (let c = 0; c < columns.length; c++) o[columns[c]] = row[c];
+    for (let c = 0; c < columns.length; c++) {
+      const v = row[c];
+      o[columns[c]] = v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : v;
+    }
     out[i] = o;
   }
   return out;
@@ -127,7 +117,7 @@ export class ReadPool implements Reader {
     return this.slots.length;
   }
 
-  all<T>(query: Sql, options?: ReadOptions): Promise<Rows<T>> {
+  all<T>(query: Sql, options?: ReadOptions): Promise<T[]> {
     if (this.closed) return Promise.reject(new ReadPoolUnavailable('the read pool is closed'));
     // The least busy worker; one not running yet (or stopped, once its slot's delay is over) is started here.
     const now = Date.now();
@@ -138,10 +128,10 @@ export class ReadPool implements Reader {
     const worker = chosen.worker ?? this.start(chosen);
     const id = this.nextId++;
     this.queries++;
-    return new Promise<Rows<T>>((resolve, reject) => {
+    return new Promise<T[]>((resolve, reject) => {
       if (chosen.pending.size === 0) worker.ref();
       chosen.pending.set(id, { resolve: resolve as (rows: unknown[]) => void, reject });
-      worker.postMessage({ id, text: query.text, params: query.params, join: options?.join } satisfies ReadRequest);
+      worker.postMessage({ id, text: query.text, params: query.params } satisfies ReadRequest);
     });
   }
 
@@ -162,8 +152,7 @@ export class ReadPool implements Reader {
       if (reply.error) {
         pending.reject(Object.assign(new Error(reply.error.message), { name: reply.error.name, code: reply.error.code }));
       } else {
-        const rows = toObjects(reply.columns, reply.rows);
-        pending.resolve(reply.joined ? Object.assign(rows, { joined: Buffer.from(reply.joined) }) : rows);
+        pending.resolve(toObjects(reply.columns, reply.rows));
       }
     });
     const stopped = (cause: Error) => {

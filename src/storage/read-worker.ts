@@ -6,28 +6,35 @@
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 import { cachedStatement, configureConnection } from './connection.js';
-import { joinColumn, type ReadReply, type ReadRequest } from './read-protocol.js';
+import type { ReadReply, ReadRequest } from './read-protocol.js';
 
 const db = new Database((workerData as { file: string }).file, { readonly: true, fileMustExist: true });
 configureConnection(db);
 
-/** UTF-8 of `text` in a buffer of its own, which can be moved (not copied) to the main thread. */
-function encode(text: string): ArrayBuffer {
-  const data = new ArrayBuffer(Buffer.byteLength(text));
-  Buffer.from(data).write(text);
-  return data;
+/**
+ * The buffers of BLOB values (a list page's joined JSON, see PageQuery.join), to be moved to the main
+ * thread rather than copied. better-sqlite3 gives each BLOB a buffer of its own; one that shares its memory
+ * with others is copied.
+ */
+function movable(rows: unknown[][]): ArrayBuffer[] {
+  const out: ArrayBuffer[] = [];
+  for (const row of rows) {
+    for (const v of row) {
+      if (v instanceof Uint8Array && v.byteOffset === 0 && v.byteLength === v.buffer.byteLength && v.buffer instanceof ArrayBuffer) out.push(v.buffer);
+    }
+  }
+  return out;
 }
 
-parentPort!.on('message', ({ id, text, params, join }: ReadRequest) => {
+parentPort!.on('message', ({ id, text, params }: ReadRequest) => {
   let reply: ReadReply;
   let moved: ArrayBuffer[] = [];
   try {
     const stmt = cachedStatement(db, text).raw(true);
     const rows = stmt.all(...params) as unknown[][];
     const columns = stmt.columns().map((c) => c.name);
-    const joined = join ? encode(joinColumn(columns, rows, join)) : undefined;
-    if (joined) moved = [joined];
-    reply = { id, columns, rows, joined };
+    moved = movable(rows);
+    reply = { id, columns, rows };
   } catch (e) {
     const err = e as Error & { code?: string };
     reply = { id, error: { name: err.name, message: err.message, code: err.code } };
