@@ -170,4 +170,36 @@ describe('responses rendered by SQL', () => {
     expect(next.body).toEqual({ items: [b] });
     expect((await h.post('/events/byids', { items: [{ id: b.id }, { externalId: 'json-1' }] })).body).toEqual({ items: [b, a] });
   });
+
+  it('send a large page whole, with its length, over a socket that stays usable', async () => {
+    // 600 events of ~400 bytes: a page of 500 is streamed in pieces (over 64 KiB), the rest is one small buffer.
+    const items = Array.from({ length: 600 }, (_, i) => ({ externalId: `big-${String(i).padStart(3, '0')}`, description: `${ODD} ${'x'.repeat(300)} ${i}` }));
+    expect((await h.post('/events', { items })).status).toBe(201);
+    const url = await h.strata.app.listen({ host: '127.0.0.1', port: 0 });
+    const post = async (body: object) => {
+      const res = await fetch(`${url}${h.base}/events/list`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${h.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const bytes = Buffer.from(await res.arrayBuffer());
+      return { status: res.status, length: res.headers.get('content-length'), type: res.headers.get('content-type'), bytes, json: JSON.parse(bytes.toString('utf8')) };
+    };
+    const query = { filter: { externalIdPrefix: 'big-' }, sort: [{ property: ['externalId'] }], limit: 500 };
+    const first = await post(query);
+    expect(first.status).toBe(200);
+    expect(first.bytes.length).toBeGreaterThan(64 * 1024);
+    expect(first.length).toBe(String(first.bytes.length));
+    expect(first.type).toBe('application/json; charset=utf-8');
+    expect(first.json.items.map((e: { externalId: string }) => e.externalId)).toEqual(items.slice(0, 500).map((e) => e.externalId));
+    expect(first.json.items[499].description).toBe(items[499].description);
+    const rest = await post({ ...query, cursor: first.json.nextCursor });
+    expect(rest.bytes.length).toBeLessThan(64 * 1024);
+    expect(rest.length).toBe(String(rest.bytes.length));
+    expect(rest.json).toEqual({ items: expect.any(Array) });
+    expect(rest.json.items.map((e: { externalId: string }) => e.externalId)).toEqual(items.slice(500).map((e) => e.externalId));
+    // The same through inject, which the other tests use.
+    const injected = await h.post('/events/list', query);
+    expect(injected.body).toEqual(first.json);
+  });
 });

@@ -217,7 +217,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
             });
             reply.code(def.status ?? 200);
             // Already JSON (items rendered by SQL): sent as is; Fastify's default type for objects, so clients see no difference.
-            if (result instanceof JsonText) return reply.type('application/json; charset=utf-8').send(result.body);
+            if (result instanceof JsonText) {
+              const { body, length } = result.payload();
+              if (length !== undefined) reply.header('content-length', length);
+              return reply.type('application/json; charset=utf-8').send(body);
+            }
             return result;
           },
         });
