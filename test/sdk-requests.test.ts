@@ -72,3 +72,69 @@ describe('requests as the official Python SDK sends them', () => {
     expect(errorMessage(await sdkPost('/events/list', { cursor: '' }), 400)).toMatch(/cursor/);
   });
 });
+
+/**
+ * Data point retrieval as the SDK's fetch tasks page it: every query item carries `"cursor": null` until a
+ * page returns one; after a full page the next request moves `start` past the last point (or bucket) it got,
+ * may narrow `end`, and sends the cursor along; `includeOutsidePoints` is asked for on its own, as a query of
+ * `limit: 0`.
+ */
+describe('data point retrieval as the official Python SDK pages it', () => {
+  const HOUR = 3_600_000;
+  let seriesId: number;
+  beforeAll(async () => {
+    const res = await sdkPost('/timeseries', { items: [{ externalId: 'sdk-dp' }] });
+    seriesId = res.body.items[0].id;
+    // One point a minute for 10 hours, from 1 h to 11 h.
+    const datapoints = Array.from({ length: 600 }, (_, i) => ({ timestamp: HOUR + i * 60_000, value: i }));
+    expect((await sdkPost('/timeseries/data', { items: [{ id: seriesId, datapoints }] })).status).toBe(200);
+  });
+
+  /** The SDK's paging: cursor null first; after a full page, start = last + step, the cursor sent along. */
+  async function fetchAll(query: Record<string, unknown>, step: number, narrowEnd?: number): Promise<Array<{ timestamp: number }>> {
+    const got: Array<{ timestamp: number }> = [];
+    let start = query.start as number;
+    let end = query.end as number;
+    let cursor: string | null = null;
+    for (let page = 0; page < 100; page++) {
+      const res = await sdkPost('/timeseries/data/list', { items: [{ id: seriesId, ...query, start, end, cursor }], ignoreUnknownIds: false });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const [item] = res.body.items;
+      got.push(...item.datapoints);
+      if (!item.nextCursor) return got;
+      cursor = item.nextCursor;
+      start = item.datapoints[item.datapoints.length - 1].timestamp + step;
+      if (narrowEnd !== undefined) end = narrowEnd;
+    }
+    throw new Error('no end after 100 pages');
+  }
+
+  it('pages raw points with a moving start and the cursor, each point once', async () => {
+    const points = await fetchAll({ start: 0, end: 12 * HOUR, limit: 70 }, 1);
+    expect(points.map((p) => p.timestamp)).toEqual(Array.from({ length: 600 }, (_, i) => HOUR + i * 60_000));
+    // The window narrowed on the way (a split subtask): the request's end holds.
+    const narrowed = await fetchAll({ start: 0, end: 12 * HOUR, limit: 70 }, 1, 3 * HOUR);
+    expect(narrowed.map((p) => p.timestamp)).toEqual(Array.from({ length: 120 }, (_, i) => HOUR + i * 60_000));
+  });
+
+  it('pages aggregates with a moving start and the cursor, each bucket once', async () => {
+    const buckets = await fetchAll({ start: HOUR, end: 11 * HOUR, limit: 3, aggregates: ['count'], granularity: '1h' }, HOUR);
+    expect(buckets).toEqual(Array.from({ length: 10 }, (_, i) => ({ timestamp: (i + 1) * HOUR, count: 60 })));
+  });
+
+  it('answers limit 0 with the outside points alone, or with nothing', async () => {
+    const outside = await sdkPost('/timeseries/data/list', { items: [{ id: seriesId, start: 2 * HOUR, end: 3 * HOUR, limit: 0, includeOutsidePoints: true, cursor: null }] });
+    expect(outside.status, JSON.stringify(outside.body)).toBe(200);
+    expect(outside.body.items[0].datapoints).toEqual([
+      { timestamp: 2 * HOUR - 60_000, value: 59 },
+      { timestamp: 3 * HOUR, value: 120 },
+    ]);
+    expect(outside.body.items[0].nextCursor).toBeUndefined();
+    for (const extra of [{}, { aggregates: ['count'], granularity: '1h' }]) {
+      const none = await sdkPost('/timeseries/data/list', { items: [{ id: seriesId, start: 0, end: 12 * HOUR, limit: 0, ...extra }] });
+      expect(none.status, JSON.stringify(none.body)).toBe(200);
+      expect(none.body.items[0].datapoints).toEqual([]);
+      expect(none.body.items[0].nextCursor).toBeUndefined();
+    }
+  });
+});

@@ -279,13 +279,14 @@ class JsonSink implements RawSink {
 
 /**
  * Feeds the points in [start, end) to the sink up to `limit`; `nextStart` is where the next page begins
- * when more remain. With `includeOutsidePoints`, returns the points just outside the range instead.
+ * when more remain. With `includeOutsidePoints`, returns the points just outside the range instead. A limit
+ * of 0 takes no points and has no next page (with `includeOutsidePoints`: the outside points alone).
  */
 function scanRaw(db: Db, projectId: number, seriesId: number, q: RawQuery, sink: RawSink): { nextStart?: number; before?: RawPoint; after?: RawPoint } {
   const keep = shownBy(q.treatment);
   let nextStart: number | undefined;
   const store = new ChunkStore(db, projectId, seriesId);
-  if (q.start < q.end) {
+  if (q.start < q.end && q.limit > 0) {
     store.forEach(q.start, q.end, (row) => {
       const block = decodeChunk(row.data);
       let i = sink.block(block, lowerBound(block, q.start), q.end, q.limit, keep, q.includeStatus);
@@ -299,7 +300,7 @@ function scanRaw(db: Db, projectId: number, seriesId: number, q: RawQuery, sink:
       return false;
     });
   }
-  if (sink.count === q.limit && nextStart === undefined) {
+  if (q.limit > 0 && sink.count === q.limit && nextStart === undefined) {
     const after = sink.count ? sink.lastTs + 1 : q.start;
     const more = new SeriesReader(db, projectId, seriesId).firstAtOrAfter(after, keep);
     if (more && more.ts < q.end) nextStart = more.ts;

@@ -60,13 +60,18 @@ function plan(services: Services, body: ListDatapointsBody, now: number, extreme
     const granularity = q.granularity === undefined ? undefined : parseGranularity(q.granularity, `${where}.granularity`);
     const zone = q.timeZone === undefined ? UTC : parseTimeZone(q.timeZone, `${where}.timeZone`);
     if (q.includeOutsidePoints && q.aggregates) throw badRequest(`${where}: includeOutsidePoints applies to raw points only, not to aggregates`);
-    if (q.includeOutsidePoints && q.cursor !== undefined) throw badRequest(`${where}: includeOutsidePoints cannot be combined with a cursor`);
+    const cursor = q.cursor ?? undefined;
+    if (q.includeOutsidePoints && cursor !== undefined) throw badRequest(`${where}: includeOutsidePoints cannot be combined with a cursor`);
     const limit = q.limit ?? L.defaultLimit;
     if (q.aggregates && limit > L.aggregatePoints) throw badRequest(`${where}.limit: at most ${L.aggregatePoints} for aggregates, got ${limit}`);
     const start = parseTime(q.start ?? 0, now, `${where}.start`);
     const end = parseTime(q.end ?? 'now', now, `${where}.end`);
     if (end <= start) throw badRequest(`${where}: end (${end}) must be after start (${start})`);
-    const { cursor, limit: _limit, ...bound } = q;
+    // A cursor is bound to the series and to what its points are (raw or which aggregates, granularity, time
+    // zone, unit, status options), not to the window: clients that page move start past the last point
+    // they got (and may narrow end) and send the cursor along, as the official Python SDK does. The next page
+    // starts at the later of the cursor's position and start, and ends at the request's end.
+    const { cursor: _cursor, limit: _limit, start: _start, end: _end, includeOutsidePoints: _outside, ...bound } = q;
     const binding = { op: 'datapoints/list', ref, ...bound };
     const resume = cursor === undefined ? undefined : decodeResume(services, cursor, binding, `${where}.cursor`);
     return { index, ref, q, start, end, limit, granularity, zone, resume, binding };
@@ -163,11 +168,13 @@ function runQuery(services: Services, projectId: number, s: SeriesInfo, p: Plann
   const head = seriesHeader(s);
   const treatment = treatmentOf(p.q);
   const includeStatus = p.q.includeStatus ?? false;
-  const from = p.resume ?? p.start;
+  const from = p.resume === undefined ? p.start : Math.max(p.resume, p.start);
   let datapoints: unknown[] | string;
   let nextStart: number | undefined;
   if (p.q.aggregates) {
     head.isString = false;
+    // No buckets asked for (limit 0), or a cursor already past the window: an empty page, and the last.
+    if (p.limit === 0 || from >= p.end) return { head, datapoints: [] };
     const grid = bucketGrid(p.granularity!, p.zone, from, p.end);
     const result = aggregateSeries(services.db, projectId, s.id, { grid, aggregates: p.q.aggregates, treatment, isStep: s.isStep, includeStatus, limit: p.limit });
     datapoints = result.buckets;

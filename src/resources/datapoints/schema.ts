@@ -4,7 +4,7 @@
  * checked in one pass that also packs them, and those checks give messages that name the point and rule.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Cursor, ExternalId, InternalId } from '../../http/common-schemas.js';
+import { ExternalId, InternalId, ListCursor } from '../../http/common-schemas.js';
 import { InstanceId } from '../timeseries/schema.js';
 import { DATAPOINT_LIMITS as L } from './limits.js';
 
@@ -56,7 +56,8 @@ export type InsertDatapointsBody = Static<typeof InsertDatapointsBody>;
 const QueryFields = {
   start: Type.Optional(TimeSpec),
   end: Type.Optional(TimeSpec),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: L.rawPoints })),
+  // 0 asks for no points: with includeOutsidePoints, just the points around the range (the SDK asks so).
+  limit: Type.Optional(Type.Integer({ minimum: 0, maximum: L.rawPoints })),
   aggregates: Type.Optional(Aggregates),
   granularity: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
   timeZone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
@@ -68,7 +69,8 @@ const QueryFields = {
   treatUncertainAsBad: Type.Optional(Type.Boolean()),
 };
 
-export const ListQueryItem = Type.Object({ ...RefFields, ...QueryFields, cursor: Type.Optional(Cursor) }, { additionalProperties: false });
+/** `cursor: null` is no cursor, as in list bodies: the official Python SDK sends it with a query's first page. */
+export const ListQueryItem = Type.Object({ ...RefFields, ...QueryFields, cursor: Type.Optional(ListCursor) }, { additionalProperties: false });
 export type ListQueryItem = Static<typeof ListQueryItem>;
 
 export const ListDatapointsBody = Type.Object(
