@@ -312,8 +312,20 @@ describe('moving within a hierarchy', () => {
     const unknown = await h.post('/assets/update', { items: [{ externalId: 'm-b', update: { parentExternalId: { set: 'm-nowhere' } } }] });
     expect(errorMessage(unknown, 400)).toMatch(/items\[0\]\.update\.parentExternalId: no asset with externalId "m-nowhere"/);
     expect(unknown.body.error.missing).toEqual([{ externalId: 'm-nowhere' }]);
-    const both = await h.post('/assets/update', { items: [{ externalId: 'm-b', update: { parentId: { set: ids['m-root'] }, parentExternalId: { set: 'm-root' } } }] });
-    expect(errorMessage(both, 400)).toMatch(/items\[0\]\.update: give at most one of "parentId" and "parentExternalId"/);
+    const both = await h.post('/assets/update', { items: [{ externalId: 'm-b', update: { parentId: { set: ids['m-root'] }, parentExternalId: { set: 'm-a' } } }] });
+    expect(errorMessage(both, 400)).toMatch(/items\[0\]\.update: parentId \d+ and parentExternalId "m-a" name different assets; give one of them/);
+  });
+
+  it('takes parentId and parentExternalId together when they name the same asset, as SDKs send an asset they read', async () => {
+    const [read] = await byExternalIds(['m-b']);
+    expect(read.parentExternalId).toBeDefined();
+    const update = { parentId: { set: read.parentId }, parentExternalId: { set: read.parentExternalId }, description: { set: 'edited' } };
+    const res = await h.post('/assets/update', { items: [{ externalId: 'm-b', update }] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.items[0]).toMatchObject({ parentId: read.parentId, description: 'edited' });
+    const moved = await h.post('/assets/update', { items: [{ externalId: 'm-b', update: { parentId: { set: ids['m-root'] }, parentExternalId: { set: 'm-root' } } }] });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    expect((await byExternalIds(['m-b']))[0].parentId).toBe(ids['m-root']);
   });
 });
 

@@ -90,7 +90,7 @@ function resolveParents(db: Db, projectId: number, refs: ReadonlyArray<ParentRef
   return resolved;
 }
 
-/** `parentId` and `parentExternalId` name the same thing; an item may give one of them. */
+/** `parentId` and `parentExternalId` name the same thing; a created item may give one of them. */
 export function checkParentFields(items: ReadonlyArray<{ parentId?: unknown; parentExternalId?: unknown }>, path: (i: number) => Path): void {
   items.forEach((item, i) => {
     if (item.parentId !== undefined && item.parentExternalId !== undefined) {
@@ -163,17 +163,22 @@ function cycleError(items: readonly AssetCreate[], cycle: readonly number[]): Ap
  * hierarchy they produce together, and returns them as asset id -> new parent id.
  */
 export function planMoves(db: Db, projectId: number, items: readonly AssetUpdateItem[], ids: readonly number[]): Map<number, number> {
-  checkParentFields(
-    items.map((item) => item.update),
-    (i) => ['items', i, 'update'],
-  );
-  const refs = items.map((item, i): ParentRef | undefined => {
-    const { parentId, parentExternalId } = item.update;
-    if (parentId !== undefined) return { path: ['items', i, 'update', 'parentId'], id: parentId.set };
-    if (parentExternalId !== undefined) return { path: ['items', i, 'update', 'parentExternalId'], externalId: parentExternalId.set };
-    return undefined;
-  });
+  const byId = (item: AssetUpdateItem, i: number): ParentRef | undefined =>
+    item.update.parentId && { path: ['items', i, 'update', 'parentId'], id: item.update.parentId.set };
+  const byExternalId = (item: AssetUpdateItem, i: number): ParentRef | undefined =>
+    item.update.parentExternalId && { path: ['items', i, 'update', 'parentExternalId'], externalId: item.update.parentExternalId.set };
+  const refs = items.map((item, i) => byId(item, i) ?? byExternalId(item, i));
   const parents = resolveParents(db, projectId, refs);
+  // An update may name the parent both ways when both name the same asset: the official SDKs update an asset
+  // they read by sending each of its fields, and an asset reads with both its parentId and parentExternalId.
+  const named = resolveParents(db, projectId, items.map((item, i) => (item.update.parentId ? byExternalId(item, i) : undefined)));
+  items.forEach((item, i) => {
+    if (named[i] !== undefined && named[i] !== parents[i]) {
+      throw badRequest(
+        `${formatPath(['items', i, 'update'])}: parentId ${parents[i]} and parentExternalId ${JSON.stringify(item.update.parentExternalId!.set)} name different assets; give one of them`,
+      );
+    }
+  });
   const moved = items.map((_, i) => i).filter((i) => parents[i] !== undefined);
   const moves = new Map(moved.map((i) => [ids[i], parents[i]!]));
   if (moves.size === 0) return moves;
