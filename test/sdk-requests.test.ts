@@ -66,6 +66,22 @@ describe('requests as the official Python SDK sends them', () => {
     });
   }
 
+  it('searches assets and time series with the search fields not given sent as null', async () => {
+    await create('/assets', [{ externalId: 'sdk-search-a', name: 'Cooling water pump' }]);
+    await create('/timeseries', [{ externalId: 'sdk-search-t', name: 'cooling water flow' }]);
+    for (const [resource, expected] of [['assets', 'sdk-search-a'], ['timeseries', 'sdk-search-t']]) {
+      for (const search of [{ name: 'cooling', description: null, query: null }, { name: null, description: null, query: 'cooling' }]) {
+        const res = await sdkPost(`/${resource}/search`, { search, filter: {}, limit: 25 });
+        expect(res.status, `${resource} ${JSON.stringify(search)}: ${JSON.stringify(res.body)}`).toBe(200);
+        expect(res.body.items.map((item: { externalId: string }) => item.externalId)).toEqual([expected]);
+      }
+      expect(errorMessage(await sdkPost(`/${resource}/search`, { search: { name: 5, description: null } }), 400)).toMatch(/search\.name/);
+    }
+    // The spec says an events search with null values is a 400; the SDK sends {"description": null} only when
+    // called without a description.
+    expect(errorMessage(await sdkPost('/events/search', { search: { description: null }, filter: {}, limit: 25 }), 400)).toMatch(/search\.description: null is not allowed/);
+  });
+
   it('still refuses null where it means nothing', async () => {
     expect(errorMessage(await sdkPost('/events/list', { limit: null, cursor: null }), 400)).toMatch(/limit: null is not allowed/);
     expect(errorMessage(await sdkPost('/events/list', { cursor: 5 }), 400)).toMatch(/cursor/);

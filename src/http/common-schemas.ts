@@ -1,7 +1,7 @@
 /**
  * Request value shapes shared by every resource (ids, references, timestamps, paging, patches), declared once.
  */
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 export const MAX_SAFE_ID = Number.MAX_SAFE_INTEGER;
 
@@ -15,10 +15,18 @@ export const TimestampRange = Type.Object(
 export const Limit = Type.Integer({ minimum: 1, maximum: 1000 });
 export const Cursor = Type.String({ minLength: 1, maxLength: 4096 });
 /**
+ * A field that may also be sent as null, meaning the same as leaving it out, where existing clients send
+ * null for "not given". Everywhere else a null is refused, as the spec asks.
+ */
+export function orNull<T extends TSchema>(schema: T) {
+  return Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });
+}
+
+/**
  * The cursor of a list request body. `null` asks for the first page, as leaving it out does: the official
  * Python SDK sends `"cursor": null` with the first page of every list and of every partition.
  */
-export const ListCursor = Type.Unsafe<string | null>({ ...Cursor, nullable: true });
+export const ListCursor = orNull(Cursor);
 export const Partition = Type.String({ maxLength: 16 });
 export const IgnoreUnknownIds = Type.Optional(Type.Boolean());
 

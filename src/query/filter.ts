@@ -409,10 +409,11 @@ export function ftsQuery(text: string, column?: string): string {
 
 /**
  * An FTS query matching items that match any of the given texts, each in its index columns (all columns when
- * none are named); blank texts are skipped, and none at all gives undefined (no text search).
+ * none are named); blank and absent (undefined or null) texts are skipped, and none at all gives undefined
+ * (no text search).
  */
-export function ftsAnyOf(searches: ReadonlyArray<readonly [text: string | undefined, columns?: string]>): string | undefined {
-  const parts = searches.filter(([text]) => text !== undefined && text.trim() !== '').map(([text, columns]) => `(${ftsQuery(text!, columns)})`);
+export function ftsAnyOf(searches: ReadonlyArray<readonly [text: string | null | undefined, columns?: string]>): string | undefined {
+  const parts = searches.filter(([text]) => text != null && text.trim() !== '').map(([text, columns]) => `(${ftsQuery(text!, columns)})`);
   return parts.length ? parts.join(' OR ') : undefined;
 }
 

@@ -17,6 +17,7 @@ import {
   metadataPatchSchema,
   metadataSchema,
   nullablePatch,
+  orNull,
   partialObject,
   requiredPatch,
   type MetadataLimits,
@@ -116,10 +117,11 @@ export const SearchAssetsBody = Type.Object(
   {
     filter: Type.Optional(AssetFilter),
     search: Type.Optional(
+      // The official Python SDK sends all three, null for those not given.
       partialObject({
-        name: Name,
-        description: Description,
-        query: Type.String({ minLength: 1, maxLength: ASSET_LIMITS.name }),
+        name: orNull(Name),
+        description: orNull(Description),
+        query: orNull(Type.String({ minLength: 1, maxLength: ASSET_LIMITS.name })),
       }),
     ),
     limit: Type.Optional(Limit),

@@ -13,6 +13,7 @@ import {
   metadataPatchSchema,
   metadataSchema,
   nullablePatch,
+  orNull,
   partialObject,
   Partition,
   requiredPatch,
@@ -107,10 +108,11 @@ export const SearchTimeSeriesBody = Type.Object(
   {
     filter: Type.Optional(TimeSeriesFilter),
     search: Type.Optional(
+      // The official Python SDK sends all three, null for those not given.
       partialObject({
-        name: Type.String({ maxLength: TIME_SERIES_LIMITS.name }),
-        description: Type.String({ maxLength: TIME_SERIES_LIMITS.description }),
-        query: Type.String({ maxLength: TIME_SERIES_LIMITS.description }),
+        name: orNull(Type.String({ maxLength: TIME_SERIES_LIMITS.name })),
+        description: orNull(Type.String({ maxLength: TIME_SERIES_LIMITS.description })),
+        query: orNull(Type.String({ maxLength: TIME_SERIES_LIMITS.description })),
       }),
     ),
     limit: Type.Optional(Limit),

@@ -105,7 +105,7 @@ export function listTimeSeries(
 export function searchTimeSeries(
   services: Services,
   projectId: number,
-  req: { filter?: TimeSeriesFilter; search?: { name?: string; description?: string; query?: string }; limit?: number },
+  req: { filter?: TimeSeriesFilter; search?: { name?: string | null; description?: string | null; query?: string | null }; limit?: number },
 ) {
   const match = ftsAnyOf([
     [req.search?.name, 'name'],
