@@ -27,7 +27,7 @@ import { inProcessReader, ReadPool, sharedReader } from '../storage/read-pool.js
 import { ensureProjects, findProjectAuth, serverSecret } from '../storage/projects.js';
 import { ApiError, forbidden, notFound, unauthorized } from './errors.js';
 import { decodeRequestBody } from './content-encoding.js';
-import { JsonText } from './json-text.js';
+import { EncodedBody, JsonText } from './json-text.js';
 import { createApiLayers } from './layers.js';
 import type { ApiRoute, Project } from './route.js';
 import type { Services } from './services.js';
@@ -214,9 +214,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
               grants: req.grants!,
               services: req.services!,
               version: req.apiVersion ?? LATEST_STABLE,
+              headers: req.headers,
             });
             reply.code(def.status ?? 200);
             // Already JSON (items rendered by SQL): sent as is; Fastify's default type for objects, so clients see no difference.
+            if (result instanceof EncodedBody) return reply.type(result.type).send(result.body);
             if (result instanceof JsonText) {
               const { body, length } = result.payload();
               if (length !== undefined) reply.header('content-length', length);

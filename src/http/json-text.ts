@@ -27,6 +27,14 @@ export class JsonText {
   }
 }
 
+/** A response body in a format other than JSON, already encoded (data points as protocol buffers). */
+export class EncodedBody {
+  constructor(
+    readonly type: string,
+    readonly body: Buffer,
+  ) {}
+}
+
 /** `{"items":[...]}`, with `nextCursor` when there is one, from the JSON text of each item. */
 export function itemsJson(items: readonly string[], nextCursor?: string): JsonText {
   return new JsonText(`{"items":[${items.join(',')}${closing(nextCursor)}`);

@@ -3,6 +3,7 @@
  * its schemas, all as data. The app registers every declaration the same way, so the access matrix can be
  * listed and tested from one table.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Principal, Capability, Grant } from '../auth/principal.js';
 import type { Services } from './services.js';
@@ -24,6 +25,8 @@ export interface ApiContext<B, Q, P> {
   services: Services;
   /** The API version the request asked for: select dated behaviour with `version.at(key)` (see dated-changes.ts). */
   version: ApiVersion;
+  /** The request's headers (content negotiation: `Accept`). */
+  headers: IncomingHttpHeaders;
 }
 
 /** Release channel of an operation; beta and alpha operations need the channel's suffix on the version header. */

@@ -4,7 +4,8 @@
  * all of them read one snapshot of the store.
  */
 import { badRequest, missingItems } from '../../http/errors.js';
-import { JsonText } from '../../http/json-text.js';
+import { EncodedBody, JsonText } from '../../http/json-text.js';
+import { encodeDatapointList, PROTOBUF_TYPE } from './protobuf.js';
 import type { Services } from '../../http/services.js';
 import { checkRef, type Ref } from '../../query/refs.js';
 import type { Db } from '../../storage/db.js';
@@ -112,6 +113,7 @@ function resolve(services: Services, projectId: number, refs: Ref[], ignoreUnkno
 
 /** One response item: the series fields, then `datapoints` (objects, or the JSON text of the array), then `nextCursor`. */
 interface Result {
+  kind: 'numeric' | 'string' | 'aggregate';
   head: Record<string, unknown>;
   datapoints: unknown[] | string;
   nextCursor?: string;
@@ -131,6 +133,12 @@ export function listDatapoints(services: Services, projectId: number, body: List
     return `${head.slice(0, -1)},"datapoints":${points}${cursor}}`;
   });
   return new JsonText(`{"items":[${items.join(',')}]}`);
+}
+
+/** The response of `listDatapoints` as protocol buffers (see protobuf.ts). */
+export function listDatapointsProtobuf(services: Services, projectId: number, body: ListDatapointsBody, extremePoints = true): EncodedBody {
+  const items = runList(services, projectId, body, extremePoints, false) as Array<Result & { datapoints: unknown[] }>;
+  return new EncodedBody(PROTOBUF_TYPE, encodeDatapointList(items));
 }
 
 /** The response of `listDatapoints` as objects (the reference its text is tested against). */
@@ -166,6 +174,7 @@ function runList(services: Services, projectId: number, body: ListDatapointsBody
 
 function runQuery(services: Services, projectId: number, s: SeriesInfo, p: Planned, asText: boolean): Result {
   const head = seriesHeader(s);
+  const kind = p.q.aggregates ? 'aggregate' : s.isString ? 'string' : 'numeric';
   const treatment = treatmentOf(p.q);
   const includeStatus = p.q.includeStatus ?? false;
   const from = p.resume === undefined ? p.start : Math.max(p.resume, p.start);
@@ -174,7 +183,7 @@ function runQuery(services: Services, projectId: number, s: SeriesInfo, p: Plann
   if (p.q.aggregates) {
     head.isString = false;
     // No buckets asked for (limit 0), or a cursor already past the window: an empty page, and the last.
-    if (p.limit === 0 || from >= p.end) return { head, datapoints: [] };
+    if (p.limit === 0 || from >= p.end) return { kind, head, datapoints: [] };
     const grid = bucketGrid(p.granularity!, p.zone, from, p.end);
     const result = aggregateSeries(services.db, projectId, s.id, { grid, aggregates: p.q.aggregates, treatment, isStep: s.isStep, includeStatus, limit: p.limit });
     datapoints = result.buckets;
@@ -191,7 +200,7 @@ function runQuery(services: Services, projectId: number, s: SeriesInfo, p: Plann
       nextStart = result.nextStart;
     }
   }
-  return nextStart === undefined ? { head, datapoints } : { head, datapoints, nextCursor: services.cursors.encode({ t: nextStart }, p.binding) };
+  return nextStart === undefined ? { kind, head, datapoints } : { kind, head, datapoints, nextCursor: services.cursors.encode({ t: nextStart }, p.binding) };
 }
 
 export function latestDatapoints(services: Services, projectId: number, body: LatestDatapointsBody) {

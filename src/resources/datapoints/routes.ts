@@ -2,7 +2,8 @@
  * The data point operations. Inserting and deleting need `timeSeriesAcl:WRITE`, reading `timeSeriesAcl:READ`.
  */
 import { route, type ApiRoute } from '../../http/route.js';
-import { latestDatapoints, listDatapoints } from './read-service.js';
+import { acceptsProtobuf } from './protobuf.js';
+import { latestDatapoints, listDatapoints, listDatapointsProtobuf } from './read-service.js';
 import { DeleteDatapointsBody, InsertDatapointsBody, LatestDatapointsBody, ListDatapointsBody } from './schema.js';
 import { deleteDatapoints, insertDatapoints } from './write-service.js';
 
@@ -25,8 +26,9 @@ export const datapointRoutes: ApiRoute[] = [
     path: '/timeseries/data/list',
     capability: READ,
     body: ListDatapointsBody,
-    handler: ({ services, project, body, version }) =>
-      listDatapoints(services, project.id, body, version.at('extremeDatapointAggregates')),
+    // JSON, or protocol buffers for a client that asks for them (the official Python SDK reads data points so).
+    handler: ({ services, project, body, version, headers }) =>
+      (acceptsProtobuf(headers.accept) ? listDatapointsProtobuf : listDatapoints)(services, project.id, body, version.at('extremeDatapointAggregates')),
   }),
   route({
     method: 'POST',

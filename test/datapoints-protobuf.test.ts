@@ -1,0 +1,139 @@
+/**
+ * `POST /timeseries/data/list` with `Accept: application/protobuf`, as the official Python SDK reads data
+ * points. Responses are decoded with the published message schema (declared here, apart from the encoder)
+ * and compared with the JSON response to the same request.
+ */
+import protobuf from 'protobufjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorMessage, startHarness, type Harness } from './support/harness.js';
+
+const schema = protobuf.Root.fromJSON({
+  nested: {
+    Status: { fields: { code: { type: 'int64', id: 1 }, symbol: { type: 'string', id: 2 } } },
+    NumericDatapoint: { fields: { timestamp: { type: 'int64', id: 1 }, value: { type: 'double', id: 2 }, status: { type: 'Status', id: 3 }, nullValue: { type: 'bool', id: 4 } } },
+    NumericDatapoints: { fields: { datapoints: { rule: 'repeated', type: 'NumericDatapoint', id: 1 } } },
+    StringDatapoint: { fields: { timestamp: { type: 'int64', id: 1 }, value: { type: 'string', id: 2 }, status: { type: 'Status', id: 3 }, nullValue: { type: 'bool', id: 4 } } },
+    StringDatapoints: { fields: { datapoints: { rule: 'repeated', type: 'StringDatapoint', id: 1 } } },
+    AggregateDatapoint: {
+      fields: Object.fromEntries(
+        ['timestamp', 'average', 'max', 'min', 'count', 'sum', 'interpolation', 'stepInterpolation', 'continuousVariance', 'discreteVariance', 'totalVariation', 'countGood', 'countUncertain', 'countBad', 'durationGood', 'durationUncertain', 'durationBad'].map(
+          (name, i) => [name, { type: i === 0 ? 'int64' : 'double', id: i + 1 }],
+        ),
+      ),
+    },
+    AggregateDatapoints: { fields: { datapoints: { rule: 'repeated', type: 'AggregateDatapoint', id: 1 } } },
+    DataPointListItem: {
+      oneofs: { datapointType: { oneof: ['numericDatapoints', 'stringDatapoints', 'aggregateDatapoints'] } },
+      fields: {
+        id: { type: 'int64', id: 1 },
+        externalId: { type: 'string', id: 2 },
+        numericDatapoints: { type: 'NumericDatapoints', id: 3 },
+        stringDatapoints: { type: 'StringDatapoints', id: 4 },
+        aggregateDatapoints: { type: 'AggregateDatapoints', id: 5 },
+        isString: { type: 'bool', id: 6 },
+        isStep: { type: 'bool', id: 7 },
+        unit: { type: 'string', id: 8 },
+        nextCursor: { type: 'string', id: 9 },
+        unitExternalId: { type: 'string', id: 10 },
+      },
+    },
+    DataPointListResponse: { fields: { items: { rule: 'repeated', type: 'DataPointListItem', id: 1 } } },
+  },
+});
+const Response = schema.lookupType('DataPointListResponse');
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.close());
+
+const BAD = 0x80000000;
+
+async function series(fields: Record<string, unknown>): Promise<number> {
+  const res = await h.post('/timeseries', { items: [fields] });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.items[0].id;
+}
+
+/** The same request as JSON and as protocol buffers, the latter decoded to plain objects. */
+async function both(body: object): Promise<{ json: any; proto: any }> {
+  const json = await h.post('/timeseries/data/list', body);
+  expect(json.status, JSON.stringify(json.body)).toBe(200);
+  const res = await h.strata.app.inject({
+    method: 'POST',
+    url: `${h.base}/timeseries/data/list`,
+    headers: { authorization: `Bearer ${h.token}`, 'content-type': 'application/json', accept: 'application/protobuf' },
+    payload: JSON.stringify(body),
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  expect(res.headers['content-type']).toBe('application/protobuf');
+  const proto = Response.toObject(Response.decode(res.rawPayload), { longs: Number, oneofs: true, defaults: false });
+  return { json: json.body, proto };
+}
+
+describe('data points as protocol buffers', () => {
+  it('carry raw numeric points with statuses, non-finite and missing values, and the series fields', async () => {
+    const id = await series({ externalId: 'pb-num', unit: 'bar', isStep: true });
+    const datapoints = [
+      { timestamp: -5, value: 1.5 },
+      { timestamp: 0, value: 0 },
+      { timestamp: 2, value: 2, status: { symbol: 'Uncertain' } },
+      { timestamp: 3, value: 'NaN', status: { symbol: 'Bad' } },
+      { timestamp: 4, value: '-Infinity', status: { code: BAD } },
+      { timestamp: 6, status: { code: BAD } },
+    ];
+    expect((await h.post('/timeseries/data', { items: [{ id, datapoints }] })).status).toBe(200);
+    const { json, proto } = await both({ items: [{ id, start: -10, end: 10 }], ignoreBadDataPoints: false, treatUncertainAsBad: false, includeStatus: true });
+    const [item] = proto.items;
+    expect(item).toMatchObject({ id, externalId: 'pb-num', isStep: true, unit: 'bar', datapointType: 'numericDatapoints' });
+    expect(item.isString).toBeUndefined();
+    const points = item.numericDatapoints.datapoints;
+    expect(points.map((p: any) => p.timestamp ?? 0)).toEqual(json.items[0].datapoints.map((p: any) => p.timestamp));
+    expect(points[0].value).toBe(1.5);
+    expect(points[1].value).toBeUndefined(); // 0, the proto3 default
+    expect(points[2].status).toEqual({ code: json.items[0].datapoints[2].status.code, symbol: 'Uncertain' });
+    expect(points[3].value).toBeNaN();
+    expect(points[4].value).toBe(-Infinity);
+    expect(points[5]).toEqual({ timestamp: 6, nullValue: true, status: { code: BAD, symbol: 'Bad' } });
+  });
+
+  it('carry string points, aggregates (also none) and the cursor to page on', async () => {
+    const text = await series({ externalId: 'pb-str', isString: true });
+    const num = await series({ externalId: 'pb-agg' });
+    await h.post('/timeseries/data', { items: [{ id: text, datapoints: [{ timestamp: 1, value: 'on' }, { timestamp: 2, value: '' }] }] });
+    await h.post('/timeseries/data', { items: [{ id: num, datapoints: Array.from({ length: 120 }, (_, i) => ({ timestamp: i * 60_000, value: i })) }] });
+    const { json, proto } = await both({
+      items: [
+        { id: text, start: 0, end: 10 },
+        { id: num, start: 0, end: 7_200_000, aggregates: ['average', 'count', 'countGood'], granularity: '1h', limit: 1 },
+        { id: num, start: 10_000_000, end: 20_000_000, aggregates: ['count'], granularity: '1h' },
+      ],
+    });
+    const [strings, aggregates, none] = proto.items;
+    expect(strings).toMatchObject({ id: text, externalId: 'pb-str', isString: true, datapointType: 'stringDatapoints' });
+    expect(strings.stringDatapoints.datapoints).toEqual([{ timestamp: 1, value: 'on' }, { timestamp: 2 }]);
+    expect(aggregates.datapointType).toBe('aggregateDatapoints');
+    // As in JSON, less the fields at the proto3 default (the first bucket's timestamp is 0).
+    const withoutZeros = (p: Record<string, number>) => Object.fromEntries(Object.entries(p).filter(([, v]) => v !== 0));
+    expect(json.items[1].datapoints).toHaveLength(1);
+    expect(aggregates.aggregateDatapoints.datapoints).toEqual(json.items[1].datapoints.map(withoutZeros));
+    expect(aggregates.aggregateDatapoints.datapoints[0]).toMatchObject({ count: 60, countGood: 60 });
+    expect(aggregates.nextCursor).toBe(json.items[1].nextCursor);
+    expect(none.datapointType).toBe('aggregateDatapoints');
+    expect(none.aggregateDatapoints.datapoints ?? []).toEqual([]);
+    const next = await both({ items: [{ id: num, start: 0, end: 7_200_000, aggregates: ['average', 'count', 'countGood'], granularity: '1h', limit: 1, cursor: aggregates.nextCursor }] });
+    expect(next.proto.items[0].aggregateDatapoints.datapoints).toEqual(next.json.items[0].datapoints.map(withoutZeros));
+    expect(next.proto.items[0].aggregateDatapoints.datapoints[0]).toMatchObject({ timestamp: 3_600_000, count: 60 });
+    expect(next.proto.items[0].nextCursor).toBeUndefined();
+  });
+
+  it('answer errors and aggregates it has no message for in JSON', async () => {
+    const headers = { accept: 'application/protobuf' };
+    expect(errorMessage(await h.request('POST', '/timeseries/data/list', { items: [{ id: 1, limit: -1 }] }, headers), 400)).toMatch(/limit/);
+    const num = await series({ externalId: 'pb-extreme' });
+    await h.post('/timeseries/data', { items: [{ id: num, datapoints: [{ timestamp: 1, value: 1 }] }] });
+    const extreme = await h.request('POST', '/timeseries/data/list', { items: [{ id: num, aggregates: ['maxDatapoint'], granularity: '1h', start: 0, end: 10 }] }, headers);
+    expect(errorMessage(extreme, 400)).toMatch(/maxDatapoint has no protocol buffers form/);
+  });
+});
