@@ -171,14 +171,16 @@ export function planMoves(db: Db, projectId: number, items: readonly AssetUpdate
   const parents = resolveParents(db, projectId, refs);
   // An update may name the parent both ways when both name the same asset: the official SDKs update an asset
   // they read by sending each of its fields, and an asset reads with both its parentId and parentExternalId.
-  const named = resolveParents(db, projectId, items.map((item, i) => (item.update.parentId ? byExternalId(item, i) : undefined)));
-  items.forEach((item, i) => {
-    if (named[i] !== undefined && named[i] !== parents[i]) {
-      throw badRequest(
-        `${formatPath(['items', i, 'update'])}: parentId ${parents[i]} and parentExternalId ${JSON.stringify(item.update.parentExternalId!.set)} name different assets; give one of them`,
-      );
-    }
-  });
+  if (items.some((item) => item.update.parentId && item.update.parentExternalId)) {
+    const named = resolveParents(db, projectId, items.map((item, i) => (item.update.parentId ? byExternalId(item, i) : undefined)));
+    items.forEach((item, i) => {
+      if (named[i] !== undefined && named[i] !== parents[i]) {
+        throw badRequest(
+          `${formatPath(['items', i, 'update'])}: parentId ${parents[i]} and parentExternalId ${JSON.stringify(item.update.parentExternalId!.set)} name different assets; give one of them`,
+        );
+      }
+    });
+  }
   const moved = items.map((_, i) => i).filter((i) => parents[i] !== undefined);
   const moves = new Map(moved.map((i) => [ids[i], parents[i]!]));
   if (moves.size === 0) return moves;
