@@ -82,6 +82,25 @@ describe('requests as the official Python SDK sends them', () => {
     expect(errorMessage(await sdkPost('/events/search', { search: { description: null }, filter: {}, limit: 25 }), 400)).toMatch(/search\.description: null is not allowed/);
   });
 
+  it('takes the 7.x SDK\'s "replace" update, which clears metadata with {"set": []}', async () => {
+    await create('/events', [{ externalId: 'sdk-replace-e', metadata: { a: '1' }, description: 'd', assetIds: [] }]);
+    await create('/assets', [{ externalId: 'sdk-replace-a', name: 'a', metadata: { a: '1' } }]);
+    const events = await sdkPost('/events/update', {
+      items: [{ externalId: 'sdk-replace-e', update: { metadata: { set: [] }, assetIds: { set: [] }, description: { setNull: true }, type: { set: 't' } } }],
+    });
+    expect(events.status, JSON.stringify(events.body)).toBe(200);
+    expect(events.body.items[0]).toMatchObject({ externalId: 'sdk-replace-e', type: 't' });
+    expect(events.body.items[0].metadata ?? {}).toEqual({});
+    expect(events.body.items[0].description).toBeUndefined();
+    const assets = await sdkPost('/assets/update', { items: [{ externalId: 'sdk-replace-a', update: { metadata: { set: [] }, name: { set: 'b' } } }] });
+    expect(assets.status, JSON.stringify(assets.body)).toBe(200);
+    expect(assets.body.items[0].metadata ?? {}).toEqual({});
+    // Only the empty array stands for an empty map.
+    expect(errorMessage(await sdkPost('/events/update', { items: [{ externalId: 'sdk-replace-e', update: { metadata: { set: ['a'] } } }] }), 400)).toMatch(
+      /items\[0\]\.update\.metadata\.set: expected object, got an array/,
+    );
+  });
+
   it('still refuses null where it means nothing', async () => {
     expect(errorMessage(await sdkPost('/events/list', { limit: null, cursor: null }), 400)).toMatch(/limit: null is not allowed/);
     expect(errorMessage(await sdkPost('/events/list', { cursor: 5 }), 400)).toMatch(/cursor/);

@@ -77,7 +77,9 @@ export const metadataPatchSchema = (limits: MetadataLimits) =>
   Type.Optional(
     Type.Object(
       {
-        set: Type.Optional(metadataSchema(limits)),
+        // An empty array is an empty map here: the official Python SDK's 7.x "replace" updates clear metadata
+        // with {"set": []}.
+        set: Type.Optional(Type.Union([metadataSchema(limits), Type.Array(Type.Never(), { maxItems: 0 })])),
         add: Type.Optional(metadataSchema(limits)),
         remove: Type.Optional(Type.Array(Type.String({ maxLength: limits.keyLength }), { maxItems: limits.keys * 4 })),
       },
