@@ -59,7 +59,17 @@ interface Plan {
   readonly slots: readonly Slots[];
   /** The path parameter a per-parameter budget is keyed by, if any. */
   readonly param: string | undefined;
+  /** Store keys by principal (and parameter value): see keysFor. */
+  readonly keys: Map<string, Keys>;
 }
+
+interface Keys {
+  readonly bucketKeys: readonly string[];
+  readonly slotKeys: readonly string[];
+}
+
+/** Principals (with parameter values) whose keys a plan keeps; past it the plan starts over. */
+const KEYS_KEPT = 4096;
 
 /** An operation's own declared budgets, before they are placed in a project. */
 interface RouteBudgets {
@@ -133,8 +143,7 @@ export async function createThrottle(opts: ThrottleOptions): Promise<Throttle> {
       const plan = planFor(req.project!.name, route);
       const subject = req.principal!.subject;
       const value = plan.param === undefined ? '' : String((req.params as Record<string, unknown>)[plan.param]);
-      const bucketKeys = keysOf(plan.rates, subject, value);
-      const slotKeys = keysOf(plan.concurrency, subject, value);
+      const { bucketKeys, slotKeys } = keysFor(plan, subject, value);
       const result = store.acquire(plan.buckets, bucketKeys, plan.slots, slotKeys);
       if (result instanceof Promise) result.then((r) => admit(req, reply, plan, r, done), done);
       else admit(req, reply, plan, result, done);
@@ -161,6 +170,22 @@ export async function createThrottle(opts: ThrottleOptions): Promise<Throttle> {
   }
 
   return { hooksFor, close: () => store.close() };
+}
+
+/**
+ * A request's store keys, kept per plan for the principals (and parameter values) seen lately: built once, a
+ * key's hash is computed once too, and a request's lookups in the store are the cheap ones.
+ */
+function keysFor(plan: Plan, subject: string, value: string): Keys {
+  // The subject's length first: no two (subject, value) pairs make the same id.
+  const id = plan.param === undefined ? subject : `${subject.length}:${subject}${value}`;
+  let keys = plan.keys.get(id);
+  if (keys === undefined) {
+    if (plan.keys.size >= KEYS_KEPT) plan.keys.clear();
+    keys = { bucketKeys: keysOf(plan.rates, subject, value), slotKeys: keysOf(plan.concurrency, subject, value) };
+    plan.keys.set(id, keys);
+  }
+  return keys;
 }
 
 function keysOf(budgets: readonly Budget[], subject: string, value: string): string[] {
@@ -234,6 +259,7 @@ function buildPlan(project: string, limits: ThrottleLimits, route: RouteBudgets)
     concurrency,
     slots: concurrency.map((b) => ({ max: b.max })),
     param,
+    keys: new Map(),
   };
 }
 
