@@ -1,9 +1,13 @@
 /**
  * Groups and what they grant: membership by the token's groups claim (`sourceId`), by subject (`members`)
  * or for everyone, narrowed by application; capabilities as the union over groups; own groups and all
- * groups; deletion taking effect at once; token inspection.
+ * groups; deletion taking effect at once (in another process on the same store: within moments); token inspection.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_AUTH_FRESH_MS } from '../src/storage/projects.js';
 import { bearer, capability, clientToken, createGroup } from './support/auth.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
 
@@ -114,5 +118,33 @@ describe('token inspection', () => {
     expect(admin.body.capabilities).toContainEqual({ eventsAcl: { actions: ['READ', 'WRITE'], scope: { all: {} } }, projectScope: { allProjects: {} } });
     errorMessage(await h.request('GET', '/api/v1/token/inspect', undefined, { authorization: 'Bearer x.y.z' }), 401);
     errorMessage(await h.request('GET', '/api/v1/token/inspect', undefined, { authorization: '' }), 401);
+  });
+});
+
+describe('two processes on one data directory', () => {
+  it('takes a group deleted through one away in the other within PROJECT_AUTH_FRESH_MS', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strata-two-'));
+    const env = { STRATA_DATA_DIR: dir, STRATA_CLIENTS: JSON.stringify(CLIENTS) };
+    const a = await startHarness({}, env);
+    const b = await startHarness({}, env);
+    try {
+      const reader = await clientToken(a, 'reader', 'reader-secret');
+      const id = await createGroup(a, { name: 'Shared', sourceId: 'readers', capabilities: [capability('sessionsAcl', ['LIST'])] });
+      // B has resolved the reader's groups with the group in them (and keeps them while the version holds).
+      expect((await b.request('GET', '/sessions', undefined, bearer(reader))).status).toBe(200);
+      expect((await a.post('/groups/delete', { items: [id] })).status).toBe(200);
+      expect((await a.request('GET', '/sessions', undefined, bearer(reader))).status).toBe(403);
+      const deleted = performance.now();
+      let status = 200;
+      while (status === 200 && performance.now() - deleted < PROJECT_AUTH_FRESH_MS * 8) {
+        status = (await b.request('GET', '/sessions', undefined, bearer(reader))).status;
+        if (status === 200) await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(status).toBe(403);
+    } finally {
+      await b.close();
+      await a.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

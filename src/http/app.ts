@@ -24,7 +24,7 @@ import { sessionRoutes } from '../resources/sessions/routes.js';
 import { timeSeriesRoutes } from '../resources/timeseries/routes.js';
 import { openDatabase, type Db } from '../storage/db.js';
 import { inProcessReader, ReadPool, sharedReader } from '../storage/read-pool.js';
-import { ensureProjects, findProjectAuth, serverSecret } from '../storage/projects.js';
+import { ensureProjects, findProjectAuthRecent, serverSecret } from '../storage/projects.js';
 import { ApiError, forbidden, notFound, unauthorized } from './errors.js';
 import { decodeRequestBody } from './content-encoding.js';
 import { EncodedBody, JsonText } from './json-text.js';
@@ -180,7 +180,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         const authorization = req.headers.authorization;
         if (!authorization && !options.principal) throw unauthorized(MISSING_AUTHORIZATION);
         const name = (req.params as { project: string }).project;
-        const project = findProjectAuth(db, name);
+        const project = findProjectAuthRecent(db, name);
         if (!project) throw notFound(`Project "${name}" does not exist on this server`);
         const principal = options.principal ?? auth.cachedPrincipal(authorization!, project) ?? (await auth.authenticate(authorization, project));
         if (!canAccessProject(principal, name)) throw forbidden(`The principal "${principal.subject}" has no access to project "${name}"`);
