@@ -94,10 +94,22 @@ describe('create', () => {
     expect(byId.body.error.missing).toEqual([{ id: 987654321 }]);
   });
 
-  it('refuses parentId together with parentExternalId', async () => {
-    const [p] = await create([{ externalId: 'both-p', name: 'p' }]);
-    const res = await h.post('/assets', { items: [{ name: 'x', parentId: p.id, parentExternalId: 'both-p' }] });
-    expect(errorMessage(res, 400)).toMatch(/items\[0\]: give at most one of "parentId" and "parentExternalId"/);
+  it('takes parentId together with parentExternalId when they name the same asset, and refuses them otherwise', async () => {
+    const [p, q] = await create([
+      { externalId: 'both-p', name: 'p' },
+      { externalId: 'both-q', name: 'q' },
+    ]);
+    // A copy of an asset read back (both fields), as SDK users create them.
+    const [copy] = await create([{ externalId: 'both-copy', name: 'x', parentId: p.id, parentExternalId: 'both-p' }]);
+    expect(copy).toMatchObject({ parentId: p.id, parentExternalId: 'both-p', rootId: p.id });
+
+    const differ = await h.post('/assets', { items: [{ externalId: 'both-x', name: 'x' }, { externalId: 'both-y', name: 'y', parentId: p.id, parentExternalId: 'both-q' }] });
+    expect(errorMessage(differ, 400)).toBe(`items[1]: parentId ${p.id} and parentExternalId "both-q" name different assets; give one of them`);
+    const unknown = await h.post('/assets', { items: [{ externalId: 'both-x', name: 'x', parentId: q.id, parentExternalId: 'both-nowhere' }] });
+    expect(errorMessage(unknown, 400)).toMatch(/items\[0\]\.parentExternalId: no asset with externalId "both-nowhere"/);
+    expect(unknown.body.error.missing).toEqual([{ externalId: 'both-nowhere' }]);
+    // Nothing of a refused request was created.
+    expect((await h.post('/assets/byids', { items: [{ externalId: 'both-x' }, { externalId: 'both-y' }], ignoreUnknownIds: true })).body.items).toEqual([]);
   });
 
   it('refuses bad fields with a message naming them', async () => {

@@ -90,11 +90,21 @@ function resolveParents(db: Db, projectId: number, refs: ReadonlyArray<ParentRef
   return resolved;
 }
 
-/** `parentId` and `parentExternalId` name the same thing; a created item may give one of them. */
-export function checkParentFields(items: ReadonlyArray<{ parentId?: unknown; parentExternalId?: unknown }>, path: (i: number) => Path): void {
-  items.forEach((item, i) => {
-    if (item.parentId !== undefined && item.parentExternalId !== undefined) {
-      throw badRequest(`${formatPath(path(i))}: give at most one of "parentId" and "parentExternalId"`);
+/**
+ * An item may name its parent both ways when both name the same asset: the official SDKs send every field of
+ * an asset they read, and an asset reads with both its parentId and parentExternalId. `parents[i]` is the
+ * parent `parentId` named; `alsoNamed[i]` the item's `parentExternalId` when it gave both. The request is
+ * refused when the two disagree, or when the external id names no asset.
+ */
+function refuseDisagreeingParents(db: Db, projectId: number, parents: ReadonlyArray<number | undefined>, alsoNamed: ReadonlyArray<ParentRef | undefined>): void {
+  if (alsoNamed.every((r) => r === undefined)) return;
+  const named = resolveParents(db, projectId, alsoNamed);
+  named.forEach((id, i) => {
+    const ref = alsoNamed[i];
+    if (ref !== undefined && id !== parents[i]) {
+      throw badRequest(
+        `${formatPath(ref.path.slice(0, -1))}: parentId ${parents[i]} and parentExternalId ${JSON.stringify(ref.externalId)} name different assets; give one of them`,
+      );
     }
   });
 }
@@ -116,6 +126,14 @@ export function placeCreatedAssets(db: Db, projectId: number, items: readonly As
       if (item.parentExternalId !== undefined) return { path: ['items', i, 'parentExternalId'], externalId: item.parentExternalId };
       return undefined;
     }),
+  );
+  refuseDisagreeingParents(
+    db,
+    projectId,
+    parentIds,
+    items.map((item, i) =>
+      item.parentId !== undefined && item.parentExternalId !== undefined ? { path: ['items', i, 'parentExternalId'], externalId: item.parentExternalId } : undefined,
+    ),
   );
   const indexOf = new Map(ids.map((id, i) => [id, i]));
   const storedParents = hierarchyRows(
@@ -169,18 +187,7 @@ export function planMoves(db: Db, projectId: number, items: readonly AssetUpdate
     item.update.parentExternalId && { path: ['items', i, 'update', 'parentExternalId'], externalId: item.update.parentExternalId.set };
   const refs = items.map((item, i) => byId(item, i) ?? byExternalId(item, i));
   const parents = resolveParents(db, projectId, refs);
-  // An update may name the parent both ways when both name the same asset: the official SDKs update an asset
-  // they read by sending each of its fields, and an asset reads with both its parentId and parentExternalId.
-  if (items.some((item) => item.update.parentId && item.update.parentExternalId)) {
-    const named = resolveParents(db, projectId, items.map((item, i) => (item.update.parentId ? byExternalId(item, i) : undefined)));
-    items.forEach((item, i) => {
-      if (named[i] !== undefined && named[i] !== parents[i]) {
-        throw badRequest(
-          `${formatPath(['items', i, 'update'])}: parentId ${parents[i]} and parentExternalId ${JSON.stringify(item.update.parentExternalId!.set)} name different assets; give one of them`,
-        );
-      }
-    });
-  }
+  refuseDisagreeingParents(db, projectId, parents, items.map((item, i) => (item.update.parentId ? byExternalId(item, i) : undefined)));
   const moved = items.map((_, i) => i).filter((i) => parents[i] !== undefined);
   const moves = new Map(moved.map((i) => [ids[i], parents[i]!]));
   if (moves.size === 0) return moves;

@@ -25,7 +25,7 @@ import {
   type UpdateItem,
 } from '../crud.js';
 import { checkGeoLocation } from './geo.js';
-import { applyMoves, checkParentFields, deleteDescendants, placeCreatedAssets, planMoves, refuseOrphans } from './hierarchy.js';
+import { applyMoves, deleteDescendants, placeCreatedAssets, planMoves, refuseOrphans } from './hierarchy.js';
 import { presentAssets } from './present.js';
 import {
   ASSET_LIMITS,
@@ -105,7 +105,6 @@ export function assetFilterNode(f: AssetFilter | undefined, db: Db, projectId: n
 }
 
 export function createAssets(services: Services, projectId: number, items: readonly AssetCreate[]): Item[] {
-  checkParentFields(items, (i) => ['items', i]);
   return inTransaction(services.db, () => {
     const ids = createItems(assetSpec, services, projectId, items).map((a) => a.id);
     placeCreatedAssets(services.db, projectId, items, ids);
