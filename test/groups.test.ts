@@ -1,7 +1,8 @@
 /**
  * Groups and what they grant: membership by the token's groups claim (`sourceId`), by subject (`members`)
  * or for everyone, narrowed by application; capabilities as the union over groups; own groups and all
- * groups; deletion taking effect at once (in another process on the same store: within moments); token inspection.
+ * groups; deletion taking effect at once (in another process on the same store: within moments); token
+ * inspection.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
