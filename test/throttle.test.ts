@@ -14,6 +14,7 @@ import { buildApp } from '../src/http/app.js';
 import { route } from '../src/http/route.js';
 import { openDatabase } from '../src/storage/db.js';
 import { ensureProjects } from '../src/storage/projects.js';
+import { bearer, capability, clientToken, createGroup } from './support/auth.js';
 import { errorMessage, type Harness } from './support/harness.js';
 import { Holds, manualClock, startCustomHarness, type CustomHarnessOptions } from './support/custom-harness.js';
 import { freePort } from './support/net.js';
@@ -156,6 +157,28 @@ describe('concurrency', () => {
     expect((await h.get('/api/v1/projects/other/events')).status).toBe(200);
     holds.releaseAll();
     expect((await held).status).toBe(200);
+  });
+
+  it('keeps each principal\'s budget apart within a project', async () => {
+    const holds = new Holds();
+    const h = await start({
+      env: { STRATA_PRINCIPAL_CONCURRENCY_LIMIT: '1', STRATA_CLIENTS: JSON.stringify([{ clientId: 'second', clientSecret: 'second-secret', groups: ['readers'] }]) },
+      build: { extraRoutes: [holds.route('/test/hold')] },
+    });
+    await createGroup(h, { name: 'Readers', sourceId: 'readers', capabilities: [capability('eventsAcl', ['READ'])] });
+    const second = bearer(await clientToken(h, 'second', 'second-secret'));
+    const held = h.get('/test/hold');
+    await holds.entered(1);
+    // The administrator's one slot is taken; the second principal's is not.
+    expect((await h.request('GET', '/events', undefined, second)).status).toBe(200);
+    expect(errorMessage(await h.get('/events'), 429)).toMatch(/principal "strata-admin" in project "dev": at most 1 concurrent request/);
+    const secondHeld = h.request('GET', '/test/hold', undefined, second);
+    await holds.entered(2);
+    expect(errorMessage(await h.request('GET', '/events', undefined, second), 429)).toMatch(/principal "second" in project "dev"/);
+    holds.releaseAll();
+    for (const r of [await held, await secondHeld]) expect(r.status).toBe(200);
+    expect((await h.get('/events')).status).toBe(200);
+    expect((await h.request('GET', '/events', undefined, second)).status).toBe(200);
   });
 
   it('frees the slot of a request whose handler fails', async () => {
