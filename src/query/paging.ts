@@ -152,18 +152,18 @@ export async function fetchPage<Row extends Record<string, unknown>>(reader: Rea
     if (position && s === position.s) conditions.push(keysetCondition(seg.keys, position.v));
     const keyColumns = seg.keys.map((k, i) => sql`${k.expr} AS __k${Sql.raw(String(i))}`);
     const order = seg.keys.map((k) => sql`${k.expr} ${Sql.raw(k.desc ? 'DESC' : 'ASC')}`);
-    const pageOrder = Sql.join(
-      seg.keys.map((k, i) => sql`p.__k${Sql.raw(String(i))} ${Sql.raw(k.desc ? 'DESC' : 'ASC')}`),
-      ', ',
-    );
-    const pageKeys = seg.keys.map((_, i) => Sql.raw(`p.__k${i}`));
     const wanted = q.limit - read;
     const inner = sql`SELECT ${Sql.raw(q.idExpr)} AS __id, ${Sql.join(keyColumns, ', ')} FROM ${q.pick ?? q.from} WHERE ${Sql.and(conditions)} ORDER BY ${Sql.join(
       order,
       ', ',
     )} LIMIT ${wanted + 1}`;
-    const rowsQuery = sql`SELECT ${q.select}, ${Sql.join(pageKeys, ', ')} FROM (${inner}) p JOIN ${q.from} ON ${Sql.raw(q.idExpr)} = p.__id ORDER BY ${pageOrder}`;
     if (q.join === undefined) {
+      const pageKeys = seg.keys.map((_, i) => Sql.raw(`p.__k${i}`));
+      const pageOrder = Sql.join(
+        seg.keys.map((k, i) => sql`p.__k${Sql.raw(String(i))} ${Sql.raw(k.desc ? 'DESC' : 'ASC')}`),
+        ', ',
+      );
+      const rowsQuery = sql`SELECT ${q.select}, ${Sql.join(pageKeys, ', ')} FROM (${inner}) p JOIN ${q.from} ON ${Sql.raw(q.idExpr)} = p.__id ORDER BY ${pageOrder}`;
       const found = await reader.all<Row>(rowsQuery, { parallel: q.parallel });
       for (const row of found) {
         if (read++ < q.limit) last = { s, v: seg.keys.map((_, i) => row[`__k${i}`] as SqlValue) };
