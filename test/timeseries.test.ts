@@ -66,6 +66,23 @@ describe('create', () => {
     expect(twice.body.error.duplicated).toEqual([{ externalId: 'ts-twice' }]);
   });
 
+  it('refuses a taken instanceId with 409, also when the request names it twice, and creates nothing', async () => {
+    const instanceId = { space: 'sp', externalId: 'ts-inst' };
+    await create([{ externalId: 'ts-inst', instanceId }]);
+    const before = await count();
+    const taken = await h.post('/timeseries', { items: [{ externalId: 'ts-inst-new' }, { instanceId }] });
+    expect(errorMessage(taken, 409)).toMatch(/instance ids: .*ts-inst/);
+    expect(taken.body.error.duplicated).toEqual([{ instanceId }]);
+    const both = await h.post('/timeseries', { items: [{ externalId: 'ts-inst', instanceId }] });
+    expect(errorMessage(both, 409)).toMatch(/external ids and instance ids/);
+    expect(both.body.error.duplicated).toEqual([{ externalId: 'ts-inst' }, { instanceId }]);
+    const again = { space: 'sp', externalId: 'ts-inst-twice' };
+    const twice = await h.post('/timeseries', { items: [{ instanceId: again }, { externalId: 'other', instanceId: again }] });
+    expect(errorMessage(twice, 409)).toMatch(/ts-inst-twice/);
+    expect(twice.body.error.duplicated).toEqual([{ instanceId: again }]);
+    expect(await count()).toBe(before);
+  });
+
   it('refuses bad input, naming the field', async () => {
     const bad: Array<[object, RegExp]> = [
       [{ isString: true, unitExternalId: 'temperature:deg_c' }, /items\[0\]\.unitExternalId: a unit from the unit catalog applies only to numeric/],

@@ -41,10 +41,17 @@ export const duplicatedItems = (duplicated: IdentifierRef[], status = 409) =>
   new ApiError(
     status,
     status === 409
-      ? `Duplicate external ids: ${describeRefs(duplicated)} already exist${duplicated.length === 1 ? 's' : ''}`
+      ? `Duplicate ${identifierKinds(duplicated)}: ${describeRefs(duplicated)} already exist${duplicated.length === 1 ? 's' : ''}`
       : `The request names the same item more than once: ${describeRefs(duplicated)}`,
     { duplicated },
   );
+
+/** What kind of identifiers a `duplicated` list holds, for its message. */
+function identifierKinds(refs: IdentifierRef[]): string {
+  const instance = refs.some((r) => 'instanceId' in r);
+  const external = refs.some((r) => 'externalId' in r);
+  return instance && external ? 'external ids and instance ids' : instance ? 'instance ids' : 'external ids';
+}
 
 function describeRefs(refs: IdentifierRef[]): string {
   const shown = refs.slice(0, 5).map((r) => JSON.stringify(r));

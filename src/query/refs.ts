@@ -36,15 +36,21 @@ export function refKey(ref: Ref): string {
   return `n:${ref.instanceId.space}\u0000${ref.instanceId.externalId}`;
 }
 
-/** 400 with `duplicated` when the request names the same reference twice. */
-export function rejectDuplicateRefs(refs: readonly Ref[]): void {
+/** The references that repeat an earlier one, each once. */
+function repeatedRefs(refs: readonly Ref[]): Ref[] {
   const seen = new Set<string>();
-  const dup: Ref[] = [];
+  const repeated = new Map<string, Ref>();
   for (const r of refs) {
     const k = refKey(r);
-    if (seen.has(k)) dup.push(r);
+    if (seen.has(k)) repeated.set(k, r);
     seen.add(k);
   }
+  return [...repeated.values()];
+}
+
+/** 400 with `duplicated` when the request names the same reference twice. */
+export function rejectDuplicateRefs(refs: readonly Ref[]): void {
+  const dup = repeatedRefs(refs);
   if (dup.length) throw duplicatedItems(dup, 400);
 }
 
@@ -112,12 +118,29 @@ export function resolveRefs(db: Db, table: string, projectId: number, refs: read
   return resolved;
 }
 
-/** Existing external ids among the given ones (for 409 `duplicated` on create and update). */
-export function existingExternalIds(db: Db, table: string, projectId: number, externalIds: readonly string[]): Map<string, number> {
-  return lookupRefs(
-    db,
-    table,
-    projectId,
-    externalIds.map((externalId) => ({ externalId })),
-  ).byExternalId;
+/** The given references that name stored items, each with the item's id (for 409 `duplicated` on create and update). */
+export function existingRefs(db: Db, table: string, projectId: number, refs: readonly Ref[]): Array<{ ref: Ref; id: number }> {
+  const found = lookupRefs(db, table, projectId, refs);
+  const out: Array<{ ref: Ref; id: number }> = [];
+  for (const ref of refs) {
+    const id = resolveOne(ref, found);
+    if (id !== undefined) out.push({ ref, id });
+  }
+  return out;
+}
+
+/**
+ * The identifiers items claim (their `externalId`, and their `instanceId` where the resource has one), which
+ * must be unique in a project: 409 with `duplicated` when the request claims one twice.
+ */
+export function claimedRefs(items: ReadonlyArray<{ externalId?: unknown; instanceId?: unknown }>): Ref[] {
+  const refs: Ref[] = [];
+  for (const item of items) {
+    if (typeof item.externalId === 'string') refs.push({ externalId: item.externalId });
+    const n = item.instanceId as InstanceId | null | undefined;
+    if (n) refs.push({ instanceId: { space: n.space, externalId: n.externalId } });
+  }
+  const repeated = repeatedRefs(refs);
+  if (repeated.length) throw duplicatedItems(repeated);
+  return refs;
 }

@@ -12,7 +12,7 @@ import type { Services } from '../http/services.js';
 import type { MetadataLimits } from '../http/common-schemas.js';
 import type { ResourceCatalog } from '../query/catalog.js';
 import { requireExistingIn } from '../query/references.js';
-import { checkRef, existingExternalIds, refKey, rejectDuplicateRefs, resolveRefs, type Ref, type RefInput } from '../query/refs.js';
+import { checkRef, claimedRefs, existingRefs, refKey, rejectDuplicateRefs, resolveRefs, type Ref, type RefInput } from '../query/refs.js';
 import { all, inTransaction, prepare, type Db } from '../storage/db.js';
 import { Sql, sql } from '../storage/sql.js';
 import type { FilterNode } from '../query/filter.js';
@@ -70,13 +70,6 @@ export interface ResourceSpec<Create> {
 
 export interface UpdateItem extends RefInput {
   update: Record<string, unknown>;
-}
-
-function rejectDuplicateExternalIds(externalIds: string[]): void {
-  const seen = new Set<string>();
-  const dup = new Set<string>();
-  for (const x of externalIds) (seen.has(x) ? dup : seen).add(x);
-  if (dup.size) throw duplicatedItems([...dup].map((externalId) => ({ externalId })));
 }
 
 export function checkRefs(items: readonly RefInput[], allowInstanceIds = false): Ref[] {
@@ -178,11 +171,10 @@ export function createItems<C>(spec: ResourceSpec<C>, services: Services, projec
     const noun = spec.catalog.noun;
     requireWritable(services.access, noun, values.map((v, i) => ({ target: scopeTarget(spec as ResourceSpec<unknown>, v), path: ['items', i] })));
   }
-  const externalIds = values.map((v) => v.externalId).filter((x): x is string => typeof x === 'string');
-  rejectDuplicateExternalIds(externalIds);
+  const claimed = claimedRefs(values);
   return inTransaction(db, () => {
-    const existing = existingExternalIds(db, spec.table.table, projectId, externalIds);
-    if (existing.size) throw duplicatedItems([...existing.keys()].map((externalId) => ({ externalId })));
+    const existing = existingRefs(db, spec.table.table, projectId, claimed);
+    if (existing.length) throw duplicatedItems(existing.map((e) => e.ref));
     checkReferences(spec, ctx, values);
     const now = services.now();
     const ids = insertItems(db, spec.table, projectId, values, now);
@@ -296,16 +288,13 @@ export function updateItems(spec: ResourceSpec<unknown>, services: Services, pro
     });
     if (scoped) requireWritable(services.access, spec.catalog.noun, next.map((v, i) => ({ target: scopeTarget(spec, v, ids[i]), path: ['items', i, 'update'] })));
     // External ids stay unique: among the updated items, and against items this request does not change.
-    rejectDuplicateExternalIds(next.map((v) => v.externalId).filter((x): x is string => typeof x === 'string'));
+    // (An update cannot change an instanceId.)
+    claimedRefs(next.map((v) => ({ externalId: v.externalId })));
     const changed = next.map((v, i) => ({ v, i })).filter(({ v, i }) => v.externalId !== null && v.externalId !== rows[i].external_id);
-    const taken = existingExternalIds(
-      db,
-      t.table,
-      projectId,
-      changed.map(({ v }) => v.externalId as string),
-    );
     const updating = new Set(ids);
-    const conflicts = [...taken].filter(([, id]) => !updating.has(id)).map(([externalId]) => ({ externalId }));
+    const conflicts = existingRefs(db, t.table, projectId, changed.map(({ v }) => ({ externalId: v.externalId as string })))
+      .filter((e) => !updating.has(e.id))
+      .map((e) => e.ref);
     if (conflicts.length) throw duplicatedItems(conflicts);
     checkReferences(spec, ctx, next, rows.map((r) => toValues(t, r)));
     // Release changed external ids first, so that swaps within one request do not collide on the unique index.
