@@ -5,7 +5,8 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from './support/harness.js';
+import net from 'node:net';
+import { errorMessage, startHarness, type Harness } from './support/harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -81,5 +82,33 @@ describe('no request makes the server answer 500', () => {
       }),
       { numRuns: 200, seed: 7 },
     );
+  });
+});
+
+describe('requests refused before any route runs still get the error shape', () => {
+  it('a path with bad percent-encoding is a 400, and an over-long path segment a 414', async () => {
+    expect(errorMessage(await h.get('/events/%ZZ'), 400)).toMatch(/not a valid URL \(check its percent-encoding\)/);
+    expect(errorMessage(await h.get(`/api/v1/projects/${'p'.repeat(150)}/events`), 414)).toMatch(/longer than 100 characters/);
+  });
+
+  it('a request that is not valid HTTP, or whose headers are too large, gets a JSON error before the connection closes', async () => {
+    const url = new URL(await h.strata.app.listen({ host: '127.0.0.1', port: 0 }));
+    const send = (text: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = net.connect(Number(url.port), url.hostname, () => socket.write(text));
+        let received = '';
+        socket.on('data', (chunk) => (received += chunk.toString('utf8')));
+        socket.on('close', () => resolve(received));
+        socket.on('error', reject);
+      });
+    const parse = (raw: string) => {
+      const [head, body] = raw.split('\r\n\r\n');
+      return { status: Number(head.split(' ')[1]), headers: { 'content-type': /content-type: ([^\r]+)/i.exec(head)?.[1] }, body: JSON.parse(body) };
+    };
+    const framing = parse(await send('POST /api/v1/projects/dev/events HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n'));
+    expect(framing).toMatchObject({ status: 400, headers: { 'content-type': 'application/json; charset=utf-8' } });
+    expect(errorMessage(framing, 400)).toMatch(/not valid HTTP\/1\.1/);
+    const headers = parse(await send(`GET /api/v1/projects/dev/events HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`));
+    expect(errorMessage(headers, 431)).toMatch(/larger than \d+ bytes/);
   });
 });

@@ -4,7 +4,8 @@
  * -> resource handler (one transaction) -> response.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import http from 'node:http';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { accessFor } from '../auth/access.js';
 import { createAclRegistry } from '../auth/acls.js';
@@ -25,7 +26,7 @@ import { timeSeriesRoutes } from '../resources/timeseries/routes.js';
 import { openDatabase, type Db } from '../storage/db.js';
 import { inProcessReader, ReadPool, sharedReader } from '../storage/read-pool.js';
 import { ensureProjects, findProjectAuthRecent, serverSecret } from '../storage/projects.js';
-import { ApiError, forbidden, notFound, unauthorized } from './errors.js';
+import { ApiError, forbidden, malformedRequestResponse, notFound, routerError, unauthorized } from './errors.js';
 import { decodeRequestBody } from './content-encoding.js';
 import { EncodedBody, JsonText } from './json-text.js';
 import { createApiLayers } from './layers.js';
@@ -36,6 +37,8 @@ import { LATEST_STABLE } from './versioning.js';
 
 export const API_PREFIX = '/api/v1/projects/:project';
 export const REQUEST_ID_HEADER = 'x-request-id';
+/** The longest path segment the router takes (project names have at most 64 characters, ids fewer). */
+const MAX_PARAM_LENGTH = 100;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -121,6 +124,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     requestIdHeader: false,
     ajv: { customOptions: { strict: false } },
+    // Requests refused before any route runs get the API's error shape too.
+    frameworkErrors: (error, req, reply) => {
+      const refused = routerError(error.code, req.url, MAX_PARAM_LENGTH);
+      void (reply as FastifyReply).code(refused.status).send(refused.body());
+    },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      if (socket.writable) socket.write(malformedRequestResponse(err.code, http.maxHeaderSize));
+      socket.destroy(err);
+    },
   });
   app.setValidatorCompiler(validatorCompiler);
 

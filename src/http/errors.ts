@@ -53,6 +53,29 @@ function identifierKinds(refs: IdentifierRef[]): string {
   return instance && external ? 'external ids and instance ids' : instance ? 'instance ids' : 'external ids';
 }
 
+/** Fastify's router refuses a path before any route or hook runs: bad percent-encoding, or an over-long segment. */
+export function routerError(code: string | undefined, url: string, maxParamLength: number): ApiError {
+  const path = JSON.stringify(url.length > 200 ? `${url.slice(0, 200)}...` : url);
+  return code === 'FST_ERR_MAX_PARAM_LENGTH'
+    ? new ApiError(414, `A segment of the path ${path} is longer than ${maxParamLength} characters`)
+    : badRequest(`The path ${path} is not a valid URL (check its percent-encoding)`);
+}
+
+/**
+ * The response for a request that Node's HTTP parser refused (so no route, hook or error handler sees it),
+ * as HTTP/1.1 text to write on the socket before it is closed.
+ */
+export function malformedRequestResponse(code: string | undefined, maxHeaderBytes: number): string {
+  const [status, reason, message] =
+    code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', `The request line and headers are larger than ${maxHeaderBytes} bytes`]
+      : code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'The request was not received completely in time']
+        : [400, 'Bad Request', `The request is not valid HTTP/1.1${code ? ` (${code})` : ''}`];
+  const body = JSON.stringify(new ApiError(status, message).body());
+  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+}
+
 function describeRefs(refs: IdentifierRef[]): string {
   const shown = refs.slice(0, 5).map((r) => JSON.stringify(r));
   return shown.join(', ') + (refs.length > 5 ? ` and ${refs.length - 5} more` : '');
