@@ -120,4 +120,8 @@ describe('sessions', () => {
     expect(second.body.items[0].id).toBeGreaterThan(first.body.items[1].id);
     expect(errorMessage(await h.get(`/sessions?limit=2&status=ready&cursor=${encodeURIComponent(first.body.nextCursor)}`), 400)).toMatch(/cursor/);
   });
+
+  it('names the statuses a list may filter on', async () => {
+    expect(errorMessage(await h.get('/sessions?status=bogus'), 400)).toMatch(/query parameter "status": must be one of "ready", .*"expired", got "bogus"/);
+  });
 });

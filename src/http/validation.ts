@@ -96,6 +96,13 @@ function toApiError(errors: ErrorObject[], httpPart: string): ApiError {
       return badRequest(`${location()}: must have at most ${p.limit} keys`);
     case 'propertyNames':
       return badRequest(`${location()}: key ${JSON.stringify(p.propertyName)} is not allowed: ${error.message ?? ''}`.trim());
+    case 'const': {
+      // A union of literals fails in each branch, then as a whole (`anyOf`): name every allowed value.
+      const union = errors.find((e) => e.keyword === 'anyOf' && e.instancePath === error.instancePath);
+      const branches = (union?.schema as Array<{ const?: unknown }> | undefined) ?? [];
+      const allowed = branches.length && branches.every((b) => 'const' in b) ? branches.map((b) => b.const) : [p.allowedValue];
+      return badRequest(`${location()}: must be ${allowed.length > 1 ? 'one of ' : ''}${allowed.map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(data)}`);
+    }
     case 'enum':
       return badRequest(
         `${location()}: must be one of ${((p.allowedValues as unknown[]) ?? []).map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(data)}`,
