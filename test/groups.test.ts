@@ -82,6 +82,7 @@ describe('groups', () => {
   it('refuses bad groups with 400 naming the problem, and unknown ids on delete', async () => {
     const bad = (item: unknown) => h.post('/groups', { items: [item] });
     expect(errorMessage(await bad({ name: 'x', sourceId: 's', members: ['a'] }), 400)).toMatch(/items\[0\]: give either sourceId .* or members/);
+    expect(errorMessage(await bad({ name: 'x', members: 'all' }), 400)).toBe('items[0].members: must be an array or "allUserAccounts", got "all"');
     expect(errorMessage(await bad({ name: 'x', capabilities: [{ eventsAcl: { actions: ['READ'] } }] }), 400)).toMatch(/items\[0\]\.capabilities\[0\]\.eventsAcl\.scope: is required/);
     expect(errorMessage(await bad({ name: 'x', capabilities: [{ eventsAcl: { actions: ['READ'], scope: { all: {} } }, assetsAcl: { actions: ['READ'], scope: { all: {} } } }] }), 400)).toMatch(/exactly one ACL/);
     expect(errorMessage(await bad({ name: 'x', capabilities: [{ ...capability('eventsAcl', ['READ']), projectUrlNames: { urlNames: ['other'] } }] }), 400)).toMatch(/own project "dev"/);

@@ -43,6 +43,22 @@ function describeType(v: unknown): string {
   return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 }
 
+/** What the branches of a union take: its literal values, or `an array`, `a string`, ... */
+function describeUnion(branches: object[]): string {
+  const literals = branches.every((b) => 'const' in b);
+  const parts = [
+    ...new Set(
+      branches.map((b) => {
+        if ('const' in b) return JSON.stringify(b.const);
+        const type = (b as { type?: unknown }).type;
+        return typeof type === 'string' ? `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}` : 'a value of another form';
+      }),
+    ),
+  ];
+  if (literals && parts.length > 1) return `one of ${parts.join(', ')}`;
+  return parts.length > 1 ? `${parts.slice(0, -1).join(', ')} or ${parts[parts.length - 1]}` : parts[0];
+}
+
 function toApiError(errors: ErrorObject[], httpPart: string): ApiError {
   const error = errors[0];
   if (!error) return badRequest('invalid request');
@@ -62,6 +78,14 @@ function toApiError(errors: ErrorObject[], httpPart: string): ApiError {
     return error.keyword === 'maxLength'
       ? badRequest(`${location()}: key ${key.length > 40 ? key.slice(0, 37) + '..."' : key} is longer than ${p.limit} characters`)
       : badRequest(`${location()}: key ${key} is not allowed`);
+  }
+  // A value that fits no branch of a union fails in each branch, then as a whole (`anyOf`): when it has the
+  // wrong type or value for every branch, name what each branch takes. (When a branch has its type but not
+  // its contents, the first branch's own message says more.)
+  const union = errors.find((e) => e.keyword === 'anyOf' && e.instancePath === error.instancePath);
+  const byBranch = union ? errors.slice(0, errors.indexOf(union)) : [];
+  if (union && data !== null && byBranch.every((e) => e.instancePath === union.instancePath && (e.keyword === 'type' || e.keyword === 'const'))) {
+    return badRequest(`${location()}: must be ${describeUnion(union.schema as object[])}, got ${JSON.stringify(data)}`);
   }
   switch (error.keyword) {
     case 'required':
@@ -96,13 +120,8 @@ function toApiError(errors: ErrorObject[], httpPart: string): ApiError {
       return badRequest(`${location()}: must have at most ${p.limit} keys`);
     case 'propertyNames':
       return badRequest(`${location()}: key ${JSON.stringify(p.propertyName)} is not allowed: ${error.message ?? ''}`.trim());
-    case 'const': {
-      // A union of literals fails in each branch, then as a whole (`anyOf`): name every allowed value.
-      const union = errors.find((e) => e.keyword === 'anyOf' && e.instancePath === error.instancePath);
-      const branches = (union?.schema as Array<{ const?: unknown }> | undefined) ?? [];
-      const allowed = branches.length && branches.every((b) => 'const' in b) ? branches.map((b) => b.const) : [p.allowedValue];
-      return badRequest(`${location()}: must be ${allowed.length > 1 ? 'one of ' : ''}${allowed.map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(data)}`);
-    }
+    case 'const':
+      return badRequest(`${location()}: must be ${JSON.stringify(p.allowedValue)}, got ${JSON.stringify(data)}`);
     case 'enum':
       return badRequest(
         `${location()}: must be one of ${((p.allowedValues as unknown[]) ?? []).map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(data)}`,
