@@ -13,11 +13,30 @@ const leaf = (l: object) => ({ advancedFilter: l });
 
 describe('request bodies', () => {
   it('refuses malformed JSON, a wrong content type, an empty body and an oversized body', async () => {
-    expect(errorMessage(await h.request('POST', '/events/list', '{"limit":', { 'content-type': 'application/json' }), 400)).toMatch(/not valid JSON/);
+    expect(errorMessage(await h.request('POST', '/events/list', '{"limit":', { 'content-type': 'application/json' }), 400)).toBe('The request body is not valid JSON: Unexpected end of JSON input');
     expect(errorMessage(await h.request('POST', '/events/list', 'limit=1', { 'content-type': 'text/plain' }), 415)).toMatch(/Content-Type/);
     expect(errorMessage(await h.request('POST', '/events/list', '', { 'content-type': 'application/json' }), 400)).toMatch(/empty/);
     const big = { items: [{ description: 'x'.repeat(400), metadata: { k: 'v'.repeat(70 * 1024) } }] };
     expect(errorMessage(await h.post('/events', big), 413)).toMatch(/larger than the limit of 65536 bytes/);
+  });
+
+  it('refuses what is not Unicode text (invalid UTF-8, unpaired surrogate escapes) and creates nothing', async () => {
+    const json = { 'content-type': 'application/json' };
+    const before = (await h.post('/events/aggregate', { aggregate: 'count' })).body.items[0].count;
+    const lone = await h.request('POST', '/events', '{"items":[{"externalId":"ok-1"},{"externalId":"a\\ud800"}]}', json);
+    expect(errorMessage(lone, 400)).toMatch(/^items\[1\]\.externalId: contains an unpaired UTF-16 surrogate/);
+    const key = await h.request('POST', '/events', '{"items":[{"metadata":{"k\\udc00":"v"}}]}', json);
+    expect(errorMessage(key, 400)).toMatch(/^items\[0\]\.metadata: a key contains an unpaired UTF-16 surrogate/);
+    const bytes = Buffer.concat([Buffer.from('{"items":[{"externalId":"'), Buffer.from([0xff]), Buffer.from('"}]}')]);
+    expect(errorMessage(await h.request('POST', '/events', bytes, json), 400)).toBe('The request body is not valid UTF-8');
+    const proto = await h.request('POST', '/events', '{"items":[{"__proto__":{"x":1}}]}', json);
+    expect(errorMessage(proto, 400)).toMatch(/"__proto__"/);
+    expect((await h.post('/events/aggregate', { aggregate: 'count' })).body.items[0].count).toBe(before);
+    // A surrogate pair written as escapes is a character like any other, and is found again by its value.
+    const pair = await h.request('POST', '/events', '{"items":[{"externalId":"pump \\ud83d\\ude00 \\u00b0C"}]}', json);
+    expect(pair.status).toBe(201);
+    expect(pair.body.items[0].externalId).toBe('pump \u{1F600} °C');
+    expect((await h.post('/events/byids', { items: [{ externalId: 'pump \u{1F600} °C' }] })).body.items[0].id).toBe(pair.body.items[0].id);
   });
 
   it('refuses unknown properties and nulls, naming them', async () => {

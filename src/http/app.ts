@@ -29,6 +29,7 @@ import { ensureProjects, findProjectAuthRecent, serverSecret } from '../storage/
 import { ApiError, forbidden, malformedRequestResponse, notFound, routerError, unauthorized } from './errors.js';
 import { decodeRequestBody } from './content-encoding.js';
 import { EncodedBody, JsonText } from './json-text.js';
+import { parseJsonBody } from './json-body.js';
 import { createApiLayers } from './layers.js';
 import type { ApiRoute, Project } from './route.js';
 import type { Services } from './services.js';
@@ -154,7 +155,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('preParsing', decodeRequestBody);
 
   // The API speaks JSON only; the form parser serves the OAuth token endpoint.
-  app.removeContentTypeParser('text/plain');
+  app.removeContentTypeParser(['text/plain', 'application/json']);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
+    try {
+      done(null, parseJsonBody(body as Buffer));
+    } catch (err) {
+      done(err as ApiError, undefined);
+    }
+  });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
@@ -268,10 +276,6 @@ function fastifyMessage(error: Error & { code?: string }, config: Config): strin
       return `The request body is larger than the limit of ${config.bodyLimit} bytes`;
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return 'Unsupported Content-Type; send the request body as JSON with "Content-Type: application/json"';
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return 'The request body is empty but Content-Type is application/json; send a JSON object';
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return `The request body is not valid JSON: ${error.message}`;
     default:
       return error.message;
   }
