@@ -87,7 +87,9 @@ describe('no request makes the server answer 500', () => {
 
 describe('requests refused before any route runs still get the error shape', () => {
   it('a path with bad percent-encoding is a 400, and an over-long path segment a 414', async () => {
-    expect(errorMessage(await h.get('/events/%ZZ'), 400)).toMatch(/not a valid URL \(check its percent-encoding\)/);
+    const badUrl = await h.get('/events/%ZZ');
+    expect(errorMessage(badUrl, 400)).toMatch(/not a valid URL \(check its percent-encoding\)/);
+    expect(badUrl.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(errorMessage(await h.get(`/api/v1/projects/${'p'.repeat(150)}/events`), 414)).toMatch(/longer than 100 characters/);
   });
 

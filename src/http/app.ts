@@ -128,7 +128,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Requests refused before any route runs get the API's error shape too.
     frameworkErrors: (error, req, reply) => {
       const refused = routerError(error.code, req.url, MAX_PARAM_LENGTH);
-      void (reply as FastifyReply).code(refused.status).send(refused.body());
+      void (reply as FastifyReply).code(refused.status).header(REQUEST_ID_HEADER, req.id).send(refused.body());
     },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
