@@ -188,6 +188,20 @@ describe('update', () => {
     expect((await h.get(`/events/${a.id}`)).body.externalId).toBe('swap-b');
   });
 
+  it('refuses an update that gives two items the same externalId, changing neither', async () => {
+    const [a, b] = await create([{ externalId: 'same-a' }, { externalId: 'same-b' }]);
+    const res = await h.post('/events/update', {
+      items: [
+        { id: a.id, update: { externalId: { set: 'same-new' } } },
+        { id: b.id, update: { externalId: { set: 'same-new' } } },
+      ],
+    });
+    expect(errorMessage(res, 409)).toMatch(/same-new/);
+    expect(res.body.error.duplicated).toEqual([{ externalId: 'same-new' }]);
+    expect((await h.get(`/events/${a.id}`)).body.externalId).toBe('same-a');
+    expect((await h.get(`/events/${b.id}`)).body.externalId).toBe('same-b');
+  });
+
   it('refuses malformed patches', async () => {
     const [e] = await create([{ externalId: 'u-bad' }]);
     const bad: Array<[object, RegExp]> = [
