@@ -219,6 +219,27 @@ describe('concurrency', () => {
     holds.releaseAll();
   });
 
+  it('gives the slot back before a client that got its answer can send the next request on the connection', async () => {
+    const h = await start({ env: { STRATA_CONCURRENCY_LIMIT: '1' } });
+    await h.post('/events', { items: Array.from({ length: 1000 }, (_, i) => ({ externalId: `seq-${i}`, description: 'x'.repeat(200) })) });
+    await h.strata.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = h.strata.app.server.address() as { port: number };
+    const origin = `http://127.0.0.1:${port}${h.base}`;
+    const headers = { authorization: `Bearer ${h.token}`, 'content-type': 'application/json' };
+    const statuses = new Map<number, number>();
+    // One connection (fetch keeps it alive), each request sent once the previous answer is read: small
+    // answers and pages of about 250 KB, whose write may finish after the client has the bytes.
+    for (let i = 0; i < 60; i++) {
+      const res =
+        i % 2 === 0
+          ? await fetch(`${origin}/events/byids`, { method: 'POST', headers, body: JSON.stringify({ items: [{ externalId: `seq-${i}` }] }) })
+          : await fetch(`${origin}/events/list`, { method: 'POST', headers, body: JSON.stringify({ limit: 1000 }) });
+      await res.arrayBuffer();
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+    }
+    expect(Object.fromEntries(statuses)).toEqual({ 200: 60 });
+  });
+
   it('enforces the maxima an operation declares, with the same 429', async () => {
     const holds = new Holds();
     const h = await start({

@@ -1,7 +1,7 @@
 /**
  * Builds the HTTP application. One request flows one way:
- * request id -> body limits -> authentication -> project -> schema validation -> capability check
- * -> resource handler (one transaction) -> response.
+ * request id -> version header -> authentication -> project -> capability check -> channel gate -> throttle
+ * -> body (limits, decoding, JSON) -> schema validation -> resource handler (one transaction) -> response.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -30,7 +30,7 @@ import { ApiError, forbidden, malformedRequestResponse, notFound, routerError, u
 import { decodeRequestBody } from './content-encoding.js';
 import { EncodedBody, JsonText } from './json-text.js';
 import { parseJsonBody } from './json-body.js';
-import { createApiLayers } from './layers.js';
+import { createApiLayers, type RouteLayers } from './layers.js';
 import type { ApiRoute, Project } from './route.js';
 import type { Services } from './services.js';
 import { validatorCompiler } from './validation.js';
@@ -49,9 +49,6 @@ declare module 'fastify' {
     grants?: Grant[];
     /** The app's services with this request's scope (`access`). */
     services?: Services;
-  }
-  interface FastifyContextConfig {
-    apiRoute?: ApiRoute;
   }
 }
 
@@ -139,18 +136,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   app.setValidatorCompiler(validatorCompiler);
 
-  app.addHook('onRequest', async (req, reply) => {
+  // Requests between arrival and the end of their response, counted only when there are read workers to share.
+  const counted = pool !== undefined && !options.readsOnWorkers;
+  const finished = () => void inFlight--;
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header(REQUEST_ID_HEADER, req.id);
-  });
-  if (pool && !options.readsOnWorkers) {
-    const finished = () => void inFlight--;
-    app.addHook('onRequest', (_req, reply, done) => {
+    if (counted) {
       inFlight++;
       // 'close' comes once per response, also when the client goes away before it is sent.
       reply.raw.once('close', finished);
-      done();
-    });
-  }
+    }
+    done();
+  });
 
   app.addHook('preParsing', decodeRequestBody);
 
@@ -195,26 +192,31 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(
     async (scope) => {
       layers.register(scope);
-      // Authentication, then the route's capability: a caller without it learns nothing about the operation,
-      // not even how its request would be validated. The grants found decide the request's scope.
-      scope.addHook('onRequest', async (req: FastifyRequest) => {
-        if (req.headers['api-key'] !== undefined) throw unauthorized(API_KEYS_REMOVED);
-        const authorization = req.headers.authorization;
-        if (!authorization && !options.principal) throw unauthorized(MISSING_AUTHORIZATION);
-        const name = (req.params as { project: string }).project;
-        const project = findProjectAuthRecent(db, name);
-        if (!project) throw notFound(`Project "${name}" does not exist on this server`);
-        const principal = options.principal ?? auth.cachedPrincipal(authorization!, project) ?? (await auth.authenticate(authorization, project));
-        if (!canAccessProject(principal, name)) throw forbidden(`The principal "${principal.subject}" has no access to project "${name}"`);
-        req.principal = principal;
-        req.project = project;
-        const def = req.routeOptions.config.apiRoute;
-        if (def) {
+      // One hook per operation, in order: the version header, authentication, the route's capability (a
+      // caller without it learns nothing about the operation, not even how its request would be validated;
+      // the grants found decide the request's scope), the channel gate, the throttle.
+      const requestHook = (def: ApiRoute, layer: RouteLayers) =>
+        async function projectRequest(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+          layer.version(req, reply);
+          if (req.headers['api-key'] !== undefined) throw unauthorized(API_KEYS_REMOVED);
+          const authorization = req.headers.authorization;
+          if (!authorization && !options.principal) throw unauthorized(MISSING_AUTHORIZATION);
+          const name = (req.params as { project: string }).project;
+          const project = findProjectAuthRecent(db, name);
+          if (!project) throw notFound(`Project "${name}" does not exist on this server`);
+          const principal = options.principal ?? auth.cachedPrincipal(authorization!, project) ?? (await auth.authenticate(authorization, project));
+          if (!canAccessProject(principal, name)) throw forbidden(`The principal "${principal.subject}" has no access to project "${name}"`);
+          req.principal = principal;
+          req.project = project;
           const grants = requireCapability(principal, def.capability, name);
           req.grants = grants;
           req.services = { ...services, access: accessFor(def.capability, grants) };
-        }
-      });
+          layer.gate(req);
+          const admit = layer.admit(req, reply);
+          // Refused: the 429 is sent, and returning the reply ends the request here.
+          if (admit === false || (admit !== true && !(await admit))) return reply;
+          return undefined;
+        };
       for (const def of routes) {
         scope.route({
           method: def.method,
@@ -224,8 +226,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
             ...(def.query ? { querystring: def.query } : {}),
             ...(def.params ? { params: def.params } : {}),
           },
-          config: { apiRoute: def },
-          ...layers.routeHooks(def),
+          onRequest: requestHook(def, layers.forRoute(def)),
           handler: async (req, reply) => {
             const result = await def.handler({
               body: req.body,

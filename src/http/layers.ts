@@ -1,21 +1,32 @@
 /**
- * The version and throttling layers of the project API, wired in one place. In request order:
- * version header (scope hook, before authentication) -> authentication (app.ts) -> channel gate and throttle
- * (route hooks, before the body is parsed) -> validation -> handler; the throttle's slot goes back on send.
+ * The version and throttling layers of the project API, wired in one place. Each operation's request hook
+ * (app.ts) runs, in order: the version header -> authentication and the capability check -> the channel gate
+ * -> the throttle; then the body is parsed and validated and the handler runs. Plain calls in one hook rather
+ * than hooks of their own: a Fastify hook costs a runner and a few closures per request, and these run on
+ * every request.
  */
-import type { FastifyBaseLogger, FastifyInstance, onRequestHookHandler, onSendHookHandler } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ThrottleConfig } from '../config.js';
 import type { Db } from '../storage/db.js';
 import type { ApiRoute } from './route.js';
-import { createThrottle, type Throttle } from './throttle.js';
-import { channelGate, registerVersioning } from './versioning.js';
+import { createThrottle, type Admit } from './throttle.js';
+import { applyVersion, channelGate, decorateVersion } from './versioning.js';
 
 export interface ApiLayers {
-  /** Scope-level hooks; call before the scope's authentication hook. */
+  /** Scope decorations; call on the scope that serves the operations. */
   register(scope: FastifyInstance): void;
-  /** Route-level hooks of one operation, to spread into its route options. */
-  routeHooks(def: ApiRoute): { onRequest?: onRequestHookHandler[]; onSend?: onSendHookHandler[] };
+  /** The layers of one operation, for its request hook. */
+  forRoute(def: ApiRoute): RouteLayers;
   close(): Promise<void>;
+}
+
+export interface RouteLayers {
+  /** Before authentication: the requested version onto `req.apiVersion` and the response header; throws a 400 for a bad header. */
+  version(req: FastifyRequest, reply: FastifyReply): void;
+  /** After authentication: throws a 400 when the version's channel does not reach the operation. */
+  gate(req: FastifyRequest): void;
+  /** After the gate: the throttle (see throttle.ts); false when the request was refused and its 429 sent. */
+  admit: Admit;
 }
 
 export interface LayerOptions {
@@ -28,22 +39,18 @@ export interface LayerOptions {
   log: FastifyBaseLogger;
 }
 
+const nothing = (): void => {};
+const admitted = (): boolean => true;
+const NO_LAYERS: RouteLayers = { version: nothing, gate: nothing, admit: admitted };
+
 export async function createApiLayers(opts: LayerOptions): Promise<ApiLayers> {
-  if (!opts.enabled) return { register() {}, routeHooks: () => ({}), close: async () => {} };
-  const throttle: Throttle | undefined = opts.throttle.enabled
+  if (!opts.enabled) return { register() {}, forRoute: () => NO_LAYERS, close: async () => {} };
+  const throttle = opts.throttle.enabled
     ? await createThrottle({ config: opts.throttle, db: opts.db, routes: opts.routes, now: opts.now, log: opts.log })
     : undefined;
   return {
-    register: registerVersioning,
-    routeHooks(def) {
-      const onRequest: onRequestHookHandler[] = [];
-      const gate = channelGate(def);
-      if (gate) onRequest.push(gate);
-      if (!throttle) return onRequest.length > 0 ? { onRequest } : {};
-      const hooks = throttle.hooksFor(def);
-      onRequest.push(hooks.onRequest);
-      return { onRequest, onSend: [hooks.onSend] };
-    },
+    register: decorateVersion,
+    forRoute: (def) => ({ version: applyVersion, gate: channelGate(def) ?? nothing, admit: throttle?.admitter(def) ?? admitted }),
     close: async () => throttle?.close(),
   };
 }

@@ -75,3 +75,8 @@ export function route<BS extends TSchema = TSchema, QS extends TSchema = TSchema
 ): ApiRoute {
   return def as unknown as ApiRoute;
 }
+
+/** How messages name an operation: `POST /events/{id}`. */
+export function operationName(def: Pick<ApiRoute, 'method' | 'path'>): string {
+  return `${def.method} ${def.path.replace(/:(\w+)/g, '{$1}')}`;
+}

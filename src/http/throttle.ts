@@ -8,22 +8,27 @@
  * its `projects.config`), then STRATA_PROJECT_LIMITS. Budgets live in this process, or in Redis when
  * STRATA_REDIS_URL is set (shared by every process).
  *
- * A concurrency slot is released when the response is handed over (before its bytes go out, so a client that
- * got its answer can send the next request at once), or when the connection closes first (aborted request):
- * whichever comes first, exactly once.
+ * A concurrency slot is released when the response closes: once it is sent (before the client can have read
+ * it and sent its next request), or when the client goes away first (aborted request); exactly once.
  */
-import type { ServerResponse } from 'node:http';
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler, onSendHookHandler } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { applyLimitsOverride, parseLimitsOverride, type LimitsOverride, type ThrottleConfig, type ThrottleLimits } from '../config.js';
 import type { Db } from '../storage/db.js';
 import { storedProjectLimits } from '../storage/projects.js';
-import type { ApiRoute, RouteRate } from './route.js';
+import { operationName, type ApiRoute, type RouteRate } from './route.js';
 import { RedisThrottleStore } from './throttle-redis.js';
-import { Denial, MemoryThrottleStore, type Admission, type Bucket, type Lease, type Slots, type ThrottleStore } from './throttle-store.js';
+import { Denial, MemoryThrottleStore, type Admission, type Bucket, type Slots, type ThrottleStore } from './throttle-store.js';
+
+/**
+ * Admits one request to an operation (after authentication has named the project and principal): true when
+ * it may go on, holding its concurrency slots until its response closes; false when it was refused (the 429
+ * is sent). A promise only when the budgets live in Redis.
+ */
+export type Admit = (req: FastifyRequest, reply: FastifyReply) => boolean | Promise<boolean>;
 
 export interface Throttle {
-  /** Route-level hooks that throttle one operation (after authentication has named the project and principal). */
-  hooksFor(def: ApiRoute): { onRequest: onRequestHookHandler; onSend: onSendHookHandler };
+  /** The admission check of one operation. */
+  admitter(def: ApiRoute): Admit;
   close(): Promise<void>;
 }
 
@@ -79,9 +84,6 @@ interface RouteBudgets {
   readonly concurrency: ReadonlyArray<{ by: By; max: number; param: string }>;
 }
 
-const kLease = Symbol('strata.throttleLease');
-type LeaseHolder = ServerResponse & { [kLease]?: Lease };
-
 export async function createThrottle(opts: ThrottleOptions): Promise<Throttle> {
   const { config, db, log } = opts;
   const overrides = new Map<string, LimitsOverride>();
@@ -123,53 +125,37 @@ export async function createThrottle(opts: ThrottleOptions): Promise<Throttle> {
     return plan;
   }
 
-  function hooksFor(def: ApiRoute) {
+  function admitter(def: ApiRoute): Admit {
     const route = routeBudgets.get(def) ?? compileRoute(def);
 
-    function admit(req: FastifyRequest, reply: FastifyReply, plan: Plan, result: Admission, done: HookHandlerDoneFunction): void {
+    function settle(req: FastifyRequest, reply: FastifyReply, plan: Plan, result: Admission): boolean {
       // Refused here, without an Error and the error handler: under a flood of refusals their cost is the server's.
-      if (result instanceof Denial) return refuse(reply, tooMany(plan, result, req));
-      if (result.slotKeys.length > 0) {
-        const res = reply.raw as LeaseHolder;
-        res[kLease] = result;
-        // A client that left while the request waited (for authentication, or for Redis) closed it already.
-        if (res.closed || res.destroyed) releaseOnClose.call(res);
-        else res.on('close', releaseOnClose);
+      if (result instanceof Denial) {
+        refuse(reply, tooMany(plan, result, req));
+        return false;
       }
-      done();
+      if (result.slotKeys.length > 0) {
+        // 'close' comes once per response: after it is sent (before the client can send its next request on
+        // the connection), or when the client went away first. A client that left while the request waited
+        // (for authentication, or for Redis) closed it already.
+        const res = reply.raw;
+        if (res.closed || res.destroyed) void store.release(result);
+        else res.on('close', () => void store.release(result));
+      }
+      return true;
     }
 
-    function onRequest(req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    return function admit(req, reply) {
       const plan = planFor(req.project!.name, route);
       const subject = req.principal!.subject;
       const value = plan.param === undefined ? '' : String((req.params as Record<string, unknown>)[plan.param]);
       const { bucketKeys, slotKeys } = keysFor(plan, subject, value);
       const result = store.acquire(plan.buckets, bucketKeys, plan.slots, slotKeys);
-      if (result instanceof Promise) result.then((r) => admit(req, reply, plan, r, done), done);
-      else admit(req, reply, plan, result, done);
-    }
-
-    function onSend(_req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void): void {
-      const res = reply.raw as LeaseHolder;
-      const lease = res[kLease];
-      if (lease === undefined) return done(null, payload);
-      res[kLease] = undefined;
-      const released = store.release(lease);
-      if (released) released.then(() => done(null, payload), () => done(null, payload));
-      else done(null, payload);
-    }
-
-    return { onRequest, onSend };
+      return result instanceof Promise ? result.then((r) => settle(req, reply, plan, r)) : settle(req, reply, plan, result);
+    };
   }
 
-  function releaseOnClose(this: LeaseHolder): void {
-    const lease = this[kLease];
-    if (lease === undefined) return;
-    this[kLease] = undefined;
-    void store.release(lease);
-  }
-
-  return { hooksFor, close: () => store.close() };
+  return { admitter, close: () => store.close() };
 }
 
 /**
@@ -197,10 +183,6 @@ function keysOf(budgets: readonly Budget[], subject: string, value: string): str
   return keys;
 }
 
-function describeOp(def: ApiRoute): string {
-  return `${def.method} ${def.path.replace(/:(\w+)/g, '{$1}')}`;
-}
-
 function checkDeclared(op: string, what: string, n: number, integer: boolean): number {
   if (typeof n !== 'number' || !Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
     throw new Error(`${op}: limits.${what} must be a ${integer ? 'whole number of at least 1' : 'number above 0'}, got ${n}`);
@@ -209,7 +191,7 @@ function checkDeclared(op: string, what: string, n: number, integer: boolean): n
 }
 
 function compileRoute(def: ApiRoute): RouteBudgets {
-  const op = describeOp(def);
+  const op = operationName(def);
   const rates: Array<{ by: By; rate: number; burst: number }> = [];
   const concurrency: Array<{ by: By; max: number; param: string }> = [];
   const rate = (by: By, r: RouteRate | undefined) => {
@@ -271,7 +253,7 @@ function fmtRate(n: number): string {
   return Number.isInteger(n) ? String(n) : String(Number(n.toPrecision(6)));
 }
 
-/** Answers 429 in the error shape from a hook (no `done()`: the reply is sent). */
+/** Answers 429 in the error shape. */
 function refuse(reply: FastifyReply, { message, retryAfter }: { message: string; retryAfter: number }): void {
   reply
     .code(429)

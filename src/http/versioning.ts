@@ -7,10 +7,10 @@
  * Every version resolves to one of a handful of shared, immutable `ApiVersion` objects (one per release date
  * and channel), so the per-request cost is a header read and, for a header value seen before, a map lookup.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RELEASES, FIRST_VERSION, valuesAt, type DatedKey, type DatedValue, type DatedValues } from './dated-changes.js';
-import { ApiError, badRequest } from './errors.js';
-import type { ApiRoute, Channel } from './route.js';
+import { badRequest } from './errors.js';
+import { operationName, type ApiRoute, type Channel } from './route.js';
 
 export const VERSION_HEADER = 'svc-version';
 /** The name the reference service's clients use for the same header. */
@@ -102,48 +102,43 @@ function clip(s: string): string {
   return s.length > 40 ? `${s.slice(0, 40)}...` : s;
 }
 
-function versionHook(req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+/**
+ * Resolves the request's version from its header (the latest stable one without a header), puts it on
+ * `req.apiVersion` and on the response's header; throws a 400 for a malformed or conflicting header.
+ */
+export function applyVersion(req: FastifyRequest, reply: FastifyReply): void {
   const given = req.headers[VERSION_HEADER];
   const alias = req.headers[VERSION_HEADER_ALIAS];
   let version = LATEST_STABLE;
-  try {
-    if (given !== undefined) {
-      if (alias !== undefined && alias !== given) {
-        throw badRequest(`Headers ${VERSION_HEADER} ("${clip(String(given))}") and ${VERSION_HEADER_ALIAS} ("${clip(String(alias))}") disagree; send one of them`);
-      }
-      version = parseVersion(String(given), VERSION_HEADER);
-    } else if (alias !== undefined) {
-      version = parseVersion(String(alias), VERSION_HEADER_ALIAS);
+  if (given !== undefined) {
+    if (alias !== undefined && alias !== given) {
+      throw badRequest(`Headers ${VERSION_HEADER} ("${clip(String(given))}") and ${VERSION_HEADER_ALIAS} ("${clip(String(alias))}") disagree; send one of them`);
     }
-  } catch (err) {
-    done(err as ApiError);
-    return;
+    version = parseVersion(String(given), VERSION_HEADER);
+  } else if (alias !== undefined) {
+    version = parseVersion(String(alias), VERSION_HEADER_ALIAS);
   }
   req.apiVersion = version;
   reply.header(VERSION_HEADER, version.name);
-  done();
 }
 
-/** Adds version resolution to a scope: every request in it gets `req.apiVersion` and the response header. */
-export function registerVersioning(scope: FastifyInstance): void {
+/** Lets a scope's requests carry `req.apiVersion` (set by applyVersion). */
+export function decorateVersion(scope: FastifyInstance): void {
   scope.decorateRequest('apiVersion', null);
-  scope.addHook('onRequest', versionHook);
 }
 
-/** The route-level check that a beta or alpha operation is called on its channel; none for stable ones. */
-export function channelGate(def: ApiRoute): onRequestHookHandler | undefined {
+/** The check that a beta or alpha operation is called on its channel (throws a 400 naming the header to send); none for stable ones. */
+export function channelGate(def: ApiRoute): ((req: FastifyRequest) => void) | undefined {
   const channel = def.channel ?? 'stable';
   if (channel === 'stable') return undefined;
-  const op = `${def.method} ${def.path.replace(/:(\w+)/g, '{$1}')}`;
+  const op = operationName(def);
   const also = channel === 'beta' ? ' (or -alpha)' : '';
-  return function gate(req: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  return function gate(req: FastifyRequest): void {
     const version = req.apiVersion ?? LATEST_STABLE;
-    if (version.reaches(channel)) return done();
-    done(
-      badRequest(
-        `${op} is a${channel === 'alpha' ? 'n' : ''} ${channel} operation; call it with the header "${VERSION_HEADER}: ${version.release}-${channel}" ` +
-          `(any version date followed by -${channel}${also})`,
-      ),
+    if (version.reaches(channel)) return;
+    throw badRequest(
+      `${op} is a${channel === 'alpha' ? 'n' : ''} ${channel} operation; call it with the header "${VERSION_HEADER}: ${version.release}-${channel}" ` +
+        `(any version date followed by -${channel}${also})`,
     );
   };
 }
