@@ -31,7 +31,7 @@ import type { BenchContext, BenchSettings, Suite } from './lib/context.js';
 import { CLIENT_KINDS, createClient, expectStatus, type ClientKind, type HttpClient } from './lib/http.js';
 import { closedLoop } from './lib/load.js';
 import { formatProfile, summarizeProfile } from './lib/profile.js';
-import { describeMachine, machine, markdownTable, textTable, type ResultRow } from './lib/report.js';
+import { describeMachine, machine, markdownTable, stolenMs, textTable, type ResultRow } from './lib/report.js';
 import { fmtInt, now } from './lib/stats.js';
 import { PROJECT } from './lib/servers.js';
 import { benchEvent } from './events-data.js';
@@ -123,6 +123,7 @@ async function main(): Promise<void> {
   console.log(`Machine: ${describeMachine(m)}`);
   console.log(`Data: ${fmtInt(settings.events)} events${settings.profile ? '; CPU PROFILING ON (figures are slowed by the profiler)' : ''}`);
   const loadBefore = os.loadavg()[0];
+  const stolenAtStart = stolenMs();
   console.log(`Load average (1 min) before the run: ${loadBefore.toFixed(2)}${loadBefore > 0.5 ? ' - the machine is busy; absolute figures will be low, ratios less affected' : ''}\n`);
 
   const tmpDir = mkdtempSync(join(os.tmpdir(), 'strata-bench-'));
@@ -191,6 +192,7 @@ async function main(): Promise<void> {
     const unknown = only.filter((name) => !SUITES.some((suite) => suite.name === name));
     if (unknown.length) throw new Error(`BENCH_SUITES: unknown suite ${unknown.join(', ')} (known: ${SUITES.map((suite) => suite.name).join(', ')})`);
     for (const suite of SUITES.filter((x) => only.length === 0 || only.includes(x.name))) {
+      freshHeap(log);
       log(`suite ${suite.name}`);
       await suite.run(ctx);
     }
@@ -204,6 +206,13 @@ async function main(): Promise<void> {
   const totalSeconds = (now() - started) / 1000;
   const loadAfter = os.loadavg()[0];
   notes.push(`Load average (1 min): ${loadBefore.toFixed(2)} before the run, ${loadAfter.toFixed(2)} at its end (the benchmark itself keeps about 2 busy).`);
+  const stolenAtEnd = stolenMs();
+  const stolen = stolenAtStart === undefined || stolenAtEnd === undefined ? undefined : (stolenAtEnd - stolenAtStart) / 1000;
+  if (stolen !== undefined) {
+    notes.push(
+      `Host steal (CPU time the hypervisor gave elsewhere while this machine wanted it, /proc/stat): ${stolen.toFixed(1)} s over the run's ${totalSeconds.toFixed(0)} s on ${m.cores} cores (${((stolen / (totalSeconds * m.cores)) * 100).toFixed(1)}%).`,
+    );
+  }
   console.log(textTable(rows));
   console.log('\nNotes:');
   for (const n of notes) console.log(`- ${n}`);
@@ -236,9 +245,23 @@ async function main(): Promise<void> {
   const file = join(settings.resultsDir, settings.profile ? 'latest-profiled.json' : 'latest.json');
   writeFileSync(
     file,
-    `${JSON.stringify({ date, machine: m, settings: { ...settings, resultsDir: undefined }, loadAverage: { before: loadBefore, after: loadAfter }, totalSeconds, rows, notes, diagnostics }, null, 2)}\n`,
+    `${JSON.stringify({ date, machine: m, settings: { ...settings, resultsDir: undefined }, loadAverage: { before: loadBefore, after: loadAfter }, stolenSeconds: stolen, totalSeconds, rows, notes, diagnostics }, null, 2)}\n`,
   );
   console.log(`Results written to ${file}`);
+}
+
+/**
+ * The load generator's heap before a suite: what earlier suites left (their garbage, V8's heap limit grown by
+ * their data) would otherwise slow this suite's measurements with the generator's own collections. A full
+ * collection needs --expose-gc, which `npm run bench` passes.
+ */
+function freshHeap(log: (line: string) => void): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) return;
+  const before = process.memoryUsage().heapUsed;
+  gc();
+  const after = process.memoryUsage().heapUsed;
+  log(`load generator heap ${(before / 2 ** 20).toFixed(0)} MB -> ${(after / 2 ** 20).toFixed(0)} MB after a full collection`);
 }
 
 main().catch((err: unknown) => {

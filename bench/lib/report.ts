@@ -2,6 +2,7 @@
  * Result rows and their presentations: a plain-text table for the terminal, a Markdown table for the README,
  * and JSON for `bench/results/latest.json`.
  */
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 
 export interface ResultRow {
@@ -38,6 +39,22 @@ export function machine(): Machine {
     node: process.version,
     platform: `${os.platform()} ${os.release()} ${os.arch()}`,
   };
+}
+
+/**
+ * CPU time the hypervisor gave to others while this machine's processes wanted it (the `steal` column of
+ * /proc/stat, all CPUs together), in ms; undefined where there is no /proc/stat. A virtual CPU that is not
+ * running stalls whatever was on it, so steal during a latency measurement shows up in its tail.
+ */
+export function stolenMs(): number | undefined {
+  try {
+    const fields = readFileSync('/proc/stat', 'latin1').split('\n', 1)[0].trim().split(/\s+/);
+    // cpu user nice system idle iowait irq softirq steal ...; in USER_HZ ticks, 100 per second on Linux.
+    const steal = Number(fields[8]);
+    return Number.isFinite(steal) ? steal * 10 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function describeMachine(m: Machine): string {
