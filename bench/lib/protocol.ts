@@ -1,4 +1,5 @@
 /** Messages between the benchmark runner and its server child process (over the Node IPC channel). */
+import type { LatencySummary } from './stats.js';
 
 export type ParentMessage = { seq: number } & (
   | { type: 'bare'; payload: string }
@@ -25,4 +26,9 @@ export interface LoopDelay {
   p50: number;
   p99: number;
   max: number;
+  /**
+   * The limited app's responses in the same window, timed inside the server (ms): from the request's arrival
+   * (its headers parsed) to the last byte of the response handed to the socket.
+   */
+  limited: LatencySummary;
 }

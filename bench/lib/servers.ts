@@ -12,6 +12,7 @@
  */
 import Fastify from 'fastify';
 import { loadConfig } from '../../src/config.js';
+import type { Server as HttpServer } from 'node:http';
 import { buildApp } from '../../src/http/app.js';
 import { openDatabase } from '../../src/storage/db.js';
 import { recordStatements, type StatementRecorder } from './capture.js';
@@ -24,6 +25,8 @@ export interface Servers {
   noLayersOrigin?: string;
   /** The same app with a tiny project budget (undefined when not started). */
   limitedOrigin?: string;
+  /** The limited app's HTTP server (the benchmark times its responses from inside). */
+  limitedServer?: HttpServer;
   bareOrigin: string;
   clientId: string;
   clientSecret: string;
@@ -77,6 +80,7 @@ export async function startServers(dataDir: string, opts: { capture?: boolean; n
     apiOrigin: api,
     noLayersOrigin,
     limitedOrigin,
+    limitedServer: limited?.app.server,
     bareOrigin,
     clientId: strata.idp.devClient.clientId,
     clientSecret: strata.idp.devClient.secret,
