@@ -1,11 +1,11 @@
 /**
  * Two interchangeable HTTP/1.1 keep-alive clients for the load generator: `node:http` with a keep-alive agent,
- * and undici's dispatcher API (`request` on an Agent; much lighter per request than `fetch`, which is built on
- * it). The runner measures both against the bare route and uses the faster one, so the client is as small a
+ * and undici's dispatcher API (`dispatch` on an Agent with a handler: lighter per request than its `request`,
+ * which wraps each body in a stream, and much lighter than `fetch`). The runner measures both against the bare route and uses the faster one, so the client is as small a
  * share of the measurement as it can be: it shares the machine's cores with the server.
  */
 import http from 'node:http';
-import { Agent, request as undiciRequest } from 'undici';
+import { Agent } from 'undici';
 
 export interface HttpResponse {
   status: number;
@@ -57,11 +57,37 @@ function undiciClient(maxSockets: number): HttpClient {
   const dispatcher = new Agent({ connections: maxSockets, pipelining: 1 });
   return {
     kind: 'undici',
-    async request(method, url, body, headers = {}) {
+    request(method, url, body, headers = {}) {
       const h: Record<string, string> = { ...headers };
       if (body !== undefined) h['content-type'] ??= 'application/json';
-      const res = await undiciRequest(url, { method, headers: h, body, dispatcher, headersTimeout: 120_000, bodyTimeout: 120_000 });
-      return { status: res.statusCode, body: Buffer.from(await res.body.arrayBuffer()) };
+      // The origin ends where the path starts, after "http://".
+      const slash = url.indexOf('/', 8);
+      const origin = slash < 0 ? url : url.slice(0, slash);
+      const path = slash < 0 ? '/' : url.slice(slash);
+      return new Promise<HttpResponse>((resolve, reject) => {
+        let status = 0;
+        const chunks: Buffer[] = [];
+        // A handler rather than `request()`: no body stream per response, about half the client's CPU per request.
+        dispatcher.dispatch(
+          { origin, path, method, headers: h, body, headersTimeout: 120_000, bodyTimeout: 120_000 },
+          {
+            // undici tells this handler API from its older one by onRequestStart.
+            onRequestStart() {},
+            onResponseStart(_controller, statusCode) {
+              status = statusCode;
+            },
+            onResponseData(_controller, chunk) {
+              chunks.push(chunk);
+            },
+            onResponseEnd() {
+              resolve({ status, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) });
+            },
+            onResponseError(_controller, err) {
+              reject(err);
+            },
+          },
+        );
+      });
     },
     close() {
       void dispatcher.destroy();
