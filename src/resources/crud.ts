@@ -23,6 +23,7 @@ import {
   insertItems,
   itemFromValues,
   itemJsonSql,
+  perTable,
   rowsByIds,
   selectColumns,
   toItem,
@@ -110,7 +111,7 @@ const asObjects: ItemReader<Item> = { select: selectColumns, read: toItem };
 const ITEM_JSON = 'item_json';
 
 const asJson: ItemReader<string> = {
-  select: (t, omit) => `${t.alias}.id, ${itemJsonSql(t, omit)} AS ${ITEM_JSON}`,
+  select: perTable((t, omit) => `${t.alias}.id, ${itemJsonSql(t, omit)} AS ${ITEM_JSON}`),
   read: (_t, row) => row[ITEM_JSON] as string,
 };
 

@@ -4,8 +4,8 @@
  * values). A resource declares its table once; inserting, updating, deleting and reading rows is shared.
  */
 import type { ArrayProperty, MetadataStore } from '../query/catalog.js';
-import { all, prepare, type Db } from './db.js';
-import { Sql, sql } from './sql.js';
+import { prepare, type Db } from './db.js';
+import type { Sql } from './sql.js';
 
 /** `instanceId` is stored in the columns `instance_space` and `instance_external_id`, so it can be looked up. */
 export type FieldType = 'integer' | 'string' | 'boolean' | 'json' | 'instanceId';
@@ -55,9 +55,23 @@ function dataColumns(t: ItemTable): string[] {
   return t.fields.flatMap(fieldColumns);
 }
 
-export function selectColumns(t: ItemTable): string {
-  return ['id', ...dataColumns(t), 'created_time', 'last_updated_time'].map((c) => `${t.alias}.${c}`).join(', ');
+/**
+ * A text derived from a table (and fields left out), built once and then returned as the same string: SQL
+ * texts are long, and the prepared-statement cache hashes a newly built one on every request.
+ */
+export function perTable(build: (t: ItemTable, omit?: ReadonlySet<string>) => string): (t: ItemTable, omit?: ReadonlySet<string>) => string {
+  const cache = new WeakMap<ItemTable, Map<string, string>>();
+  return (t, omit) => {
+    let byOmit = cache.get(t);
+    if (!byOmit) cache.set(t, (byOmit = new Map()));
+    const key = omit?.size ? [...omit].sort().join(',') : '';
+    let text = byOmit.get(key);
+    if (text === undefined) byOmit.set(key, (text = build(t, omit)));
+    return text;
+  };
 }
+
+export const selectColumns = perTable((t) => ['id', ...dataColumns(t), 'created_time', 'last_updated_time'].map((c) => `${t.alias}.${c}`).join(', '));
 
 function toColumns(f: FieldDef, v: unknown): unknown[] {
   if (f.type === 'instanceId') {
@@ -109,17 +123,15 @@ function fieldJsonSql(f: FieldDef, a: string): { test: string; value: string } {
   return { test: c, value: `json_quote(${c})` };
 }
 
-const itemJsonSqlCache = new WeakMap<ItemTable, Map<string, string>>();
-
 /**
  * SQL giving a row (under the table's alias) as the JSON text of its API form: the stored rendering when
  * the table keeps one (and nothing is omitted), otherwise rendered now.
  */
-export function itemJsonSql(t: ItemTable, omit?: ReadonlySet<string>): string {
+export const itemJsonSql = perTable((t, omit) => {
   const render = renderItemJsonSql(t, omit);
   // coalesce evaluates the rendering only for a row without a stored text, which no write leaves.
   return t.storesJson && !omit?.size ? `coalesce(${t.alias}.${ITEM_JSON_COLUMN}, ${render})` : render;
-}
+});
 
 /**
  * SQL rendering a row (under the table's alias) as the JSON text of its API form, byte for byte what
@@ -128,15 +140,7 @@ export function itemJsonSql(t: ItemTable, omit?: ReadonlySet<string>): string {
  * against '{}' to drop nulls, because that patch would also drop nulls nested inside JSON fields (for
  * example in a geoLocation's properties). `json_quote` escapes strings as JSON.stringify does.
  */
-export function renderItemJsonSql(t: ItemTable, omit?: ReadonlySet<string>): string {
-  // Built once per table and omitted set: the text is long, and every read would otherwise rebuild it.
-  let byOmit = itemJsonSqlCache.get(t);
-  if (!byOmit) itemJsonSqlCache.set(t, (byOmit = new Map()));
-  const key = omit?.size ? [...omit].sort().join(',') : '';
-  let text = byOmit.get(key);
-  if (text === undefined) byOmit.set(key, (text = buildItemJsonSql(t, omit)));
-  return text;
-}
+export const renderItemJsonSql = perTable((t, omit) => buildItemJsonSql(t, omit));
 
 function buildItemJsonSql(t: ItemTable, omit?: ReadonlySet<string>): string {
   const a = t.alias;
@@ -165,16 +169,28 @@ export function toValues(t: ItemTable, row: Row): Values {
  */
 export function rowsByIds(db: Db, t: ItemTable, projectId: number, ids: readonly number[], where?: Sql, select = selectColumns(t)): Map<number, Row> {
   const out = new Map<number, Row>();
-  const columns = Sql.raw(select);
-  const from = Sql.raw(`${t.table} ${t.alias}`);
-  const extra = where ? sql` AND ${where}` : Sql.raw('');
+  const extra = where ? ` AND ${where.text}` : '';
   for (let i = 0; i < ids.length; i += 500) {
     const part = ids.slice(i, i + 500);
-    for (const r of all<Row>(db, sql`SELECT ${columns} FROM ${from} WHERE ${Sql.raw(t.alias)}.project_id = ${projectId} AND ${Sql.raw(t.alias)}.id IN (${part})${extra}`)) {
-      out.set(r.id, r);
-    }
+    const text = byIdsText(t, select, extra, part.length);
+    for (const r of prepare(db, text).all(projectId, ...part, ...(where?.params ?? [])) as Row[]) out.set(r.id, r);
   }
   return out;
+}
+
+/** Statement texts of rowsByIds by select list, extra condition and id count: the same string each time. */
+const byIdsTexts = new Map<string, Map<string, string[]>>();
+
+function byIdsText(t: ItemTable, select: string, extra: string, count: number): string {
+  let byExtra = byIdsTexts.get(select);
+  if (!byExtra) byIdsTexts.set(select, (byExtra = new Map()));
+  let byCount = byExtra.get(extra);
+  if (!byCount) {
+    // Conditions come from access scopes, whose shapes are few; forget them all if they ever are not.
+    if (byExtra.size >= 256) byExtra.clear();
+    byExtra.set(extra, (byCount = []));
+  }
+  return (byCount[count] ??= `SELECT ${select} FROM ${t.table} ${t.alias} WHERE ${t.alias}.project_id = ? AND ${t.alias}.id IN (${Array(count).fill('?').join(', ')})${extra}`);
 }
 
 /**
