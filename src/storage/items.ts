@@ -140,7 +140,7 @@ export const itemJsonSql = perTable((t, omit) => {
  * against '{}' to drop nulls, because that patch would also drop nulls nested inside JSON fields (for
  * example in a geoLocation's properties). `json_quote` escapes strings as JSON.stringify does.
  */
-export const renderItemJsonSql = perTable((t, omit) => buildItemJsonSql(t, omit));
+export const renderItemJsonSql = perTable(buildItemJsonSql);
 
 function buildItemJsonSql(t: ItemTable, omit?: ReadonlySet<string>): string {
   const a = t.alias;
@@ -178,12 +178,14 @@ export function rowsByIds(db: Db, t: ItemTable, projectId: number, ids: readonly
   return out;
 }
 
-/** Statement texts of rowsByIds by select list, extra condition and id count: the same string each time. */
-const byIdsTexts = new Map<string, Map<string, string[]>>();
+/** Statement texts of rowsByIds by table, select list, extra condition and id count: the same string each time. */
+const byIdsTexts = new WeakMap<ItemTable, Map<string, Map<string, string[]>>>();
 
 function byIdsText(t: ItemTable, select: string, extra: string, count: number): string {
-  let byExtra = byIdsTexts.get(select);
-  if (!byExtra) byIdsTexts.set(select, (byExtra = new Map()));
+  let bySelect = byIdsTexts.get(t);
+  if (!bySelect) byIdsTexts.set(t, (bySelect = new Map()));
+  let byExtra = bySelect.get(select);
+  if (!byExtra) bySelect.set(select, (byExtra = new Map()));
   let byCount = byExtra.get(extra);
   if (!byCount) {
     // Conditions come from access scopes, whose shapes are few; forget them all if they ever are not.
