@@ -17,8 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
 import { ConfigError } from '../config.js';
-import type { Admission, Bucket, Lease, Slots, ThrottleStore } from './throttle-store.js';
-import { Denial } from './throttle-store.js';
+import { Denial, NO_LEASE, type Admission, type Bucket, type Gate, type Lease, type Slots, type ThrottleStore } from './throttle-store.js';
 
 /** How long a lease outlives its last refresh. */
 export const LEASE_MS = 60_000;
@@ -87,6 +86,12 @@ return 0
 `;
 
 type Arg = string | number;
+
+/** A lease held in Redis: its member in each concurrency budget's sorted set. */
+interface RedisLease extends Lease {
+  readonly id: string;
+  readonly slotKeys: readonly string[];
+}
 interface ThrottleCommands {
   strataThrottleAcquire(numKeys: number, ...args: Arg[]): Promise<0 | [number, number]>;
   strataThrottleRelease(numKeys: number, ...args: Arg[]): Promise<number>;
@@ -106,7 +111,7 @@ export function redactUrl(url: string): string {
 
 export class RedisThrottleStore implements ThrottleStore {
   private readonly commands: ThrottleCommands;
-  private readonly live = new Map<string, Lease>();
+  private readonly live = new Map<string, RedisLease>();
   private readonly tag = randomBytes(6).toString('hex');
   private counter = 0;
   private readonly timer: NodeJS.Timeout;
@@ -146,26 +151,31 @@ export class RedisThrottleStore implements ThrottleStore {
     return store;
   }
 
-  async acquire(buckets: readonly Bucket[], bucketKeys: readonly string[], slots: readonly Slots[], slotKeys: readonly string[]): Promise<Admission> {
+  bind(buckets: readonly Bucket[], bucketKeys: readonly string[], slots: readonly Slots[], slotKeys: readonly string[]): Gate {
+    // The script's fixed arguments, in its order: keys, the number of buckets, each bucket's rate and burst, each budget's maximum.
+    const fixed: Arg[] = [...bucketKeys, ...slotKeys, buckets.length];
+    for (const b of buckets) fixed.push(b.perMs, b.burst);
+    for (const s of slots) fixed.push(s.max);
+    return { acquire: () => this.acquire(fixed, bucketKeys.length + slotKeys.length, slotKeys) };
+  }
+
+  private async acquire(fixed: readonly Arg[], numKeys: number, slotKeys: readonly string[]): Promise<Admission> {
     const id = `${this.tag}:${++this.counter}`;
-    const args: Arg[] = [...bucketKeys, ...slotKeys, buckets.length];
-    for (const b of buckets) args.push(b.perMs, b.burst);
-    for (const s of slots) args.push(s.max);
-    args.push(id, LEASE_MS);
     let reply: 0 | [number, number];
     try {
-      reply = await this.commands.strataThrottleAcquire(bucketKeys.length + slotKeys.length, ...args);
+      reply = await this.commands.strataThrottleAcquire(numKeys, ...fixed, id, LEASE_MS);
     } catch (err) {
       this.warn(err as Error, 'throttling skipped: Redis did not answer');
-      return { id: '', slotKeys: [] };
+      return NO_LEASE;
     }
     if (reply !== 0) return new Denial(reply[0] - 1, reply[1]);
-    const lease: Lease = { id, slotKeys };
-    if (slotKeys.length > 0) this.live.set(id, lease);
+    if (slotKeys.length === 0) return NO_LEASE;
+    const lease: RedisLease = { id, slotKeys, release: () => void this.release(lease) };
+    this.live.set(id, lease);
     return lease;
   }
 
-  async release(lease: Lease): Promise<void> {
+  private async release(lease: RedisLease): Promise<void> {
     if (!this.live.delete(lease.id)) return;
     try {
       await this.commands.strataThrottleRelease(lease.slotKeys.length, ...lease.slotKeys, lease.id);

@@ -11,13 +11,14 @@
  * A concurrency slot is released when the response closes: once it is sent (before the client can have read
  * it and sent its next request), or when the client goes away first (aborted request); exactly once.
  */
+import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { applyLimitsOverride, parseLimitsOverride, type LimitsOverride, type ThrottleConfig, type ThrottleLimits } from '../config.js';
 import type { Db } from '../storage/db.js';
 import { storedProjectLimits } from '../storage/projects.js';
 import { operationName, type ApiRoute, type RouteRate } from './route.js';
 import { RedisThrottleStore } from './throttle-redis.js';
-import { Denial, MemoryThrottleStore, type Admission, type Bucket, type Slots, type ThrottleStore } from './throttle-store.js';
+import { Denial, MemoryThrottleStore, type Admission, type Bucket, type Gate, type Lease, type Slots, type ThrottleStore } from './throttle-store.js';
 
 /**
  * Admits one request to an operation (after authentication has named the project and principal): true when
@@ -64,17 +65,23 @@ interface Plan {
   readonly slots: readonly Slots[];
   /** The path parameter a per-parameter budget is keyed by, if any. */
   readonly param: string | undefined;
-  /** Store keys by principal (and parameter value): see keysFor. */
-  readonly keys: Map<string, Keys>;
+  /** The store's gates by principal (and parameter value): see gateFor. */
+  readonly gates: Map<string, Gate>;
 }
 
-interface Keys {
-  readonly bucketKeys: readonly string[];
-  readonly slotKeys: readonly string[];
-}
+/** Principals (with parameter values) whose gates a plan keeps; past it the plan starts over. */
+const GATES_KEPT = 4096;
 
-/** Principals (with parameter values) whose keys a plan keeps; past it the plan starts over. */
-const KEYS_KEPT = 4096;
+/** The lease an admitted request holds, on its response until the response closes. */
+const LEASE = Symbol('strata.throttle.lease');
+type Held = ServerResponse & { [LEASE]?: Lease };
+
+/** The response's 'close' listener: one function for every response (no closure per request). */
+function releaseHeld(this: Held): void {
+  const lease = this[LEASE];
+  this[LEASE] = undefined;
+  lease?.release();
+}
 
 /** An operation's own declared budgets, before they are placed in a project. */
 interface RouteBudgets {
@@ -134,13 +141,14 @@ export async function createThrottle(opts: ThrottleOptions): Promise<Throttle> {
         refuse(reply, tooMany(plan, result, req));
         return false;
       }
-      if (result.slotKeys.length > 0) {
-        // 'close' comes once per response: after it is sent (before the client can send its next request on
-        // the connection), or when the client went away first. A client that left while the request waited
-        // (for authentication, or for Redis) closed it already.
-        const res = reply.raw;
-        if (res.closed || res.destroyed) void store.release(result);
-        else res.on('close', () => void store.release(result));
+      // 'close' comes once per response: after it is sent (before the client can send its next request on the
+      // connection), or when the client went away first. A client that left while the request waited (for
+      // authentication, or for Redis) closed it already.
+      const res: Held = reply.raw;
+      if (res.closed || res.destroyed) result.release();
+      else {
+        res[LEASE] = result;
+        res.on('close', releaseHeld);
       }
       return true;
     }
@@ -149,8 +157,7 @@ export async function createThrottle(opts: ThrottleOptions): Promise<Throttle> {
       const plan = planFor(req.project!.name, route);
       const subject = req.principal!.subject;
       const value = plan.param === undefined ? '' : String((req.params as Record<string, unknown>)[plan.param]);
-      const { bucketKeys, slotKeys } = keysFor(plan, subject, value);
-      const result = store.acquire(plan.buckets, bucketKeys, plan.slots, slotKeys);
+      const result = gateFor(store, plan, subject, value).acquire();
       return result instanceof Promise ? result.then((r) => settle(req, reply, plan, r)) : settle(req, reply, plan, result);
     };
   }
@@ -159,19 +166,19 @@ export async function createThrottle(opts: ThrottleOptions): Promise<Throttle> {
 }
 
 /**
- * A request's store keys, kept per plan for the principals (and parameter values) seen lately: built once, a
- * key's hash is computed once too, and a request's lookups in the store are the cheap ones.
+ * A request's gate in the store, kept per plan for the principals (and parameter values) seen lately: its keys
+ * are built and bound once, and a request's admission does no lookups by key.
  */
-function keysFor(plan: Plan, subject: string, value: string): Keys {
+function gateFor(store: ThrottleStore, plan: Plan, subject: string, value: string): Gate {
   // The subject's length first: no two (subject, value) pairs make the same id.
   const id = plan.param === undefined ? subject : `${subject.length}:${subject}${value}`;
-  let keys = plan.keys.get(id);
-  if (keys === undefined) {
-    if (plan.keys.size >= KEYS_KEPT) plan.keys.clear();
-    keys = { bucketKeys: keysOf(plan.rates, subject, value), slotKeys: keysOf(plan.concurrency, subject, value) };
-    plan.keys.set(id, keys);
+  let gate = plan.gates.get(id);
+  if (gate === undefined) {
+    if (plan.gates.size >= GATES_KEPT) plan.gates.clear();
+    gate = store.bind(plan.buckets, keysOf(plan.rates, subject, value), plan.slots, keysOf(plan.concurrency, subject, value));
+    plan.gates.set(id, gate);
   }
-  return keys;
+  return gate;
 }
 
 function keysOf(budgets: readonly Budget[], subject: string, value: string): string[] {
@@ -241,7 +248,7 @@ function buildPlan(project: string, limits: ThrottleLimits, route: RouteBudgets)
     concurrency,
     slots: concurrency.map((b) => ({ max: b.max })),
     param,
-    keys: new Map(),
+    gates: new Map(),
   };
 }
 
