@@ -8,10 +8,10 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import type { ChildMessage, LoopDelay, ParentMessage } from './lib/protocol.js';
 import { startServers } from './lib/servers.js';
-import { summarize } from './lib/stats.js';
+import { recordLoopDelay, summarize, type LoopDelaySummary } from './lib/stats.js';
 
 if (!process.send) {
   console.error('bench/server.js is started by the benchmark runner (it needs an IPC channel)');
@@ -29,7 +29,7 @@ const send = (m: ChildMessage): void => {
 
 const servers = await startServers(dataDir, { capture: process.env.BENCH_CAPTURE !== '0', noLayers: true, limited: true });
 let session: Session | undefined;
-let loopDelay: IntervalHistogram | undefined;
+let loopDelay: (() => LoopDelaySummary) | undefined;
 let limitedTimes: number[] = [];
 const timeLimited = (_req: IncomingMessage, res: ServerResponse): void => {
   const t0 = performance.now();
@@ -73,18 +73,15 @@ async function handle(m: ParentMessage): Promise<unknown> {
       return (user + system) / 1000;
     }
     case 'loop-delay-start':
-      loopDelay?.disable();
-      loopDelay = monitorEventLoopDelay({ resolution: 1 });
-      loopDelay.enable();
+      loopDelay?.();
+      loopDelay = recordLoopDelay();
       limitedTimes = [];
       servers.limitedServer?.on('request', timeLimited);
       return null;
     case 'loop-delay-stop': {
       if (!loopDelay) throw new Error('loop delay not started');
-      loopDelay.disable();
       servers.limitedServer?.off('request', timeLimited);
-      const ms = (ns: number) => ns / 1e6;
-      const result: LoopDelay = { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max), limited: summarize(limitedTimes) };
+      const result: LoopDelay = { ...loopDelay(), limited: summarize(limitedTimes) };
       loopDelay = undefined;
       return result;
     }

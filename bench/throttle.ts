@@ -24,7 +24,7 @@ import { closedLoop, fixedRate } from './lib/load.js';
 import type { LoopDelay } from './lib/protocol.js';
 import { LIMITED_PROJECT_LIMITS, PROJECT } from './lib/servers.js';
 import { stolenMs } from './lib/report.js';
-import { fmtInt, fmtMs, fmtRatio, now, percentile, summarize, type LatencySummary } from './lib/stats.js';
+import { fmtInt, fmtMs, fmtRatio, now, percentile, recordLoopDelay, summarize, type LatencySummary, type LoopDelaySummary } from './lib/stats.js';
 
 const EVENTS = 1000;
 const LAYERS_TARGET = 0.95;
@@ -132,6 +132,32 @@ async function layerCost(ctx: BenchContext, ids: number[]): Promise<void> {
 // ---------------------------------------------------------------------------------------------------------
 // (b) 429 promptness
 
+interface Window<T> {
+  value: T;
+  /** The server child's event-loop delay, and the limited app's responses timed inside it. */
+  loop: LoopDelay;
+  /** The load generator's (this process's) event-loop delay: how late it could have read a response. */
+  runnerLoop: LoopDelaySummary;
+  /** CPU time the hypervisor gave elsewhere (ms, both cores). */
+  stolen: number | undefined;
+}
+
+/** Runs `fn` while both processes record their event-loop delay, the server child the limited app's response times, and the host its steal. */
+async function serverWindow<T>(ctx: BenchContext, fn: () => Promise<T>): Promise<Window<T>> {
+  const before = stolenMs();
+  await ctx.server.command({ type: 'loop-delay-start' });
+  const stopRunner = recordLoopDelay();
+  const value = await fn();
+  const runnerLoop = stopRunner();
+  const loop = await ctx.server.command<LoopDelay>({ type: 'loop-delay-stop' });
+  const after = stolenMs();
+  return { value, loop, runnerLoop, stolen: before === undefined || after === undefined ? undefined : after - before };
+}
+
+const delayText = (d: LoopDelaySummary) => `p50 ${fmtMs(d.p50)} / p99 ${fmtMs(d.p99)} / max ${fmtMs(d.max)}`;
+const windowText = (w: Window<unknown>, ms: number) =>
+  `event-loop delay in the server ${delayText(w.loop)}, in the load generator ${delayText(w.runnerLoop)}${w.stolen === undefined ? '' : `; host steal ${fmtInt(w.stolen)} ms of ${fmtInt(ms)} ms`}`;
+
 interface Within {
   latency: LatencySummary;
   rps: number;
@@ -235,18 +261,19 @@ async function promptness(ctx: BenchContext, ids: number[]): Promise<void> {
       `throttle: ${WITHIN_BUDGET_CLIENTS} clients at ${WITHIN_BUDGET_RATE} req/s alone, then with a fixed ${fmtInt(rate)} req/s (≤ ${clients} in flight) on the limited app`,
     );
     const alone2 = await withinAtRate(durationMs);
-    const stolenBefore = stolenMs();
-    await ctx.server.command({ type: 'loop-delay-start' });
-    const [open, during2] = await Promise.all([
-      ctx.profiled('throttle-429-fixed', () => fixedRate({ ratePerSecond: rate, durationMs, maxInFlight: clients, fn: hammerCall })),
-      withinAtRate(durationMs),
-    ]);
+    // The floor: the server's event loop and the host's steal with no load at all, over a window as long as the hammer's.
+    const idle = await serverWindow(ctx, () => new Promise((resolve) => setTimeout(resolve, durationMs)));
     // Server side: how late its event loop ran during the hammer. A 429 waits at most about this long in the
     // server; the rest of the latency the client sees is the network stack and the load generator itself,
     // which shares the machine's 2 cores with the server.
-    const loop = await ctx.server.command<LoopDelay>({ type: 'loop-delay-stop' });
-    const stolenAfter = stolenMs();
-    const stolen = stolenBefore === undefined || stolenAfter === undefined ? undefined : stolenAfter - stolenBefore;
+    const hammer = await serverWindow(ctx, () =>
+      Promise.all([
+        ctx.profiled('throttle-429-fixed', () => fixedRate({ ratePerSecond: rate, durationMs, maxInFlight: clients, fn: hammerCall })),
+        withinAtRate(durationMs),
+      ]),
+    );
+    const [open, during2] = hammer.value;
+    const { loop, stolen } = hammer;
     const refusals = open.results.filter((r) => r.value.status === 429);
     const open429 = refusals.map((r) => r.ms);
     const openOk = open.results.length - open429.length;
@@ -257,12 +284,12 @@ async function promptness(ctx: BenchContext, ids: number[]): Promise<void> {
     ctx.report({
       id: 'throttle.429.fixedRate',
       workload: `429 answers, GET /events/{id} over a 100 req/s project budget, fixed ${fmtInt(rate)} req/s offered (≤ ${clients} in flight)`,
-      value: `${lat(openSummary)} from send; ${lat(fromDue)} from scheduled time (${fmtInt(open429.length)} × 429, ${fmtInt(openOk)} × 200, ${fmtInt(open.skipped)} skipped at ${clients} in flight); inside the server, arrival to response written: p50 ${fmtMs(loop.limited.p50)} / p99 ${fmtMs(loop.limited.p99)} / max ${fmtMs(loop.limited.max)}; server event-loop delay p50 ${fmtMs(loop.p50)} / p99 ${fmtMs(loop.p99)} / max ${fmtMs(loop.max)}${stolen === undefined ? '' : `; host steal ${fmtInt(stolen)} ms of the ${fmtInt(durationMs)} ms phase`}`,
+      value: `${lat(openSummary)} from send; ${lat(fromDue)} from scheduled time (${fmtInt(open429.length)} × 429, ${fmtInt(openOk)} × 200, ${fmtInt(open.skipped)} skipped at ${clients} in flight); inside the server, arrival to response written: p50 ${fmtMs(loop.limited.p50)} / p99 ${fmtMs(loop.limited.p99)} / max ${fmtMs(loop.limited.max)}; ${windowText(hammer, durationMs)}; with no load at all, just before: ${windowText(idle, durationMs)}`,
       reference: `a 200 within budget, ${WITHIN_BUDGET_CLIENTS} clients at ${WITHIN_BUDGET_RATE} req/s alone: ${lat(alone2.latency)}`,
       ratio: `${fmtRatio(openSummary.p99 / alone2.latency.p99)} its p99`,
       target: `p99 ≤ ${PROMPT_TARGET_MS} ms`,
       met: openSummary.p99 <= PROMPT_TARGET_MS,
-      data: { rate, achievedPerSecond: achieved, serverLoopDelay: loop, stolenMs: stolen, sent: open.sent, skipped: open.skipped, refused: open429.length, admitted: openOk, latency429: openSummary, latency429FromScheduled: fromDue, alone: alone2 },
+      data: { rate, achievedPerSecond: achieved, serverLoopDelay: loop, runnerLoopDelay: hammer.runnerLoop, stolenMs: stolen, idle: { ...idle, value: undefined }, sent: open.sent, skipped: open.skipped, refused: open429.length, admitted: openOk, latency429: openSummary, latency429FromScheduled: fromDue, alone: alone2 },
     });
     ctx.report({
       id: 'throttle.429.closedLoop',
@@ -291,7 +318,7 @@ async function promptness(ctx: BenchContext, ids: number[]): Promise<void> {
       `  429 fixed rate: ${lat(openSummary)} (from scheduled ${lat(fromDue)}) at ${fmtInt(achieved)} req/s; closed loop: ${lat(closedSummary)} at ${fmtInt(closed.perSecond)} req/s; within budget alone ${lat(alone1.latency)} / ${lat(alone2.latency)}, during ${lat(during1.latency)} / ${lat(during2.latency)}`,
     );
     ctx.note(
-      `429 promptness: a third app in the server child (same database) whose project budget is STRATA_PROJECT_LIMITS=${JSON.stringify(LIMITED_PROJECT_LIMITS)}; its budgets are its own, so the real app (limits far above reach) is never throttled. All three apps share the child's one event loop, so the hammer on the limited app competes with the within-budget clients for the same CPU (the machine has 2 cores shared with the load generator). Closed-loop latency with ${clients} workers is about ${clients} ÷ throughput whatever the server does per request; the fixed-rate row (open loop, arrivals released on ~1 ms timer ticks) is the one judged against the target, by latency from each request's send (the server's promptness); latency from its scheduled time, which adds the load generator's lateness, is shown too. Its default rate is half the closed-loop rate (BENCH_THROTTLE_RATE). In the closed-loop phase the ${WITHIN_BUDGET_CLIENTS} within-budget clients also run back to back, so the server is saturated and both loads queue; in the fixed-rate phase they send ${WITHIN_BUDGET_RATE} req/s between them (normal use), so that phase measures the server at the hammer's offered load rather than at saturation.`,
+      `429 promptness: a third app in the server child (same database) whose project budget is STRATA_PROJECT_LIMITS=${JSON.stringify(LIMITED_PROJECT_LIMITS)}; its budgets are its own, so the real app (limits far above reach) is never throttled. All three apps share the child's one event loop, so the hammer on the limited app competes with the within-budget clients for the same CPU (the machine has 2 cores shared with the load generator). Closed-loop latency with ${clients} workers is about ${clients} ÷ throughput whatever the server does per request; the fixed-rate row (open loop, arrivals released on ~1 ms timer ticks) is the one judged against the target, by latency from each request's send (the server's promptness); latency from its scheduled time, which adds the load generator's lateness, is shown too. The event-loop delay of the server child and of the load generator (beyond the histogram's 1 ms sampling interval) and the host's steal are recorded during that phase and, as the floor this machine sets, over an equal window with no load at all just before it. Its default rate is half the closed-loop rate (BENCH_THROTTLE_RATE). In the closed-loop phase the ${WITHIN_BUDGET_CLIENTS} within-budget clients also run back to back, so the server is saturated and both loads queue; in the fixed-rate phase they send ${WITHIN_BUDGET_RATE} req/s between them (normal use), so that phase measures the server at the hammer's offered load rather than at saturation.`,
     );
   } finally {
     probe.close();

@@ -1,5 +1,5 @@
 /** Messages between the benchmark runner and its server child process (over the Node IPC channel). */
-import type { LatencySummary } from './stats.js';
+import type { LatencySummary, LoopDelaySummary } from './stats.js';
 
 export type ParentMessage = { seq: number } & (
   | { type: 'bare'; payload: string }
@@ -21,11 +21,8 @@ export type ChildMessage =
 /** A ParentMessage before the runner numbers it. */
 export type Command = ParentMessage extends infer M ? (M extends { seq: number } ? Omit<M, 'seq'> : never) : never;
 
-/** The server child's event-loop delay over a window (ms): how long a ready request could have waited. */
-export interface LoopDelay {
-  p50: number;
-  p99: number;
-  max: number;
+/** The server child's event-loop delay over a window (ms, beyond the sampling interval): how long a ready request could have waited. */
+export interface LoopDelay extends LoopDelaySummary {
   /**
    * The limited app's responses in the same window, timed inside the server (ms): from the request's arrival
    * (its headers parsed) to the last byte of the response handed to the socket.

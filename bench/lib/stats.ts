@@ -1,7 +1,7 @@
 /**
  * Timing and summary statistics. Latencies are in milliseconds; percentiles use the nearest-rank method.
  */
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 
 export const now = (): number => performance.now();
 
@@ -62,4 +62,24 @@ export function fmtRatio(r: number): string {
 export function cpuNow(): number {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000;
+}
+
+/** A process's event-loop delay over a window (ms, beyond the sampling interval). */
+export interface LoopDelaySummary {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/** Starts recording this process's event-loop delay; the returned function stops it and summarizes. */
+export function recordLoopDelay(): () => LoopDelaySummary {
+  const resolutionMs = 1;
+  const h = monitorEventLoopDelay({ resolution: resolutionMs });
+  h.enable();
+  return () => {
+    h.disable();
+    // The histogram holds the time between its timer's runs, the sampling interval included: the delay is the rest.
+    const ms = (ns: number) => Math.max(0, ns / 1e6 - resolutionMs);
+    return { p50: ms(h.percentile(50)), p99: ms(h.percentile(99)), max: ms(h.max) };
+  };
 }
