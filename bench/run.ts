@@ -186,6 +186,7 @@ async function main(): Promise<void> {
         profiles.push(formatProfile(name, summary));
         return result;
       },
+      profileFiles: (names) => (settings.profile ? names.map((name) => join(profileDir, `${name}.cpuprofile`)) : []),
       log,
     };
     const only = (process.env.BENCH_SUITES ?? '').split(',').map((x) => x.trim()).filter(Boolean);

@@ -21,6 +21,7 @@
 import type { BenchContext, Suite } from './lib/context.js';
 import { createClient, expectStatus } from './lib/http.js';
 import { closedLoop, fixedRate } from './lib/load.js';
+import { inclusiveShare, type FunctionRef } from './lib/profile.js';
 import type { LoopDelay } from './lib/protocol.js';
 import { LIMITED_PROJECT_LIMITS, PROJECT } from './lib/servers.js';
 import { stolenMs } from './lib/report.js';
@@ -40,6 +41,14 @@ function intEnv(name: string, fallback: number): number {
   if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number, got "${raw}"`);
   return n;
 }
+
+/** Where the layers' per-request work starts (layers.ts wires them): the version step, the channel gate, admission, the slot's release. */
+const LAYER_FUNCTIONS: FunctionRef[] = [
+  { name: 'applyVersion', file: 'src/http/versioning.js' },
+  { name: 'gate', file: 'src/http/versioning.js' },
+  { name: 'admit', file: 'src/http/throttle.js' },
+  { name: 'releaseHeld', file: 'src/http/throttle.js' },
+];
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -123,6 +132,20 @@ async function layerCost(ctx: BenchContext, ids: number[]): Promise<void> {
     met: ratio >= LAYERS_TARGET,
     data: { rounds: { withLayers, without }, pairRatios: pairs, cpuPairRatios: cpuPairs, rps, noLayersRps: offRps, ratio, cpuMsPerRequest: cpu, noLayersCpuMsPerRequest: offCpu, cpuRatio },
   });
+  // With BENCH_PROFILE=1: the layers' own share of the server's CPU in the with-layers rounds, from the profiles.
+  // Not subject to the machine's noise the way the ratio is, but a lower bound: the response's extra header is
+  // written inside Fastify, and the layers' garbage is collected by the GC, outside these functions.
+  const files = ctx.profileFiles(withLayers.map((_, round) => `throttle-layers-${round}`));
+  if (files.length > 0) {
+    const { share, busySamples } = inclusiveShare(files, LAYER_FUNCTIONS);
+    ctx.report({
+      id: 'throttle.layers.profile',
+      workload: `GET /events/{id} with layers on, CPU profiles of the ${rounds} rounds (info, BENCH_PROFILE=1)`,
+      value: `the layers' functions and what they call: ${(share * 100).toFixed(2)}% of ${fmtInt(busySamples)} busy samples, ≈ ${us(share * cpu)} of the ${us(cpu)} per request (profiler on)`,
+      reference: LAYER_FUNCTIONS.map((f) => `${f.name} (${f.file})`).join(', '),
+      data: { share, busySamples, functions: LAYER_FUNCTIONS },
+    });
+  }
   ctx.log(`  layers: ${fmtInt(rps)} vs ${fmtInt(offRps)} req/s, pair ratios ${pairs.map((p) => p.toFixed(3)).join(' ')}; CPU ${us(cpu)} vs ${us(offCpu)}`);
   ctx.note(
     `Layer-cost reference: the same app built with buildApp(config, { db, logger: false, apiLayers: false }) in the server child on the same database; same client, token and concurrency, ${rounds} alternating rounds of ${roundMs} ms. Ratio = median of the rounds' pairwise req/s ratios; CPU = the child's user+system CPU per request.`,

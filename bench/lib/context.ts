@@ -51,6 +51,8 @@ export interface BenchContext {
   serverCpu<T>(fn: () => Promise<T>): Promise<{ value: T; cpuMs: number }>;
   /** Runs `fn` and, when profiling is on, records the server's CPU profile for it under `name`. */
   profiled<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /** The profile files `profiled` wrote under these names; none when profiling is off. */
+  profileFiles(names: readonly string[]): string[];
   log(message: string): void;
 }
 

@@ -76,16 +76,63 @@ function top(map: Map<string, number>, totalHits: number, msPerHit: number, n: n
     .map(([name, hits]) => ({ name, ms: hits * msPerHit, share: hits / totalHits }));
 }
 
-export function summarizeProfile(file: string, n = 15): ProfileSummary {
+interface LoadedProfile {
+  profile: CpuProfile;
+  byId: Map<number, ProfileNode>;
+  parent: Map<number, number>;
+  /** Samples per node. */
+  hits: Map<number, number>;
+}
+
+function loadProfile(file: string): LoadedProfile {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map<number, ProfileNode>();
   const parent = new Map<number, number>();
   for (const node of profile.nodes) byId.set(node.id, node);
   for (const node of profile.nodes) for (const c of node.children ?? []) parent.set(c, node.id);
-
   const hits = new Map<number, number>();
   if (profile.samples?.length) for (const s of profile.samples) hits.set(s, (hits.get(s) ?? 0) + 1);
   else for (const node of profile.nodes) if (node.hitCount) hits.set(node.id, node.hitCount);
+  return { profile, byId, parent, hits };
+}
+
+/** A function as the profile names it: its name and the end of its script's path. */
+export interface FunctionRef {
+  name: string;
+  file: string;
+}
+
+/**
+ * The share of busy samples, over all the given profiles together, whose stack holds one of the functions:
+ * the CPU spent in them and in everything they call.
+ */
+export function inclusiveShare(files: readonly string[], functions: readonly FunctionRef[]): { share: number; busySamples: number } {
+  const matches = (f: CallFrame) => functions.some((x) => f.functionName === x.name && f.url.endsWith(x.file));
+  let busy = 0;
+  let inside = 0;
+  for (const file of files) {
+    const { byId, parent, hits } = loadProfile(file);
+    const memo = new Map<number, boolean>();
+    const under = (id: number): boolean => {
+      let r = memo.get(id);
+      if (r === undefined) {
+        const up = parent.get(id);
+        r = matches(byId.get(id)!.callFrame) || (up !== undefined && under(up));
+        memo.set(id, r);
+      }
+      return r;
+    };
+    for (const [id, h] of hits) {
+      if (byId.get(id)!.callFrame.functionName === '(idle)') continue;
+      busy += h;
+      if (under(id)) inside += h;
+    }
+  }
+  return { share: busy ? inside / busy : 0, busySamples: busy };
+}
+
+export function summarizeProfile(file: string, n = 15): ProfileSummary {
+  const { profile, byId, parent, hits } = loadProfile(file);
 
   let totalHits = 0;
   let idleHits = 0;
