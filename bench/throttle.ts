@@ -312,7 +312,7 @@ async function promptness(ctx: BenchContext, ids: number[]): Promise<void> {
       ratio: `${fmtRatio(openSummary.p99 / alone2.latency.p99)} its p99`,
       target: `p99 ≤ ${PROMPT_TARGET_MS} ms`,
       met: openSummary.p99 <= PROMPT_TARGET_MS,
-      data: { rate, achievedPerSecond: achieved, serverLoopDelay: loop, runnerLoopDelay: hammer.runnerLoop, stolenMs: stolen, idle: { ...idle, value: undefined }, sent: open.sent, skipped: open.skipped, refused: open429.length, admitted: openOk, latency429: openSummary, latency429FromScheduled: fromDue, alone: alone2 },
+      data: { rate, achievedPerSecond: achieved, serverLoopDelay: loop, runnerLoopDelay: hammer.runnerLoop, stolenMs: stolen, idle, sent: open.sent, skipped: open.skipped, refused: open429.length, admitted: openOk, latency429: openSummary, latency429FromScheduled: fromDue, alone: alone2 },
     });
     ctx.report({
       id: 'throttle.429.closedLoop',

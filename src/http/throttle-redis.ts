@@ -92,6 +92,7 @@ interface RedisLease extends Lease {
   readonly id: string;
   readonly slotKeys: readonly string[];
 }
+
 interface ThrottleCommands {
   strataThrottleAcquire(numKeys: number, ...args: Arg[]): Promise<0 | [number, number]>;
   strataThrottleRelease(numKeys: number, ...args: Arg[]): Promise<number>;

@@ -93,8 +93,9 @@ export class MemoryThrottleStore implements ThrottleStore {
   }
 
   /**
-   * The live cell of a key, made (a full bucket, an empty budget) if there is none. Gates look up again only
-   * the cells of their own keys, so between sweeps the store holds at most the keys of the gates kept.
+   * The live cell of a key, made (a full bucket, an empty budget) if there is none. Only gates ask, for their
+   * own keys: the store holds the keys of the gates the throttle keeps, and of those it dropped since the last
+   * sweep.
    */
   cell(key: string): Cell {
     let c = this.cells.get(key);
