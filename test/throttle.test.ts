@@ -18,7 +18,7 @@ import { bearer, capability, clientToken, createGroup } from './support/auth.js'
 import { errorMessage, type Harness } from './support/harness.js';
 import { Holds, manualClock, startCustomHarness, type CustomHarnessOptions } from './support/custom-harness.js';
 import { freePort } from './support/net.js';
-import { startRedisServer, type RedisServer } from './support/redis-server.js';
+import { hasRedis, startRedisServer, type RedisServer } from './support/redis-server.js';
 
 const open: Harness[] = [];
 afterEach(async () => {
@@ -371,7 +371,7 @@ describe('configuration', () => {
   });
 });
 
-describe('budgets shared through Redis', () => {
+describe.runIf(hasRedis())('budgets shared through Redis', () => {
   let server: RedisServer;
   let redis: Redis;
   let a: Harness;

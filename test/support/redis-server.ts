@@ -1,8 +1,9 @@
 /**
  * A throw-away `redis-server` (Debian package `redis-server`; `.ci/run` installs it) on a free loopback port,
- * in a temporary directory, persisting nothing.
+ * in a temporary directory, persisting nothing. Callers check `hasRedis()` first.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { hasProgram } from './external.js';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { freePort } from './net.js';
 import { tmpdir } from 'node:os';
@@ -13,10 +14,10 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
+/** Whether redis-server is installed (see external.ts for what happens when it is not). */
+export const hasRedis = (): boolean => hasProgram('redis-server', 'redis-server');
+
 export async function startRedisServer(): Promise<RedisServer> {
-  if (spawnSync('redis-server', ['--version']).error) {
-    throw new Error('redis-server is not installed; install the Debian package: apt-get install -y redis-server (.ci/run does this)');
-  }
   const dir = mkdtempSync(join(tmpdir(), 'strata-redis-'));
   const port = await freePort();
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], {
