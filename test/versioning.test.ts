@@ -54,6 +54,9 @@ describe('the version header', () => {
       ['20250101-alpha', '20230101-alpha'],
       ['beta', `${LATEST_STABLE.release}-beta`],
       ['alpha', `${LATEST_STABLE.release}-alpha`],
+      // The JavaScript client's legacy form, on every request: the newest stable release, whatever the date.
+      ['V20210406', LATEST_STABLE.release],
+      ['V20230101', LATEST_STABLE.release],
     ];
     for (const [sent, served] of cases) {
       const res = await withVersion(sent);
@@ -77,7 +80,7 @@ describe('the version header', () => {
   });
 
   it('refuses every malformed value with 400 naming the header and the expected format', async () => {
-    const format = 'expected YYYYMMDD, optionally followed by -beta or -alpha (for example 20250926 or 20250926-beta)';
+    const format = 'expected YYYYMMDD, optionally followed by -beta or -alpha (for example 20250926 or 20250926-beta), or beta, alpha, or the legacy V followed by YYYYMMDD';
     const cases: Array<[string, string]> = [
       ['2025-01-01', `Header svc-version: "2025-01-01" is not a version; ${format}`],
       ['20251301', `Header svc-version: "20251301" is not a calendar date; ${format}`],
@@ -91,6 +94,10 @@ describe('the version header', () => {
       ['202501011', `Header svc-version: "202501011" is not a version; ${format}`],
       ['latest', `Header svc-version: "latest" is not a version; ${format}`],
       ['stable', `Header svc-version: "stable" is not a version; ${format}`],
+      ['V20211301', `Header svc-version: "V20211301" is not a calendar date; ${format}`],
+      ['v20210406', `Header svc-version: "v20210406" is not a version; ${format}`],
+      ['V20210406-beta', `Header svc-version: "V20210406-beta" is not a version; ${format}`],
+      ['V2021040', `Header svc-version: "V2021040" is not a version; ${format}`],
       ['', `Header svc-version is empty; ${format}, or leave the header out for the latest stable version`],
     ];
     for (const [value, message] of cases) {

@@ -1,6 +1,8 @@
 /**
  * Dated API versions. A request names its version with `svc-version: YYYYMMDD`, optionally suffixed `-beta`
  * or `-alpha` for those channels (`cdf-version` is accepted as an alias: existing clients send that name).
+ * The forms existing clients send besides are accepted too: a bare `beta` or `alpha` (the newest release
+ * of that channel) and the legacy `V` + date (the newest stable release).
  * Without the header a request gets the latest stable version. The version selects dated behaviour from
  * `dated-changes.ts`; each operation's channel (`ApiRoute.channel`) decides whether the request may call it.
  *
@@ -58,8 +60,9 @@ const LATEST_RELEASE = RELEASES[RELEASES.length - 1];
 /** What a request without a version header gets. */
 export const LATEST_STABLE = BY_RELEASE.get(LATEST_RELEASE)!.stable;
 
-const FORMAT = 'YYYYMMDD, optionally followed by -beta or -alpha (for example 20250926 or 20250926-beta)';
+const FORMAT = 'YYYYMMDD, optionally followed by -beta or -alpha (for example 20250926 or 20250926-beta), or beta, alpha, or the legacy V followed by YYYYMMDD';
 const SHAPE = /^(\d{4})(\d{2})(\d{2})(?:-(beta|alpha))?$/;
+const LEGACY = /^V(\d{4})(\d{2})(\d{2})$/;
 
 /** Versions resolved from header values seen before; bounded, since clients choose the values. */
 const seen = new Map<string, ApiVersion>();
@@ -76,8 +79,17 @@ export function parseVersion(raw: string, header: string = VERSION_HEADER): ApiV
 }
 
 function resolve(raw: string, header: string): ApiVersion {
-  // The reference service's clients send a bare channel name for the newest version of that channel.
+  // The reference service's clients send a bare channel name for the newest version of that channel, and the
+  // JavaScript client sends the legacy form `V` + date on every request: it predates dated versions and asks
+  // for the newest stable behaviour, whatever its date.
   if (raw === 'beta' || raw === 'alpha') return BY_RELEASE.get(LATEST_RELEASE)![raw];
+  const legacy = LEGACY.exec(raw);
+  if (legacy) {
+    if (!isCalendarDate(Number(legacy[1]), Number(legacy[2]), Number(legacy[3]))) {
+      throw badRequest(`Header ${header}: "${raw}" is not a calendar date; expected ${FORMAT}`);
+    }
+    return LATEST_STABLE;
+  }
   if (raw === '') throw badRequest(`Header ${header} is empty; expected ${FORMAT}, or leave the header out for the latest stable version`);
   const m = SHAPE.exec(raw);
   if (!m) throw badRequest(`Header ${header}: "${clip(raw)}" is not a version; expected ${FORMAT}`);

@@ -1,0 +1,112 @@
+/**
+ * The official JavaScript client (`@cognite/sdk`) against a Strata listening on a loopback port, as its
+ * users point it at a server: a base URL, a project and a token provider.
+ *
+ * With STRATA_CONFORM set (see `npm run conform`), the client talks to Strata through the reference's
+ * conformance proxy (`api-conform`, from ../shared/tools or the path in STRATA_API_CONFORM), which checks
+ * every status code and body against the reference; each harness writes the proxy's report to the
+ * directory named by STRATA_CONFORM when it closes.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CogniteClient } from '@cognite/sdk';
+import { loadConfig, type Config } from '../../src/config.js';
+import { buildApp, type BuildOptions, type Strata } from '../../src/http/app.js';
+import { freePort } from './net.js';
+
+export interface SdkHarness {
+  strata: Strata;
+  /** Strata's own origin (the identity provider's issuer). */
+  origin: string;
+  /** The origin the client talks to: Strata's, or the conformance proxy's in front of it. */
+  baseUrl: string;
+  token: string;
+  client: CogniteClient;
+  /** A client for `project` with a token from the built-in client `clientId` (see STRATA_CLIENTS). */
+  clientFor(clientId: string, secret: string, project?: string): Promise<CogniteClient>;
+  close(): Promise<void>;
+}
+
+export interface SdkHarnessOptions {
+  config?: Partial<Config>;
+  env?: Record<string, string>;
+  build?: BuildOptions;
+  /** Name of the conformance report this harness writes under STRATA_CONFORM (defaults to the port). */
+  name?: string;
+}
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** The conformance proxy's script, when conformance is asked for and the tool is on this machine. */
+function conformTool(): string | undefined {
+  if (!process.env.STRATA_CONFORM) return undefined;
+  const tool = process.env.STRATA_API_CONFORM ?? resolve(root, '..', 'shared', 'tools', 'api-conform');
+  if (!existsSync(tool)) throw new Error(`STRATA_CONFORM is set but the conformance proxy is not at ${tool}; set STRATA_API_CONFORM to its path`);
+  return tool;
+}
+
+export async function tokenFor(origin: string, clientId: string, secret: string): Promise<string> {
+  const res = await fetch(`${origin}/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret }),
+  });
+  if (res.status !== 200) throw new Error(`token for ${clientId}: HTTP ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+export function sdkClient(baseUrl: string, project: string, token: string): CogniteClient {
+  return new CogniteClient({ appId: 'strata-tests', project, baseUrl, oidcTokenProvider: async () => token });
+}
+
+export async function startSdkHarness(opts: SdkHarnessOptions = {}): Promise<SdkHarness> {
+  const config: Config = {
+    ...loadConfig([], { STRATA_DATA_DIR: ':memory:', STRATA_PROJECTS: 'dev,other', ...opts.env }),
+    ...opts.config,
+  };
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const strata = await buildApp({ ...config, port, publicUrl: origin }, { logger: false, ...opts.build });
+  await strata.app.listen({ port, host: '127.0.0.1' });
+
+  let proxy: ChildProcess | undefined;
+  let baseUrl = origin;
+  const tool = conformTool();
+  if (tool) {
+    const listen = await freePort();
+    const dir = resolve(root, process.env.STRATA_CONFORM!);
+    mkdirSync(dir, { recursive: true });
+    const report = join(dir, `${opts.name ?? port}.json`);
+    proxy = spawn(process.execPath, [tool, '--upstream', origin, '--listen', String(listen), '--json', report], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    await new Promise<void>((ready, fail) => {
+      proxy!.stderr!.on('data', (d: Buffer) => d.toString().includes('api-conform:') && ready());
+      proxy!.once('exit', (code) => fail(new Error(`api-conform exited with ${code}`)));
+    });
+    baseUrl = `http://127.0.0.1:${listen}`;
+  }
+
+  const token = await tokenFor(origin, strata.idp.devClient.clientId, strata.idp.devClient.secret);
+  return {
+    strata,
+    origin,
+    baseUrl,
+    token,
+    client: sdkClient(baseUrl, config.projects[0], token),
+    async clientFor(clientId, secret, project = config.projects[0]) {
+      return sdkClient(baseUrl, project, await tokenFor(origin, clientId, secret));
+    },
+    async close() {
+      if (proxy && proxy.exitCode === null) {
+        const exited = new Promise((done) => proxy!.once('exit', done));
+        proxy.kill('SIGTERM');
+        await exited;
+      }
+      await strata.close();
+    },
+  };
+}
