@@ -127,7 +127,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       const refused = routerError(error.code, req.url, MAX_PARAM_LENGTH);
       void (reply as FastifyReply).code(refused.status).header(REQUEST_ID_HEADER, req.id).send(refused.body());
     },
-    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // A trailing slash, before the query string or at the end of the path, names the same operation (the
+    // official clients send `GET /groups/?all=true`).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreTrailingSlash: true },
     clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
       if (err.code === 'ECONNRESET' || socket.destroyed) return;
       if (socket.writable) socket.write(malformedRequestResponse(err.code, http.maxHeaderSize));
@@ -141,6 +143,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const finished = () => void inFlight--;
   app.addHook('onRequest', (req, reply, done) => {
     reply.header(REQUEST_ID_HEADER, req.id);
+    // An unknown operation is a 404 whatever its body: answered before the body is read or parsed.
+    if (req.is404) {
+      void reply.code(404).send(noOperation(req.method, req.url));
+      return;
+    }
     if (counted) {
       inFlight++;
       // 'close' comes once per response, also when the client goes away before it is sent.
@@ -179,10 +186,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
 
   app.setNotFoundHandler((req, reply) => {
-    const api = req.url.startsWith('/api/');
-    reply.code(404).send({
-      error: { code: 404, message: api ? `No operation ${req.method} ${req.url.split('?')[0]}` : `Not found: ${req.url.split('?')[0]}` },
-    });
+    reply.code(404).send(noOperation(req.method, req.url));
   });
 
   registerIdentityRoutes(app, idp);
@@ -269,6 +273,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       if (!options.db) db.close();
     },
   };
+}
+
+function noOperation(method: string, url: string) {
+  const path = url.split('?')[0];
+  return notFound(url.startsWith('/api/') ? `No operation ${method} ${path}` : `Not found: ${path}`).body();
 }
 
 function fastifyMessage(error: Error & { code?: string }, config: Config): string {

@@ -21,11 +21,41 @@ const PART_NAMES: Record<string, string> = {
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? strictAjv : coercingAjv;
   const validate = ajv.compile(schema as object) as ValidateFunction;
+  const normalize = httpPart === 'querystring' ? queryNormalizer(schema as object) : undefined;
   return (data: unknown) => {
+    normalize?.(data as Record<string, unknown>);
     if (validate(data)) return { value: data };
     return { error: toApiError(validate.errors ?? [], httpPart ?? 'body') };
   };
 };
+
+/** The fixed string values a schema allows (`enum`, or a union of string literals), if it is one of those. */
+function fixedStrings(schema: { enum?: unknown[]; anyOf?: Array<{ const?: unknown }> }): string[] | undefined {
+  const values = schema.enum ?? (schema.anyOf?.every((b) => 'const' in b) ? schema.anyOf.map((b) => b.const) : undefined);
+  return values?.every((v) => typeof v === 'string') ? (values as string[]) : undefined;
+}
+
+/**
+ * Query values as clients spell them, before validation: fixed values in any letter case (`status=READY`
+ * for `ready`) and booleans as `True`/`False` (Python's spelling). Each becomes the schema's own spelling;
+ * anything else is left for validation to judge.
+ */
+function queryNormalizer(schema: { properties?: Record<string, { type?: string; enum?: unknown[]; anyOf?: Array<{ const?: unknown }> }> }) {
+  const canonical = new Map<string, Map<string, string>>();
+  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+    const values = property.type === 'boolean' ? ['true', 'false'] : fixedStrings(property);
+    if (values) canonical.set(name, new Map(values.map((v) => [v.toLowerCase(), v])));
+  }
+  if (canonical.size === 0) return undefined;
+  return (query: Record<string, unknown>) => {
+    for (const [name, values] of canonical) {
+      const given = query[name];
+      if (typeof given !== 'string') continue;
+      const value = values.get(given.toLowerCase());
+      if (value !== undefined) query[name] = value;
+    }
+  };
+}
 
 /** Compiles a schema for use outside a route (for example a nested part validated by a service). */
 export function compileBodyValidator<T>(schema: object): (data: unknown, where?: string) => T {
