@@ -1,0 +1,176 @@
+/**
+ * The PostgreSQL store (15 or newer) through node-postgres, behind the asynchronous `Store` interface.
+ * Statements outside a transaction take any pooled connection; a transaction holds one connection from
+ * BEGIN to COMMIT.
+ *
+ * Transactions run at READ COMMITTED. A transaction that fails on a serialization failure, a deadlock or a
+ * unique-index conflict with a concurrent writer is run again from the start (the function is re-run, so it
+ * must do nothing outside the database before it returns): the second run sees the other writer's commit,
+ * and answers as if the requests had come one after the other (an external id taken by the other request is
+ * then a 409 from the service's own check, not a database error). Losing the connection is a
+ * `StoreUnavailable` (503), with nothing applied.
+ */
+import pg from 'pg';
+import { postgresDialect, type Dialect } from './dialect.js';
+import type { Sql } from './sql.js';
+import { StoreUnavailable, type Queryable, type Row, type RunResult, type Store } from './store.js';
+
+export interface PostgresOptions {
+  url: string;
+  /** Connections in the pool. */
+  poolSize?: number;
+  /** Name of this process in pg_stat_activity. */
+  applicationName?: string;
+}
+
+/** Conflicts that a re-run resolves: serialization failure, deadlock, unique violation. */
+const RETRY = new Set(['40001', '40P01', '23505']);
+const ATTEMPTS = 5;
+
+/** Connection classes (08: connection exception, 57P: operator intervention, 53: insufficient resources). */
+function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: string }).code ?? '';
+  return /^(08|57P|53)/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'].includes(code) || /Connection terminated|connection timeout/i.test((error as Error).message ?? '');
+}
+
+function mapError(error: unknown): never {
+  if (isConnectionError(error)) throw new StoreUnavailable('the database cannot be reached; retry shortly', { cause: error });
+  throw error;
+}
+
+/** int8 and numeric arrive as text by default; ids stay below 2^53 and counts and sums fit a double. */
+const toNumber = (v: string) => Number(v);
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === pg.types.builtins.INT8 || oid === pg.types.builtins.NUMERIC) return toNumber;
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+/** `?` placeholders (what `sql` writes) as `$1, $2, ...`, outside quoted text. */
+export function numberedPlaceholders(text: string): string {
+  let out = '';
+  let n = 0;
+  let quote: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quote) {
+      if (c === quote) quote = undefined;
+      out += c;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      out += c;
+    } else if (c === '?') {
+      out += `$${++n}`;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+const converted = new Map<string, string>();
+const MAX_CONVERTED = 2000;
+
+function statementText(text: string): string {
+  let out = converted.get(text);
+  if (out === undefined) {
+    if (converted.size >= MAX_CONVERTED) converted.clear();
+    converted.set(text, (out = numberedPlaceholders(text)));
+  }
+  return out;
+}
+
+type Client = pg.Pool | pg.PoolClient;
+
+async function query<T>(client: Client, q: Sql): Promise<pg.QueryResult<T & pg.QueryResultRow>> {
+  try {
+    return await client.query<T & pg.QueryResultRow>(statementText(q.text), q.params as unknown[]);
+  } catch (error) {
+    return mapError(error);
+  }
+}
+
+function handle(client: Client, dialect: Dialect, inTransaction: boolean, transaction: Queryable['transaction']): Queryable {
+  return {
+    dialect,
+    inTransaction,
+    all: async <T>(q: Sql) => (await query<T>(client, q)).rows as T[],
+    get: async <T>(q: Sql) => (await query<T>(client, q)).rows[0] as T | undefined,
+    run: async (q: Sql): Promise<RunResult> => ({ changes: (await query(client, q)).rowCount ?? 0 }),
+    transaction,
+  };
+}
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres' as const;
+  readonly dialect: Dialect = postgresDialect;
+  readonly inTransaction = false;
+  readonly location: string;
+  readonly pool: pg.Pool;
+  private readonly outside: Queryable;
+
+  constructor({ url, poolSize = 10, applicationName = 'strata' }: PostgresOptions) {
+    this.pool = new pg.Pool({ connectionString: url, max: poolSize, application_name: applicationName, types, connectionTimeoutMillis: 10_000 });
+    // An idle connection that breaks (server restart) is dropped from the pool; it must not crash the process.
+    this.pool.on('error', () => {});
+    const parsed = new URL(url);
+    parsed.password = '';
+    this.location = parsed.toString();
+    this.outside = handle(this.pool, this.dialect, false, (fn) => this.transaction(fn));
+  }
+
+  all<T = Row>(q: Sql): Promise<T[]> {
+    return this.outside.all<T>(q);
+  }
+
+  get<T = Row>(q: Sql): Promise<T | undefined> {
+    return this.outside.get<T>(q);
+  }
+
+  run(q: Sql): Promise<RunResult> {
+    return this.outside.run(q);
+  }
+
+  async exec(script: string): Promise<void> {
+    await this.transaction(async (tx) => {
+      const client = (tx as unknown as { client: pg.PoolClient }).client;
+      await client.query(script);
+    });
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (error) {
+        return mapError(error);
+      }
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const tx: Queryable & { client: pg.PoolClient } = { ...handle(client, this.dialect, true, (inner) => inner(tx)), client };
+        const result = await fn(tx);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        broken = isConnectionError(error) || (error instanceof StoreUnavailable);
+        if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
+        const code = (error as { code?: string }).code ?? ((error as { cause?: { code?: string } }).cause?.code);
+        if (!broken && code && RETRY.has(code)) {
+          if (attempt < ATTEMPTS) continue;
+          throw new StoreUnavailable('the request kept conflicting with concurrent writes; retry it', { cause: error });
+        }
+        if (broken) return mapError(error instanceof StoreUnavailable ? error.cause : error);
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

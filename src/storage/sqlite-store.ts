@@ -1,0 +1,159 @@
+/**
+ * The embedded store: one SQLite database file (WAL mode) through better-sqlite3, behind the asynchronous
+ * `Store` interface.
+ *
+ * better-sqlite3 runs each statement synchronously, so a statement never interleaves with another; what can
+ * interleave is the code between the statements of a transaction, which awaits. Transactions therefore take
+ * turns (a queue), and a statement outside a transaction waits while one is open: it would otherwise see, on
+ * the same connection, writes that are not committed yet. A transaction's own statements go through the
+ * handle it is given, which never waits. SQLite has one writer per database anyway, so the queue costs no
+ * concurrency; the waits last as long as a transaction's own work, a few microtask hops per statement.
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { cachedStatement, configureConnection } from './connection.js';
+import { sqliteDialect, type Dialect } from './dialect.js';
+import type { Sql } from './sql.js';
+import { StoreUnavailable, type Queryable, type Row, type RunResult, type Store } from './store.js';
+
+export interface SqliteOptions {
+  /** Directory holding `strata.db`; `:memory:` opens a private in-memory database. */
+  dataDir: string;
+  /** `full` fsyncs every commit (survives power loss); `normal` survives a killed process. */
+  synchronous?: 'normal' | 'full';
+}
+
+/** SQLite's "database is locked/busy" codes: another process holds the write lock past busy_timeout. */
+const BUSY = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_TIMEOUT', 'SQLITE_LOCKED']);
+
+function unavailable(error: unknown): never {
+  const code = (error as { code?: string }).code;
+  if (code && BUSY.has(code)) throw new StoreUnavailable('the database is busy with another process\'s write; retry shortly', { cause: error });
+  throw error;
+}
+
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const;
+  readonly dialect: Dialect = sqliteDialect;
+  readonly inTransaction = false;
+  readonly location: string;
+  /** The better-sqlite3 connection, for the read workers' file name and for storage internals. */
+  readonly connection: Database.Database;
+  /** The end of the last queued transaction: the next one starts after it. */
+  private tail: Promise<void> = Promise.resolve();
+  private open = 0;
+  private readonly tx: Queryable;
+
+  constructor({ dataDir, synchronous = 'normal' }: SqliteOptions) {
+    let file = ':memory:';
+    if (dataDir !== ':memory:') {
+      mkdirSync(dataDir, { recursive: true });
+      file = join(dataDir, 'strata.db');
+    }
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+    // Checkpoint in larger batches: each WAL page is written back once per checkpoint, and the default
+    // (1000 pages) runs one inside almost every bulk write.
+    db.pragma('wal_autocheckpoint = 16384');
+    configureConnection(db);
+    this.connection = db;
+    this.location = file;
+    const run = (q: Sql) => this.runNow(q);
+    const all = <T>(q: Sql) => this.allNow<T>(q);
+    const tx: Queryable = {
+      dialect: this.dialect,
+      inTransaction: true,
+      all: async <T>(q: Sql) => all<T>(q),
+      get: async <T>(q: Sql) => all<T>(q)[0],
+      run: async (q: Sql) => run(q),
+      transaction: (fn) => fn(tx),
+    };
+    this.tx = tx;
+  }
+
+  /** Whether the database lives in memory (private to this connection, so no read workers can share it). */
+  get memory(): boolean {
+    return this.connection.memory;
+  }
+
+  private allNow<T>(q: Sql): T[] {
+    try {
+      return cachedStatement(this.connection, q.text).all(...q.params) as T[];
+    } catch (error) {
+      return unavailable(error);
+    }
+  }
+
+  private runNow(q: Sql): RunResult {
+    try {
+      return { changes: cachedStatement(this.connection, q.text).run(...q.params).changes };
+    } catch (error) {
+      return unavailable(error);
+    }
+  }
+
+  /** Resolves when no transaction is open (statements outside one must not see its uncommitted writes). */
+  private idle(): Promise<void> | undefined {
+    return this.open > 0 ? this.tail : undefined;
+  }
+
+  async all<T = Row>(q: Sql): Promise<T[]> {
+    const wait = this.idle();
+    if (wait) await wait;
+    return this.allNow<T>(q);
+  }
+
+  async get<T = Row>(q: Sql): Promise<T | undefined> {
+    return (await this.all<T>(q))[0];
+  }
+
+  run(q: Sql): Promise<RunResult> {
+    return this.transaction((tx) => tx.run(q));
+  }
+
+  async exec(script: string): Promise<void> {
+    await this.transaction(async () => {
+      this.connection.exec(script);
+    });
+  }
+
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const previous = this.tail;
+    let done!: () => void;
+    this.tail = new Promise<void>((resolve) => (done = resolve));
+    this.open++;
+    const db = this.connection;
+    return previous.then(async () => {
+      try {
+        try {
+          db.exec('BEGIN IMMEDIATE');
+        } catch (error) {
+          unavailable(error);
+        }
+        try {
+          const result = await fn(this.tx);
+          db.exec('COMMIT');
+          return result;
+        } catch (error) {
+          if (db.inTransaction) db.exec('ROLLBACK');
+          throw error;
+        }
+      } finally {
+        this.open--;
+        done();
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.tail;
+    this.connection.close();
+  }
+
+  /** The schema version stored in the file (`user_version`). */
+  schemaVersion(): number {
+    return this.connection.pragma('user_version', { simple: true }) as number;
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The one interface through which everything above `storage/` reaches the database, whatever the engine:
+ * asynchronous statements and transactions. Two implementations: embedded SQLite (sqlite-store.ts) and
+ * PostgreSQL (postgres-store.ts). SQL that differs between them is asked of `dialect`; resources and services
+ * never name an engine.
+ *
+ * A transaction is a function given a `Queryable` bound to it: everything it runs through that handle is
+ * applied together or not at all. Code that may run inside or outside a transaction takes a `Queryable`;
+ * `transaction()` on a handle that is already in one joins it, so helpers can open their own without knowing.
+ */
+import type { Dialect } from './dialect.js';
+import type { Sql } from './sql.js';
+
+export type Row = Record<string, unknown>;
+
+export interface RunResult {
+  /** Rows changed by the statement. */
+  changes: number;
+}
+
+export interface Queryable {
+  readonly dialect: Dialect;
+  all<T = Row>(query: Sql): Promise<T[]>;
+  get<T = Row>(query: Sql): Promise<T | undefined>;
+  run(query: Sql): Promise<RunResult>;
+  /** Runs `fn` in one transaction (or in the one this handle is in): all of it is applied or none of it. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Whether this handle is inside a transaction. */
+  readonly inTransaction: boolean;
+}
+
+export type StoreKind = 'sqlite' | 'postgres';
+
+export interface Store extends Queryable {
+  readonly kind: StoreKind;
+  /** Where it is, for messages: a file path or a URL without its password. */
+  readonly location: string;
+  /** Runs a script of schema statements (no parameters) in one transaction. */
+  exec(script: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The database cannot serve the request now (connection lost, busy, a conflict that retries did not
+ * resolve). Nothing of the request was applied; the client may retry. The HTTP layer answers 503.
+ */
+export class StoreUnavailable extends Error {
+  override readonly name = 'StoreUnavailable';
+}

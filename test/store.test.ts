@@ -1,0 +1,106 @@
+/**
+ * The store interface, on each engine: a transaction is applied completely or not at all, statements outside
+ * a transaction never see its uncommitted writes, nested transactions join the outer one, concurrent
+ * transactions do not lose each other's writes, and a lost connection is "unavailable", not a crash.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresStore, numberedPlaceholders } from '../src/storage/postgres-store.js';
+import { SqliteStore } from '../src/storage/sqlite-store.js';
+import { Sql, sql } from '../src/storage/sql.js';
+import { StoreUnavailable, type Store } from '../src/storage/store.js';
+import { hasPostgres, startPostgres, type PostgresServer } from './support/postgres.js';
+
+const engines: Array<{ name: string; open(): Promise<Store> }> = [{ name: 'sqlite', open: async () => new SqliteStore({ dataDir: ':memory:' }) }];
+let server: PostgresServer | undefined;
+if (hasPostgres()) {
+  engines.push({
+    name: 'postgres',
+    async open() {
+      server ??= await startPostgres();
+      return new PostgresStore({ url: await server.createDatabase(`store_${Math.random().toString(36).slice(2)}`) });
+    },
+  });
+}
+afterAll(() => server?.stop());
+
+describe.each(engines)('$name store', ({ open }) => {
+  let store: Store;
+  beforeAll(async () => {
+    store = await open();
+    await store.exec(`CREATE TABLE t (id ${store.dialect.types.integer} PRIMARY KEY, v ${store.dialect.types.text} NOT NULL UNIQUE)`);
+  });
+  afterAll(() => store?.close());
+
+  const values = async () => (await store.all<{ v: string }>(sql`SELECT v FROM t ORDER BY id`)).map((r) => r.v);
+
+  it('applies a transaction completely or not at all', async () => {
+    await store.transaction(async (tx) => {
+      await tx.run(sql`INSERT INTO t (id, v) VALUES (${1}, ${'a'})`);
+      await tx.run(sql`INSERT INTO t (id, v) VALUES (${2}, ${'b'})`);
+    });
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.run(sql`INSERT INTO t (id, v) VALUES (${3}, ${'c'})`);
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    expect(await values()).toEqual(['a', 'b']);
+  });
+
+  it('keeps uncommitted writes from statements outside the transaction', async () => {
+    let inside!: () => void;
+    const entered = new Promise<void>((resolve) => (inside = resolve));
+    let finish!: () => void;
+    const held = new Promise<void>((resolve) => (finish = resolve));
+    const tx = store.transaction(async (t) => {
+      await t.run(sql`INSERT INTO t (id, v) VALUES (${4}, ${'d'})`);
+      inside();
+      await held;
+    });
+    await entered;
+    const outside = store.all<{ v: string }>(sql`SELECT v FROM t WHERE id = ${4}`);
+    finish();
+    await tx;
+    // Read after the commit (SQLite waits for it) or before it (PostgreSQL reads the committed state): never a dirty read.
+    const seen = await outside;
+    expect(seen.length === 0 || seen[0].v === 'd').toBe(true);
+    expect(await values()).toContain('d');
+  });
+
+  it('joins an outer transaction when one is opened inside it', async () => {
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.transaction(async (inner) => inner.run(sql`INSERT INTO t (id, v) VALUES (${5}, ${'e'})`));
+        expect(tx.inTransaction).toBe(true);
+        throw new Error('outer refused');
+      }),
+    ).rejects.toThrow('outer refused');
+    expect(await values()).not.toContain('e');
+  });
+
+  it('runs concurrent transactions without losing writes', async () => {
+    await store.run(sql`INSERT INTO t (id, v) VALUES (${100}, ${'0'})`);
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        store.transaction(async (tx) => {
+          const row = await tx.get<{ v: string }>(sql`SELECT v FROM t WHERE id = ${100}${Sql.raw(tx.dialect.forUpdate)}`);
+          await tx.run(sql`UPDATE t SET v = ${String(Number(row!.v) + 1)} WHERE id = ${100}`);
+        }),
+      ),
+    );
+    expect((await store.get<{ v: string }>(sql`SELECT v FROM t WHERE id = ${100}`))!.v).toBe('20');
+  });
+});
+
+describe('PostgreSQL specifics', () => {
+  it('numbers placeholders outside quoted text', () => {
+    expect(numberedPlaceholders(`SELECT '?' AS q, "a?" FROM t WHERE a = ? AND b IN (?, ?)`)).toBe(`SELECT '?' AS q, "a?" FROM t WHERE a = $1 AND b IN ($2, $3)`);
+  });
+
+  it.runIf(hasPostgres())('answers unavailable, not a crash, when the database cannot be reached', async () => {
+    const dead = new PostgresStore({ url: 'postgres://strata@127.0.0.1:1/none' });
+    await expect(dead.all(sql`SELECT 1`)).rejects.toBeInstanceOf(StoreUnavailable);
+    await expect(dead.transaction(async (tx) => tx.all(sql`SELECT 1`))).rejects.toBeInstanceOf(StoreUnavailable);
+    await dead.close();
+  });
+});
