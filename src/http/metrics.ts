@@ -1,0 +1,79 @@
+/**
+ * Operations' view of a running process, in the Prometheus text format (`GET /metrics`): requests by
+ * operation and status, their latency, requests refused by the throttle, the database's connections, and
+ * the process's own figures (CPU, memory, event-loop delay, from prom-client's defaults).
+ *
+ * Operations are labelled by their route (`POST /events/list`), never by the URL as sent, so the number of
+ * series stays bounded whatever clients send.
+ */
+import client from 'prom-client';
+
+export interface PoolFigures {
+  /** Connections open (PostgreSQL), or 1 for the embedded store's connection. */
+  total: number;
+  /** Open and not in use. */
+  idle: number;
+  /** Requests waiting for a connection (or, on SQLite, for the writer). */
+  waiting: number;
+}
+
+export interface Metrics {
+  readonly registry: client.Registry;
+  /** Records one answered request. */
+  observe(operation: string, status: number, seconds: number): void;
+  /** Records one request refused by the throttle, by the budget that refused it. */
+  throttled(budget: string): void;
+  /** Where the database's connection figures come from, read at each scrape. */
+  watchPool(read: () => PoolFigures): void;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry, prefix: 'strata_' });
+  const requests = new client.Counter({
+    name: 'strata_http_requests_total',
+    help: 'Requests answered, by operation and status code',
+    labelNames: ['operation', 'status'] as const,
+    registers: [registry],
+  });
+  const latency = new client.Histogram({
+    name: 'strata_http_request_duration_seconds',
+    help: 'Time from a request\'s arrival to its response written, by operation',
+    labelNames: ['operation'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const refused = new client.Counter({
+    name: 'strata_throttled_requests_total',
+    help: 'Requests refused with 429 by the throttle, by the budget that was exceeded',
+    labelNames: ['budget'] as const,
+    registers: [registry],
+  });
+  let pool: (() => PoolFigures) | undefined;
+  new client.Gauge({
+    name: 'strata_db_connections',
+    help: 'Database connections by state (total, idle, waiting for one)',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      if (!pool) return;
+      const figures = pool();
+      this.set({ state: 'total' }, figures.total);
+      this.set({ state: 'idle' }, figures.idle);
+      this.set({ state: 'waiting' }, figures.waiting);
+    },
+  });
+  return {
+    registry,
+    observe(operation, status, seconds) {
+      requests.inc({ operation, status: String(status) });
+      latency.observe({ operation }, seconds);
+    },
+    throttled(budget) {
+      refused.inc({ budget });
+    },
+    watchPool(read) {
+      pool = read;
+    },
+  };
+}
