@@ -304,7 +304,7 @@ function registerIdentityRoutes(app: FastifyInstance, idp: IdentityProvider): vo
       return reply.code(401).send({ error: 'invalid_client', error_description: 'Unknown client_id or wrong client_secret' });
     }
     reply.header('cache-control', 'no-store');
-    return idp.issueToken(client, form('scope'));
+    return idp.issueToken(client);
   });
 }
 
