@@ -99,7 +99,7 @@ export async function createSession(
     const parent = caller.sessionId === undefined ? undefined : liveParent(db, project, caller.sessionId, now);
     const oneShot = 'oneshotTokenExchange' in credentials || parent?.extendable === false;
     const type: SessionType = 'clientId' in credentials ? 'CLIENT_CREDENTIALS' : oneShot ? 'ONESHOT_TOKEN_EXCHANGE' : 'TOKEN_EXCHANGE';
-    const own = oneShot && !('clientId' in credentials) ? Math.min(now + ONESHOT_TTL_MS, (caller.expiresAt ?? 0) * 1000) : now + SESSION_TTL_MS;
+    const own = type === 'ONESHOT_TOKEN_EXCHANGE' ? Math.min(now + ONESHOT_TTL_MS, (caller.expiresAt ?? 0) * 1000) : now + SESSION_TTL_MS;
     const expirationTime = Math.min(own, parent?.expirationTime ?? Number.POSITIVE_INFINITY);
     return insertSession(db, project.id, {
       type,
