@@ -1,7 +1,9 @@
 /**
  * Sessions: created from client credentials (checked with the project's provider, built-in or external) or
  * from the caller's token, bound once with the nonce, refreshed with the session key, used as delegated
- * access in their own project only, and cut off by revocation. One-shot sessions are not refreshed.
+ * access in their own project only, and cut off by revocation. One-shot sessions are not refreshed. A
+ * session created with a session's access token lives within that session: one-shot when it is, never past
+ * its end, and revoked with it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, capability, clientToken, createGroup } from './support/auth.js';
@@ -123,5 +125,60 @@ describe('sessions', () => {
 
   it('names the statuses a list may filter on', async () => {
     expect(errorMessage(await h.get('/sessions?status=bogus'), 400)).toMatch(/query parameter "status": must be one of "ready", .*"expired", got "bogus"/);
+  });
+});
+
+describe('sessions created with a session\'s access token', () => {
+  const bind = async (nonce: string, maxExpirationSeconds?: number) => {
+    const res = await tokenEndpoint('dev', { nonce, ...(maxExpirationSeconds ? { maxExpirationSeconds } : {}) });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body as { id: number; accessToken: string; sessionKey: string; sessionExpirationTime: number; sessionIsExtendable: boolean };
+  };
+  const status = async (id: number) => (await h.post('/sessions/byids', { items: [{ id }] })).body.items[0].status as string;
+
+  it('are one-shot when created from a one-shot session, cannot be refreshed, and end with it', async () => {
+    const parent = await bind((await create({ oneshotTokenExchange: true })).nonce);
+    const child = await create({ tokenExchange: true }, parent.accessToken);
+    expect(child.type).toBe('ONESHOT_TOKEN_EXCHANGE');
+    const bound = await bind(child.nonce);
+    expect(bound.sessionIsExtendable).toBe(false);
+    expect(bound.sessionExpirationTime).toBeLessThanOrEqual(parent.sessionExpirationTime);
+    expect(errorMessage(await tokenEndpoint('dev', { sessionId: child.id, sessionKey: bound.sessionKey }), 400)).toMatch(/one-shot session.*not refreshed/);
+    const grandchild = await bind((await create({ tokenExchange: true }, bound.accessToken)).nonce);
+    const viaClient = await create({ clientId: 'worker', clientSecret: 'worker-secret' }, parent.accessToken);
+    expect((await bind(viaClient.nonce)).sessionIsExtendable).toBe(false);
+    const unbound = await create({ oneshotTokenExchange: true }, parent.accessToken);
+
+    expect((await h.post('/sessions/revoke', { items: [{ id: parent.id }] })).status).toBe(200);
+    for (const id of [child.id, grandchild.id, viaClient.id, unbound.id]) expect(await status(id)).toBe('REVOKED');
+    expect(errorMessage(await h.request('GET', '/events', undefined, bearer(bound.accessToken)), 401)).toMatch(/revoked/);
+    expect(errorMessage(await h.request('GET', '/events', undefined, bearer(grandchild.accessToken)), 401)).toMatch(/revoked/);
+    expect(errorMessage(await tokenEndpoint('dev', { nonce: unbound.nonce }), 401)).toMatch(/nonce/);
+  });
+
+  it('never last beyond the session they were created from, nor refresh past it', async () => {
+    const parent = await bind((await create({ tokenExchange: true })).nonce, 600);
+    const child = await create({ tokenExchange: true }, parent.accessToken);
+    expect(child.type).toBe('TOKEN_EXCHANGE');
+    expect((await h.post('/sessions/byids', { items: [{ id: child.id }] })).body.items[0].expirationTime).toBeLessThanOrEqual(parent.sessionExpirationTime);
+    const bound = await bind(child.nonce);
+    expect(bound.sessionIsExtendable).toBe(true);
+    expect(bound.sessionExpirationTime).toBeLessThanOrEqual(parent.sessionExpirationTime);
+    const refreshed = await tokenEndpoint('dev', { sessionId: child.id, sessionKey: bound.sessionKey });
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.sessionExpirationTime).toBeLessThanOrEqual(parent.sessionExpirationTime);
+
+    expect((await h.post('/sessions/revoke', { items: [{ id: parent.id }] })).status).toBe(200);
+    expect(await status(child.id)).toBe('REVOKED');
+    expect(errorMessage(await h.request('GET', '/events', undefined, bearer(refreshed.body.accessToken)), 401)).toMatch(/revoked/);
+    expect(errorMessage(await tokenEndpoint('dev', { sessionId: child.id, sessionKey: bound.sessionKey }), 401)).toMatch(/sessionKey/);
+  });
+
+  it('leave sessions created with a plain token alone when another is revoked', async () => {
+    const a = await bind((await create({ tokenExchange: true })).nonce);
+    const b = await bind((await create({ tokenExchange: true })).nonce);
+    await h.post('/sessions/revoke', { items: [{ id: a.id }] });
+    expect(await status(b.id)).toBe('ACTIVE');
+    expect((await h.request('GET', '/events', undefined, bearer(b.accessToken))).status).toBe(200);
   });
 });

@@ -3,12 +3,13 @@
  * capability. The query layer turns it into a SQL condition (lists, search, aggregates, by-id reads,
  * cursors and partitions all share it) and the write paths check each item they create, change or delete.
  * Resources with their own SQL or write paths use `scopeCondition` and `requireWritable` from here.
+ * Writes into a write-protected data set also need `datasetsAcl:OWNER` on it (`requireDataSetOwner`).
  */
 import { forbidden, formatPath } from '../http/errors.js';
 import type { ResourceCatalog } from '../query/catalog.js';
 import { col } from '../query/catalog.js';
 import { FALSE, Sql, sql } from '../storage/sql.js';
-import { formatCapability, type Capability, type Grant } from './principal.js';
+import { formatCapability, grantsFor, type Capability, type Grant, type Principal } from './principal.js';
 
 export interface FullAccess {
   readonly all: true;
@@ -96,6 +97,41 @@ export function requireWritable(access: Access | undefined, noun: string, target
     throw forbidden(
       `${formatPath(path)}: ${formatCapability(access.capability)} is granted only in ${describeScope(access)}, and ${describeTarget(noun, target)}; ` +
         `this needs ${formatCapability(access.capability)} with scope all or a scope that includes it`,
+    );
+  }
+}
+
+/** The capability that writing into a write-protected data set needs, on that data set. */
+export const DATA_SET_OWNER: Capability = { acl: 'datasetsAcl', action: 'OWNER' };
+
+/** The data sets a principal owns in a project (its `datasetsAcl:OWNER` grants; ids of either scope kind). */
+export function ownedDataSets(principal: Principal, project: string): Access {
+  return accessFor(DATA_SET_OWNER, grantsFor(principal, DATA_SET_OWNER, project));
+}
+
+/**
+ * Refuses (403, before anything is written) a write that touches an item in a write-protected data set the
+ * principal does not own: creating it there, changing or deleting it, or moving it in or out. For a data
+ * set itself (`noun` "data set", its own data set), any change while it is protected or that protects it
+ * (`protects`). `writeProtected` holds the stored protected data sets among the targets'.
+ */
+export function requireDataSetOwner(
+  owner: Access | undefined,
+  writeProtected: ReadonlySet<number>,
+  noun: string,
+  targets: ReadonlyArray<{ target: ScopeTarget; path: Array<string | number>; protects?: boolean }>,
+): void {
+  if (owner === undefined || owner.all) return;
+  for (const { target, path, protects } of targets) {
+    const ds = target.dataSetId;
+    if (ds === null || !(protects || writeProtected.has(ds))) continue;
+    // A data set is an item of datasetsAcl: both scope kinds list it by its id.
+    if (inScope(owner, { id: ds, dataSetId: ds })) continue;
+    const where = 'scope all, or idscope or datasetScope listing it';
+    throw forbidden(
+      target.id === ds && noun === 'data set'
+        ? `${formatPath(path)}: changing data set ${ds}, which is or becomes write-protected, needs ${formatCapability(DATA_SET_OWNER)} on it (${where})`
+        : `${formatPath(path)}: ${describeTarget(noun, target)}, which is write-protected; writing there needs ${formatCapability(DATA_SET_OWNER)} on data set ${ds} (${where})`,
     );
   }
 }

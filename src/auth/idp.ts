@@ -48,7 +48,12 @@ export interface IdentityProvider {
   discovery(): Record<string, unknown>;
   /** Returns the client when id and secret match a configured client. */
   authenticate(clientId: string, secret: string): BuiltInClient | undefined;
-  issueToken(client: BuiltInClient, scope?: string): Promise<{ access_token: string; token_type: 'Bearer'; expires_in: number }>;
+  /**
+   * A token for a client. Every claim comes from the client's configuration, none from the request (a
+   * requested `scope` is not echoed): a project may name any claim as an access claim, and a claim the
+   * requester chose would let it pick its own groups.
+   */
+  issueToken(client: BuiltInClient): Promise<{ access_token: string; token_type: 'Bearer'; expires_in: number }>;
   sign(request: SignRequest): Promise<string>;
 }
 
@@ -112,9 +117,9 @@ export async function createIdentityProvider(opts: IdentityProviderOptions): Pro
       claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'nbf', 'client_id', GROUPS_CLAIM],
     }),
     authenticate: (clientId, secret) => clients.find((c) => c.clientId === clientId && secretsEqual(c.secret, secret)),
-    async issueToken(client, scope) {
+    async issueToken(client) {
       const now = Math.floor(Date.now() / 1000);
-      const claims = { client_id: client.clientId, ...(client.groups ? { [GROUPS_CLAIM]: [...client.groups] } : {}), ...(scope ? { scope } : {}) };
+      const claims = { client_id: client.clientId, ...(client.groups ? { [GROUPS_CLAIM]: [...client.groups] } : {}) };
       const token = await new SignJWT(claims)
         .setProtectedHeader({ alg: 'RS256', kid: privateJwk.kid, typ: 'JWT' })
         .setIssuer(issuer)

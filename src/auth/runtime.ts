@@ -221,7 +221,7 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
     if (p.builtIn) {
       const client = idp.authenticate(clientId, clientSecret);
       if (!client) throw badRequest(`The identity provider refused the client credentials of "${clientId}": unknown client or wrong secret`);
-      return (await idp.issueToken(client, p.config.identityProviderScope)).access_token;
+      return (await idp.issueToken(client)).access_token;
     }
     const tokenUrl = p.config.tokenUrl;
     if (tokenUrl === undefined) throw badRequest(`The identity provider of project "${project.name}" has no token endpoint; sessions need client credentials it can check`);

@@ -1,7 +1,7 @@
 /**
- * The tables of authentication, as one migration: the projects' authentication version (bumped whenever
- * what a project's tokens grant changes, so every process drops what it cached), groups and sessions.
- * Kept free of imports so the migration list can load it without import cycles.
+ * The tables of authentication, as migrations: the projects' authentication version (bumped whenever
+ * what a project's tokens grant changes, so every process drops what it cached), groups and sessions, then
+ * the sessions' parents. Kept free of imports so the migration list can load it without import cycles.
  */
 export const authSchemaSql = `
 ALTER TABLE projects ADD COLUMN auth_version INTEGER NOT NULL DEFAULT 0;
@@ -35,4 +35,13 @@ CREATE TABLE sessions (
 );
 CREATE INDEX sessions_project ON sessions (project_id, id);
 CREATE UNIQUE INDEX sessions_nonce ON sessions (nonce_hash);
+`;
+
+/**
+ * A session created with another session's access token records that session as its parent: it never
+ * outlives it and is revoked with it.
+ */
+export const sessionParentsSql = `
+ALTER TABLE sessions ADD COLUMN parent_id INTEGER REFERENCES sessions (id);
+CREATE INDEX sessions_parent ON sessions (parent_id);
 `;

@@ -27,6 +27,8 @@ export interface SessionRecord {
   extendable: boolean;
   /** Latest expiration a refresh may reach (from `maxExpirationSeconds` when bound). */
   maxExpirationTime?: number;
+  /** The session whose access token created this one: this one ends with it. */
+  parentId?: number;
 }
 
 export function secretHash(secret: string): string {
@@ -46,6 +48,7 @@ interface SessionRow {
   expiration_time: number;
   max_expiration_time: number | null;
   extendable: number;
+  parent_id: number | null;
 }
 
 function toRecord(r: SessionRow): SessionRecord {
@@ -62,10 +65,11 @@ function toRecord(r: SessionRow): SessionRecord {
     expirationTime: r.expiration_time,
     ...(r.max_expiration_time !== null ? { maxExpirationTime: r.max_expiration_time } : {}),
     extendable: r.extendable === 1,
+    ...(r.parent_id !== null ? { parentId: r.parent_id } : {}),
   };
 }
 
-const COLUMNS = sql`id, project_id, type, status, subject, client_id, claims, nonce_expires, creation_time, expiration_time, max_expiration_time, extendable`;
+const COLUMNS = sql`id, project_id, type, status, subject, client_id, claims, nonce_expires, creation_time, expiration_time, max_expiration_time, extendable, parent_id`;
 
 export interface NewSession {
   type: SessionType;
@@ -77,14 +81,15 @@ export interface NewSession {
   creationTime: number;
   expirationTime: number;
   extendable: boolean;
+  parentId?: number;
 }
 
 export function insertSession(db: Db, projectId: number, s: NewSession): SessionRecord {
   const result = run(
     db,
-    sql`INSERT INTO sessions (project_id, type, status, subject, client_id, claims, nonce_hash, nonce_expires, creation_time, expiration_time, extendable)
+    sql`INSERT INTO sessions (project_id, type, status, subject, client_id, claims, nonce_hash, nonce_expires, creation_time, expiration_time, extendable, parent_id)
         VALUES (${projectId}, ${s.type}, 'READY', ${s.subject}, ${s.clientId ?? null}, ${JSON.stringify(s.claims)}, ${secretHash(s.nonce)}, ${s.nonceExpires},
-                ${s.creationTime}, ${s.expirationTime}, ${s.extendable ? 1 : 0})`,
+                ${s.creationTime}, ${s.expirationTime}, ${s.extendable ? 1 : 0}, ${s.parentId ?? null})`,
   );
   return sessionById(db, Number(result.lastInsertRowid))!;
 }
@@ -116,8 +121,16 @@ export function extendSession(db: Db, id: number, expirationTime: number): void 
   run(db, sql`UPDATE sessions SET expiration_time = ${expirationTime} WHERE id = ${id}`);
 }
 
+/** Revokes the sessions and every session created from them, at any depth. */
 export function revokeSessions(db: Db, projectId: number, ids: readonly number[]): void {
-  run(db, sql`UPDATE sessions SET status = 'REVOKED', nonce_hash = NULL, key_hash = NULL WHERE project_id = ${projectId} AND id IN (${ids})`);
+  run(
+    db,
+    sql`WITH RECURSIVE revoked (id) AS (
+          SELECT id FROM sessions WHERE project_id = ${projectId} AND id IN (${ids})
+          UNION SELECT s.id FROM sessions s JOIN revoked r ON s.parent_id = r.id
+        )
+        UPDATE sessions SET status = 'REVOKED', nonce_hash = NULL, key_hash = NULL WHERE id IN (SELECT id FROM revoked)`,
+  );
 }
 
 export function sessionsByIds(db: Db, projectId: number, ids: readonly number[]): SessionRecord[] {

@@ -4,7 +4,9 @@
  * exchange), and records the identity it delegates. The service that uses it binds it once with the nonce,
  * gets a session key, and from then on exchanges the key for access tokens that Strata signs itself; the
  * delegated identity's groups are checked on every use. A one-shot session needs nothing from the identity
- * provider: it lives at most as long as the token it came from (and an hour), and is not refreshed.
+ * provider: it lives at most as long as the token it came from (and an hour), and is not refreshed. A session
+ * created with a session's access token never outlives that session, is one-shot when it is, and is revoked
+ * with it, so a session cannot be used to stretch the access it was given.
  */
 import { randomBytes } from 'node:crypto';
 import { ApiError, badRequest, unauthorized } from '../http/errors.js';
@@ -60,6 +62,22 @@ function secret(): string {
   return randomBytes(32).toString('base64url');
 }
 
+/**
+ * The session whose access token the caller used, which a session it creates lives within; 401 when it
+ * ended meanwhile (revoked by another request).
+ */
+function liveParent(db: Db, project: ProjectAuthRow, id: number, now: number): SessionRecord {
+  const parent = sessionById(db, id);
+  const status = parent && parent.projectId === project.id ? effectiveStatus(parent, now) : 'REVOKED';
+  if (!parent || status !== 'ACTIVE') throw unauthorized(`The session ${id} of this access token is ${status.toLowerCase()}; create a new session`);
+  return parent;
+}
+
+/** The latest a session may last: never past the session it was created from. */
+function parentEnd(db: Db, s: SessionRecord): number {
+  return s.parentId === undefined ? Number.POSITIVE_INFINITY : (sessionById(db, s.parentId)?.expirationTime ?? 0);
+}
+
 export async function createSession(
   auth: AuthRuntime,
   db: Db,
@@ -67,40 +85,36 @@ export async function createSession(
   caller: Principal,
   credentials: SessionCredentials,
 ): Promise<SessionView & { nonce: string }> {
-  const now = auth.now();
-  let type: SessionType;
-  let delegate: Principal;
-  let expirationTime: number;
-  if ('clientId' in credentials) {
-    const token = await auth.clientCredentialsToken(project, credentials.clientId, credentials.clientSecret);
-    delegate = await auth.principalForToken(token, project);
-    type = 'CLIENT_CREDENTIALS';
-    expirationTime = now + SESSION_TTL_MS;
-  } else {
-    delegate = caller;
-    const tokenEnds = (caller.expiresAt ?? 0) * 1000;
-    if ('oneshotTokenExchange' in credentials) {
-      type = 'ONESHOT_TOKEN_EXCHANGE';
-      expirationTime = Math.min(now + ONESHOT_TTL_MS, tokenEnds);
-    } else {
-      type = 'TOKEN_EXCHANGE';
-      expirationTime = now + SESSION_TTL_MS;
-    }
-  }
-  if (!delegate.claims) throw new ApiError(500, 'The principal has no verified claims to delegate');
+  const delegate =
+    'clientId' in credentials
+      ? await auth.principalForToken(await auth.clientCredentialsToken(project, credentials.clientId, credentials.clientSecret), project)
+      : caller;
+  const claims = delegate.claims;
+  if (!claims) throw new ApiError(500, 'The principal has no verified claims to delegate');
   const nonce = secret();
-  const record = insertSession(db, project.id, {
-    type,
-    subject: delegate.subject,
-    ...('clientId' in credentials ? { clientId: credentials.clientId } : {}),
-    claims: delegate.claims,
-    nonce,
-    nonceExpires: Math.min(now + NONCE_TTL_MS, expirationTime),
-    creationTime: now,
-    expirationTime,
-    extendable: type !== 'ONESHOT_TOKEN_EXCHANGE',
+  const record = inTransaction(db, () => {
+    const now = auth.now();
+    // A session created with a session's access token lives within that session: one-shot when it is,
+    // never past its end, and revoked with it.
+    const parent = caller.sessionId === undefined ? undefined : liveParent(db, project, caller.sessionId, now);
+    const oneShot = 'oneshotTokenExchange' in credentials || parent?.extendable === false;
+    const type: SessionType = 'clientId' in credentials ? 'CLIENT_CREDENTIALS' : oneShot ? 'ONESHOT_TOKEN_EXCHANGE' : 'TOKEN_EXCHANGE';
+    const own = type === 'ONESHOT_TOKEN_EXCHANGE' ? Math.min(now + ONESHOT_TTL_MS, (caller.expiresAt ?? 0) * 1000) : now + SESSION_TTL_MS;
+    const expirationTime = Math.min(own, parent?.expirationTime ?? Number.POSITIVE_INFINITY);
+    return insertSession(db, project.id, {
+      type,
+      subject: delegate.subject,
+      ...('clientId' in credentials ? { clientId: credentials.clientId } : {}),
+      claims,
+      nonce,
+      nonceExpires: Math.min(now + NONCE_TTL_MS, expirationTime),
+      creationTime: now,
+      expirationTime,
+      extendable: !oneShot,
+      ...(parent ? { parentId: parent.id } : {}),
+    });
   });
-  return { ...sessionView(record, now), nonce };
+  return { ...sessionView(record, auth.now()), nonce };
 }
 
 export type SessionTokenRequest = { nonce: string; maxExpirationSeconds?: number | null } | { sessionId: number; sessionKey: string };
@@ -145,7 +159,7 @@ export async function sessionToken(auth: AuthRuntime, db: Db, project: ProjectAu
       const status = effectiveStatus(s, now);
       if (status !== 'READY') throw unauthorized(`nonce: the session ${s.id} is ${status.toLowerCase()}; create a new session`);
       const cap = req.maxExpirationSeconds == null ? null : now + req.maxExpirationSeconds * 1000;
-      const expiration = Math.min(s.extendable ? now + SESSION_TTL_MS : s.expirationTime, cap ?? Number.POSITIVE_INFINITY);
+      const expiration = Math.min(s.extendable ? now + SESSION_TTL_MS : s.expirationTime, cap ?? Number.POSITIVE_INFINITY, parentEnd(db, s));
       bindSession(db, s.id, key, expiration, cap);
       return { s, expiration };
     });
@@ -158,7 +172,7 @@ export async function sessionToken(auth: AuthRuntime, db: Db, project: ProjectAu
   const status = effectiveStatus(s, now);
   if (status !== 'ACTIVE') throw unauthorized(`The session ${s.id} is ${status.toLowerCase()}; create a new session`);
   if (!s.extendable) throw badRequest(`The session ${s.id} is a one-shot session: it is not refreshed; create a new session when it expires`);
-  const expiration = Math.min(now + SESSION_TTL_MS, s.maxExpirationTime ?? Number.POSITIVE_INFINITY);
+  const expiration = Math.min(now + SESSION_TTL_MS, s.maxExpirationTime ?? Number.POSITIVE_INFINITY, parentEnd(db, s));
   extendSession(db, s.id, expiration);
   return issue(auth, project, s, expiration);
 }

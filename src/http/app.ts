@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
-import { accessFor } from '../auth/access.js';
+import { accessFor, ownedDataSets } from '../auth/access.js';
 import { createAclRegistry } from '../auth/acls.js';
 import { API_KEYS_REMOVED, registerAuthRoutes } from '../auth/http-routes.js';
 import { createIdentityProvider, type IdentityProvider } from '../auth/idp.js';
@@ -214,7 +214,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           req.project = project;
           const grants = requireCapability(principal, def.capability, name);
           req.grants = grants;
-          req.services = { ...services, access: accessFor(def.capability, grants) };
+          req.services = { ...services, access: accessFor(def.capability, grants), dataSetOwner: ownedDataSets(principal, name) };
           layer.gate(req);
           const admit = layer.admit(req, reply);
           // Refused: the 429 is sent, and returning the reply ends the request here.
@@ -313,7 +313,7 @@ function registerIdentityRoutes(app: FastifyInstance, idp: IdentityProvider): vo
       return reply.code(401).send({ error: 'invalid_client', error_description: 'Unknown client_id or wrong client_secret' });
     }
     reply.header('cache-control', 'no-store');
-    return idp.issueToken(client, form('scope'));
+    return idp.issueToken(client);
   });
 }
 

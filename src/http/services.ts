@@ -20,6 +20,11 @@ export interface Services {
    * every request; absent only outside requests (seeding, benchmarks), where everything is reachable.
    */
   access?: Access;
+  /**
+   * The data sets this request's principal owns (`datasetsAcl:OWNER`): writing into a write-protected data
+   * set needs it. Absent, like `access`, only outside requests.
+   */
+  dataSetOwner?: Access;
   /** Identity providers, principals and sessions; present in the services of a built app. */
   auth?: AuthRuntime;
 }

@@ -2,9 +2,11 @@
  * Create, retrieve, update and delete for any resource declared as a `ResourceSpec`: external id
  * uniqueness (409 `duplicated`), references (400 `missing`), patches, and one transaction per request.
  * Resources add their own rules through the spec's hooks. The request's scope (`services.access`) applies
- * here: items outside it read as unknown, and writes that touch them are refused with 403.
+ * here: items outside it read as unknown, and writes that touch them are refused with 403, as are writes
+ * into write-protected data sets the principal does not own (`requireWritableTargets`, which every write
+ * path goes through).
  */
-import { requireWritable, scopeCondition, type Access, type ScopeTarget } from '../auth/access.js';
+import { requireDataSetOwner, requireWritable, scopeCondition, type Access, type ScopeTarget } from '../auth/access.js';
 import { duplicatedItems, missingItems, notFound } from '../http/errors.js';
 import { itemsJson, joinedItemsJson, JsonText } from '../http/json-text.js';
 import { applyArrayPatch, applyMetadataPatch, applyNullablePatch, checkMetadata } from '../http/patch.js';
@@ -15,6 +17,7 @@ import { requireExistingIn } from '../query/references.js';
 import { checkRef, claimedRefs, existingRefs, refKey, rejectDuplicateRefs, resolveRefs, type Ref, type RefInput } from '../query/refs.js';
 import { all, inTransaction, prepare, type Db } from '../storage/db.js';
 import { Sql, sql } from '../storage/sql.js';
+import { writeProtectedDataSets } from './datasets/store.js';
 import type { FilterNode } from '../query/filter.js';
 import { DEFAULT_LIMIT, parseQuery, runList, type ListResult } from '../query/list.js';
 import type { SortSpecInput } from '../query/sort.js';
@@ -67,6 +70,8 @@ export interface ResourceSpec<Create> {
   references?: ReadonlyArray<{ field: string; table: string; noun: string }>;
   /** Work to do before items are deleted (dependent data, refusals). */
   beforeDelete?(ids: number[], ctx: WriteContext): void;
+  /** The item, with these values, write-protects its own data set (data sets themselves). */
+  writeProtects?(values: Values): boolean;
 }
 
 export interface UpdateItem extends RefInput {
@@ -115,10 +120,6 @@ const asJson: ItemReader<string> = {
   read: (_t, row) => row[ITEM_JSON] as string,
 };
 
-function restricted(access: Access | undefined): access is Access & { all: false } {
-  return access !== undefined && !access.all;
-}
-
 /** Where an item stands for scopes: its id and its data set (the catalog's `dataSetColumn`). */
 export function scopeTarget(spec: ResourceSpec<unknown>, values: Values, id?: number): ScopeTarget {
   const column = spec.catalog.dataSetColumn;
@@ -127,6 +128,39 @@ export function scopeTarget(spec: ResourceSpec<unknown>, values: Values, id?: nu
   const field = spec.table.fields.find((f) => f.column === column);
   const value = field ? values[field.name] : null;
   return { id, dataSetId: typeof value === 'number' ? value : null };
+}
+
+/** One item a write touches, as it is before or after the write; `protects` when the write protects its data set. */
+export interface WriteTarget {
+  target: ScopeTarget;
+  path: Path;
+  protects?: boolean;
+}
+
+const limited = (a: Access | undefined) => a !== undefined && !a.all;
+
+/** Whether writes of this request are checked item by item: its scope or its data set ownership is limited. */
+function guarded(services: Services): boolean {
+  return limited(services.access) || limited(services.dataSetOwner);
+}
+
+/**
+ * Refuses (403, before anything is written) a write that touches an item outside the request's scope, or
+ * an item in a write-protected data set (before or after the write) that the principal does not own. Every
+ * write of items goes through here, in the write's transaction.
+ */
+export function requireWritableTargets(services: Services, projectId: number, noun: string, targets: readonly WriteTarget[]): void {
+  requireWritable(services.access, noun, targets);
+  const owner = services.dataSetOwner;
+  if (!limited(owner)) return;
+  const dataSetIds = new Set<number>();
+  for (const { target } of targets) if (target.dataSetId !== null) dataSetIds.add(target.dataSetId);
+  requireDataSetOwner(owner, writeProtectedDataSets(services.db, projectId, [...dataSetIds]), noun, targets);
+}
+
+/** The write targets of stored items (by id, as rows of `spec`'s table). */
+function storedTargets(spec: ResourceSpec<unknown>, rows: readonly Row[], ids: readonly number[], path: (i: number) => Path): WriteTarget[] {
+  return rows.map((row, i) => ({ target: scopeTarget(spec, toValues(spec.table, row), ids[i]), path: path(i) }));
 }
 
 /**
@@ -168,12 +202,9 @@ export function createItems<C>(spec: ResourceSpec<C>, services: Services, projec
     spec.check?.(v, ['items', i], ctx);
     return v;
   });
-  if (restricted(services.access)) {
-    const noun = spec.catalog.noun;
-    requireWritable(services.access, noun, values.map((v, i) => ({ target: scopeTarget(spec as ResourceSpec<unknown>, v), path: ['items', i] })));
-  }
   const claimed = claimedRefs(values);
   return inTransaction(db, () => {
+    requireWritableTargets(services, projectId, spec.catalog.noun, values.map((v, i) => ({ target: scopeTarget(spec as ResourceSpec<unknown>, v), path: ['items', i] })));
     const existing = existingRefs(db, spec.table.table, projectId, claimed);
     if (existing.length) throw duplicatedItems(existing.map((e) => e.ref));
     checkReferences(spec, ctx, values);
@@ -243,10 +274,8 @@ export function deleteItems(
   const { db } = services;
   inTransaction(db, () => {
     const ids = [...new Set(resolveRefs(db, spec.table.table, projectId, refs, ignoreUnknownIds))];
-    if (restricted(services.access)) {
-      const rows = rowsInOrder(db, spec.table, projectId, ids);
-      const targets = rows.map((row, i) => ({ target: scopeTarget(spec, toValues(spec.table, row), ids[i]), path: ['items'] }));
-      requireWritable(services.access, spec.catalog.noun, targets);
+    if (guarded(services)) {
+      requireWritableTargets(services, projectId, spec.catalog.noun, storedTargets(spec, rowsInOrder(db, spec.table, projectId, ids), ids, () => ['items']));
     }
     spec.beforeDelete?.(ids, { db, projectId, services });
     for (const id of ids) deleteItem(db, spec.table, id);
@@ -270,11 +299,8 @@ export function updateItems(spec: ResourceSpec<unknown>, services: Services, pro
     const twice = ids.filter((id, i) => ids.indexOf(id) !== i);
     if (twice.length) throw duplicatedItems([...new Set(twice)].map((id) => ({ id })), 400);
     const rows = rowsInOrder(db, t, projectId, ids);
-    const scoped = restricted(services.access);
-    if (scoped) {
-      const targets = rows.map((row, i) => ({ target: scopeTarget(spec, toValues(t, row), ids[i]), path: ['items', i] }));
-      requireWritable(services.access, spec.catalog.noun, targets);
-    }
+    const before = storedTargets(spec, rows, ids, (i) => ['items', i]);
+    requireWritable(services.access, spec.catalog.noun, before);
     const next = items.map((item, i) => {
       const current = toValues(t, rows[i]);
       const path: Path = ['items', i, 'update'];
@@ -287,7 +313,8 @@ export function updateItems(spec: ResourceSpec<unknown>, services: Services, pro
       spec.check?.(v, ['items', i], ctx);
       return v;
     });
-    if (scoped) requireWritable(services.access, spec.catalog.noun, next.map((v, i) => ({ target: scopeTarget(spec, v, ids[i]), path: ['items', i, 'update'] })));
+    const after = next.map((v, i) => ({ target: scopeTarget(spec, v, ids[i]), path: ['items', i, 'update'], protects: spec.writeProtects?.(v) }));
+    requireWritableTargets(services, projectId, spec.catalog.noun, [...before, ...after]);
     // External ids stay unique: among the updated items, and against items this request does not change.
     // (An update cannot change an instanceId.)
     claimedRefs(next.map((v) => ({ externalId: v.externalId })));

@@ -1,4 +1,4 @@
-import { authSchemaSql } from '../auth/schema.js';
+import { authSchemaSql, sessionParentsSql } from '../auth/schema.js';
 import { assetsSchemaSql } from '../resources/assets/store.js';
 import { datapointsSchemaSql } from '../resources/datapoints/store-schema.js';
 import { dataSetsSchemaSql } from '../resources/datasets/store.js';
@@ -27,4 +27,5 @@ export const migrations: readonly string[] = [
   datapointsSchemaSql,
   eventsExternalIdStartTimeSql,
   eventsStoredJsonSql,
+  sessionParentsSql,
 ];

@@ -6,13 +6,14 @@
  * - an asset moves only within its hierarchy: the root is kept, and roots stay roots (the reference's rule);
  * - an asset with children is deleted only together with them, or with `recursive`.
  */
-import { requireWritable, type Access } from '../../auth/access.js';
 import { ApiError, badRequest, formatPath, type IdentifierRef } from '../../http/errors.js';
+import type { Services } from '../../http/services.js';
 import { ASSETS_TABLE, ROOT_PARENT_PATH, childPath, pathIds, subtreeBounds } from '../../query/assets-scope.js';
 import { lookupRefs } from '../../query/refs.js';
 import { all, get, run, type Db } from '../../storage/db.js';
 import { deleteItem } from '../../storage/items.js';
 import { sql } from '../../storage/sql.js';
+import { requireWritableTargets } from '../crud.js';
 import type { AssetCreate, AssetUpdateItem } from './schema.js';
 import { assetTable } from './store.js';
 
@@ -280,11 +281,12 @@ export function refuseOrphans(db: Db, projectId: number, ids: readonly number[])
 }
 
 /**
- * Deletes every descendant of the given assets (the assets themselves are left to the caller). A scoped
- * request must be allowed to delete each of them, as it must the assets it names.
+ * Deletes every descendant of the given assets (the assets themselves are left to the caller). The request
+ * must be allowed to delete each of them (scope, write-protected data sets), as it must the assets it names.
  */
-export function deleteDescendants(db: Db, projectId: number, ids: readonly number[], access: Access | undefined): void {
+export function deleteDescendants(services: Services, projectId: number, ids: readonly number[]): void {
   if (ids.length === 0) return;
+  const { db } = services;
   const named = new Set(ids);
   const descendants = new Map<number, number | null>();
   for (const { path } of hierarchyRows(db, projectId, ids).values()) {
@@ -295,8 +297,9 @@ export function deleteDescendants(db: Db, projectId: number, ids: readonly numbe
     );
     for (const m of members) if (!named.has(m.id)) descendants.set(m.id, m.dataSetId);
   }
-  requireWritable(
-    access,
+  requireWritableTargets(
+    services,
+    projectId,
     'asset',
     [...descendants].map(([id, dataSetId]) => ({ target: { id, dataSetId }, path: ['items'] })),
   );

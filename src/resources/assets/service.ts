@@ -142,7 +142,7 @@ export function deleteAssets(
   req: { items: RefInput[]; recursive?: boolean; ignoreUnknownIds?: boolean },
 ): void {
   const beforeDelete: ResourceSpec<unknown>['beforeDelete'] = req.recursive
-    ? (ids, ctx) => deleteDescendants(ctx.db, ctx.projectId, ids, ctx.services.access)
+    ? (ids, ctx) => deleteDescendants(ctx.services, ctx.projectId, ids)
     : (ids, ctx) => refuseOrphans(ctx.db, ctx.projectId, ids);
   deleteItems({ ...spec, beforeDelete }, services, projectId, req.items, req.ignoreUnknownIds);
 }

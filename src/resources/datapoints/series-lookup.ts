@@ -16,6 +16,7 @@ export interface SeriesInfo {
   isStep: boolean;
   unit: string | null;
   unitExternalId: string | null;
+  dataSetId: number | null;
 }
 
 interface Row {
@@ -27,6 +28,7 @@ interface Row {
   is_step: number;
   unit: string | null;
   unit_external_id: string | null;
+  data_set_id: number | null;
 }
 
 /**
@@ -45,7 +47,7 @@ export function findSeries(db: Db, projectId: number, refs: readonly Ref[], acce
     const part = wanted.slice(i, i + 500);
     const rows = all<Row>(
       db,
-      sql`SELECT t.id, t.external_id, t.instance_space, t.instance_external_id, t.is_string, t.is_step, t.unit, t.unit_external_id
+      sql`SELECT t.id, t.external_id, t.instance_space, t.instance_external_id, t.is_string, t.is_step, t.unit, t.unit_external_id, t.data_set_id
           FROM timeseries t WHERE t.project_id = ${projectId} AND t.id IN (${part}) AND ${scope}`,
     );
     for (const r of rows) {
@@ -57,6 +59,7 @@ export function findSeries(db: Db, projectId: number, refs: readonly Ref[], acce
         isStep: r.is_step === 1,
         unit: r.unit,
         unitExternalId: r.unit_external_id,
+        dataSetId: r.data_set_id,
       });
     }
   }

@@ -1,11 +1,13 @@
 /**
  * Inserting and deleting data points: each request is checked whole, then applied in one transaction,
- * raw points and rollups together.
+ * raw points and rollups together. Writing a series' data points is a write of the series: it needs the
+ * series in the request's scope and, in a write-protected data set, ownership of that data set.
  */
 import { badRequest, duplicatedItems, missingItems } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { checkRef, type Ref } from '../../query/refs.js';
 import { inTransaction } from '../../storage/db.js';
+import { requireWritableTargets } from '../crud.js';
 import { ChunkStore } from './chunk-store.js';
 import { packPoints, type StringLimit } from './insert-points.js';
 import { DATAPOINT_LIMITS as L } from './limits.js';
@@ -13,11 +15,14 @@ import { refreshAfterDelete, refreshAfterWrite } from './rollup-maintenance.js';
 import type { DeleteDatapointsBody, InsertDatapointsBody } from './schema.js';
 import { findSeries, seriesLabel, type SeriesInfo } from './series-lookup.js';
 
-function resolveAll(services: Services, projectId: number, refs: Ref[]): SeriesInfo[] {
+/** The series of the request, each of which it must be allowed to write. */
+function resolveWritable(services: Services, projectId: number, refs: Ref[]): SeriesInfo[] {
   const series = findSeries(services.db, projectId, refs, services.access);
   const missing = refs.filter((_, i) => series[i] === undefined);
   if (missing.length) throw missingItems(missing);
-  return series as SeriesInfo[];
+  const found = series as SeriesInfo[];
+  requireWritableTargets(services, projectId, 'time series', found.map((s, i) => ({ target: { id: s.id, dataSetId: s.dataSetId }, path: ['items', i] })));
+  return found;
 }
 
 export function insertDatapoints(services: Services, projectId: number, body: InsertDatapointsBody, stringLimit: StringLimit): void {
@@ -26,7 +31,7 @@ export function insertDatapoints(services: Services, projectId: number, body: In
   if (total > L.insertPoints) throw badRequest(`items: at most ${L.insertPoints} data points per request (across all items), got ${total}`);
   const { db } = services;
   inTransaction(db, () => {
-    const series = resolveAll(services, projectId, refs);
+    const series = resolveWritable(services, projectId, refs);
     const seen = new Map<number, number>();
     const duplicated: Ref[] = [];
     series.forEach((s, i) => {
@@ -55,7 +60,7 @@ export function deleteDatapoints(services: Services, projectId: number, body: De
   });
   const { db } = services;
   inTransaction(db, () => {
-    const series = resolveAll(services, projectId, refs);
+    const series = resolveWritable(services, projectId, refs);
     series.forEach((s, i) => {
       const { begin, end } = ranges[i];
       const changed = new ChunkStore(db, projectId, s.id).deleteRange(begin, end);

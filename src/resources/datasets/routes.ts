@@ -1,5 +1,7 @@
 /**
- * The data sets operations. Data sets have no delete operation: other items keep pointing at them.
+ * The data sets operations. Data sets have no delete operation: other items keep pointing at them. A
+ * write-protected data set is changed only by its owners (`datasetsAcl:OWNER` on it), and so is the flag
+ * itself; creating a protected data set needs no more than creating any other.
  */
 import { route, type ApiRoute } from '../../http/route.js';
 import { runAggregate } from '../../query/aggregate.js';
@@ -24,6 +26,7 @@ export const dataSetSpec: ResourceSpec<DataSetCreate> = {
   metadataLimits: DATA_SET_METADATA_LIMITS,
   createValues: (item) => ({ writeProtected: item.writeProtected ?? false }),
   patches: { externalId: 'nullable', name: 'nullable', description: 'nullable', metadata: 'metadata', writeProtected: 'required' },
+  writeProtects: (values) => values.writeProtected === true,
 };
 const spec = dataSetSpec as ResourceSpec<unknown>;
 

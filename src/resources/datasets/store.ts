@@ -2,7 +2,9 @@
  * Data sets in SQL. Data sets group items of other resources (`dataSetId`); they cannot be deleted.
  */
 import type { ResourceCatalog } from '../../query/catalog.js';
+import { all, type Db } from '../../storage/db.js';
 import { FILTERABLE_METADATA_LENGTH, sideTablesSql, type ItemTable } from '../../storage/items.js';
+import { sql } from '../../storage/sql.js';
 
 export const dataSetCatalog: ResourceCatalog = {
   noun: 'data set',
@@ -14,7 +16,7 @@ export const dataSetCatalog: ResourceCatalog = {
     externalId: { kind: 'string', column: 'external_id', nullable: true, maxValueLength: 255, sortable: true },
     name: { kind: 'string', column: 'name', nullable: true, maxValueLength: 50, sortable: true },
     description: { kind: 'string', column: 'description', nullable: true, maxValueLength: 500 },
-    writeProtected: { kind: 'integer', column: 'write_protected', nullable: false },
+    writeProtected: { kind: 'boolean', column: 'write_protected', nullable: false },
     createdTime: { kind: 'integer', column: 'created_time', nullable: false, sortable: true },
     lastUpdatedTime: { kind: 'integer', column: 'last_updated_time', nullable: false, sortable: true },
   },
@@ -33,6 +35,13 @@ export const dataSetTable: ItemTable = {
   ],
   metadata: { field: 'metadata', store: dataSetCatalog.metadata! },
 };
+
+/** The write-protected data sets among `ids`. */
+export function writeProtectedDataSets(db: Db, projectId: number, ids: readonly number[]): Set<number> {
+  if (ids.length === 0) return new Set();
+  const rows = all<{ id: number }>(db, sql`SELECT id FROM data_sets WHERE project_id = ${projectId} AND write_protected = 1 AND id IN (${ids})`);
+  return new Set(rows.map((r) => r.id));
+}
 
 export const dataSetsSchemaSql = `
 CREATE TABLE data_sets (

@@ -1,19 +1,44 @@
 /**
  * Groups: named sets of capabilities, granted to the principals that are members. Creating or deleting
  * groups changes the project's authentication version, so every process re-resolves its principals.
+ *
+ * Managing groups never widens the manager's own access: a group grants only capabilities its creator holds
+ * (auth/delegation.ts), and with `currentuserscope` a principal creates and deletes only groups it is (or
+ * would be) a member of.
  */
+import { describeScope, type Access } from '../../auth/access.js';
 import { parseCapability, type CapabilityObject } from '../../auth/capabilities.js';
+import { requireHeld } from '../../auth/delegation.js';
 import { ALL_USER_ACCOUNTS, deleteGroups, existingGroupIds, insertGroup, projectGroups, type GroupRecord, type NewGroup } from '../../auth/group-store.js';
+import { memberGroups } from '../../auth/membership.js';
 import { authRuntime } from '../../auth/runtime.js';
-import { formatCapability } from '../../auth/principal.js';
-import { describeScope } from '../../auth/access.js';
+import { formatCapability, type Capability, type Grant, type Principal } from '../../auth/principal.js';
 import { badRequest, forbidden, formatPath, missingItems } from '../../http/errors.js';
 import { route, type ApiRoute } from '../../http/route.js';
 import { inTransaction } from '../../storage/db.js';
-import { bumpAuthVersion } from '../../storage/projects.js';
+import { bumpAuthVersion, findProjectAuth } from '../../storage/projects.js';
 import { CreateGroupsBody, DeleteGroupsBody, GROUP_LIMITS, ListGroupsQuery, type GroupCreate } from './schema.js';
 
 const LIST = { acl: 'groupsAcl', action: 'LIST' };
+const CREATE = { acl: 'groupsAcl', action: 'CREATE' };
+const DELETE = { acl: 'groupsAcl', action: 'DELETE' };
+
+const NOT_HELD = 'a group grants only capabilities its creator holds itself';
+
+/** The refusal of a principal whose `capability` reaches only its own groups, for a group outside them. */
+function notOwnGroup(path: Array<string | number>, capability: Capability, access: Access & { all: false }, what: string): never {
+  throw forbidden(
+    `${formatPath(path)}: ${formatCapability(capability)} is granted only in ${describeScope(access)}, and ${what}; ` +
+      `this needs ${formatCapability(capability)} with scope all`,
+  );
+}
+
+/** Whether the principal would be a member of the group, by the same rule that decides membership. */
+function wouldBeMember(g: NewGroup, principal: Principal, accessClaims: readonly string[]): boolean {
+  const appIds = g.attributes?.token?.appIds;
+  const candidate = { id: 0, sourceId: g.sourceId, members: g.members, ...(appIds ? { appIds: new Set(appIds) } : {}), grants: [] };
+  return memberGroups([candidate], principal.claims ?? {}, accessClaims).length === 1;
+}
 
 function groupView(g: GroupRecord) {
   return {
@@ -58,20 +83,24 @@ export const groupRoutes: ApiRoute[] = [
   route({
     method: 'POST',
     path: '/groups',
-    capability: { acl: 'groupsAcl', action: 'CREATE' },
+    capability: CREATE,
     body: CreateGroupsBody,
     status: 201,
-    handler: ({ services, project, body }) => {
-      const registry = authRuntime(services).acls;
+    handler: ({ services, project, principal, body }) => {
+      const auth = authRuntime(services);
+      const registry = auth.acls;
+      const granted: Array<{ grant: Grant; path: Array<string | number> }> = [];
       const groups: NewGroup[] = body.items.map((item: GroupCreate, i) => {
         const path = ['items', i];
         if (item.sourceId !== undefined && item.members !== undefined) {
           throw badRequest(`${formatPath(path)}: give either sourceId (membership kept by the identity provider) or members (kept here), not both`);
         }
         checkMetadata(item.metadata, [...path, 'metadata']);
-        const capabilities: CapabilityObject[] = (item.capabilities ?? []).map(
-          (c, j) => parseCapability(c, [...path, 'capabilities', j], registry, project.name).capability,
-        );
+        const capabilities: CapabilityObject[] = (item.capabilities ?? []).map((c, j) => {
+          const parsed = parseCapability(c, [...path, 'capabilities', j], registry, project.name);
+          granted.push({ grant: parsed.grant, path: [...path, 'capabilities', j] });
+          return parsed.capability;
+        });
         return {
           name: item.name,
           ...(item.sourceId !== undefined ? { sourceId: item.sourceId } : {}),
@@ -81,6 +110,16 @@ export const groupRoutes: ApiRoute[] = [
           ...(item.attributes !== undefined ? { attributes: item.attributes } : {}),
         };
       });
+      const access = services.access;
+      if (access !== undefined && !access.all) {
+        const accessClaims = auth.provider(findProjectAuth(services.db, project.name)!).accessClaims;
+        groups.forEach((g, i) => {
+          if (!wouldBeMember(g, principal, accessClaims)) {
+            notOwnGroup(['items', i], CREATE, access, `principal "${principal.subject}" would not be a member of this group (by its sourceId, members or appIds)`);
+          }
+        });
+      }
+      requireHeld(principal, project.name, granted, NOT_HELD);
       const { db } = services;
       const ids = inTransaction(db, () => {
         const created = groups.map((g) => insertGroup(db, project.id, g, services.now()));
@@ -93,10 +132,17 @@ export const groupRoutes: ApiRoute[] = [
   route({
     method: 'POST',
     path: '/groups/delete',
-    capability: { acl: 'groupsAcl', action: 'DELETE' },
+    capability: DELETE,
     body: DeleteGroupsBody,
-    handler: ({ services, project, body }) => {
-      const { db } = services;
+    handler: ({ services, project, principal, body }) => {
+      const { db, access } = services;
+      if (access !== undefined && !access.all) {
+        // Checked before existence, so that the answer is the same for another's group and a missing one.
+        const own = new Set(principal.groupIds ?? []);
+        body.items.forEach((id, i) => {
+          if (!own.has(id)) notOwnGroup(['items', i], DELETE, access, `group ${id} is not one of the groups of principal "${principal.subject}"`);
+        });
+      }
       inTransaction(db, () => {
         const existing = existingGroupIds(db, project.id, body.items);
         const missing = body.items.filter((id) => !existing.has(id));

@@ -3,7 +3,13 @@
  * `POST .../update` changes them. A new configuration is checked against the provider's discovery document
  * before it is stored, and takes effect for the next request in every process (the project's authentication
  * version changes with it).
+ *
+ * Whoever decides which identities the project accepts and which claims count decides who belongs to every
+ * group, so changing the configuration needs every capability the project's groups grant.
  */
+import { requireHeld } from '../../auth/delegation.js';
+import { projectGroups } from '../../auth/group-store.js';
+import { resolveGroups } from '../../auth/membership.js';
 import { applyModify, type OidcConfiguration } from '../../auth/oidc-config.js';
 import { authRuntime, type AuthRuntime } from '../../auth/runtime.js';
 import { inTransaction, type Db } from '../../storage/db.js';
@@ -45,11 +51,16 @@ export const projectRoutes: ApiRoute[] = [
     path: '/update',
     capability: { acl: 'projectsAcl', action: 'UPDATE' },
     body: ProjectUpdateBody,
-    handler: async ({ services, project, body }) => {
+    handler: async ({ services, project, principal, body }) => {
       const auth = authRuntime(services);
       const { db } = services;
       const { update } = body;
       const oidc = update.oidcConfiguration;
+      if (oidc) {
+        const path = ['update', 'oidcConfiguration'];
+        const granted = resolveGroups(projectGroups(db, project.id), auth.acls, project.name).flatMap((g) => g.grants.map((grant) => ({ grant, path })));
+        requireHeld(principal, project.name, granted, 'the identity provider configuration decides who belongs to every group, so changing it needs every capability the groups grant');
+      }
       let next: OidcConfiguration | null | undefined;
       if (oidc && 'set' in oidc) next = await auth.resolveConfiguration(oidc.set, 'update.oidcConfiguration.set');
       else if (oidc && 'modify' in oidc) {
