@@ -133,10 +133,22 @@ describe('retrieve, update, delete', () => {
     const ref = { instanceId: { space: 'sp', externalId: 'ts-dm' } };
     const refused = await h.post('/timeseries/update', { items: [{ ...ref, update: { name: { set: 'x' }, isStep: { set: true }, metadata: { set: { a: 'b' } } } }] });
     expect(errorMessage(refused, 400)).toMatch(/items\[0\]\.update: name, isStep are managed by data modeling/);
+    for (const field of ['description', 'unit', 'unitExternalId']) {
+      const one = await h.post('/timeseries/update', { items: [{ ...ref, update: { [field]: { setNull: true } } }] });
+      expect(errorMessage(one, 400)).toMatch(new RegExp(`items\\[0\\]\\.update: ${field} is managed by data modeling`));
+    }
     expect((await h.post('/timeseries/byids', { items: [ref] })).body.items[0].name).toBe('dm');
-    const allowed = await h.post('/timeseries/update', { items: [{ ...ref, update: { metadata: { set: { a: 'b' } }, securityCategories: { add: [3] } } }] });
-    expect(allowed.status).toBe(200);
-    expect(allowed.body.items[0]).toMatchObject({ id: t.id, metadata: { a: 'b' }, securityCategories: [3] });
+    const [asset] = (await h.post('/assets', { items: [{ externalId: 'ts-dm-asset', name: 'pump' }] })).body.items;
+    // The asset link is asset-centric: the official SDKs update it by instance id (the Python SDK's replace
+    // mode clears it with setNull).
+    const allowed = await h.post('/timeseries/update', {
+      items: [{ ...ref, update: { metadata: { set: { a: 'b' } }, securityCategories: { add: [3] }, assetId: { set: asset.id }, externalId: { set: 'ts-dm-2' } } }],
+    });
+    expect(allowed.status, JSON.stringify(allowed.body)).toBe(200);
+    expect(allowed.body.items[0]).toMatchObject({ id: t.id, externalId: 'ts-dm-2', metadata: { a: 'b' }, securityCategories: [3], assetId: asset.id });
+    const cleared = await h.post('/timeseries/update', { items: [{ ...ref, update: { assetId: { setNull: true }, dataSetId: { setNull: true } } }] });
+    expect(cleared.status, JSON.stringify(cleared.body)).toBe(200);
+    expect(cleared.body.items[0].assetId).toBeUndefined();
   });
 
   it('links series to existing assets, and stays editable after its asset is deleted', async () => {
@@ -210,6 +222,18 @@ describe('list, search and aggregate', () => {
     expect((await h.post('/timeseries/aggregate', { filter: { dataSetIds: [{ externalId: 'nope' }] } })).body.error.missing).toEqual([
       { externalId: 'nope' },
     ]);
+  });
+
+  it('aggregates on property paths of up to 256 characters an element, as it filters on them', async () => {
+    const key = 'k'.repeat(256);
+    const unique = await h.post('/timeseries/aggregate', { aggregate: 'uniqueValues', properties: [{ property: ['metadata', key] }] });
+    expect(unique.status, JSON.stringify(unique.body)).toBe(200);
+    expect(unique.body.items).toEqual([]);
+    const longer = await h.post('/timeseries/aggregate', { aggregate: 'cardinalityValues', properties: [{ property: ['metadata', `${key}k`] }] });
+    expect(errorMessage(longer, 400)).toBe('properties[0].property[1]: must be at most 256 characters');
+    // Events take at most 128.
+    const events = await h.post('/events/aggregate', { aggregate: 'uniqueValues', properties: [{ property: ['metadata', 'k'.repeat(129)] }] });
+    expect(errorMessage(events, 400)).toBe('properties[0].property[1]: must be at most 128 characters');
   });
 
   it('lists with filter, advancedFilter, sort and partitions', async () => {
