@@ -188,6 +188,25 @@ describe('retrieve, update, delete', () => {
     ]);
   });
 
+  it('refuses a request naming one series twice with 422 and the duplicate, as the reference has it for time series', async () => {
+    const instanceId = { space: 'sp', externalId: 'ts-twice-dm' };
+    const [t] = await create([{ externalId: 'ts-named-twice', instanceId }]);
+    const cases: Array<[string, object, unknown[]]> = [
+      ['/timeseries/byids', { items: [{ id: t.id }, { externalId: 'ts-named-twice' }, { id: t.id }] }, [{ id: t.id }]],
+      ['/timeseries/byids', { items: [{ instanceId }, { instanceId }] }, [{ instanceId }]],
+      ['/timeseries/delete', { items: [{ externalId: 'ts-named-twice' }, { externalId: 'ts-named-twice' }] }, [{ externalId: 'ts-named-twice' }]],
+      ['/timeseries/update', { items: [{ id: t.id, update: { name: { set: 'a' } } }, { id: t.id, update: { name: { set: 'b' } } }] }, [{ id: t.id }]],
+      // Two references to one series are one series named twice.
+      ['/timeseries/update', { items: [{ instanceId, update: { name: { set: 'a' } } }, { externalId: 'ts-named-twice', update: { description: { set: 'b' } } }] }, [{ id: t.id }]],
+    ];
+    for (const [path, body, duplicated] of cases) {
+      const res = await h.post(path, body);
+      expect(errorMessage(res, 422), path).toMatch(/names the same item more than once/);
+      expect(res.body.error.duplicated, path).toEqual(duplicated);
+    }
+    expect((await h.post('/timeseries/byids', { items: [{ id: t.id }] })).body.items[0].name).toBeUndefined();
+  });
+
   it('deletes by id or externalId, not by instanceId', async () => {
     const [t] = await create([{ externalId: 'ts-del' }]);
     expect(errorMessage(await h.post('/timeseries/delete', { items: [{ instanceId: { space: 'a', externalId: 'b' } }] }), 400)).toMatch(/instanceId/);

@@ -226,6 +226,20 @@ describe('update and delete', () => {
     expect(again.metadata ?? {}).toEqual({});
   });
 
+  it('refuses a request naming one series twice with 422 and the duplicate', async () => {
+    const [t] = await h.client.timeseries.create([{ externalId: 'sdk-ts-twice' }]);
+    const update = await clientFailure(
+      h.client.timeseries.update([
+        { id: t.id, update: { name: { set: 'a' } } },
+        { externalId: 'sdk-ts-twice', update: { description: { set: 'b' } } },
+      ]),
+    );
+    expect(update.status).toBe(422);
+    expect(update.duplicated).toEqual([{ id: t.id }]);
+    const retrieve = await clientFailure(h.client.timeseries.retrieve([{ id: t.id }, { id: t.id }]));
+    expect(retrieve.status).toBe(422);
+  });
+
   it('refuses an update of an unknown series with 400 and missing', async () => {
     const err = await clientFailure(h.client.timeseries.update([{ externalId: 'sdk-ts-gone', update: { name: { set: 'x' } } }]));
     expect(err.status).toBe(400);

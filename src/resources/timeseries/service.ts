@@ -70,7 +70,7 @@ export const timeSeriesSpec: ResourceSpec<TimeSeriesCreate> = {
   beforeDelete(ids, { db, projectId }) {
     deleteSeriesData(db, projectId, ids);
   },
-
+  duplicateStatus: 422,
 };
 export const anyTimeSeriesSpec = timeSeriesSpec as ResourceSpec<unknown>;
 
