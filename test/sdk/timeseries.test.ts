@@ -24,22 +24,23 @@ const xids = (items: Array<{ externalId?: string }>) => items.map((t) => t.exter
 
 describe('create and retrieve', () => {
   let created: Timeseries[];
+  const fields = () => ({
+    externalId: 'sdk-ts-full',
+    name: 'Outlet pressure',
+    isString: false,
+    metadata: { site: 'north', line: '2' },
+    unit: 'bar',
+    unitExternalId: 'pressure:bar',
+    assetId,
+    isStep: true,
+    description: 'pump outlet',
+    securityCategories: [7],
+    dataSetId,
+  });
   beforeAll(async () => {
     created = await h.client.timeseries.create([
-      {
-        externalId: 'sdk-ts-full',
-        name: 'Outlet pressure',
-        legacyName: 'sdk-ts-full',
-        isString: false,
-        metadata: { site: 'north', line: '2' },
-        unit: 'bar',
-        unitExternalId: 'pressure:bar',
-        assetId,
-        isStep: true,
-        description: 'pump outlet',
-        securityCategories: [7],
-        dataSetId,
-      },
+      // legacyName is deprecated and ignored.
+      { ...fields(), legacyName: 'sdk-ts-full' },
       { externalId: 'sdk-ts-text', name: 'Operator note', isString: true },
       { name: 'no external id' },
     ]);
@@ -47,19 +48,8 @@ describe('create and retrieve', () => {
 
   it('creates every field the client sends, and answers with the series as stored', () => {
     const [full, text, bare] = created;
-    expect(full).toMatchObject({
-      externalId: 'sdk-ts-full',
-      name: 'Outlet pressure',
-      isString: false,
-      metadata: { site: 'north', line: '2' },
-      unit: 'bar',
-      unitExternalId: 'pressure:bar',
-      assetId,
-      isStep: true,
-      description: 'pump outlet',
-      securityCategories: [7],
-      dataSetId,
-    });
+    expect(full).toMatchObject(fields());
+    expect((full as { legacyName?: string }).legacyName).toBeUndefined();
     expect(full.createdTime).toBeInstanceOf(Date);
     expect(full.lastUpdatedTime).toBeInstanceOf(Date);
     expect(text).toMatchObject({ externalId: 'sdk-ts-text', isString: true, isStep: false });
