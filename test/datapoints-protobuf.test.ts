@@ -1,8 +1,10 @@
 /**
  * `POST /timeseries/data/list` with `Accept: application/protobuf`, as the official Python SDK reads data
- * points. Responses are decoded with the published message schema (declared here, apart from the encoder)
- * and compared with the JSON response to the same request.
+ * points: responses are decoded with the published message schema (declared here, apart from the encoder)
+ * and compared with the JSON response to the same request. And `POST /timeseries/data` with a
+ * `DataPointInsertionRequest` body, encoded with the same schema.
  */
+import { gzipSync } from 'node:zlib';
 import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
@@ -38,9 +40,25 @@ const schema = protobuf.Root.fromJSON({
       },
     },
     DataPointListResponse: { fields: { items: { rule: 'repeated', type: 'DataPointListItem', id: 1 } } },
+    InstanceId: { fields: { space: { type: 'string', id: 1 }, externalId: { type: 'string', id: 2 } } },
+    StateDatapoint: { fields: { timestamp: { type: 'int64', id: 1 }, numericValue: { type: 'int64', id: 2 }, stringValue: { type: 'string', id: 3 } } },
+    StateDatapoints: { fields: { datapoints: { rule: 'repeated', type: 'StateDatapoint', id: 1 } } },
+    DataPointInsertionItem: {
+      oneofs: { timeSeriesReference: { oneof: ['id', 'externalId', 'instanceId'] }, datapointType: { oneof: ['numericDatapoints', 'stringDatapoints', 'stateDatapoints'] } },
+      fields: {
+        id: { type: 'int64', id: 1 },
+        externalId: { type: 'string', id: 2 },
+        instanceId: { type: 'InstanceId', id: 5 },
+        numericDatapoints: { type: 'NumericDatapoints', id: 3 },
+        stringDatapoints: { type: 'StringDatapoints', id: 4 },
+        stateDatapoints: { type: 'StateDatapoints', id: 6 },
+      },
+    },
+    DataPointInsertionRequest: { fields: { items: { rule: 'repeated', type: 'DataPointInsertionItem', id: 1 } } },
   },
 });
 const Response = schema.lookupType('DataPointListResponse');
+const InsertionRequest = schema.lookupType('DataPointInsertionRequest');
 
 let h: Harness;
 beforeAll(async () => {
@@ -135,5 +153,94 @@ describe('data points as protocol buffers', () => {
     await h.post('/timeseries/data', { items: [{ id: num, datapoints: [{ timestamp: 1, value: 1 }] }] });
     const extreme = await h.request('POST', '/timeseries/data/list', { items: [{ id: num, aggregates: ['maxDatapoint'], granularity: '1h', start: 0, end: 10 }] }, headers);
     expect(errorMessage(extreme, 400)).toMatch(/maxDatapoint has no protocol buffers form/);
+  });
+});
+
+describe('inserts as protocol buffers', () => {
+  const encode = (items: object[]) => Buffer.from(InsertionRequest.encode(InsertionRequest.fromObject({ items })).finish());
+  const insert = (body: Buffer, headers: Record<string, string> = {}) =>
+    h.request('POST', '/timeseries/data', body, { 'content-type': 'application/protobuf', ...headers });
+  const read = async (ref: object) => {
+    const res = await h.post('/timeseries/data/list', { items: [{ ...ref, start: -10_000, end: 10_000, includeStatus: true, ignoreBadDataPoints: false, treatUncertainAsBad: false }] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body.items[0].datapoints;
+  };
+
+  it('stores numeric and string points by id, external id and instance id, with statuses and missing values', async () => {
+    const num = await series({ externalId: 'pb-in-num' });
+    await series({ externalId: 'pb-in-str', isString: true });
+    await series({ externalId: 'pb-in-dm', instanceId: { space: 'sp', externalId: 'pb-in-dm' } });
+    const body = encode([
+      {
+        id: num,
+        numericDatapoints: {
+          datapoints: [
+            { timestamp: -5, value: 1.5 },
+            // Value and timestamp at the proto3 default (0), a status message at its default (Good).
+            { status: {} },
+            { timestamp: 2, value: 2, status: { symbol: 'Uncertain' } },
+            { timestamp: 3, value: NaN, status: { code: BAD } },
+            { timestamp: 4, nullValue: true, status: { code: BAD, symbol: 'Bad' } },
+          ],
+        },
+      },
+      { externalId: 'pb-in-str', stringDatapoints: { datapoints: [{ timestamp: 1, value: 'on' }, { timestamp: 2 }] } },
+      { instanceId: { space: 'sp', externalId: 'pb-in-dm' }, numericDatapoints: { datapoints: [{ timestamp: 7, value: -3 }] } },
+    ]);
+    const res = await insert(body);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toEqual({});
+    expect(await read({ id: num })).toEqual([
+      { timestamp: -5, value: 1.5 },
+      { timestamp: 0, value: 0 },
+      { timestamp: 2, value: 2, status: { code: 0x40000000, symbol: 'Uncertain' } },
+      { timestamp: 3, value: 'NaN', status: { code: BAD, symbol: 'Bad' } },
+      { timestamp: 4, status: { code: BAD, symbol: 'Bad' } },
+    ]);
+    expect(await read({ externalId: 'pb-in-str' })).toEqual([
+      { timestamp: 1, value: 'on' },
+      { timestamp: 2, value: '' },
+    ]);
+    expect(await read({ instanceId: { space: 'sp', externalId: 'pb-in-dm' } })).toEqual([{ timestamp: 7, value: -3 }]);
+    // Compressed, and under the older media type.
+    const again = await insert(gzipSync(encode([{ id: num, numericDatapoints: { datapoints: [{ timestamp: 9, value: 9 }] } }])), {
+      'content-type': 'application/x-protobuf',
+      'content-encoding': 'gzip',
+    });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect((await read({ id: num })).at(-1)).toEqual({ timestamp: 9, value: 9 });
+  });
+
+  it('checks what it decodes as it checks JSON, and stores nothing of a refused request', async () => {
+    const num = await series({ externalId: 'pb-in-check' });
+    const other = await series({ externalId: 'pb-in-other' });
+    const twice = await insert(encode([{ id: num, numericDatapoints: { datapoints: [{ timestamp: 1, value: 1 }] } }, { externalId: 'pb-in-check', numericDatapoints: { datapoints: [{ timestamp: 2, value: 2 }] } }]));
+    expect(errorMessage(twice, 422)).toMatch(/more than once/);
+    expect(twice.body.error.duplicated).toEqual([{ externalId: 'pb-in-check' }]);
+    const cases: Array<[object[], RegExp]> = [
+      [[{ id: num, numericDatapoints: { datapoints: [{ timestamp: 1, value: NaN }] } }], /items\[1\]\.datapoints\[0\]\.value: "NaN" is allowed only on a point with a Bad status/],
+      [[{ id: num, numericDatapoints: { datapoints: [{ timestamp: 1, nullValue: true }] } }], /items\[1\]\.datapoints\[0\]\.value: missing/],
+      [[{ id: num, numericDatapoints: { datapoints: [{ timestamp: 5_000_000_000_000, value: 1 }] } }], /items\[1\]\.datapoints\[0\]\.timestamp: must be from/],
+      [[{ id: num, stringDatapoints: { datapoints: [{ timestamp: 1, value: 'x' }] } }], /items\[1\]\.datapoints\[0\]\.value: .* is numeric/],
+      [[{ id: num, numericDatapoints: { datapoints: [{ timestamp: 1, value: 1, status: { code: 3 } }] } }], /items\[1\]\.datapoints\[0\]\.status\.code/],
+      [[{ numericDatapoints: { datapoints: [{ timestamp: 1, value: 1 }] } }], /items\[1\]/],
+      [[{ id: num, stateDatapoints: { datapoints: [{ timestamp: 1, numericValue: 1 }] } }], /items\[1\]\.stateDatapoints: state time series are not supported/],
+      [[{ externalId: 'pb-in-nope', numericDatapoints: { datapoints: [{ timestamp: 1, value: 1 }] } }], /pb-in-nope/],
+    ];
+    for (const [items, message] of cases) {
+      const res = await insert(encode([{ id: other, numericDatapoints: { datapoints: [{ timestamp: 100, value: 100 }] } }, ...items]));
+      expect(errorMessage(res, 400), JSON.stringify(items)).toMatch(message);
+    }
+    expect(await read({ id: num })).toEqual([]);
+    expect(await read({ id: other })).toEqual([]);
+  });
+
+  it('refuses bytes that are not the message, and protocol buffers where an operation takes JSON only', async () => {
+    for (const bytes of [Buffer.from([0x0a, 0x05, 0x08]), Buffer.from([0x0a, 0x02, 0x0a, 0x09]), Buffer.from([0x0a, 0x02, 0x11, 0x01]), Buffer.from('{"items": []}')]) {
+      expect(errorMessage(await insert(bytes), 400), bytes.toString('hex')).toMatch(/^The request body is not a DataPointInsertionRequest in protocol buffers: /);
+    }
+    expect(errorMessage(await insert(Buffer.alloc(0)), 400)).toMatch(/items: must have at least 1 item/);
+    const events = await h.request('POST', '/events', encode([]), { 'content-type': 'application/protobuf' });
+    expect(errorMessage(events, 415)).toBe(`POST ${h.base}/events takes JSON only; send the request body with "Content-Type: application/json"`);
   });
 });

@@ -173,3 +173,209 @@ describe('data point retrieval as the official Python SDK pages it', () => {
     }
   });
 });
+
+/** A GET as the SDK sends it (its query booleans spelled as Python prints them, or as httpx does). */
+const sdkGet = (path: string) => h.request('GET', path, undefined, { 'cdf-version': SDK_HEADERS['cdf-version'], 'x-cdp-sdk': SDK_HEADERS['x-cdp-sdk'] });
+
+describe('access as the official Python SDK calls it', () => {
+  it('lists groups with all=False (the default it always sends) and all=True', async () => {
+    const created = await sdkPost('/groups', {
+      items: [{ name: 'sdk readers', sourceId: 'sdk-readers', capabilities: [{ eventsAcl: { actions: ['READ'], scope: { datasetScope: { ids: [1] } } } }] }],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const [group] = created.body.items;
+    expect(group).toMatchObject({ name: 'sdk readers', isDeleted: false });
+    // The administrator belongs to no group: its own groups are none, every group is listed with all.
+    for (const value of ['False', 'false']) {
+      const own = await sdkGet(`/groups?all=${value}`);
+      expect(own.status, JSON.stringify(own.body)).toBe(200);
+      expect(own.body.items).toEqual([]);
+    }
+    const all = await sdkGet('/groups?all=True');
+    expect(all.status).toBe(200);
+    expect(all.body.items.map((g: { id: number }) => g.id)).toContain(group.id);
+    // groups.delete(id) sends the ids bare.
+    expect((await sdkPost('/groups/delete', { items: [group.id] })).status).toBe(200);
+    expect((await sdkGet('/groups?all=True')).body.items.map((g: { id: number }) => g.id)).not.toContain(group.id);
+  });
+
+  it('creates, lists by status, retrieves and revokes sessions as the SDK sends them', async () => {
+    const { clientId, secret } = h.strata.idp.devClient;
+    // sessions.create() with the client's own OAuthClientCredentials, then with session_type="TOKEN_EXCHANGE".
+    const fromCredentials = await sdkPost('/sessions', { items: [{ clientId, clientSecret: secret }] });
+    expect(fromCredentials.status, JSON.stringify(fromCredentials.body)).toBe(200);
+    expect(fromCredentials.body.items[0]).toMatchObject({ type: 'CLIENT_CREDENTIALS', status: 'READY', clientId, nonce: expect.any(String) });
+    const exchanged = await sdkPost('/sessions', { items: [{ tokenExchange: true }] });
+    const ids = [fromCredentials.body.items[0].id, exchanged.body.items[0].id];
+    // sessions.list(status="ready") upper-cases the status and sends its default limit.
+    const listed = await sdkGet('/sessions?status=READY&limit=25');
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    for (const s of listed.body.items) expect(Object.keys(s).sort()).toEqual(expect.arrayContaining(['creationTime', 'expirationTime', 'id', 'status', 'type']));
+    expect(listed.body.items.map((s: { id: number }) => s.id)).toEqual(expect.arrayContaining(ids));
+    // sessions.retrieve(id): a single unknown id is a 400 with missing, which the SDK turns into None.
+    const got = await sdkPost('/sessions/byids', { items: [{ id: ids[1] }] });
+    expect(got.body.items).toEqual([expect.objectContaining({ id: ids[1], type: 'TOKEN_EXCHANGE' })]);
+    const unknown = await sdkPost('/sessions/byids', { items: [{ id: 987654 }] });
+    expect(errorMessage(unknown, 400)).toMatch(/987654/);
+    expect(unknown.body.error.missing).toEqual([{ id: 987654 }]);
+    // sessions.revoke(ids) wraps each id.
+    const revoked = await sdkPost('/sessions/revoke', { items: ids.map((id) => ({ id })) });
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+    expect(revoked.body.items.map((s: { id: number; status: string }) => [s.id, s.status])).toEqual(ids.map((id) => [id, 'REVOKED']));
+  });
+
+  it('inspects the token in the shape iam.token.inspect() loads', async () => {
+    const res = await sdkGet('/api/v1/token/inspect');
+    expect(res.status).toBe(200);
+    expect(res.body.subject).toEqual(expect.any(String));
+    expect(res.body.projects).toEqual(expect.arrayContaining([{ projectUrlName: 'dev', groups: [] }]));
+    expect(res.body.capabilities.length).toBeGreaterThan(0);
+    for (const capability of res.body.capabilities) {
+      // One ACL and its project scope: the SDK loads each with ProjectScope.
+      const { projectScope, ...acl } = capability;
+      expect(projectScope).toEqual(expect.objectContaining({}));
+      expect(Object.keys(acl)).toHaveLength(1);
+      expect(Object.values(acl)[0]).toEqual({ actions: expect.any(Array), scope: expect.any(Object) });
+    }
+  });
+
+  it('turns user profiles on and off as user_profiles.enable() and disable() do', async () => {
+    for (const enabled of [true, false]) {
+      const res = await sdkPost('/api/v1/projects/dev/update', { update: { userProfilesConfiguration: { set: { enabled } } } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.userProfilesConfiguration).toEqual({ enabled });
+    }
+  });
+});
+
+describe('time series as the official Python SDK writes them', () => {
+  beforeAll(async () => {
+    await create('/assets', [{ externalId: 'sdk-ts-asset', name: 'pump' }]);
+    await create('/datasets', [{ externalId: 'sdk-ts-ds' }]);
+  });
+
+  it('updates in mode "replace": every field it does not set is cleared, security categories with {"set": []}', async () => {
+    const [asset] = (await sdkPost('/assets/byids', { items: [{ externalId: 'sdk-ts-asset' }] })).body.items;
+    await create('/timeseries', [
+      { externalId: 'sdk-ts-replace', name: 'n', unit: 'bar', metadata: { a: '1' }, securityCategories: [1], assetId: asset.id, description: 'd', isStep: true },
+    ]);
+    const res = await sdkPost('/timeseries/update', {
+      items: [
+        {
+          externalId: 'sdk-ts-replace',
+          update: {
+            name: { set: 'renamed' },
+            metadata: { set: {} },
+            unit: { setNull: true },
+            unitExternalId: { setNull: true },
+            assetId: { setNull: true },
+            description: { setNull: true },
+            securityCategories: { set: [] },
+            dataSetId: { setNull: true },
+            isStep: { set: false },
+          },
+        },
+      ],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const [ts] = res.body.items;
+    expect(ts).toMatchObject({ externalId: 'sdk-ts-replace', name: 'renamed', isStep: false });
+    for (const cleared of ['unit', 'unitExternalId', 'assetId', 'description', 'dataSetId']) expect(ts[cleared], cleared).toBeUndefined();
+    expect(ts.metadata ?? {}).toEqual({});
+    expect(ts.securityCategories ?? []).toEqual([]);
+  });
+
+  it('updates a series with an instanceId in mode "replace": metadata, asset and data set, by instance id', async () => {
+    const instanceId = { space: 'sdk-space', externalId: 'sdk-ts-dm' };
+    await create('/timeseries', [{ externalId: 'sdk-ts-dm', instanceId, metadata: { a: '1' } }]);
+    const [ds] = (await sdkPost('/datasets/byids', { items: [{ externalId: 'sdk-ts-ds' }] })).body.items;
+    const res = await sdkPost('/timeseries/update', {
+      items: [{ instanceId, update: { metadata: { set: {} }, assetId: { setNull: true }, dataSetId: { set: ds.id }, externalId: { set: 'sdk-ts-dm' } } }],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.items[0]).toMatchObject({ instanceId, dataSetId: ds.id });
+  });
+
+  it('upserts: an update naming an unknown external id is a 400 with missing, after which the SDK creates it', async () => {
+    const update = await sdkPost('/timeseries/update', { items: [{ externalId: 'sdk-ts-upsert', update: { name: { set: 'new' } } }] });
+    expect(errorMessage(update, 400)).toMatch(/sdk-ts-upsert/);
+    expect(update.body.error.missing).toEqual([{ externalId: 'sdk-ts-upsert' }]);
+    await create('/timeseries', [{ externalId: 'sdk-ts-upsert', name: 'new' }]);
+  });
+
+  it('aggregates as aggregate_count and aggregate_unique_values send it', async () => {
+    await create('/timeseries', [{ externalId: 'sdk-ts-agg-1', unit: 'rpm', isString: true }, { externalId: 'sdk-ts-agg-2', unit: 'rpm' }]);
+    const count = await sdkPost('/timeseries/aggregate', { aggregate: 'count', filter: { isString: true, externalIdPrefix: 'sdk-ts-agg-' } });
+    expect(count.body.items).toEqual([{ count: 1 }]);
+    const unique = await sdkPost('/timeseries/aggregate', {
+      aggregate: 'uniqueValues',
+      properties: [{ property: ['unit'] }],
+      advancedFilter: { prefix: { property: ['externalId'], value: 'sdk-ts-agg-' } },
+    });
+    expect(unique.body.items).toEqual([{ count: 2, values: ['rpm'] }]);
+  });
+
+  it('retrieves one unknown series as a 400 with missing (the SDK returns None), or skips it with ignoreUnknownIds', async () => {
+    const one = await sdkPost('/timeseries/byids', { items: [{ externalId: 'sdk-ts-nope' }] });
+    expect(one.body.error.missing).toEqual([{ externalId: 'sdk-ts-nope' }]);
+    const many = await sdkPost('/timeseries/byids', { items: [{ externalId: 'sdk-ts-nope' }, { externalId: 'sdk-ts-agg-1' }], ignoreUnknownIds: true });
+    expect(many.body.items.map((t: { externalId: string }) => t.externalId)).toEqual(['sdk-ts-agg-1']);
+  });
+});
+
+describe('data points as the official Python SDK writes and reads the latest', () => {
+  const BAD = 0x80000000;
+  beforeAll(async () => {
+    await create('/timeseries', [{ externalId: 'sdk-dp-w' }, { externalId: 'sdk-dp-s', isString: true }]);
+  });
+
+  it('inserts statuses by code or symbol, a missing value as null and a non-finite one as a string, on bad points', async () => {
+    const res = await sdkPost('/timeseries/data', {
+      items: [
+        {
+          externalId: 'sdk-dp-w',
+          datapoints: [
+            { timestamp: 1000, value: 1 },
+            { timestamp: 2000, value: 2, status: { symbol: 'Uncertain' } },
+            { timestamp: 3000, value: null, status: { code: BAD } },
+            { timestamp: 4000, value: 'NaN', status: { code: BAD, symbol: 'Bad' } },
+          ],
+        },
+        { externalId: 'sdk-dp-s', datapoints: [{ timestamp: 1000, value: 'on' }, { timestamp: 2000, value: null, status: { symbol: 'Bad' } }] },
+      ],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const read = await sdkPost('/timeseries/data/list', {
+      items: [{ externalId: 'sdk-dp-w', start: 0, end: 5000, includeStatus: true, ignoreBadDataPoints: false, treatUncertainAsBad: false, cursor: null }],
+    });
+    expect(read.body.items[0].datapoints.map((p: { timestamp: number; value?: unknown }) => [p.timestamp, p.value])).toEqual([
+      [1000, 1],
+      [2000, 2],
+      [3000, undefined],
+      [4000, 'NaN'],
+    ]);
+  });
+
+  it('reads the latest point with before in milliseconds and the status options; each item says whether it holds strings', async () => {
+    const res = await sdkPost('/timeseries/data/latest', {
+      items: [
+        { externalId: 'sdk-dp-w', before: 3500 },
+        { externalId: 'sdk-dp-s', before: 10_000, includeStatus: true, ignoreBadDataPoints: false },
+        { externalId: 'sdk-dp-w', before: 3500, includeStatus: true, ignoreBadDataPoints: false, treatUncertainAsBad: false },
+      ],
+      ignoreUnknownIds: false,
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const [numeric, strings, withBad] = res.body.items;
+    expect(numeric).toMatchObject({ externalId: 'sdk-dp-w', isString: false, datapoints: [{ timestamp: 1000, value: 1 }] });
+    expect(strings).toMatchObject({ isString: true, datapoints: [{ timestamp: 2000, status: { code: BAD, symbol: 'Bad' } }] });
+    expect(withBad.datapoints).toEqual([{ timestamp: 3000, status: { code: BAD, symbol: 'Bad' } }]);
+  });
+
+  it('deletes ranges as delete_range and delete_ranges send them', async () => {
+    const res = await sdkPost('/timeseries/data/delete', { items: [{ externalId: 'sdk-dp-w', inclusiveBegin: 2000, exclusiveEnd: 4000 }] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const read = await sdkPost('/timeseries/data/list', { items: [{ externalId: 'sdk-dp-w', start: 0, end: 5000, ignoreBadDataPoints: false }] });
+    expect(read.body.items[0].datapoints.map((p: { timestamp: number }) => p.timestamp)).toEqual([1000, 4000]);
+  });
+});

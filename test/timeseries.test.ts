@@ -133,10 +133,22 @@ describe('retrieve, update, delete', () => {
     const ref = { instanceId: { space: 'sp', externalId: 'ts-dm' } };
     const refused = await h.post('/timeseries/update', { items: [{ ...ref, update: { name: { set: 'x' }, isStep: { set: true }, metadata: { set: { a: 'b' } } } }] });
     expect(errorMessage(refused, 400)).toMatch(/items\[0\]\.update: name, isStep are managed by data modeling/);
+    for (const field of ['description', 'unit', 'unitExternalId']) {
+      const one = await h.post('/timeseries/update', { items: [{ ...ref, update: { [field]: { setNull: true } } }] });
+      expect(errorMessage(one, 400)).toMatch(new RegExp(`items\\[0\\]\\.update: ${field} is managed by data modeling`));
+    }
     expect((await h.post('/timeseries/byids', { items: [ref] })).body.items[0].name).toBe('dm');
-    const allowed = await h.post('/timeseries/update', { items: [{ ...ref, update: { metadata: { set: { a: 'b' } }, securityCategories: { add: [3] } } }] });
-    expect(allowed.status).toBe(200);
-    expect(allowed.body.items[0]).toMatchObject({ id: t.id, metadata: { a: 'b' }, securityCategories: [3] });
+    const [asset] = (await h.post('/assets', { items: [{ externalId: 'ts-dm-asset', name: 'pump' }] })).body.items;
+    // The asset link is asset-centric: the official SDKs update it by instance id (the Python SDK's replace
+    // mode clears it with setNull).
+    const allowed = await h.post('/timeseries/update', {
+      items: [{ ...ref, update: { metadata: { set: { a: 'b' } }, securityCategories: { add: [3] }, assetId: { set: asset.id }, externalId: { set: 'ts-dm-2' } } }],
+    });
+    expect(allowed.status, JSON.stringify(allowed.body)).toBe(200);
+    expect(allowed.body.items[0]).toMatchObject({ id: t.id, externalId: 'ts-dm-2', metadata: { a: 'b' }, securityCategories: [3], assetId: asset.id });
+    const cleared = await h.post('/timeseries/update', { items: [{ ...ref, update: { assetId: { setNull: true }, dataSetId: { setNull: true } } }] });
+    expect(cleared.status, JSON.stringify(cleared.body)).toBe(200);
+    expect(cleared.body.items[0].assetId).toBeUndefined();
   });
 
   it('links series to existing assets, and stays editable after its asset is deleted', async () => {
@@ -176,6 +188,25 @@ describe('retrieve, update, delete', () => {
     ]);
   });
 
+  it('refuses a request naming one series twice with 422 and the duplicate, as the reference has it for time series', async () => {
+    const instanceId = { space: 'sp', externalId: 'ts-twice-dm' };
+    const [t] = await create([{ externalId: 'ts-named-twice', instanceId }]);
+    const cases: Array<[string, object, unknown[]]> = [
+      ['/timeseries/byids', { items: [{ id: t.id }, { externalId: 'ts-named-twice' }, { id: t.id }] }, [{ id: t.id }]],
+      ['/timeseries/byids', { items: [{ instanceId }, { instanceId }] }, [{ instanceId }]],
+      ['/timeseries/delete', { items: [{ externalId: 'ts-named-twice' }, { externalId: 'ts-named-twice' }] }, [{ externalId: 'ts-named-twice' }]],
+      ['/timeseries/update', { items: [{ id: t.id, update: { name: { set: 'a' } } }, { id: t.id, update: { name: { set: 'b' } } }] }, [{ id: t.id }]],
+      // Two references to one series are one series named twice.
+      ['/timeseries/update', { items: [{ instanceId, update: { name: { set: 'a' } } }, { externalId: 'ts-named-twice', update: { description: { set: 'b' } } }] }, [{ id: t.id }]],
+    ];
+    for (const [path, body, duplicated] of cases) {
+      const res = await h.post(path, body);
+      expect(errorMessage(res, 422), path).toMatch(/names the same item more than once/);
+      expect(res.body.error.duplicated, path).toEqual(duplicated);
+    }
+    expect((await h.post('/timeseries/byids', { items: [{ id: t.id }] })).body.items[0].name).toBeUndefined();
+  });
+
   it('deletes by id or externalId, not by instanceId', async () => {
     const [t] = await create([{ externalId: 'ts-del' }]);
     expect(errorMessage(await h.post('/timeseries/delete', { items: [{ instanceId: { space: 'a', externalId: 'b' } }] }), 400)).toMatch(/instanceId/);
@@ -210,6 +241,18 @@ describe('list, search and aggregate', () => {
     expect((await h.post('/timeseries/aggregate', { filter: { dataSetIds: [{ externalId: 'nope' }] } })).body.error.missing).toEqual([
       { externalId: 'nope' },
     ]);
+  });
+
+  it('aggregates on property paths of up to 256 characters an element, as it filters on them', async () => {
+    const key = 'k'.repeat(256);
+    const unique = await h.post('/timeseries/aggregate', { aggregate: 'uniqueValues', properties: [{ property: ['metadata', key] }] });
+    expect(unique.status, JSON.stringify(unique.body)).toBe(200);
+    expect(unique.body.items).toEqual([]);
+    const longer = await h.post('/timeseries/aggregate', { aggregate: 'cardinalityValues', properties: [{ property: ['metadata', `${key}k`] }] });
+    expect(errorMessage(longer, 400)).toBe('properties[0].property[1]: must be at most 256 characters');
+    // Events take at most 128.
+    const events = await h.post('/events/aggregate', { aggregate: 'uniqueValues', properties: [{ property: ['metadata', 'k'.repeat(129)] }] });
+    expect(errorMessage(events, 400)).toBe('properties[0].property[1]: must be at most 128 characters');
   });
 
   it('lists with filter, advancedFilter, sort and partitions', async () => {

@@ -158,11 +158,23 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   app.addHook('preParsing', decodeRequestBody);
 
-  // The API speaks JSON only; the form parser serves the OAuth token endpoint.
+  // The API speaks JSON (and protocol buffers where an operation says so); the form parser serves the OAuth
+  // token endpoint.
   app.removeContentTypeParser(['text/plain', 'application/json']);
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
     try {
       done(null, parseJsonBody(body as Buffer));
+    } catch (err) {
+      done(err as ApiError, undefined);
+    }
+  });
+  // Protocol buffers, for the operations that declare a decoder (data point inserts): decoded into the JSON
+  // body's shape, which the operation's schema then checks as it checks JSON.
+  app.addContentTypeParser(['application/protobuf', 'application/x-protobuf'], { parseAs: 'buffer' }, (req, body, done) => {
+    const decode = (req.routeOptions.config as { protobufBody?: ApiRoute['protobufBody'] } | undefined)?.protobufBody;
+    try {
+      if (!decode) throw new ApiError(415, `${req.method} ${req.url.split('?')[0]} takes JSON only; send the request body with "Content-Type: application/json"`);
+      done(null, decode(body as Buffer));
     } catch (err) {
       done(err as ApiError, undefined);
     }
@@ -230,6 +242,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
             ...(def.query ? { querystring: def.query } : {}),
             ...(def.params ? { params: def.params } : {}),
           },
+          config: { protobufBody: def.protobufBody },
           onRequest: requestHook(def, layers.forRoute(def)),
           handler: async (req, reply) => {
             const result = await def.handler({

@@ -128,7 +128,8 @@ export const AggregateRequestFields = {
     Type.Array(
       Type.Object(
         {
-          property: Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 2 }),
+          // Each element's longest length is the resource's (256 for time series), checked where it is known.
+          property: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 2 }),
           filter: Type.Optional(Type.Unknown()),
         },
         { additionalProperties: false },

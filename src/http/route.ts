@@ -61,6 +61,11 @@ export interface ApiRoute<BS extends TSchema = TSchema, QS extends TSchema = TSc
   body?: BS;
   query?: QS;
   params?: PS;
+  /**
+   * Decodes a body sent as `Content-Type: application/protobuf` into the shape of the JSON body, which the
+   * `body` schema then checks. Without it the operation takes JSON only.
+   */
+  protobufBody?: (bytes: Buffer) => unknown;
   /** Success status; 200 unless stated. */
   status?: number;
   /** Stable unless stated. */

@@ -48,10 +48,10 @@ function repeatedRefs(refs: readonly Ref[]): Ref[] {
   return [...repeated.values()];
 }
 
-/** 400 with `duplicated` when the request names the same reference twice. */
-export function rejectDuplicateRefs(refs: readonly Ref[]): void {
+/** 400 (or the given status) with `duplicated` when the request names the same reference twice. */
+export function rejectDuplicateRefs(refs: readonly Ref[], status: 400 | 422 = 400): void {
   const dup = repeatedRefs(refs);
-  if (dup.length) throw duplicatedItems(dup, 400);
+  if (dup.length) throw duplicatedItems(dup, status);
 }
 
 const CHUNK = 500;

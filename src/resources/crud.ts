@@ -72,15 +72,18 @@ export interface ResourceSpec<Create> {
   beforeDelete?(ids: number[], ctx: WriteContext): void;
   /** The item, with these values, write-protects its own data set (data sets themselves). */
   writeProtects?(values: Values): boolean;
+  /** The status of a by-id request that names one item twice, as the reference has it for the resource; 400 unless stated. */
+  duplicateStatus?: 400 | 422;
 }
 
 export interface UpdateItem extends RefInput {
   update: Record<string, unknown>;
 }
 
-export function checkRefs(items: readonly RefInput[], allowInstanceIds = false): Ref[] {
+/** The references of a by-id request, each checked; one named twice is refused with the resource's status. */
+export function checkRefs(items: readonly RefInput[], spec: ResourceSpec<unknown>, allowInstanceIds = spec.instanceIds): Ref[] {
   const refs = items.map((r, i) => checkRef(r, ['items', i], allowInstanceIds));
-  rejectDuplicateRefs(refs);
+  rejectDuplicateRefs(refs, spec.duplicateStatus);
   return refs;
 }
 
@@ -222,7 +225,7 @@ function retrieve<T>(
   items: readonly RefInput[],
   ignoreUnknownIds: boolean,
 ): T[] {
-  const ids = resolveVisible(spec, services, projectId, checkRefs(items, spec.instanceIds), ignoreUnknownIds);
+  const ids = resolveVisible(spec, services, projectId, checkRefs(items, spec), ignoreUnknownIds);
   return rowsInOrder(services.db, spec.table, projectId, ids, reader.select(spec.table)).map((r) => reader.read(spec.table, r));
 }
 
@@ -270,7 +273,7 @@ export function deleteItems(
   items: readonly RefInput[],
   ignoreUnknownIds = false,
 ): void {
-  const refs = checkRefs(items);
+  const refs = checkRefs(items, spec, false);
   const { db } = services;
   inTransaction(db, () => {
     const ids = [...new Set(resolveRefs(db, spec.table.table, projectId, refs, ignoreUnknownIds))];
@@ -290,14 +293,14 @@ function applyPatch(kind: PatchKind, current: unknown, patch: unknown, path: Pat
 }
 
 export function updateItems(spec: ResourceSpec<unknown>, services: Services, projectId: number, items: readonly UpdateItem[]): Item[] {
-  const refs = checkRefs(items, spec.instanceIds);
+  const refs = checkRefs(items, spec);
   const { db } = services;
   const ctx: WriteContext = { db, projectId, services };
   const t = spec.table;
   return inTransaction(db, () => {
     const ids = resolveRefs(db, t.table, projectId, refs);
     const twice = ids.filter((id, i) => ids.indexOf(id) !== i);
-    if (twice.length) throw duplicatedItems([...new Set(twice)].map((id) => ({ id })), 400);
+    if (twice.length) throw duplicatedItems([...new Set(twice)].map((id) => ({ id })), spec.duplicateStatus ?? 400);
     const rows = rowsInOrder(db, t, projectId, ids);
     const before = storedTargets(spec, rows, ids, (i) => ['items', i]);
     requireWritable(services.access, spec.catalog.noun, before);

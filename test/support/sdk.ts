@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CogniteClient } from '@cognite/sdk';
+import { CogniteClient, CogniteError, CogniteMultiError } from '@cognite/sdk';
 import { loadConfig, type Config } from '../../src/config.js';
 import { buildApp, type BuildOptions, type Strata } from '../../src/http/app.js';
 import { freePort } from './net.js';
@@ -26,6 +26,11 @@ export interface SdkHarness {
   client: CogniteClient;
   /** A client for `project` with a token from the built-in client `clientId` (see STRATA_CLIENTS). */
   clientFor(clientId: string, secret: string, project?: string): Promise<CogniteClient>;
+  /**
+   * A request straight to Strata as the administrator, past the conformance proxy: for setting up what a
+   * test needs from other resources without counting it in the report. `path` is under the project.
+   */
+  seed<T = any>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -106,6 +111,16 @@ export async function startSdkHarness(opts: SdkHarnessOptions = {}): Promise<Sdk
     async clientFor(clientId, secret, project = config.projects[0]) {
       return await sdkClient(baseUrl, project, await tokenFor(origin, clientId, secret));
     },
+    async seed(method, path, body) {
+      const res = await strata.app.inject({
+        method,
+        url: `/api/v1/projects/${config.projects[0]}${path}`,
+        headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+      });
+      if (res.statusCode >= 300) throw new Error(`${method} ${path}: HTTP ${res.statusCode} ${res.body}`);
+      return res.json();
+    },
     async close() {
       if (proxy && proxy.exitCode === null) {
         const exited = new Promise((done) => proxy!.once('exit', done));
@@ -115,4 +130,27 @@ export async function startSdkHarness(opts: SdkHarnessOptions = {}): Promise<Sdk
       await strata.close();
     },
   };
+}
+
+/** What a refused call tells the client's user, whether the client reports it as one error or per chunk. */
+export interface ClientFailure {
+  status: number;
+  message: string;
+  missing?: object[];
+  duplicated?: unknown[];
+}
+
+/** The failure of a call that must fail. */
+export async function clientFailure(call: Promise<unknown>): Promise<ClientFailure> {
+  const err = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (err instanceof CogniteMultiError) {
+    const first = err.errors[0] as CogniteError;
+    const some = <T>(list: T[]) => (list.length ? list : undefined);
+    return { status: err.status!, message: first.errorMessage, missing: some(err.missing), duplicated: some(err.duplicated) };
+  }
+  if (err instanceof CogniteError) return { status: err.status, message: err.errorMessage, missing: err.missing, duplicated: err.duplicated };
+  throw new Error(err === undefined ? 'expected the call to fail' : `expected an error of the client, got ${String(err)}`);
 }

@@ -1,12 +1,13 @@
 /**
- * Data point lists as protocol buffers, for clients that ask with `Accept: application/protobuf`: the
- * official Python SDK reads data points only so. The messages and field numbers are those of the service's
- * published schema (`DataPointListResponse`, `DataPointListItem` and the data point messages). proto3 rules:
- * a field at its default (0, "", false) is left out; which kind of data points an item holds is a oneof,
- * written even when empty, so a client can tell an empty aggregate list from an empty raw one.
+ * Data points as protocol buffers: lists for clients that ask with `Accept: application/protobuf` (the
+ * official Python SDK reads data points only so), and inserts sent with `Content-Type: application/protobuf`.
+ * The messages and field numbers are those of the service's published schema (`DataPointListResponse`,
+ * `DataPointInsertionRequest` and the data point messages). proto3 rules: a field at its default (0, "",
+ * false) is left out; which kind of data points an item holds is a oneof, written even when empty, so a
+ * client can tell an empty aggregate list from an empty raw one.
  */
 import protobuf from 'protobufjs/minimal.js';
-import { badRequest } from '../../http/errors.js';
+import { ApiError, badRequest } from '../../http/errors.js';
 import type { RawPoint } from './raw-query.js';
 
 export const PROTOBUF_TYPE = 'application/protobuf';
@@ -112,4 +113,161 @@ function writeAggregate(w: protobuf.Writer, p: Record<string, unknown>): void {
 
 function str(w: protobuf.Writer, field: number, value: unknown): void {
   if (typeof value === 'string' && value !== '') w.uint32(tag(field, 2)).string(value);
+}
+
+const INSERT_ITEM = { id: 1, externalId: 2, numeric: 3, string: 4, instanceId: 5, state: 6 };
+const WIRE_NAMES = ['varint', '64-bit', 'length-delimited', 'start group', 'end group', '32-bit'];
+
+/**
+ * A `DataPointInsertionRequest` as the JSON body of the same insert, so the schema and the insert's checks
+ * judge both forms alike: a point's `nullValue` is a point without a value, a non-finite double is the JSON
+ * spelling of that value (`"NaN"`), and a status message with neither field is Good (code 0).
+ */
+export function decodeInsertionRequest(bytes: Uint8Array): { items: Array<Record<string, unknown>> } {
+  const r = protobuf.Reader.create(bytes);
+  const items: Array<Record<string, unknown>> = [];
+  try {
+    readFields(r, r.len, (field, wire) => {
+      if (field !== 1) return false;
+      expectWire(wire, 2, 'items');
+      items.push(readInsertItem(r, r.uint32() + r.pos, items.length));
+      return true;
+    });
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    throw badRequest(`The request body is not a DataPointInsertionRequest in protocol buffers: ${(err as Error).message}`);
+  }
+  return { items };
+}
+
+/** Reads the fields of one message up to `end`; `read` takes a field it knows (true) or leaves it to be skipped. */
+function readFields(r: protobuf.Reader, end: number, read: (field: number, wire: number) => boolean): void {
+  while (r.pos < end) {
+    const key = r.uint32();
+    const field = key >>> 3;
+    const wire = key & 7;
+    if (!read(field, wire)) r.skipType(wire);
+  }
+  if (r.pos !== end) throw new Error('a message runs past its end');
+}
+
+function expectWire(wire: number, expected: number, where: string): void {
+  if (wire !== expected) badProto(`${where}: expected a ${WIRE_NAMES[expected]} field, got ${WIRE_NAMES[wire] ?? `wire type ${wire}`}`);
+}
+
+function badProto(message: string): never {
+  throw badRequest(`The request body is not a DataPointInsertionRequest in protocol buffers: ${message}`);
+}
+
+function int64(r: protobuf.Reader): number {
+  const v = r.int64() as number | protobuf.Long;
+  return typeof v === 'number' ? v : protobuf.util.LongBits.from(v).toNumber();
+}
+
+function readInsertItem(r: protobuf.Reader, end: number, i: number): Record<string, unknown> {
+  const where = `items[${i}]`;
+  const item: Record<string, unknown> = {};
+  // An item without a data points field inserts nothing, as `"datapoints": []` does.
+  let datapoints: unknown[] = [];
+  readFields(r, end, (field, wire) => {
+    switch (field) {
+      case INSERT_ITEM.id:
+        expectWire(wire, 0, `${where}.id`);
+        item.id = int64(r);
+        return true;
+      case INSERT_ITEM.externalId:
+        expectWire(wire, 2, `${where}.externalId`);
+        item.externalId = r.string();
+        return true;
+      case INSERT_ITEM.instanceId:
+        expectWire(wire, 2, `${where}.instanceId`);
+        item.instanceId = readInstanceId(r, r.uint32() + r.pos, `${where}.instanceId`);
+        return true;
+      case INSERT_ITEM.numeric:
+      case INSERT_ITEM.string: {
+        const kind = field === INSERT_ITEM.numeric ? 'numeric' : 'string';
+        expectWire(wire, 2, `${where}.${kind}Datapoints`);
+        datapoints = readPointList(r, r.uint32() + r.pos, kind, `${where}.datapoints`);
+        return true;
+      }
+      case INSERT_ITEM.state:
+        throw badRequest(`${where}.stateDatapoints: state time series are not supported; send numericDatapoints or stringDatapoints`);
+      default:
+        return false;
+    }
+  });
+  return { ...item, datapoints };
+}
+
+function readInstanceId(r: protobuf.Reader, end: number, where: string): Record<string, string> {
+  const id: Record<string, string> = { space: '', externalId: '' };
+  readFields(r, end, (field, wire) => {
+    if (field !== 1 && field !== 2) return false;
+    const name = field === 1 ? 'space' : 'externalId';
+    expectWire(wire, 2, `${where}.${name}`);
+    id[name] = r.string();
+    return true;
+  });
+  return id;
+}
+
+/** `NumericDatapoints` or `StringDatapoints`: repeated field 1. */
+function readPointList(r: protobuf.Reader, end: number, kind: 'numeric' | 'string', where: string): unknown[] {
+  const points: unknown[] = [];
+  readFields(r, end, (field, wire) => {
+    if (field !== 1) return false;
+    expectWire(wire, 2, `${where}[${points.length}]`);
+    points.push(readPoint(r, r.uint32() + r.pos, kind, `${where}[${points.length}]`));
+    return true;
+  });
+  return points;
+}
+
+/** `NumericDatapoint` or `StringDatapoint`: timestamp 1, value 2, status 3, nullValue 4. */
+function readPoint(r: protobuf.Reader, end: number, kind: 'numeric' | 'string', where: string): Record<string, unknown> {
+  let timestamp = 0;
+  let value: number | string = kind === 'numeric' ? 0 : '';
+  let status: Record<string, unknown> | undefined;
+  let nullValue = false;
+  readFields(r, end, (field, wire) => {
+    switch (field) {
+      case 1:
+        expectWire(wire, 0, `${where}.timestamp`);
+        timestamp = int64(r);
+        return true;
+      case 2:
+        expectWire(wire, kind === 'numeric' ? 1 : 2, `${where}.value`);
+        value = kind === 'numeric' ? r.double() : r.string();
+        return true;
+      case 3:
+        expectWire(wire, 2, `${where}.status`);
+        status = readStatus(r, r.uint32() + r.pos, `${where}.status`);
+        return true;
+      case 4:
+        expectWire(wire, 0, `${where}.nullValue`);
+        nullValue = r.bool();
+        return true;
+      default:
+        return false;
+    }
+  });
+  const point: Record<string, unknown> = { timestamp };
+  if (!nullValue) point.value = typeof value === 'number' && !Number.isFinite(value) ? String(value) : value;
+  if (status) point.status = status;
+  return point;
+}
+
+function readStatus(r: protobuf.Reader, end: number, where: string): Record<string, unknown> {
+  const status: Record<string, unknown> = {};
+  readFields(r, end, (field, wire) => {
+    if (field === 1) {
+      expectWire(wire, 0, `${where}.code`);
+      status.code = int64(r);
+    } else if (field === 2) {
+      expectWire(wire, 2, `${where}.symbol`);
+      status.symbol = r.string();
+    } else return false;
+    return true;
+  });
+  return status.code === undefined && status.symbol === undefined ? { code: 0 } : status;
 }

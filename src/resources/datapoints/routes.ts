@@ -2,7 +2,7 @@
  * The data point operations. Inserting and deleting need `timeSeriesAcl:WRITE`, reading `timeSeriesAcl:READ`.
  */
 import { route, type ApiRoute } from '../../http/route.js';
-import { acceptsProtobuf } from './protobuf.js';
+import { acceptsProtobuf, decodeInsertionRequest } from './protobuf.js';
 import { latestDatapoints, listDatapoints, listDatapointsProtobuf } from './read-service.js';
 import { DeleteDatapointsBody, InsertDatapointsBody, LatestDatapointsBody, ListDatapointsBody } from './schema.js';
 import { deleteDatapoints, insertDatapoints } from './write-service.js';
@@ -16,6 +16,7 @@ export const datapointRoutes: ApiRoute[] = [
     path: '/timeseries/data',
     capability: WRITE,
     body: InsertDatapointsBody,
+    protobufBody: decodeInsertionRequest,
     handler: ({ services, project, body, version }) => {
       insertDatapoints(services, project.id, body, version.at('stringDatapointMaxLength'));
       return {};

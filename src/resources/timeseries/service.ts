@@ -15,8 +15,11 @@ import { listItemsJson, searchItemsJson, type ListInput, type ResourceSpec } fro
 import { TIME_SERIES_METADATA_LIMITS, type TimeSeriesCreate, type TimeSeriesFilter } from './schema.js';
 import { timeSeriesCatalog as catalog, timeSeriesTable } from './store.js';
 
-/** Fields that data modeling owns on a series that carries an `instanceId`; only the others may be updated. */
-export const MANAGED_BY_DATA_MODELING = ['name', 'description', 'unit', 'unitExternalId', 'isStep', 'assetId'] as const;
+/**
+ * Fields that data modeling owns on a series that carries an `instanceId`; only the others may be updated.
+ * The asset link is not among them: it is asset-centric, and both official SDKs update it by instance id.
+ */
+export const MANAGED_BY_DATA_MODELING = ['name', 'description', 'unit', 'unitExternalId', 'isStep'] as const;
 
 export const timeSeriesSpec: ResourceSpec<TimeSeriesCreate> = {
   table: timeSeriesTable,
@@ -67,7 +70,7 @@ export const timeSeriesSpec: ResourceSpec<TimeSeriesCreate> = {
   beforeDelete(ids, { db, projectId }) {
     deleteSeriesData(db, projectId, ids);
   },
-
+  duplicateStatus: 422,
 };
 export const anyTimeSeriesSpec = timeSeriesSpec as ResourceSpec<unknown>;
 
