@@ -5,11 +5,13 @@
  * (ids from the root down to the asset, `/1/5/9/`; see query/assets-scope.ts). They are written by the
  * hierarchy module in the transaction that creates or moves assets, so a subtree is one index range.
  */
+import { visibleHierarchyValues } from '../../query/assets-scope.js';
 import type { ArrayProperty, ResourceCatalog } from '../../query/catalog.js';
 import { FILTERABLE_METADATA_LENGTH, ftsSql, sideTablesSql, type ItemTable } from '../../storage/items.js';
 
 export const assetCatalog: ResourceCatalog = {
   noun: 'asset',
+  acl: 'assetsAcl',
   table: 'assets',
   alias: 'a',
   dataSetColumn: 'data_set_id',
@@ -43,6 +45,7 @@ export const assetCatalog: ResourceCatalog = {
   },
   metadata: { table: 'asset_metadata', itemColumn: 'asset_id', maxFilterableLength: FILTERABLE_METADATA_LENGTH, maxValueLength: 128 },
   fts: { table: 'assets_fts', columns: ['name', 'description'] },
+  visibleValues: visibleHierarchyValues,
 };
 
 /**

@@ -6,6 +6,7 @@ import { FILTERABLE_METADATA_LENGTH, sideTablesSql, type ItemTable } from '../..
 
 export const dataSetCatalog: ResourceCatalog = {
   noun: 'data set',
+  acl: 'datasetsAcl',
   table: 'data_sets',
   alias: 'd',
   dataSetColumn: 'id',
