@@ -22,6 +22,7 @@ let ds1: number;
 let ds2: number;
 let reader: string;
 let writer: string;
+let setsReader: string;
 const asset: Record<string, number> = {};
 const series: Record<string, number> = {};
 const HIDDEN_ASSETS = ['root2', 'mid2', 'f2'];
@@ -30,6 +31,7 @@ const UNKNOWN_ID = 987_654_321;
 const CLIENTS = [
   { clientId: 'vis-reader', clientSecret: 'vis-reader-secret', groups: ['vis-read'] },
   { clientId: 'vis-writer', clientSecret: 'vis-writer-secret', groups: ['vis-write'] },
+  { clientId: 'vis-sets', clientSecret: 'vis-sets-secret', groups: ['vis-sets'] },
 ];
 
 beforeAll(async () => {
@@ -69,7 +71,13 @@ beforeAll(async () => {
   const acls = ['assetsAcl', 'eventsAcl', 'timeSeriesAcl'];
   await createGroup(h, { name: 'Read D1', sourceId: 'vis-read', capabilities: acls.map((acl) => capability(acl, ['READ'], scope)) });
   await createGroup(h, { name: 'Write D1', sourceId: 'vis-write', capabilities: acls.map((acl) => capability(acl, ['READ', 'WRITE'], scope)) });
+  await createGroup(h, {
+    name: 'Read D1 events, see every data set',
+    sourceId: 'vis-sets',
+    capabilities: [capability('eventsAcl', ['READ'], scope), capability('datasetsAcl', ['READ'], { all: {} })],
+  });
   reader = await clientToken(h, 'vis-reader', 'vis-reader-secret');
+  setsReader = await clientToken(h, 'vis-sets', 'vis-sets-secret');
   writer = await clientToken(h, 'vis-writer', 'vis-writer-secret');
 });
 afterAll(() => h.close());
@@ -156,6 +164,13 @@ describe('references to items outside the scope answer as for unknown items', ()
       expect(a.status).toBe(400);
       expect([a.status, scrub(a.body, asset.mid2)]).toEqual([b.status, scrub(b.body, UNKNOWN_ID)]);
     }
+  });
+
+  it('sees the data sets its scope names, and those its data set capability covers', async () => {
+    const byDataSet = (t: string, ref: object) => as(t, 'POST', '/events/list', { filter: { dataSetIds: [ref] } });
+    expect(xids(await byDataSet(reader, { externalId: 'vis-ds1' }))).toEqual(['ev-a1', 'ev-c1', 'ev-d1', 'ev-mid2']);
+    expect(xids(await byDataSet(setsReader, { id: ds2 }))).toEqual([]);
+    expect(xids(await byDataSet(setsReader, { externalId: 'vis-ds1' }))).toHaveLength(4);
   });
 
   it('answers by-id reads and data point reads of a hidden item as for an unknown one', async () => {

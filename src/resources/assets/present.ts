@@ -6,11 +6,11 @@
  * All of it is what the request sees (`assets`): an asset whose parent it cannot see reads as a root (no
  * parentId, its own rootId, depth 0), its descendants' path starts there, and only visible children count.
  */
-import { visiblePaths } from '../../query/assets-scope.js';
+import { PARENT_INDEX, visiblePaths } from '../../query/assets-scope.js';
 import type { Visible } from '../../query/visibility.js';
 import { all, type Db } from '../../storage/db.js';
 import type { Item } from '../../storage/items.js';
-import { sql } from '../../storage/sql.js';
+import { Sql, sql } from '../../storage/sql.js';
 import type { AggregatedProperty } from './schema.js';
 
 interface Aggregates {
@@ -32,7 +32,8 @@ function childCounts(db: Db, assets: Visible, projectId: number, ids: readonly n
   const seen = assets.where ? sql` AND ${assets.where}` : sql``;
   const counts = all<{ id: number; n: number }>(
     db,
-    sql`SELECT parent_id AS id, count(*) AS n FROM assets WHERE project_id = ${projectId} AND parent_id IN (${ids})${seen} GROUP BY parent_id`,
+    // The visibility test must not lead SQLite to count through a data set's assets instead of the parents' children.
+    sql`SELECT parent_id AS id, count(*) AS n FROM assets INDEXED BY ${Sql.raw(PARENT_INDEX)} WHERE project_id = ${projectId} AND parent_id IN (${ids})${seen} GROUP BY parent_id`,
   );
   return new Map(counts.map((c) => [c.id, c.n]));
 }
