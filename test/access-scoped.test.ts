@@ -132,8 +132,15 @@ describe('writes in a data set scope', () => {
     expect(errorMessage(await scoped('POST', '/events/update', { items: [{ id: a.id, update: { dataSetId: { set: dsB } } }] }), 403)).toMatch(
       /items\[0\]\.update: .*event \d+ is in data set/,
     );
-    expect(errorMessage(await scoped('POST', '/events/update', { items: [{ id: b.id, update: { description: { set: 'x' } } }] }), 403)).toMatch(/eventsAcl:WRITE/);
-    expect(errorMessage(await scoped('POST', '/events/delete', { items: [{ id: b.id }] }), 403)).toMatch(/eventsAcl:WRITE/);
+    // An item the principal cannot see at all is unknown; one it can read but not write is refused.
+    const unseen = await scoped('POST', '/events/update', { items: [{ id: b.id, update: { description: { set: 'x' } } }] });
+    expect(unseen.status).toBe(400);
+    expect(unseen.body.error.missing).toEqual([{ id: b.id }]);
+    expect((await scoped('POST', '/events/delete', { items: [{ id: b.id }] })).body.error.missing).toEqual([{ id: b.id }]);
+    expect(errorMessage(await as(both, 'POST', '/events/update', { items: [{ id: b.id, update: { description: { set: 'x' } } }] }), 403)).toMatch(
+      /items\[0\]: eventsAcl:WRITE is granted only in datasetScope .*event \d+ is in data set/,
+    );
+    expect(errorMessage(await as(both, 'POST', '/events/delete', { items: [{ id: b.id }] }), 403)).toMatch(/eventsAcl:WRITE/);
     expect((await h.get(`/events/${b.id}`)).body.description).toBe('pump b 2');
     expect((await scoped('POST', '/events/delete', { items: [{ id: events['a-3'].id }] })).status).toBe(200);
     expect(errorMessage(await scoped('POST', '/timeseries', { items: [{ externalId: 'ts-new', dataSetId: dsB }] }), 403)).toMatch(/timeSeriesAcl:WRITE/);

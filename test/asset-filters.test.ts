@@ -237,11 +237,12 @@ describe('asset filters on events', () => {
   });
 
   it('refuses subtrees larger than the limit', async () => {
+    const EVERY_ASSET = { table: 'assets', noun: 'asset' };
     const root = [...parentOf].find(([, p]) => p === null)![0];
     const size = descendants(root).size;
     const project = h.strata.services.db.prepare("SELECT id FROM projects WHERE name = 'dev'").get() as { id: number };
-    expect(() => subtreeAssetIds(h.strata.services.db, project.id, [{ id: root }], ['filter', 'assetSubtreeIds'], size)).not.toThrow();
-    expect(() => subtreeAssetIds(h.strata.services.db, project.id, [{ id: root }], ['filter', 'assetSubtreeIds'], size - 1)).toThrow(
+    expect(() => subtreeAssetIds(h.strata.services.db, EVERY_ASSET, project.id, [{ id: root }], ['filter', 'assetSubtreeIds'], size)).not.toThrow();
+    expect(() => subtreeAssetIds(h.strata.services.db, EVERY_ASSET, project.id, [{ id: root }], ['filter', 'assetSubtreeIds'], size - 1)).toThrow(
       /filter\.assetSubtreeIds: the given subtrees hold more than \d+ assets/,
     );
   });

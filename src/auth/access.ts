@@ -4,12 +4,15 @@
  * cursors and partitions all share it) and the write paths check each item they create, change or delete.
  * Resources with their own SQL or write paths use `scopeCondition` and `requireWritable` from here.
  * Writes into a write-protected data set also need `datasetsAcl:OWNER` on it (`requireDataSetOwner`).
+ *
+ * A principal's reach (`reachOf`) is wider: what it can learn of a resource through any of its grants on
+ * that resource. Items outside the reach are the ones that must behave as if they did not exist, also when
+ * another resource's request names them (query/visibility.ts).
  */
 import { forbidden, formatPath } from '../http/errors.js';
 import type { ResourceCatalog } from '../query/catalog.js';
-import { col } from '../query/catalog.js';
 import { FALSE, Sql, sql } from '../storage/sql.js';
-import { formatCapability, grantsFor, type Capability, type Grant, type Principal } from './principal.js';
+import { aclGrants, formatCapability, grantsFor, type Capability, type Grant, type Principal } from './principal.js';
 
 export interface FullAccess {
   readonly all: true;
@@ -48,17 +51,52 @@ export function accessFor(capability: Capability, grants: readonly Grant[]): Acc
 }
 
 /**
- * The rows of `catalog` that `access` reaches, as a condition on its main table; undefined when it reaches
- * all of them. A resource without a data set column can only be reached by item ids.
+ * The rows of `catalog` that `access` reaches, as a condition on its main table (or on its rows under
+ * another `alias`); undefined when it reaches all of them. A resource without a data set column can only
+ * be reached by item ids.
  */
-export function scopeCondition(access: Access | undefined, catalog: ResourceCatalog): Sql | undefined {
+export function scopeCondition(access: Access | undefined, catalog: ResourceCatalog, alias = catalog.alias): Sql | undefined {
   if (access === undefined || access.all) return undefined;
   const parts: Sql[] = [];
   if (catalog.dataSetColumn !== undefined && access.dataSetIds.length) {
-    parts.push(sql`${Sql.raw(col(catalog, catalog.dataSetColumn))} IN (${access.dataSetIds})`);
+    parts.push(sql`${Sql.raw(`${alias}.${catalog.dataSetColumn}`)} IN (${access.dataSetIds})`);
   }
-  if (access.itemIds.length) parts.push(sql`${Sql.raw(col(catalog, 'id'))} IN (${access.itemIds})`);
+  if (access.itemIds.length) parts.push(sql`${Sql.raw(`${alias}.id`)} IN (${access.itemIds})`);
   return parts.length ? Sql.or(parts).wrap() : FALSE;
+}
+
+const union = (a: readonly number[], b: readonly number[]) => [...new Set([...a, ...b])].sort((x, y) => x - y);
+
+/** Everything either access reaches. */
+export function unionAccess(a: Access, b: Access): Access {
+  if (a.all) return a;
+  if (b.all) return b;
+  return { ...a, dataSetIds: union(a.dataSetIds, b.dataSetIds), itemIds: union(a.itemIds, b.itemIds), ownGroups: a.ownGroups || b.ownGroups };
+}
+
+/**
+ * The data sets an access names, as an access to data sets: all of them for scope `all`, the listed ones
+ * for `datasetScope`, none for scopes by item.
+ */
+export function dataSetsOf(access: Access): Access {
+  return access.all ? access : { ...access, itemIds: [], ownGroups: false };
+}
+
+/** What a principal can learn of the items guarded by one ACL. */
+export type Reach = (acl: string) => Access;
+
+/**
+ * The reach of a principal in a project: per ACL, the union of the scopes of all its grants on it, whatever
+ * their actions. A write scope counts as much as a read scope: a write answers whether its target exists
+ * and returns the item written.
+ */
+export function reachOf(principal: Principal, project: string): Reach {
+  const byAcl = new Map<string, Access>();
+  return (acl) => {
+    let access = byAcl.get(acl);
+    if (!access) byAcl.set(acl, (access = accessFor({ acl, action: '*' }, aclGrants(principal, acl, project))));
+    return access;
+  };
 }
 
 /** One item as scopes see it: its id (absent before it is created) and its data set (null when none). */

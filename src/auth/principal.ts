@@ -54,15 +54,15 @@ function projectMatches(list: string[] | '*', project: string): boolean {
   return list === '*' || list.includes(project);
 }
 
+/** The principal's grants on one ACL in a project, whatever their actions. */
+export function aclGrants(principal: Principal, aclName: string, project: string): Grant[] {
+  const acl = aclKey(aclName);
+  return principal.grants.filter((g) => (g.acl === '*' || aclKey(g.acl) === acl) && projectMatches(g.projects, project));
+}
+
 export function grantsFor(principal: Principal, capability: Capability, project: string): Grant[] {
-  const acl = aclKey(capability.acl);
   const action = actionKey(capability.action);
-  return principal.grants.filter(
-    (g) =>
-      (g.acl === '*' || aclKey(g.acl) === acl) &&
-      (g.actions.includes('*') || g.actions.some((a) => actionKey(a) === action)) &&
-      projectMatches(g.projects, project),
-  );
+  return aclGrants(principal, capability.acl, project).filter((g) => g.actions.includes('*') || g.actions.some((a) => actionKey(a) === action));
 }
 
 export function canAccessProject(principal: Principal, project: string): boolean {

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
-import { accessFor, ownedDataSets } from '../auth/access.js';
+import { accessFor, ownedDataSets, reachOf } from '../auth/access.js';
 import { createAclRegistry } from '../auth/acls.js';
 import { API_KEYS_REMOVED, registerAuthRoutes } from '../auth/http-routes.js';
 import { createIdentityProvider, type IdentityProvider } from '../auth/idp.js';
@@ -226,7 +226,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           req.project = project;
           const grants = requireCapability(principal, def.capability, name);
           req.grants = grants;
-          req.services = { ...services, access: accessFor(def.capability, grants), dataSetOwner: ownedDataSets(principal, name) };
+          req.services = {
+            ...services,
+            access: accessFor(def.capability, grants),
+            dataSetOwner: ownedDataSets(principal, name),
+            reach: reachOf(principal, name),
+          };
           layer.gate(req);
           const admit = layer.admit(req, reply);
           // Refused: the 429 is sent, and returning the reply ends the request here.

@@ -1,4 +1,4 @@
-import type { Access } from '../auth/access.js';
+import type { Access, Reach } from '../auth/access.js';
 import type { AuthRuntime } from '../auth/runtime.js';
 import type { CursorCodec } from '../query/cursor.js';
 import type { Db } from '../storage/db.js';
@@ -25,6 +25,11 @@ export interface Services {
    * set needs it. Absent, like `access`, only outside requests.
    */
   dataSetOwner?: Access;
+  /**
+   * What the request's principal can learn of each resource (see auth/access.ts): references to other items,
+   * in filters and writes, resolve only among these. Absent where `access` is.
+   */
+  reach?: Reach;
   /** Identity providers, principals and sessions; present in the services of a built app. */
   auth?: AuthRuntime;
 }

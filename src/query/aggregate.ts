@@ -7,7 +7,7 @@ import type { Services } from '../http/services.js';
 import { all, get } from '../storage/db.js';
 import { Sql, sql } from '../storage/sql.js';
 import { col, findProperty, isScalar, maxPropertyElementLength, pluralNoun, propertyPath, type ResourceCatalog } from './catalog.js';
-import { FILTER_LIMITS, prefixUpperBound, type FilterNode } from './filter.js';
+import { FILTER_LIMITS, prefixUpperBound, propertyValue, type CompileContext, type FilterNode } from './filter.js';
 import { parseQuery } from './list.js';
 
 export const MAX_BUCKETS = 1000;
@@ -34,7 +34,8 @@ interface ValueSource {
   toBucket: (v: unknown) => unknown;
 }
 
-function valueSource(catalog: ResourceCatalog, property: string[], path: Array<string | number>): ValueSource {
+function valueSource(ctx: CompileContext, property: string[], path: Array<string | number>): ValueSource {
+  const { catalog } = ctx;
   const fail = (): never => {
     const names = Object.entries(catalog.properties)
       .filter(([, d]) => d.aggregatable)
@@ -51,7 +52,7 @@ function valueSource(catalog: ResourceCatalog, property: string[], path: Array<s
   }
   const def = findProperty(catalog, property);
   if (!def || !def.aggregatable) fail();
-  if (isScalar(def!)) return { join: Sql.raw(''), value: Sql.raw(col(catalog, def!.column)), multi: false, toBucket: (v) => v };
+  if (isScalar(def!)) return { join: Sql.raw(''), value: propertyValue(ctx, property.join('.'), def!), multi: false, toBucket: (v) => v };
   const arr = def as Exclude<typeof def, undefined | { column: string }>;
   return {
     join: Sql.raw(` JOIN ${arr.table} a ON a.${arr.itemColumn} = ${id}`),
@@ -141,7 +142,7 @@ function compileValueFilter(raw: unknown, value: Sql, path: Array<string | numbe
 export function runAggregate(services: Services, catalog: ResourceCatalog, projectId: number, req: AggregateRequest): { items: AggregateItem[] } {
   const { db } = services;
   const kind = req.aggregate ?? 'count';
-  const { where } = parseQuery(catalog, projectId, req.filter, req.advancedFilter, services.access);
+  const { ctx, where } = parseQuery(catalog, projectId, req.filter, req.advancedFilter, services);
   const from = Sql.raw(`${catalog.table} ${catalog.alias}`);
   const id = Sql.raw(col(catalog, 'id'));
 
@@ -155,7 +156,7 @@ export function runAggregate(services: Services, catalog: ResourceCatalog, proje
     property.forEach((p, i) => {
       if (p.length > maxLength) throw badRequest(`${formatPath(['properties', 0, 'property', i])}: must be at most ${maxLength} characters`);
     });
-    source = valueSource(catalog, property, ['properties', 0, 'property']);
+    source = valueSource(ctx, property, ['properties', 0, 'property']);
   } else if (kind !== 'count') {
     throw badRequest(`properties: ${kind} needs "properties" naming the property to aggregate`);
   }

@@ -1,7 +1,9 @@
 /**
  * Filters that name assets, shared by every resource that points at assets (an event's `assetIds`, a time
- * series' `assetId`, an asset's own `id`): `assetExternalIds` resolved to ids, and `assetSubtreeIds` expanded
- * to the named assets and all their descendants.
+ * series' `assetId`, an asset's own `id`): `assetExternalIds` resolved to ids, `assetSubtreeIds` expanded
+ * to the named assets and all their descendants, `rootAssetIds` to whole hierarchies. All of them work on
+ * the hierarchy as the request sees it (query/visibility.ts): a hidden asset is unknown, and the assets
+ * below it are cut off from the ones above.
  *
  * The asset hierarchy is stored as a materialized path: each asset row carries `path`, the ids from its root
  * down to itself (`/1/5/9/`). A subtree is then one range of an index on (project_id, path), whatever its
@@ -16,6 +18,7 @@ import { isScalar, type ResourceCatalog } from './catalog.js';
 import { prefixUpperBound, type FilterNode, type LeafNode } from './filter.js';
 import type { RefInput } from './refs.js';
 import { resolveReferences } from './references.js';
+import type { Visible } from './visibility.js';
 
 export const ASSETS_TABLE = 'assets';
 
@@ -23,6 +26,9 @@ export const ASSETS_TABLE = 'assets';
 export const MAX_SUBTREE_ASSETS = 100_000;
 
 type Path = Array<string | number>;
+
+/** The index on (project_id, parent_id), which walks down a hierarchy one level at a time. */
+export const PARENT_INDEX = 'assets_parent';
 
 /** What a root's path extends, as a child's path extends its parent's. */
 export const ROOT_PARENT_PATH = '/';
@@ -44,15 +50,23 @@ export function subtreeBounds(path: string): { from: string; to: string } {
 }
 
 /**
- * The assets named by `refs` and all their descendants, as a subquery of their ids (one index range per
- * subtree). Unknown assets are a 400 with `missing`; subtrees holding more than `limit` assets together are
- * refused.
+ * The ids of the assets in the given subtrees, as a subquery: each root with all its descendants. For a
+ * request that sees every asset, one index range of paths per subtree; otherwise the subtree as the request
+ * sees it, walked down from the root through visible children only, so an asset below a hidden one is not in
+ * it (it reads as the root of a hierarchy of its own; see present.ts). `limit` bounds what is walked.
  */
-export function subtreeAssetIds(db: Db, projectId: number, refs: readonly RefInput[], path: Path, limit = MAX_SUBTREE_ASSETS): Sql {
-  const rootIds = resolveReferences(db, ASSETS_TABLE, projectId, refs, path);
-  const paths = all<{ path: string }>(db, sql`SELECT path FROM assets WHERE project_id = ${projectId} AND id IN (${rootIds})`).map(
-    (r) => r.path,
-  );
+function subtreesSql(assets: Visible, projectId: number, rootIds: readonly number[], db: Db, limit?: number): Sql {
+  const capped = limit === undefined ? Sql.raw('') : sql` LIMIT ${limit}`;
+  if (assets.where) {
+    // Each step goes from the queue into the parent index. Without both hints SQLite's planner may scan the
+    // project's assets once per step, or walk the data set index the visibility test offers: seconds per
+    // filter on a hierarchy of a few thousand assets.
+    return sql`WITH RECURSIVE tree(id) AS (SELECT id FROM assets WHERE project_id = ${projectId} AND id IN (${rootIds})
+      UNION SELECT assets.id FROM tree CROSS JOIN assets INDEXED BY ${Sql.raw(PARENT_INDEX)} ON assets.project_id = ${projectId} AND assets.parent_id = tree.id
+      WHERE ${assets.where}${capped})
+      SELECT id FROM tree`;
+  }
+  const paths = all<{ path: string }>(db, sql`SELECT path FROM assets WHERE project_id = ${projectId} AND id IN (${rootIds})`).map((r) => r.path);
   // A path inside another one adds nothing; dropping it keeps the subtrees disjoint and the count exact.
   const sorted = [...new Set(paths)].sort();
   const tops = sorted.filter((p, i) => !sorted.slice(0, i).some((q) => p.startsWith(q)));
@@ -62,21 +76,91 @@ export function subtreeAssetIds(db: Db, projectId: number, refs: readonly RefInp
       return sql`(path >= ${from} AND path < ${to})`;
     }),
   );
-  const where = sql`project_id = ${projectId} AND ${ranges.wrap()}`;
-  const { n } = get<{ n: number }>(db, sql`SELECT count(*) AS n FROM (SELECT 1 FROM assets WHERE ${where} LIMIT ${limit + 1})`)!;
-  if (n > limit) throw badRequest(`${formatPath(path)}: the given subtrees hold more than ${limit} assets; at most ${limit} are allowed`);
-  return sql`SELECT id FROM assets WHERE ${where}`;
+  return sql`SELECT id FROM assets WHERE project_id = ${projectId} AND ${ranges.wrap()}${capped}`;
 }
 
-/** Asset external ids as ids; unknown ones are a 400 with `missing`. */
-export function assetIdsOfExternalIds(db: Db, projectId: number, externalIds: readonly string[], path: Path): number[] {
+/**
+ * The assets named by `refs` and all their descendants, as a subquery of their ids. Assets the request does
+ * not see are a 400 with `missing`, as unknown ones; subtrees holding more than `limit` assets together are
+ * refused.
+ */
+export function subtreeAssetIds(db: Db, assets: Visible, projectId: number, refs: readonly RefInput[], path: Path, limit = MAX_SUBTREE_ASSETS): Sql {
+  const rootIds = resolveReferences(db, assets, projectId, refs, path);
+  const { n } = get<{ n: number }>(db, sql`SELECT count(*) AS n FROM (${subtreesSql(assets, projectId, rootIds, db, limit + 1)})`)!;
+  if (n > limit) throw badRequest(`${formatPath(path)}: the given subtrees hold more than ${limit} assets; at most ${limit} are allowed`);
+  return subtreesSql(assets, projectId, rootIds, db);
+}
+
+/**
+ * The assets in the hierarchies of the given roots, as a subquery of their ids. An asset that is not a root
+ * (as the request sees it: one whose parent it cannot see is a root) has no hierarchy.
+ */
+export function hierarchiesOf(db: Db, assets: Visible, projectId: number, rootIds: readonly number[]): Sql {
+  if (!assets.where) return sql`SELECT id FROM assets WHERE project_id = ${projectId} AND root_id IN (${rootIds})`;
+  const roots = all<{ id: number }>(
+    db,
+    sql`SELECT id FROM assets WHERE project_id = ${projectId} AND id IN (${rootIds})
+        AND (parent_id IS NULL OR parent_id NOT IN (SELECT id FROM assets WHERE project_id = ${projectId} AND ${assets.where}))`,
+  ).map((r) => r.id);
+  return subtreesSql(assets, projectId, roots, db);
+}
+
+/** Asset external ids as ids; unknown and unseen ones are a 400 with `missing`. */
+export function assetIdsOfExternalIds(db: Db, assets: Visible, projectId: number, externalIds: readonly string[], path: Path): number[] {
   return resolveReferences(
     db,
-    ASSETS_TABLE,
+    assets,
     projectId,
     externalIds.map((externalId) => ({ externalId })),
     path,
   );
+}
+
+/**
+ * An asset's parent and root as a request that does not see every asset sees them (`ResourceCatalog.
+ * visibleValues` of the assets): the parent when it is visible, and the top of the unbroken chain of visible
+ * ancestors. `visible(alias)` is the condition that the asset under `alias` is visible; `a` is the row.
+ */
+export function visibleHierarchyValues(visible: (alias: string) => Sql, projectId: number): Record<'parentId' | 'rootId', Sql> {
+  // Most hierarchies hold no hidden asset at all; their stored root is the visible one and needs no walk.
+  const mixed = sql`SELECT h.root_id FROM assets h WHERE h.project_id = ${projectId} AND NOT coalesce(${visible('h')}, 0)`;
+  // Up through visible parents; the top is the one whose parent is none or hidden.
+  const walk = sql`(WITH RECURSIVE up(id, parent) AS (SELECT a.id, a.parent_id
+      UNION ALL SELECT p.id, p.parent_id FROM up CROSS JOIN assets p ON p.id = up.parent WHERE ${visible('p')})
+    SELECT id FROM up WHERE parent IS NULL OR NOT EXISTS (SELECT 1 FROM assets q WHERE q.id = up.parent AND ${visible('q')}))`;
+  return {
+    parentId: sql`(SELECT p.id FROM assets p WHERE p.id = a.parent_id AND ${visible('p')})`,
+    rootId: sql`(CASE WHEN a.root_id NOT IN (${mixed}) THEN a.root_id ELSE ${walk} END)`,
+  };
+}
+
+const CHUNK = 500;
+
+/**
+ * Each asset's path as the request sees it: the ids from the top of its unbroken chain of visible ancestors
+ * down to the asset itself. The first is its root, the one before the asset its parent; an asset whose parent
+ * is hidden reads as a root. Assets not found are left out.
+ */
+export function visiblePaths(db: Db, assets: Visible, projectId: number, ids: readonly number[]): Map<number, number[]> {
+  const paths = new Map<number, number[]>();
+  const wanted = [...new Set(ids)];
+  for (let i = 0; i < wanted.length; i += CHUNK) {
+    const rows = all<{ id: number; path: string }>(db, sql`SELECT id, path FROM assets WHERE project_id = ${projectId} AND id IN (${wanted.slice(i, i + CHUNK)})`);
+    for (const r of rows) paths.set(r.id, pathIds(r.path));
+  }
+  if (!assets.where) return paths;
+  const ancestors = [...new Set([...paths.values()].flatMap((p) => p.slice(0, -1)))];
+  const seen = new Set<number>();
+  for (let i = 0; i < ancestors.length; i += CHUNK) {
+    const part = ancestors.slice(i, i + CHUNK);
+    for (const r of all<{ id: number }>(db, sql`SELECT id FROM assets WHERE project_id = ${projectId} AND id IN (${part}) AND ${assets.where}`)) seen.add(r.id);
+  }
+  for (const [id, path] of paths) {
+    let top = path.length - 1;
+    while (top > 0 && seen.has(path[top - 1])) top--;
+    paths.set(id, path.slice(top));
+  }
+  return paths;
 }
 
 /** "`property` refers to one of these assets": `containsAny` on an array of asset ids, `in` on a single one. */
@@ -86,8 +170,8 @@ export function refersToAssetsNode(catalog: ResourceCatalog, property: string, a
   return isScalar(catalog.properties[property]) ? { op: 'in', target, values } : { op: 'containsAny', target, values };
 }
 
-/** "`property` refers to an asset in these subtrees". */
-function inSubtreesNode(catalog: ResourceCatalog, property: string, ids: Sql): LeafNode {
+/** "`property` refers to an asset in this set". */
+export function inAssetSetNode(catalog: ResourceCatalog, property: string, ids: Sql): LeafNode {
   return { op: 'inSet', target: propertyTarget(catalog, property), ids };
 }
 
@@ -100,11 +184,12 @@ export interface AssetScopeFilter {
 }
 
 /**
- * The filter nodes for `assetExternalIds` and `assetSubtreeIds` on `property` of `catalog`, each resolved
- * in the project (`path` names the filter object in messages).
+ * The filter nodes for `assetExternalIds`, `assetSubtreeIds` and `rootAssetIds` on `property` of `catalog`,
+ * each resolved among the assets the request sees (`assets`; `path` names the filter object in messages).
  */
 export function assetScopeNode(
   db: Db,
+  assets: Visible,
   projectId: number,
   catalog: ResourceCatalog,
   property: string,
@@ -112,20 +197,24 @@ export function assetScopeNode(
   path: Path = ['filter'],
 ): FilterNode | undefined {
   return and([
-    f.assetExternalIds &&
-      refersToAssetsNode(catalog, property, assetIdsOfExternalIds(db, projectId, f.assetExternalIds, [...path, 'assetExternalIds'])),
-    f.assetSubtreeIds && inSubtreesNode(catalog, property, subtreeAssetIds(db, projectId, f.assetSubtreeIds, [...path, 'assetSubtreeIds'])),
+    f.assetExternalIds && refersToAssetsNode(catalog, property, assetIdsOfExternalIds(db, assets, projectId, f.assetExternalIds, [...path, 'assetExternalIds'])),
+    f.assetSubtreeIds && inAssetSetNode(catalog, property, subtreeAssetIds(db, assets, projectId, f.assetSubtreeIds, [...path, 'assetSubtreeIds'])),
     f.rootAssetIds &&
-      inSubtreesNode(
+      inAssetSetNode(
         catalog,
         property,
-        sql`SELECT id FROM assets WHERE project_id = ${projectId} AND root_id IN (${resolveReferences(
+        hierarchiesOf(
           db,
-          ASSETS_TABLE,
+          assets,
           projectId,
-          f.rootAssetIds.map((id) => ({ id })),
-          [...path, 'rootAssetIds'],
-        )})`,
+          resolveReferences(
+            db,
+            assets,
+            projectId,
+            f.rootAssetIds.map((id) => ({ id })),
+            [...path, 'rootAssetIds'],
+          ),
+        ),
       ),
   ]);
 }

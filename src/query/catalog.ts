@@ -3,6 +3,7 @@
  * what the filter language, sorting and aggregation may do with them. Every shared mechanism in `query/`
  * reads this, so a resource gets filters, sorting, cursors and aggregates by declaring its catalog.
  */
+import type { Sql } from '../storage/sql.js';
 
 export type ScalarKind = 'integer' | 'string' | 'boolean';
 
@@ -64,6 +65,16 @@ export interface ResourceCatalog {
    * only items with a value here; a resource without one is reachable by scoped principals only by item id.
    */
   dataSetColumn?: string;
+  /** The ACL whose grants reach this resource's items (`eventsAcl`); see auth/access.ts. */
+  acl: string;
+  /**
+   * Properties whose value depends on which items of this resource the request can see (an asset's parent
+   * and root, when some of its ancestors are hidden from it). For a principal that does not see every item:
+   * each one's expression over the row under the catalog's alias in `projectId`, given `visible(alias)`, the
+   * condition that a row of this table under `alias` is visible. Filters and aggregates read these instead
+   * of the column.
+   */
+  visibleValues?(visible: (alias: string) => Sql, projectId: number): Readonly<Record<string, Sql>>;
 }
 
 export const MAX_PROPERTY_ELEMENT_LENGTH = 128;

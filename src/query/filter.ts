@@ -15,6 +15,7 @@ import {
   pluralNoun,
   propertyPath,
   type ResourceCatalog,
+  type ScalarProperty,
   type Target,
 } from './catalog.js';
 
@@ -36,6 +37,8 @@ export type LeafNode =
   /**
    * The property holds (one of) the ids a subquery selects. Built by resources from their basic filters
    * (an asset subtree, say), never parsed from a request, so large id sets are never bound as parameters.
+   * It tests the stored column, also where `CompileContext.values` replaces the property's value: the
+   * resource builds the set for the column.
    */
   | { op: 'inSet'; target: Target; ids: Sql };
 
@@ -274,6 +277,13 @@ function checkValue(v: unknown, target: Target, op: string, path: Path): Primiti
 export interface CompileContext {
   catalog: ResourceCatalog;
   projectId: number;
+  /** Properties read through an expression rather than their column, for this request (`ResourceCatalog.visibleValues`). */
+  values?: Readonly<Record<string, Sql>>;
+}
+
+/** The value of a scalar property of the row, as this request sees it. */
+export function propertyValue(ctx: CompileContext, name: string, def: ScalarProperty): Sql {
+  return ctx.values?.[name] ?? Sql.raw(col(ctx.catalog, def.column));
 }
 
 export function compileFilter(node: FilterNode, ctx: CompileContext): Sql {
@@ -302,30 +312,30 @@ export function prefixUpperBound(prefix: string): string | undefined {
   return undefined;
 }
 
-function prefixCondition(column: string, prefix: string): Sql {
+function prefixCondition(value: Sql, prefix: string): Sql {
   const upper = prefixUpperBound(prefix);
-  if (prefix === '') return new Sql(`${column} IS NOT NULL`);
-  return upper === undefined ? new Sql(`${column} >= ?`, [prefix]) : new Sql(`${column} >= ? AND ${column} < ?`, [prefix, upper]);
+  if (prefix === '') return sql`${value} IS NOT NULL`;
+  return upper === undefined ? sql`${value} >= ${prefix}` : sql`${value} >= ${prefix} AND ${value} < ${upper}`;
 }
 
-function scalarCondition(leaf: LeafNode, column: string, fold: (v: Primitive) => Primitive): Sql {
+function scalarCondition(leaf: LeafNode, value: Sql, fold: (v: Primitive) => Primitive): Sql {
   switch (leaf.op) {
     case 'equals':
-      return new Sql(`${column} = ?`, [fold(leaf.value)]);
+      return sql`${value} = ${fold(leaf.value)}`;
     case 'in':
-      return new Sql(`${column} IN (${leaf.values.map(() => '?').join(', ')})`, leaf.values.map(fold));
+      return sql`${value} IN (${leaf.values.map(fold)})`;
     case 'range': {
       const parts: Sql[] = [];
-      if (leaf.gt !== undefined) parts.push(new Sql(`${column} > ?`, [fold(leaf.gt)]));
-      if (leaf.gte !== undefined) parts.push(new Sql(`${column} >= ?`, [fold(leaf.gte)]));
-      if (leaf.lt !== undefined) parts.push(new Sql(`${column} < ?`, [fold(leaf.lt)]));
-      if (leaf.lte !== undefined) parts.push(new Sql(`${column} <= ?`, [fold(leaf.lte)]));
+      if (leaf.gt !== undefined) parts.push(sql`${value} > ${fold(leaf.gt)}`);
+      if (leaf.gte !== undefined) parts.push(sql`${value} >= ${fold(leaf.gte)}`);
+      if (leaf.lt !== undefined) parts.push(sql`${value} < ${fold(leaf.lt)}`);
+      if (leaf.lte !== undefined) parts.push(sql`${value} <= ${fold(leaf.lte)}`);
       return Sql.and(parts);
     }
     case 'prefix':
-      return prefixCondition(column, fold(leaf.value) as string);
+      return prefixCondition(value, fold(leaf.value) as string);
     case 'exists':
-      return new Sql(`${column} IS NOT NULL`);
+      return sql`${value} IS NOT NULL`;
     default:
       throw new Error(`unreachable: scalar ${leaf.op}`);
   }
@@ -341,7 +351,7 @@ function compileLeaf(leaf: LeafNode, ctx: CompileContext): Sql {
   if (set) return sql`${Sql.raw(col(catalog, 'id'))} IN (${set})`;
   if (target.type === 'property' && isScalar(target.def)) {
     if (leaf.op === 'inSet') return sql`${Sql.raw(col(catalog, target.def.column))} IN (${leaf.ids})`;
-    return scalarCondition(leaf, col(catalog, target.def.column), same);
+    return scalarCondition(leaf, propertyValue(ctx, target.name, target.def), same);
   }
   throw new Error(`unreachable: ${leaf.op} on ${target.type}`);
 }
@@ -381,7 +391,7 @@ function idSetQuery(leaf: LeafNode, ctx: CompileContext): Sql | undefined {
   const store = target.store;
   const conds: Sql[] = [sql`project_id = ${projectId}`];
   if (target.type === 'metadataKey') conds.push(sql`key_lc = ${target.key.toLowerCase()}`);
-  if (leaf.op !== 'exists') conds.push(scalarCondition(leaf, 'value_lc', lower));
+  if (leaf.op !== 'exists') conds.push(scalarCondition(leaf, Sql.raw('value_lc'), lower));
   return sql`SELECT ${Sql.raw(store.itemColumn)} FROM ${Sql.raw(store.table)} WHERE ${Sql.and(conds)}`;
 }
 

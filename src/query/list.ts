@@ -2,7 +2,7 @@
  * The list operation every resource shares: basic filter AND advanced filter, sort (with `_score_` and
  * nulls), partition, limit and a keyset cursor bound to the query.
  */
-import { scopeCondition, type Access } from '../auth/access.js';
+import { scopeCondition } from '../auth/access.js';
 import { badRequest, formatPath } from '../http/errors.js';
 import type { Services } from '../http/services.js';
 import { hasIndexOn } from '../storage/db.js';
@@ -13,6 +13,7 @@ import { compileFilter, leaves, parseAdvancedFilter, requiredIdSets, type Compil
 import { fetchPage } from './paging.js';
 import { parsePartition, partitionCondition } from './partition.js';
 import { resolveSort, SCORE, sortKeys, type SortSpecInput } from './sort.js';
+import { visibleValues, type RequestScope } from './visibility.js';
 
 export const DEFAULT_LIMIT = 100;
 
@@ -59,22 +60,24 @@ export interface ParsedQuery {
 }
 
 /**
- * Validates and compiles the filter part of a request; shared by list, search and aggregate. `access` is
- * the request's scope (`services.access`): items outside it are never selected. It is a required argument
- * so that no query path can forget it; undefined means unrestricted (outside a request).
+ * Validates and compiles the filter part of a request; shared by list, search and aggregate. `request`
+ * carries the request's scope (`services.access`): items outside it are never selected, and properties
+ * that depend on what the request can see are read as it sees them (`ResourceCatalog.visibleValues`). It is
+ * a required argument so that no query path can forget it; its fields are absent outside a request, where
+ * everything is reachable.
  */
 export function parseQuery(
   catalog: ResourceCatalog,
   projectId: number,
   filter: FilterNode | undefined,
   advancedFilter: unknown,
-  access: Access | undefined,
+  request: RequestScope,
 ): ParsedQuery {
-  const ctx: CompileContext = { catalog, projectId };
+  const ctx: CompileContext = { catalog, projectId, values: visibleValues(request, catalog, projectId) };
   const advanced = advancedFilter === undefined ? undefined : parseAdvancedFilter(advancedFilter, catalog);
   const node = and([filter, advanced]);
   const conditions = [sql`${Sql.raw(col(catalog, 'project_id'))} = ${projectId}`];
-  const scope = scopeCondition(access, catalog);
+  const scope = scopeCondition(request.access, catalog);
   if (scope) conditions.push(scope);
   if (node) conditions.push(compileFilter(node, ctx));
   return { ctx, node, advanced, where: Sql.and(conditions) };
@@ -108,7 +111,7 @@ export async function runList<Row extends Record<string, unknown>>(
   select: string,
   req: ListRequest,
 ): Promise<ListResult<Row>> {
-  const { ctx, node, advanced, where } = parseQuery(catalog, projectId, req.filter, req.advancedFilter, services.access);
+  const { ctx, node, advanced, where } = parseQuery(catalog, projectId, req.filter, req.advancedFilter, services);
   const explicit = req.sort?.length ? resolveSort(normalizeSort(req.sort), catalog) : undefined;
   // Without an explicit sort: relevance when the advanced filter searches, otherwise creation time ascending.
   const hasSearch = advanced !== undefined && leaves(advanced).some((l) => l.op === 'search');

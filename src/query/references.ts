@@ -1,16 +1,18 @@
 /**
  * References from one resource to another (an event's data set and assets, a filter on `dataSetIds`), resolved
- * the same way everywhere: `{id}` or `{externalId}`, unknown ones refused with 400 `missing`.
+ * the same way everywhere: `{id}` or `{externalId}`, among the items the request sees (query/visibility.ts),
+ * unknown and unseen ones alike refused with 400 `missing`.
  */
 import { badRequest, formatPath, missingItems } from '../http/errors.js';
 import type { Db } from '../storage/db.js';
 import type { Values } from '../storage/items.js';
 import { checkRef, lookupRefs, type Ref, type RefInput } from './refs.js';
+import type { Visible } from './visibility.js';
 
-/** Resolves `{id}`/`{externalId}` references into ids of `table`; any unknown one is a 400 with `missing`. */
-export function resolveReferences(db: Db, table: string, projectId: number, refs: readonly RefInput[], path: Array<string | number>): number[] {
+/** Resolves `{id}`/`{externalId}` references into ids of visible items; any other one is a 400 with `missing`. */
+export function resolveReferences(db: Db, visible: Visible, projectId: number, refs: readonly RefInput[], path: Array<string | number>): number[] {
   const checked: Ref[] = refs.map((r, i) => checkRef(r, [...path, i]));
-  const { byId, byExternalId } = lookupRefs(db, table, projectId, checked);
+  const { byId, byExternalId } = lookupRefs(db, visible.table, projectId, checked, visible.where);
   const missing: Ref[] = [];
   const ids: number[] = [];
   for (const r of checked) {
@@ -24,19 +26,20 @@ export function resolveReferences(db: Db, table: string, projectId: number, refs
 
 
 /**
- * Refuses a write whose items refer, in `field` (an id or a list of ids), to ids of `table` that do not
- * exist: 400 with `missing`, the message naming the first item. With `previous` (an update), ids an item
- * already held are not checked again, so items still referring to since-deleted ones stay editable.
+ * Refuses a write whose items refer, in `field` (an id or a list of ids), to ids that are not of visible
+ * items: 400 with `missing`, the message naming the first item. With `previous` (an update), ids an item
+ * already held are not checked again, so items still referring to since-deleted (or unseen) ones stay
+ * editable.
  */
 export function requireExistingIn(
   db: Db,
-  table: string,
+  visible: Visible,
   projectId: number,
   values: readonly Values[],
   field: string,
-  noun: string,
   previous?: readonly Values[],
 ): void {
+  const { noun } = visible;
   const idsOf = (v: Values | undefined): number[] => {
     const x = v?.[field];
     return typeof x === 'number' ? [x] : Array.isArray(x) ? (x as number[]) : [];
@@ -49,9 +52,10 @@ export function requireExistingIn(
   if (wanted.length === 0) return;
   const { byId } = lookupRefs(
     db,
-    table,
+    visible.table,
     projectId,
     wanted.map((id) => ({ id })),
+    visible.where,
   );
   const unknown = wanted.filter((id) => !byId.has(id));
   if (unknown.length === 0) return;

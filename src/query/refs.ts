@@ -62,8 +62,11 @@ function chunks<T>(items: readonly T[]): T[][] {
   return out;
 }
 
-/** Maps of known ids, external ids and instance ids (to internal id) among the given references. */
-export function lookupRefs(db: Db, table: string, projectId: number, refs: readonly Ref[]) {
+/**
+ * Maps of known ids, external ids and instance ids (to internal id) among the given references. With
+ * `where` (a condition on the rows, naming the table by its name), only rows meeting it are known.
+ */
+export function lookupRefs(db: Db, table: string, projectId: number, refs: readonly Ref[], where?: Sql) {
   const ids = refs.filter((r): r is { id: number } => 'id' in r).map((r) => r.id);
   const externalIds = refs.filter((r): r is { externalId: string } => 'externalId' in r).map((r) => r.externalId);
   const instanceIds = refs.filter((r): r is { instanceId: InstanceId } => 'instanceId' in r).map((r) => r.instanceId);
@@ -71,13 +74,14 @@ export function lookupRefs(db: Db, table: string, projectId: number, refs: reado
   const byExternalId = new Map<string, number>();
   const byInstanceId = new Map<string, number>();
   const t = Sql.raw(table);
+  const and = where ? sql` AND ${where}` : Sql.raw('');
   for (const part of chunks(ids)) {
-    for (const row of all<{ id: number }>(db, sql`SELECT id FROM ${t} WHERE project_id = ${projectId} AND id IN (${part})`)) byId.add(row.id);
+    for (const row of all<{ id: number }>(db, sql`SELECT id FROM ${t} WHERE project_id = ${projectId} AND id IN (${part})${and}`)) byId.add(row.id);
   }
   for (const part of chunks(externalIds)) {
     const rows = all<{ id: number; external_id: string }>(
       db,
-      sql`SELECT id, external_id FROM ${t} WHERE project_id = ${projectId} AND external_id IN (${part})`,
+      sql`SELECT id, external_id FROM ${t} WHERE project_id = ${projectId} AND external_id IN (${part})${and}`,
     );
     for (const row of rows) byExternalId.set(row.external_id, row.id);
   }
@@ -88,7 +92,7 @@ export function lookupRefs(db: Db, table: string, projectId: number, refs: reado
     );
     const rows = all<{ id: number; instance_space: string; instance_external_id: string }>(
       db,
-      sql`SELECT id, instance_space, instance_external_id FROM ${t} WHERE project_id = ${projectId} AND (instance_space, instance_external_id) IN (VALUES ${pairs})`,
+      sql`SELECT id, instance_space, instance_external_id FROM ${t} WHERE project_id = ${projectId} AND (instance_space, instance_external_id) IN (VALUES ${pairs})${and}`,
     );
     for (const row of rows) byInstanceId.set(refKey({ instanceId: { space: row.instance_space, externalId: row.instance_external_id } }), row.id);
   }
@@ -102,11 +106,11 @@ function resolveOne(r: Ref, found: ReturnType<typeof lookupRefs>): number | unde
 }
 
 /**
- * Resolves references to internal ids, in request order. Unknown references are a 400 with `missing`, or
- * are left out when `ignoreUnknownIds` is set.
+ * Resolves references to internal ids, in request order. Unknown references (and, with `where`, those to
+ * rows not meeting it) are a 400 with `missing`, or are left out when `ignoreUnknownIds` is set.
  */
-export function resolveRefs(db: Db, table: string, projectId: number, refs: readonly Ref[], ignoreUnknownIds = false): number[] {
-  const found = lookupRefs(db, table, projectId, refs);
+export function resolveRefs(db: Db, table: string, projectId: number, refs: readonly Ref[], ignoreUnknownIds = false, where?: Sql): number[] {
+  const found = lookupRefs(db, table, projectId, refs, where);
   const resolved: number[] = [];
   const missing: Ref[] = [];
   for (const r of refs) {

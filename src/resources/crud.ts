@@ -2,19 +2,21 @@
  * Create, retrieve, update and delete for any resource declared as a `ResourceSpec`: external id
  * uniqueness (409 `duplicated`), references (400 `missing`), patches, and one transaction per request.
  * Resources add their own rules through the spec's hooks. The request's scope (`services.access`) applies
- * here: items outside it read as unknown, and writes that touch them are refused with 403, as are writes
- * into write-protected data sets the principal does not own (`requireWritableTargets`, which every write
- * path goes through).
+ * here: items outside it read as unknown; a write naming an item the principal cannot see at all
+ * (query/visibility.ts) answers as for an unknown one, and one naming an item it sees but may not write is
+ * refused with 403, as are writes into write-protected data sets the principal does not own
+ * (`requireWritableTargets`, which every write path goes through).
  */
 import { requireDataSetOwner, requireWritable, scopeCondition, type Access, type ScopeTarget } from '../auth/access.js';
-import { duplicatedItems, missingItems, notFound } from '../http/errors.js';
+import { duplicatedItems, notFound } from '../http/errors.js';
 import { itemsJson, joinedItemsJson, JsonText } from '../http/json-text.js';
 import { applyArrayPatch, applyMetadataPatch, applyNullablePatch, checkMetadata } from '../http/patch.js';
 import type { Services } from '../http/services.js';
 import type { MetadataLimits } from '../http/common-schemas.js';
 import type { ResourceCatalog } from '../query/catalog.js';
 import { requireExistingIn } from '../query/references.js';
-import { checkRef, claimedRefs, existingRefs, refKey, rejectDuplicateRefs, resolveRefs, type Ref, type RefInput } from '../query/refs.js';
+import { checkRef, claimedRefs, existingRefs, rejectDuplicateRefs, resolveRefs, type Ref, type RefInput } from '../query/refs.js';
+import { visibleIn } from '../query/visibility.js';
 import { all, inTransaction, prepare, type Db } from '../storage/db.js';
 import { Sql, sql } from '../storage/sql.js';
 import { writeProtectedDataSets } from './datasets/store.js';
@@ -66,8 +68,8 @@ export interface ResourceSpec<Create> {
   check?(values: Values, path: Path, ctx: WriteContext): void;
   /** Rules an update must obey given the item as stored (for example read-only fields). */
   checkUpdate?(current: Values, update: Record<string, unknown>, path: Path): void;
-  /** Fields holding ids of items elsewhere (a data set, assets); a write may only introduce existing ones. */
-  references?: ReadonlyArray<{ field: string; table: string; noun: string }>;
+  /** Fields holding ids of items elsewhere (a data set, assets); a write may only introduce ones the request sees. */
+  references?: ReadonlyArray<{ field: string; catalog: ResourceCatalog }>;
   /** Work to do before items are deleted (dependent data, refusals). */
   beforeDelete?(ids: number[], ctx: WriteContext): void;
   /** The item, with these values, write-protects its own data set (data sets themselves). */
@@ -94,8 +96,8 @@ function copyFields(t: ItemTable, item: Record<string, unknown>): Values {
   return values;
 }
 
-function checkReferences(spec: ResourceSpec<unknown>, { db, projectId }: WriteContext, values: Values[], previous?: Values[]): void {
-  for (const r of spec.references ?? []) requireExistingIn(db, r.table, projectId, values, r.field, r.noun, previous);
+function checkReferences(spec: ResourceSpec<unknown>, { db, projectId, services }: WriteContext, values: Values[], previous?: Values[]): void {
+  for (const r of spec.references ?? []) requireExistingIn(db, visibleIn(services, r.catalog), projectId, values, r.field, previous);
 }
 
 function rowsInOrder(db: Db, t: ItemTable, projectId: number, ids: number[], select?: string): Row[] {
@@ -167,32 +169,37 @@ function storedTargets(spec: ResourceSpec<unknown>, rows: readonly Row[], ids: r
 }
 
 /**
- * Ids of the referenced items the request may see, in request order. A reference to an item outside the
+ * Ids of the referenced items the request may read, in request order. A reference to an item outside the
  * scope is missing exactly like an unknown one, so a scoped principal learns nothing about other items.
  */
-function resolveVisible(spec: ResourceSpec<unknown>, services: Services, projectId: number, refs: readonly Ref[], ignoreUnknownIds: boolean): number[] {
-  const { db, access } = services;
-  const scope = scopeCondition(access, spec.catalog);
-  if (!scope) return resolveRefs(db, spec.table.table, projectId, refs, ignoreUnknownIds);
-  const candidates = resolveRefs(db, spec.table.table, projectId, refs, true);
-  const rows = rowsByIds(db, spec.table, projectId, candidates, scope);
-  const byExternalId = new Map<unknown, number>();
-  const byInstanceId = new Map<string, number>();
-  for (const row of rows.values()) {
-    if (row.external_id != null) byExternalId.set(row.external_id, row.id);
-    if (row.instance_space != null) {
-      byInstanceId.set(refKey({ instanceId: { space: String(row.instance_space), externalId: String(row.instance_external_id) } }), row.id);
-    }
-  }
-  const ids: number[] = [];
-  const missing: Ref[] = [];
-  for (const r of refs) {
-    const id = 'id' in r ? (rows.has(r.id) ? r.id : undefined) : 'externalId' in r ? byExternalId.get(r.externalId) : byInstanceId.get(refKey(r));
-    if (id === undefined) missing.push(r);
-    else ids.push(id);
-  }
-  if (missing.length && !ignoreUnknownIds) throw missingItems(missing);
-  return ids;
+function resolveReadable(spec: ResourceSpec<unknown>, services: Services, projectId: number, refs: readonly Ref[], ignoreUnknownIds: boolean): number[] {
+  const { table, catalog } = spec;
+  return resolveRefs(services.db, table.table, projectId, refs, ignoreUnknownIds, scopeCondition(services.access, catalog, table.table));
+}
+
+/**
+ * Ids of the items a write names, in request order: an item the principal cannot see is missing like an
+ * unknown one; one it sees but may not write is refused with 403 (`requireWritable`). Their rows come along,
+ * in the same order.
+ */
+function resolveWritable(
+  spec: ResourceSpec<unknown>,
+  services: Services,
+  projectId: number,
+  refs: readonly Ref[],
+  ignoreUnknownIds = false,
+): { ids: number[]; rows: Row[] } {
+  const { db } = services;
+  const t = spec.table;
+  const ids = resolveRefs(db, t.table, projectId, refs, ignoreUnknownIds, visibleIn(services, spec.catalog).where);
+  const rows = rowsInOrder(db, t, projectId, ids);
+  if (guarded(services)) requireWritableTargets(services, projectId, spec.catalog.noun, storedTargets(spec, rows, ids, (i) => (ignoreUnknownIds ? ['items'] : ['items', i])));
+  return { ids, rows };
+}
+
+/** The ids of the items an update or delete request names, checked as the write itself checks them (see `resolveWritable`). */
+export function writableIds(spec: ResourceSpec<unknown>, services: Services, projectId: number, items: readonly RefInput[]): number[] {
+  return resolveWritable(spec, services, projectId, checkRefs(items, spec)).ids;
 }
 
 export function createItems<C>(spec: ResourceSpec<C>, services: Services, projectId: number, items: readonly C[]): Item[] {
@@ -225,7 +232,7 @@ function retrieve<T>(
   items: readonly RefInput[],
   ignoreUnknownIds: boolean,
 ): T[] {
-  const ids = resolveVisible(spec, services, projectId, checkRefs(items, spec), ignoreUnknownIds);
+  const ids = resolveReadable(spec, services, projectId, checkRefs(items, spec), ignoreUnknownIds);
   return rowsInOrder(services.db, spec.table, projectId, ids, reader.select(spec.table)).map((r) => reader.read(spec.table, r));
 }
 
@@ -276,10 +283,7 @@ export function deleteItems(
   const refs = checkRefs(items, spec, false);
   const { db } = services;
   inTransaction(db, () => {
-    const ids = [...new Set(resolveRefs(db, spec.table.table, projectId, refs, ignoreUnknownIds))];
-    if (guarded(services)) {
-      requireWritableTargets(services, projectId, spec.catalog.noun, storedTargets(spec, rowsInOrder(db, spec.table, projectId, ids), ids, () => ['items']));
-    }
+    const ids = [...new Set(resolveWritable(spec, services, projectId, refs, ignoreUnknownIds).ids)];
     spec.beforeDelete?.(ids, { db, projectId, services });
     for (const id of ids) deleteItem(db, spec.table, id);
   });
@@ -298,12 +302,10 @@ export function updateItems(spec: ResourceSpec<unknown>, services: Services, pro
   const ctx: WriteContext = { db, projectId, services };
   const t = spec.table;
   return inTransaction(db, () => {
-    const ids = resolveRefs(db, t.table, projectId, refs);
+    const { ids, rows } = resolveWritable(spec, services, projectId, refs);
     const twice = ids.filter((id, i) => ids.indexOf(id) !== i);
     if (twice.length) throw duplicatedItems([...new Set(twice)].map((id) => ({ id })), spec.duplicateStatus ?? 400);
-    const rows = rowsInOrder(db, t, projectId, ids);
     const before = storedTargets(spec, rows, ids, (i) => ['items', i]);
-    requireWritable(services.access, spec.catalog.noun, before);
     const next = items.map((item, i) => {
       const current = toValues(t, rows[i]);
       const path: Path = ['items', i, 'update'];
@@ -409,7 +411,7 @@ function search<T>(
   limit: number,
 ): T[] {
   const { catalog, table } = spec;
-  const { where } = parseQuery(catalog, projectId, filterNode, undefined, services.access);
+  const { where } = parseQuery(catalog, projectId, filterNode, undefined, services);
   const columns = Sql.raw(reader.select(table));
   const from = Sql.raw(`${table.table} ${table.alias}`);
   const alias = Sql.raw(table.alias);

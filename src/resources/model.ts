@@ -78,6 +78,8 @@ export interface ModelSpec {
   /** Name in messages, e.g. "event"; `nouns` when its plural is not the noun and an "s". */
   noun: string;
   nouns?: string;
+  /** The ACL that guards the resource's items (its scopes decide what a principal sees). */
+  acl: string;
   table: string;
   alias: string;
   /** API fields stored on the row, in response order (id, createdTime, lastUpdatedTime are implicit). */
@@ -209,6 +211,7 @@ export function defineModel(spec: ModelSpec): Model {
   const catalog: ResourceCatalog = {
     noun: spec.noun,
     ...(spec.nouns ? { nouns: spec.nouns } : {}),
+    acl: spec.acl,
     table: t,
     alias: spec.alias,
     properties,

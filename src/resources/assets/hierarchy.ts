@@ -5,14 +5,20 @@
  * - no cycles, whether within a create request or by a move under the asset's own subtree;
  * - an asset moves only within its hierarchy: the root is kept, and roots stay roots (the reference's rule);
  * - an asset with children is deleted only together with them, or with `recursive`.
+ *
+ * Each rule is applied to the hierarchy as the request sees it (`assets`, see present.ts): a parent it cannot
+ * see is unknown, an asset whose parent it cannot see is a root, and no message names an asset it cannot see.
  */
-import { ApiError, badRequest, formatPath, type IdentifierRef } from '../../http/errors.js';
+import type { Access } from '../../auth/access.js';
+import { formatCapability } from '../../auth/principal.js';
+import { ApiError, badRequest, forbidden, formatPath, type IdentifierRef } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
-import { ASSETS_TABLE, ROOT_PARENT_PATH, childPath, pathIds, subtreeBounds } from '../../query/assets-scope.js';
+import { ROOT_PARENT_PATH, childPath, pathIds, subtreeBounds, visiblePaths } from '../../query/assets-scope.js';
 import { lookupRefs } from '../../query/refs.js';
+import type { Visible } from '../../query/visibility.js';
 import { all, get, run, type Db } from '../../storage/db.js';
 import { deleteItem } from '../../storage/items.js';
-import { sql } from '../../storage/sql.js';
+import { Sql, sql } from '../../storage/sql.js';
 import { requireWritableTargets } from '../crud.js';
 import type { AssetCreate, AssetUpdateItem } from './schema.js';
 import { assetTable } from './store.js';
@@ -65,14 +71,15 @@ interface ParentRef {
   externalId?: string;
 }
 
-/** Resolves parent references to asset ids; any that names no asset refuses the whole request. */
-function resolveParents(db: Db, projectId: number, refs: ReadonlyArray<ParentRef | undefined>): Array<number | undefined> {
+/** Resolves parent references to asset ids; any that names no visible asset refuses the whole request. */
+function resolveParents(db: Db, assets: Visible, projectId: number, refs: ReadonlyArray<ParentRef | undefined>): Array<number | undefined> {
   const wanted = refs.filter((r): r is ParentRef => r !== undefined);
   const { byId, byExternalId } = lookupRefs(
     db,
-    ASSETS_TABLE,
+    assets.table,
     projectId,
     wanted.map((r) => (r.id !== undefined ? { id: r.id } : { externalId: r.externalId! })),
+    assets.where,
   );
   const unknown: Unknown[] = [];
   const resolved = refs.map((r) => {
@@ -97,9 +104,15 @@ function resolveParents(db: Db, projectId: number, refs: ReadonlyArray<ParentRef
  * parent `parentId` named; `alsoNamed[i]` the item's `parentExternalId` when it gave both. The request is
  * refused when the two disagree, or when the external id names no asset.
  */
-function refuseDisagreeingParents(db: Db, projectId: number, parents: ReadonlyArray<number | undefined>, alsoNamed: ReadonlyArray<ParentRef | undefined>): void {
+function refuseDisagreeingParents(
+  db: Db,
+  assets: Visible,
+  projectId: number,
+  parents: ReadonlyArray<number | undefined>,
+  alsoNamed: ReadonlyArray<ParentRef | undefined>,
+): void {
   if (alsoNamed.every((r) => r === undefined)) return;
-  const named = resolveParents(db, projectId, alsoNamed);
+  const named = resolveParents(db, assets, projectId, alsoNamed);
   named.forEach((id, i) => {
     const ref = alsoNamed[i];
     if (ref !== undefined && id !== parents[i]) {
@@ -118,9 +131,10 @@ function place(db: Db, id: number, parentId: number | null, at: Placement): void
  * Puts just-created assets (`ids[i]` made from `items[i]`, all already stored) into the hierarchy. Parents
  * named by the request are placed before their children, whatever the request order.
  */
-export function placeCreatedAssets(db: Db, projectId: number, items: readonly AssetCreate[], ids: readonly number[]): void {
+export function placeCreatedAssets(db: Db, assets: Visible, projectId: number, items: readonly AssetCreate[], ids: readonly number[]): void {
   const parentIds = resolveParents(
     db,
+    assets,
     projectId,
     items.map((item, i): ParentRef | undefined => {
       if (item.parentId !== undefined) return { path: ['items', i, 'parentId'], id: item.parentId };
@@ -130,6 +144,7 @@ export function placeCreatedAssets(db: Db, projectId: number, items: readonly As
   );
   refuseDisagreeingParents(
     db,
+    assets,
     projectId,
     parentIds,
     items.map((item, i) =>
@@ -181,29 +196,33 @@ function cycleError(items: readonly AssetCreate[], cycle: readonly number[]): Ap
  * Checks the parent changes of an update request (`ids[i]` is the asset of `items[i]`) against the
  * hierarchy they produce together, and returns them as asset id -> new parent id.
  */
-export function planMoves(db: Db, projectId: number, items: readonly AssetUpdateItem[], ids: readonly number[]): Map<number, number> {
+export function planMoves(db: Db, assets: Visible, projectId: number, items: readonly AssetUpdateItem[], ids: readonly number[]): Map<number, number> {
   const byId = (item: AssetUpdateItem, i: number): ParentRef | undefined =>
     item.update.parentId && { path: ['items', i, 'update', 'parentId'], id: item.update.parentId.set };
   const byExternalId = (item: AssetUpdateItem, i: number): ParentRef | undefined =>
     item.update.parentExternalId && { path: ['items', i, 'update', 'parentExternalId'], externalId: item.update.parentExternalId.set };
   const refs = items.map((item, i) => byId(item, i) ?? byExternalId(item, i));
-  const parents = resolveParents(db, projectId, refs);
-  refuseDisagreeingParents(db, projectId, parents, items.map((item, i) => (item.update.parentId ? byExternalId(item, i) : undefined)));
+  const parents = resolveParents(db, assets, projectId, refs);
+  refuseDisagreeingParents(db, assets, projectId, parents, items.map((item, i) => (item.update.parentId ? byExternalId(item, i) : undefined)));
   const moved = items.map((_, i) => i).filter((i) => parents[i] !== undefined);
   const moves = new Map(moved.map((i) => [ids[i], parents[i]!]));
   if (moves.size === 0) return moves;
   const rows = hierarchyRows(db, projectId, [...moves.keys(), ...moves.values()]);
+  const seen = visiblePaths(db, assets, projectId, [...moves.keys(), ...moves.values()]);
 
   for (const i of moved) {
     const asset = rows.get(ids[i])!;
     const parent = rows.get(parents[i]!)!;
     const where = formatPath(refs[i]!.path);
-    if (asset.parentId === null) {
+    const [assetRoot] = seen.get(asset.id)!;
+    const [parentRoot] = seen.get(parent.id)!;
+    if (assetRoot === asset.id) {
       throw badRequest(`${where}: ${describeAsset(asset)} is the root of its hierarchy, and a root cannot be given a parent`);
     }
-    if (parent.rootId !== asset.rootId) {
+    // Equal roots as seen are equal stored roots too: the root seen is an ancestor of both.
+    if (parentRoot !== assetRoot) {
       throw badRequest(
-        `${where}: ${describeAsset(parent)} is in the hierarchy of root ${parent.rootId}, and ${describeAsset(asset)} in that of root ${asset.rootId}; an asset can move only within its own hierarchy`,
+        `${where}: ${describeAsset(parent)} is in the hierarchy of root ${parentRoot}, and ${describeAsset(asset)} in that of root ${assetRoot}; an asset can move only within its own hierarchy`,
       );
     }
     if (finalAncestry(parent.id, moves, rows).includes(asset.id)) {
@@ -262,17 +281,34 @@ export function applyMoves(db: Db, projectId: number, moves: ReadonlyMap<number,
   }
 }
 
+/** Whether each asset is one the request sees, as a column `seen` (1 or 0). */
+function seenColumn(assets: Visible): Sql {
+  return assets.where ? sql`coalesce(${assets.where}, 0) AS seen` : Sql.raw('1 AS seen');
+}
+
+/**
+ * A delete that would take or orphan assets the principal cannot see is refused without naming them: it
+ * cannot succeed, and it says no more than that they exist.
+ */
+function refuseHiddenDescendants(db: Db, projectId: number, access: Access | undefined, ancestorId: number): never {
+  const asset = hierarchyRows(db, projectId, [ancestorId]).get(ancestorId)!;
+  const needed = access && !access.all ? `${formatCapability(access.capability)} ` : '';
+  throw forbidden(`${describeAsset(asset)} has descendants outside what this principal can see; only a principal whose ${needed}scope includes them can delete it`);
+}
+
 /** Refuses to delete an asset that keeps a child not deleted with it. */
-export function refuseOrphans(db: Db, projectId: number, ids: readonly number[]): void {
+export function refuseOrphans(db: Db, assets: Visible, projectId: number, ids: readonly number[], access: Access | undefined): void {
   if (ids.length === 0) return;
   const deleting = new Set(ids);
-  const children = all<{ id: number; parentId: number }>(
+  const children = all<{ id: number; parentId: number; seen: number }>(
     db,
-    sql`SELECT id, parent_id AS parentId FROM assets WHERE project_id = ${projectId} AND parent_id IN (${ids})`,
+    sql`SELECT id, parent_id AS parentId, ${seenColumn(assets)} FROM assets WHERE project_id = ${projectId} AND parent_id IN (${ids})`,
   ).filter((c) => !deleting.has(c.id));
   if (children.length === 0) return;
-  const parentId = children[0].parentId;
-  const kept = children.filter((c) => c.parentId === parentId).map((c) => c.id);
+  const visible = children.filter((c) => c.seen);
+  if (visible.length === 0) refuseHiddenDescendants(db, projectId, access, children[0].parentId);
+  const parentId = visible[0].parentId;
+  const kept = visible.filter((c) => c.parentId === parentId).map((c) => c.id);
   const parent = hierarchyRows(db, projectId, [parentId]).get(parentId)!;
   const shown = kept.slice(0, 5).join(', ') + (kept.length > 5 ? `, and ${kept.length - 5} more` : '');
   throw badRequest(
@@ -284,17 +320,18 @@ export function refuseOrphans(db: Db, projectId: number, ids: readonly number[])
  * Deletes every descendant of the given assets (the assets themselves are left to the caller). The request
  * must be allowed to delete each of them (scope, write-protected data sets), as it must the assets it names.
  */
-export function deleteDescendants(services: Services, projectId: number, ids: readonly number[]): void {
+export function deleteDescendants(services: Services, assets: Visible, projectId: number, ids: readonly number[]): void {
   if (ids.length === 0) return;
-  const { db } = services;
+  const { db, access } = services;
   const named = new Set(ids);
   const descendants = new Map<number, number | null>();
-  for (const { path } of hierarchyRows(db, projectId, ids).values()) {
+  for (const { id: top, path } of hierarchyRows(db, projectId, ids).values()) {
     const { from, to } = subtreeBounds(path);
-    const members = all<{ id: number; dataSetId: number | null }>(
+    const members = all<{ id: number; dataSetId: number | null; seen: number }>(
       db,
-      sql`SELECT id, data_set_id AS dataSetId FROM assets WHERE project_id = ${projectId} AND path >= ${from} AND path < ${to}`,
+      sql`SELECT id, data_set_id AS dataSetId, ${seenColumn(assets)} FROM assets WHERE project_id = ${projectId} AND path >= ${from} AND path < ${to}`,
     );
+    if (members.some((m) => !m.seen)) refuseHiddenDescendants(db, projectId, access, top);
     for (const m of members) if (!named.has(m.id)) descendants.set(m.id, m.dataSetId);
   }
   requireWritableTargets(

@@ -2,11 +2,15 @@
  * Assets as the API returns them. Stored rows hold what the asset is; a response adds what depends on other
  * assets at read time: the parent's current external id, and on request the `aggregates` (child count,
  * depth, path from the root).
+ *
+ * All of it is what the request sees (`assets`): an asset whose parent it cannot see reads as a root (no
+ * parentId, its own rootId, depth 0), its descendants' path starts there, and only visible children count.
  */
-import { pathIds } from '../../query/assets-scope.js';
+import { PARENT_INDEX, visiblePaths } from '../../query/assets-scope.js';
+import type { Visible } from '../../query/visibility.js';
 import { all, type Db } from '../../storage/db.js';
 import type { Item } from '../../storage/items.js';
-import { sql } from '../../storage/sql.js';
+import { Sql, sql } from '../../storage/sql.js';
 import type { AggregatedProperty } from './schema.js';
 
 interface Aggregates {
@@ -15,53 +19,58 @@ interface Aggregates {
   path?: Array<{ id: number }>;
 }
 
-function parentExternalIds(db: Db, projectId: number, items: readonly Item[]): Map<number, string> {
-  const parents = [...new Set(items.map((i) => i.parentId).filter((p): p is number => typeof p === 'number'))];
-  if (parents.length === 0) return new Map();
+function externalIdsOf(db: Db, projectId: number, ids: readonly number[]): Map<number, string> {
+  if (ids.length === 0) return new Map();
   const rows = all<{ id: number; externalId: string }>(
     db,
-    sql`SELECT id, external_id AS externalId FROM assets WHERE project_id = ${projectId} AND id IN (${parents}) AND external_id IS NOT NULL`,
+    sql`SELECT id, external_id AS externalId FROM assets WHERE project_id = ${projectId} AND id IN (${[...new Set(ids)]}) AND external_id IS NOT NULL`,
   );
   return new Map(rows.map((r) => [r.id, r.externalId]));
 }
 
-function aggregates(db: Db, projectId: number, ids: readonly number[], wanted: ReadonlySet<AggregatedProperty>): Map<number, Aggregates> {
-  const out = new Map<number, Aggregates>(ids.map((id) => [id, {}]));
-  if (ids.length === 0) return out;
-  if (wanted.has('childCount')) {
-    const counts = all<{ id: number; n: number }>(
-      db,
-      sql`SELECT parent_id AS id, count(*) AS n FROM assets WHERE project_id = ${projectId} AND parent_id IN (${ids}) GROUP BY parent_id`,
-    );
-    const byId = new Map(counts.map((c) => [c.id, c.n]));
-    for (const id of ids) out.get(id)!.childCount = byId.get(id) ?? 0;
-  }
-  if (wanted.has('depth') || wanted.has('path')) {
-    const rows = all<{ id: number; depth: number; path: string }>(
-      db,
-      sql`SELECT id, depth, path FROM assets WHERE project_id = ${projectId} AND id IN (${ids})`,
-    );
-    for (const r of rows) {
-      const a = out.get(r.id)!;
-      if (wanted.has('depth')) a.depth = r.depth;
-      if (wanted.has('path')) a.path = pathIds(r.path).map((id) => ({ id }));
-    }
-  }
-  return out;
+function childCounts(db: Db, assets: Visible, projectId: number, ids: readonly number[]): Map<number, number> {
+  const seen = assets.where ? sql` AND ${assets.where}` : sql``;
+  const counts = all<{ id: number; n: number }>(
+    db,
+    // The visibility test must not lead SQLite to count through a data set's assets instead of the parents' children.
+    sql`SELECT parent_id AS id, count(*) AS n FROM assets INDEXED BY ${Sql.raw(PARENT_INDEX)} WHERE project_id = ${projectId} AND parent_id IN (${ids})${seen} GROUP BY parent_id`,
+  );
+  return new Map(counts.map((c) => [c.id, c.n]));
 }
 
-/** Response form of stored assets: labels as `{externalId}` objects, `parentExternalId`, and `aggregates`. */
-export function presentAssets(db: Db, projectId: number, items: readonly Item[], aggregated: readonly AggregatedProperty[] = []): Item[] {
-  const parents = parentExternalIds(db, projectId, items);
+/** Response form of stored assets: labels as `{externalId}` objects, hierarchy as seen, `parentExternalId`, and `aggregates`. */
+export function presentAssets(db: Db, assets: Visible, projectId: number, items: readonly Item[], aggregated: readonly AggregatedProperty[] = []): Item[] {
   const wanted = new Set(aggregated);
-  const extra = wanted.size ? aggregates(db, projectId, items.map((i) => i.id), wanted) : undefined;
+  const ids = items.map((i) => i.id);
+  // Stored parents and roots stand as they are when every asset is visible; paths are read only when asked for.
+  const paths = assets.where || wanted.has('path') || wanted.has('depth') ? visiblePaths(db, assets, projectId, ids) : undefined;
+  const parentOf = (item: Item): number | undefined => {
+    if (!paths) return typeof item.parentId === 'number' ? item.parentId : undefined;
+    const path = paths.get(item.id)!;
+    return path.length > 1 ? path[path.length - 2] : undefined;
+  };
+  const parents = externalIdsOf(db, projectId, items.map(parentOf).filter((p): p is number => p !== undefined));
+  const counts = wanted.has('childCount') && ids.length ? childCounts(db, assets, projectId, ids) : undefined;
   return items.map((item) => {
     const { createdTime, lastUpdatedTime, ...fields } = item;
     const out: Record<string, unknown> = { ...fields };
+    const parentId = parentOf(item);
+    if (paths) {
+      const path = paths.get(item.id)!;
+      if (parentId === undefined) delete out.parentId;
+      else out.parentId = parentId;
+      out.rootId = path[0];
+    }
     if (Array.isArray(item.labels)) out.labels = (item.labels as string[]).map((externalId) => ({ externalId }));
-    const parentExternalId = typeof item.parentId === 'number' ? parents.get(item.parentId) : undefined;
+    const parentExternalId = parentId === undefined ? undefined : parents.get(parentId);
     if (parentExternalId !== undefined) out.parentExternalId = parentExternalId;
-    if (extra) out.aggregates = extra.get(item.id);
+    if (wanted.size) {
+      const a: Aggregates = {};
+      if (counts) a.childCount = counts.get(item.id) ?? 0;
+      if (wanted.has('depth')) a.depth = paths!.get(item.id)!.length - 1;
+      if (wanted.has('path')) a.path = paths!.get(item.id)!.map((id) => ({ id }));
+      out.aggregates = a;
+    }
     return { ...out, createdTime, lastUpdatedTime } as Item;
   });
 }

@@ -5,12 +5,14 @@
 import { badRequest } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { runAggregate } from '../../query/aggregate.js';
-import { ASSETS_TABLE, assetIdsOfExternalIds, assetScopeNode } from '../../query/assets-scope.js';
+import { assetIdsOfExternalIds, assetScopeNode, hierarchiesOf, inAssetSetNode } from '../../query/assets-scope.js';
 import { and, equalsLeaf, inLeaf, isNullNode, metadataNode, prefixLeaf, rangeLeaf } from '../../query/basic.js';
 import { ftsAnyOf, type FilterNode, type LeafNode } from '../../query/filter.js';
 import { resolveReferences } from '../../query/references.js';
 import type { RefInput } from '../../query/refs.js';
-import { inTransaction, type Db } from '../../storage/db.js';
+import { visibleIn, type Visible } from '../../query/visibility.js';
+import { inTransaction } from '../../storage/db.js';
+import { sql } from '../../storage/sql.js';
 import type { Item } from '../../storage/items.js';
 import {
   createItems,
@@ -20,6 +22,7 @@ import {
   retrieveItems,
   searchItems,
   updateItems,
+  writableIds,
   type ListInput,
   type ResourceSpec,
   type UpdateItem,
@@ -40,6 +43,7 @@ import {
   type Label,
   type SearchAssetsBody,
 } from './schema.js';
+import { dataSetCatalog } from '../datasets/store.js';
 import { assetCatalog as catalog, assetLabelIndex, assetTable } from './store.js';
 
 const labelIds = (labels: readonly Label[] | undefined) => labels?.map((l) => l.externalId);
@@ -69,7 +73,7 @@ export const assetSpec: ResourceSpec<AssetCreate> = {
   check(v, path) {
     checkGeoLocation(v.geoLocation as GeoLocation | null, [...path, 'geoLocation']);
   },
-  references: [{ field: 'dataSetId', table: 'data_sets', noun: 'data set' }],
+  references: [{ field: 'dataSetId', catalog: dataSetCatalog }],
 
 };
 const spec = assetSpec as ResourceSpec<unknown>;
@@ -84,16 +88,31 @@ function labelsNode(labels: AssetFilter['labels']): LeafNode | undefined {
   return containsAny ? { op: 'containsAny', target, values: labelIds(containsAny)! } : { op: 'containsAll', target, values: labelIds(containsAll)! };
 }
 
-/** The basic `filter` object as filter language, with its references to other assets and data sets resolved. */
-export function assetFilterNode(f: AssetFilter | undefined, db: Db, projectId: number): FilterNode | undefined {
+/**
+ * "The parent is one of these assets". A parent the request does not see is no parent to it, so for a
+ * scoped principal the ids are narrowed to visible ones (the stored column keeps its index, unlike the
+ * visible parent's expression that the advanced filter reads).
+ */
+function childrenOf(assets: Visible, projectId: number, parentIds: number[]): FilterNode {
+  if (!assets.where) return inLeaf(catalog, 'parentId', parentIds)!;
+  return inAssetSetNode(catalog, 'parentId', sql`SELECT id FROM assets WHERE project_id = ${projectId} AND id IN (${parentIds}) AND ${assets.where}`);
+}
+
+/**
+ * The basic `filter` object as filter language, with its references to other assets and data sets resolved
+ * among those the request sees.
+ */
+export function assetFilterNode(f: AssetFilter | undefined, services: Services, projectId: number): FilterNode | undefined {
   if (!f) return undefined;
+  const { db } = services;
+  const assets = visibleIn(services, catalog);
   return and([
     equalsLeaf(catalog, 'name', f.name),
-    inLeaf(catalog, 'parentId', f.parentIds),
-    f.parentExternalIds && inLeaf(catalog, 'parentId', assetIdsOfExternalIds(db, projectId, f.parentExternalIds, ['filter', 'parentExternalIds'])),
-    f.rootIds && inLeaf(catalog, 'rootId', resolveReferences(db, ASSETS_TABLE, projectId, f.rootIds, ['filter', 'rootIds'])),
-    assetScopeNode(db, projectId, catalog, 'id', { assetSubtreeIds: f.assetSubtreeIds }),
-    f.dataSetIds && inLeaf(catalog, 'dataSetId', resolveReferences(db, 'data_sets', projectId, f.dataSetIds, ['filter', 'dataSetIds'])),
+    f.parentIds && childrenOf(assets, projectId, f.parentIds),
+    f.parentExternalIds && childrenOf(assets, projectId, assetIdsOfExternalIds(db, assets, projectId, f.parentExternalIds, ['filter', 'parentExternalIds'])),
+    f.rootIds && inAssetSetNode(catalog, 'id', hierarchiesOf(db, assets, projectId, resolveReferences(db, assets, projectId, f.rootIds, ['filter', 'rootIds']))),
+    assetScopeNode(db, assets, projectId, catalog, 'id', { assetSubtreeIds: f.assetSubtreeIds }),
+    f.dataSetIds && inLeaf(catalog, 'dataSetId', resolveReferences(db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds'])),
     metadataNode(catalog, f.metadata),
     equalsLeaf(catalog, 'source', f.source),
     rangeLeaf(catalog, 'createdTime', f.createdTime),
@@ -104,11 +123,16 @@ export function assetFilterNode(f: AssetFilter | undefined, db: Db, projectId: n
   ]);
 }
 
+/** Assets as the request sees them (see present.ts). */
+function present(services: Services, projectId: number, items: readonly Item[], aggregated?: AggregatedProperty[]): Item[] {
+  return presentAssets(services.db, visibleIn(services, catalog), projectId, items, aggregated);
+}
+
 export function createAssets(services: Services, projectId: number, items: readonly AssetCreate[]): Item[] {
   return inTransaction(services.db, () => {
     const ids = createItems(assetSpec, services, projectId, items).map((a) => a.id);
-    placeCreatedAssets(services.db, projectId, items, ids);
-    return presentAssets(services.db, projectId, retrieveItems(spec, services, projectId, ids.map((id) => ({ id }))));
+    placeCreatedAssets(services.db, visibleIn(services, catalog), projectId, items, ids);
+    return present(services, projectId, retrieveItems(spec, services, projectId, ids.map((id) => ({ id }))));
   });
 }
 
@@ -126,13 +150,14 @@ function storedPatch(update: AssetPatch, parentId: number | undefined): Record<s
 export function updateAssets(services: Services, projectId: number, items: readonly AssetUpdateItem[]): Item[] {
   const { db } = services;
   return inTransaction(db, () => {
-    // Resolved as by-id reads are, so an asset outside the request's scope is unknown here too.
-    const ids = retrieveItems(spec, services, projectId, items).map((a) => a.id);
-    const moves = planMoves(db, projectId, items, ids);
+    // Resolved as the update resolves them, so that an asset the request cannot write is refused before
+    // its move is looked at.
+    const ids = writableIds(spec, services, projectId, items);
+    const moves = planMoves(db, visibleIn(services, catalog), projectId, items, ids);
     const updates: UpdateItem[] = items.map((item, i) => ({ ...item, update: storedPatch(item.update, moves.get(ids[i])) }));
     const updated = updateItems(spec, services, projectId, updates);
     applyMoves(db, projectId, moves);
-    return presentAssets(db, projectId, updated);
+    return present(services, projectId, updated);
   });
 }
 
@@ -142,8 +167,8 @@ export function deleteAssets(
   req: { items: RefInput[]; recursive?: boolean; ignoreUnknownIds?: boolean },
 ): void {
   const beforeDelete: ResourceSpec<unknown>['beforeDelete'] = req.recursive
-    ? (ids, ctx) => deleteDescendants(ctx.services, ctx.projectId, ids)
-    : (ids, ctx) => refuseOrphans(ctx.db, ctx.projectId, ids);
+    ? (ids, ctx) => deleteDescendants(ctx.services, visibleIn(ctx.services, catalog), ctx.projectId, ids)
+    : (ids, ctx) => refuseOrphans(ctx.db, visibleIn(ctx.services, catalog), ctx.projectId, ids, ctx.services.access);
   deleteItems({ ...spec, beforeDelete }, services, projectId, req.items, req.ignoreUnknownIds);
 }
 
@@ -153,11 +178,11 @@ export function retrieveAssets(
   req: { items: RefInput[]; ignoreUnknownIds?: boolean; aggregatedProperties?: AggregatedProperty[] },
 ): Item[] {
   const items = retrieveItems(spec, services, projectId, req.items, req.ignoreUnknownIds);
-  return presentAssets(services.db, projectId, items, req.aggregatedProperties);
+  return present(services, projectId, items, req.aggregatedProperties);
 }
 
 export function getAsset(services: Services, projectId: number, id: number): Item {
-  return presentAssets(services.db, projectId, [getItem(spec, services, projectId, id)])[0];
+  return present(services, projectId, [getItem(spec, services, projectId, id)])[0];
 }
 
 export type ListAssetsInput = ListInput & { filter?: AssetFilter; aggregatedProperties?: AggregatedProperty[] };
@@ -165,24 +190,22 @@ export type ListAssetsInput = ListInput & { filter?: AssetFilter; aggregatedProp
 const WITHOUT_METADATA = new Set(['metadata']);
 
 export async function listAssets(services: Services, projectId: number, req: ListAssetsInput, includeMetadata = true) {
-  const { db } = services;
-  const page = await listItems(spec, services, projectId, req, assetFilterNode(req.filter, db, projectId), includeMetadata ? undefined : WITHOUT_METADATA);
-  return { ...page, items: presentAssets(db, projectId, page.items, req.aggregatedProperties) };
+  const page = await listItems(spec, services, projectId, req, assetFilterNode(req.filter, services, projectId), includeMetadata ? undefined : WITHOUT_METADATA);
+  return { ...page, items: present(services, projectId, page.items, req.aggregatedProperties) };
 }
 
 /** `name`, `description` and `query` (both) searches, ranked by relevance; an item matching any of them is found. */
 export function searchAssets(services: Services, projectId: number, req: SearchAssetsBody) {
-  const { db } = services;
   const match = ftsAnyOf([
     [req.search?.name, 'name'],
     [req.search?.description, 'description'],
     [req.search?.query, '{name description}'],
   ]);
-  const node = assetFilterNode(req.filter, db, projectId);
+  const node = assetFilterNode(req.filter, services, projectId);
   const { items } = searchItems(spec, services, projectId, node, match, req.limit);
-  return { items: presentAssets(db, projectId, items) };
+  return { items: present(services, projectId, items) };
 }
 
 export function aggregateAssets(services: Services, projectId: number, req: AggregateAssetsBody) {
-  return runAggregate(services, catalog, projectId, { ...req, filter: assetFilterNode(req.filter, services.db, projectId) });
+  return runAggregate(services, catalog, projectId, { ...req, filter: assetFilterNode(req.filter, services, projectId) });
 }

@@ -5,11 +5,13 @@
  * (ids from the root down to the asset, `/1/5/9/`; see query/assets-scope.ts). They are written by the
  * hierarchy module in the transaction that creates or moves assets, so a subtree is one index range.
  */
+import { PARENT_INDEX, visibleHierarchyValues } from '../../query/assets-scope.js';
 import type { ArrayProperty, ResourceCatalog } from '../../query/catalog.js';
 import { FILTERABLE_METADATA_LENGTH, ftsSql, sideTablesSql, type ItemTable } from '../../storage/items.js';
 
 export const assetCatalog: ResourceCatalog = {
   noun: 'asset',
+  acl: 'assetsAcl',
   table: 'assets',
   alias: 'a',
   dataSetColumn: 'data_set_id',
@@ -43,6 +45,7 @@ export const assetCatalog: ResourceCatalog = {
   },
   metadata: { table: 'asset_metadata', itemColumn: 'asset_id', maxFilterableLength: FILTERABLE_METADATA_LENGTH, maxValueLength: 128 },
   fts: { table: 'assets_fts', columns: ['name', 'description'] },
+  visibleValues: visibleHierarchyValues,
 };
 
 /**
@@ -94,7 +97,7 @@ CREATE UNIQUE INDEX assets_external_id ON assets (project_id, external_id);
 CREATE INDEX assets_created_time ON assets (project_id, created_time);
 CREATE INDEX assets_last_updated_time ON assets (project_id, last_updated_time);
 CREATE INDEX assets_path ON assets (project_id, path);
-CREATE INDEX assets_parent ON assets (project_id, parent_id);
+CREATE INDEX ${PARENT_INDEX} ON assets (project_id, parent_id);
 CREATE INDEX assets_root ON assets (project_id, root_id);
 CREATE INDEX assets_data_set ON assets (project_id, data_set_id);
 CREATE INDEX assets_name ON assets (project_id, name);

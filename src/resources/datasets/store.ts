@@ -8,6 +8,7 @@ import { sql } from '../../storage/sql.js';
 
 export const dataSetCatalog: ResourceCatalog = {
   noun: 'data set',
+  acl: 'datasetsAcl',
   table: 'data_sets',
   alias: 'd',
   dataSetColumn: 'id',

@@ -7,8 +7,10 @@ import { runAggregate, type AggregateRequest } from '../../query/aggregate.js';
 import { and, containsAnyLeaf, equalsLeaf, inLeaf, isNullNode, metadataNode, prefixLeaf, propertyTarget, rangeLeaf } from '../../query/basic.js';
 import { ftsAnyOf, type FilterNode } from '../../query/filter.js';
 import type { Values } from '../../storage/items.js';
-import type { Db } from '../../storage/db.js';
-import { ASSETS_TABLE, assetScopeNode } from '../../query/assets-scope.js';
+import { assetScopeNode } from '../../query/assets-scope.js';
+import { visibleIn } from '../../query/visibility.js';
+import { assetCatalog } from '../assets/store.js';
+import { dataSetCatalog } from '../datasets/store.js';
 import { resolveReferences } from '../../query/references.js';
 import { listItemsJson, searchItemsJson, type ListInput, type ResourceSpec } from '../crud.js';
 import { EVENT_LIMITS, type EventCreate, type EventFilter } from './schema.js';
@@ -30,8 +32,8 @@ export const eventSpec: ResourceSpec<EventCreate> = {
     assetIds: { array: EVENT_LIMITS.assetIds },
   },
   references: [
-    { field: 'dataSetId', table: 'data_sets', noun: 'data set' },
-    { field: 'assetIds', table: ASSETS_TABLE, noun: 'asset' },
+    { field: 'dataSetId', catalog: dataSetCatalog },
+    { field: 'assetIds', catalog: assetCatalog },
   ],
 
   check(v: Values, path) {
@@ -42,14 +44,11 @@ export const eventSpec: ResourceSpec<EventCreate> = {
   },
 };
 
-/** Where a basic filter's references to other resources are resolved. */
-export interface FilterScope {
-  db: Db;
-  projectId: number;
-}
-
-/** The basic `filter` object as filter language, so it shares the compiler and the semantics. */
-export function eventFilterNode(f: EventFilter | undefined, scope: FilterScope): FilterNode | undefined {
+/**
+ * The basic `filter` object as filter language, so it shares the compiler and the semantics; its references
+ * to assets and data sets are resolved among those the request sees.
+ */
+export function eventFilterNode(f: EventFilter | undefined, services: Services, projectId: number): FilterNode | undefined {
   if (!f) return undefined;
   let endTime: FilterNode | undefined;
   if (f.endTime && 'isNull' in f.endTime) endTime = isNullNode(catalog, 'endTime', f.endTime.isNull);
@@ -70,21 +69,21 @@ export function eventFilterNode(f: EventFilter | undefined, scope: FilterScope):
     active,
     metadataNode(catalog, f.metadata),
     containsAnyLeaf(catalog, 'assetIds', f.assetIds),
-    assetScopeNode(scope.db, scope.projectId, catalog, 'assetIds', f),
+    assetScopeNode(services.db, visibleIn(services, assetCatalog), projectId, catalog, 'assetIds', f),
     equalsLeaf(catalog, 'source', f.source),
     equalsLeaf(catalog, 'type', f.type),
     equalsLeaf(catalog, 'subtype', f.subtype),
     rangeLeaf(catalog, 'createdTime', f.createdTime),
     rangeLeaf(catalog, 'lastUpdatedTime', f.lastUpdatedTime),
     prefixLeaf(catalog, 'externalId', f.externalIdPrefix),
-    f.dataSetIds && inLeaf(catalog, 'dataSetId', resolveReferences(scope.db, 'data_sets', scope.projectId, f.dataSetIds, ['filter', 'dataSetIds'])),
+    f.dataSetIds && inLeaf(catalog, 'dataSetId', resolveReferences(services.db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds'])),
   ]);
 }
 
 const WITHOUT_METADATA = new Set(['metadata']);
 
 export function listEvents(services: Services, projectId: number, req: ListEventsInput, includeMetadata = true) {
-  return listItemsJson(eventSpec as ResourceSpec<unknown>, services, projectId, req, eventFilterNode(req.filter, { db: services.db, projectId }), includeMetadata ? undefined : WITHOUT_METADATA);
+  return listItemsJson(eventSpec as ResourceSpec<unknown>, services, projectId, req, eventFilterNode(req.filter, services, projectId), includeMetadata ? undefined : WITHOUT_METADATA);
 }
 
 export function searchEvents(
@@ -93,11 +92,11 @@ export function searchEvents(
   req: { filter?: EventFilter; search?: { description?: string }; limit?: number },
 ) {
   const match = ftsAnyOf([[req.search?.description]]);
-  return searchItemsJson(eventSpec as ResourceSpec<unknown>, services, projectId, eventFilterNode(req.filter, { db: services.db, projectId }), match, req.limit);
+  return searchItemsJson(eventSpec as ResourceSpec<unknown>, services, projectId, eventFilterNode(req.filter, services, projectId), match, req.limit);
 }
 
 export function aggregateEvents(services: Services, projectId: number, req: Omit<AggregateRequest, 'filter'> & { filter?: EventFilter }) {
-  return runAggregate(services, catalog, projectId, { ...req, filter: eventFilterNode(req.filter, { db: services.db, projectId }) });
+  return runAggregate(services, catalog, projectId, { ...req, filter: eventFilterNode(req.filter, services, projectId) });
 }
 
 export type ListEventsInput = ListInput & { filter?: EventFilter };

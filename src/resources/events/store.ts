@@ -6,6 +6,7 @@ import { FILTERABLE_METADATA_LENGTH, ftsSql, sideTablesSql, storedJsonSql, type 
 
 export const eventCatalog: ResourceCatalog = {
   noun: 'event',
+  acl: 'eventsAcl',
   table: 'events',
   alias: 'e',
   dataSetColumn: 'data_set_id',

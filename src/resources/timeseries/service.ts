@@ -6,9 +6,11 @@ import type { Services } from '../../http/services.js';
 import { runAggregate, type AggregateRequest } from '../../query/aggregate.js';
 import { and, equalsLeaf, inLeaf, metadataNode, prefixLeaf, rangeLeaf } from '../../query/basic.js';
 import { ftsAnyOf, type FilterNode } from '../../query/filter.js';
-import { ASSETS_TABLE, assetScopeNode } from '../../query/assets-scope.js';
+import { assetScopeNode } from '../../query/assets-scope.js';
+import { visibleIn } from '../../query/visibility.js';
+import { assetCatalog } from '../assets/store.js';
+import { dataSetCatalog } from '../datasets/store.js';
 import { resolveReferences } from '../../query/references.js';
-import type { Db } from '../../storage/db.js';
 import type { Values } from '../../storage/items.js';
 import { deleteSeriesData } from '../datapoints/series-data.js';
 import { listItemsJson, searchItemsJson, type ListInput, type ResourceSpec } from '../crud.js';
@@ -64,8 +66,8 @@ export const timeSeriesSpec: ResourceSpec<TimeSeriesCreate> = {
     }
   },
   references: [
-    { field: 'dataSetId', table: 'data_sets', noun: 'data set' },
-    { field: 'assetId', table: ASSETS_TABLE, noun: 'asset' },
+    { field: 'dataSetId', catalog: dataSetCatalog },
+    { field: 'assetId', catalog: assetCatalog },
   ],
   beforeDelete(ids, { db, projectId }) {
     deleteSeriesData(db, projectId, ids);
@@ -74,7 +76,8 @@ export const timeSeriesSpec: ResourceSpec<TimeSeriesCreate> = {
 };
 export const anyTimeSeriesSpec = timeSeriesSpec as ResourceSpec<unknown>;
 
-export function timeSeriesFilterNode(f: TimeSeriesFilter | undefined, db: Db, projectId: number): FilterNode | undefined {
+/** The basic `filter` object as filter language; its references are resolved among what the request sees. */
+export function timeSeriesFilterNode(f: TimeSeriesFilter | undefined, services: Services, projectId: number): FilterNode | undefined {
   if (!f) return undefined;
   return and([
     equalsLeaf(catalog, 'name', f.name),
@@ -84,8 +87,8 @@ export function timeSeriesFilterNode(f: TimeSeriesFilter | undefined, db: Db, pr
     f.isStep === undefined ? undefined : equalsLeaf(catalog, 'isStep', f.isStep ? 1 : 0),
     metadataNode(catalog, f.metadata),
     inLeaf(catalog, 'assetId', f.assetIds),
-    assetScopeNode(db, projectId, catalog, 'assetId', f),
-    f.dataSetIds && inLeaf(catalog, 'dataSetId', resolveReferences(db, 'data_sets', projectId, f.dataSetIds, ['filter', 'dataSetIds'])),
+    assetScopeNode(services.db, visibleIn(services, assetCatalog), projectId, catalog, 'assetId', f),
+    f.dataSetIds && inLeaf(catalog, 'dataSetId', resolveReferences(services.db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds'])),
     prefixLeaf(catalog, 'externalId', f.externalIdPrefix),
     rangeLeaf(catalog, 'createdTime', f.createdTime),
     rangeLeaf(catalog, 'lastUpdatedTime', f.lastUpdatedTime),
@@ -100,7 +103,7 @@ export function listTimeSeries(
   req: ListInput & { filter?: TimeSeriesFilter },
   includeMetadata = true,
 ) {
-  const node = timeSeriesFilterNode(req.filter, services.db, projectId);
+  const node = timeSeriesFilterNode(req.filter, services, projectId);
   return listItemsJson(anyTimeSeriesSpec, services, projectId, req, node, includeMetadata ? undefined : WITHOUT_METADATA);
 }
 
@@ -115,7 +118,7 @@ export function searchTimeSeries(
     [req.search?.description, 'description'],
     [req.search?.query, '{name description}'],
   ]);
-  const node = timeSeriesFilterNode(req.filter, services.db, projectId);
+  const node = timeSeriesFilterNode(req.filter, services, projectId);
   return searchItemsJson(anyTimeSeriesSpec, services, projectId, node, match, req.limit);
 }
 
@@ -124,5 +127,5 @@ export function aggregateTimeSeries(
   projectId: number,
   req: Omit<AggregateRequest, 'filter'> & { filter?: TimeSeriesFilter },
 ) {
-  return runAggregate(services, catalog, projectId, { ...req, filter: timeSeriesFilterNode(req.filter, services.db, projectId) });
+  return runAggregate(services, catalog, projectId, { ...req, filter: timeSeriesFilterNode(req.filter, services, projectId) });
 }

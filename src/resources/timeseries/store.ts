@@ -10,6 +10,7 @@ const SEARCH = { maxValueLength: 128 };
 
 export const timeSeriesCatalog: ResourceCatalog = {
   noun: 'time series',
+  acl: 'timeSeriesAcl',
   nouns: 'time series',
   table: 'timeseries',
   alias: 't',
