@@ -166,12 +166,14 @@ describe('create', () => {
 });
 
 describe('retrieve', () => {
-  it('gets one asset by id, and 404 for an unknown one', async () => {
+  it('gets one asset by id, and 400 with missing for an unknown one', async () => {
     const [child] = await byExternalIds(['c-child']);
     const res = await h.get(`/assets/${child.id}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual(child);
-    expect(errorMessage(await h.get('/assets/99999999'), 404)).toMatch(/asset/);
+    const unknown = await h.get('/assets/99999999');
+    expect(errorMessage(unknown, 400)).toMatch(/99999999/);
+    expect(unknown.body.error.missing).toEqual([{ id: 99999999 }]);
   });
 
   it('retrieves by id or external id in request order, with ignoreUnknownIds and aggregates', async () => {
@@ -477,9 +479,33 @@ describe('list, search and aggregate', () => {
     expect(await count({ ...mine, assetSubtreeIds: [{ externalId: 'l-root' }] })).toBe(4);
     const res = await h.post('/assets/aggregate', { filter: mine, aggregate: 'uniqueValues', properties: [{ property: ['parentId'] }] });
     expect(res.body.items).toEqual([
-      { count: 2, values: [ids['l-root']] },
-      { count: 1, values: [ids['l-pump']] },
+      { count: 2, values: [ids['l-root']], value: ids['l-root'] },
+      { count: 1, values: [ids['l-pump']], value: ids['l-pump'] },
     ]);
+  });
+
+  it('takes the deprecated metadataKeys and metadataValues aggregates', async () => {
+    await create([
+      { externalId: 'l-md-1', name: 'a', metadata: { Kind: 'Valve', Size: 'L' } },
+      { externalId: 'l-md-2', name: 'b', metadata: { kind: 'Valve' } },
+    ]);
+    const aggregate = (body: object) => h.post('/assets/aggregate', { filter: mine, ...body });
+    expect((await aggregate({ aggregate: 'metadataKeys' })).body.items).toEqual([
+      { count: 3, values: ['kind'], value: 'kind' },
+      { count: 1, values: ['size'], value: 'size' },
+    ]);
+    expect((await aggregate({ aggregate: 'metadataValues', keys: ['KIND'] })).body.items).toEqual([
+      { count: 2, values: ['Valve'], value: 'Valve' },
+      { count: 1, values: ['Pump'], value: 'Pump' },
+    ]);
+    expect(errorMessage(await aggregate({ aggregate: 'metadataValues' }), 400)).toBe('keys: metadataValues needs "keys" naming the metadata key');
+    expect(errorMessage(await aggregate({ aggregate: 'metadataValues', keys: ['a', 'b'] }), 400)).toMatch(/keys: must have at most 1 item/);
+    expect(errorMessage(await aggregate({ aggregate: 'uniqueValues', keys: ['kind'], properties: [{ property: ['name'] }] }), 400)).toBe(
+      'keys: only used by the metadataValues aggregate',
+    );
+    expect(errorMessage(await aggregate({ aggregate: 'metadataValues', keys: ['kind'], properties: [{ property: ['name'] }] }), 400)).toMatch(
+      /^properties: not used by metadataValues/,
+    );
   });
 });
 

@@ -7,9 +7,12 @@ import type { Db } from '../storage/db.js';
 import type { Values } from '../storage/items.js';
 import { checkRef, lookupRefs, type Ref, type RefInput } from './refs.js';
 
-/** Resolves `{id}`/`{externalId}` references into ids of `table`; any unknown one is a 400 with `missing`. */
+/**
+ * Resolves `{id}`/`{externalId}` references into ids of `table`; any unknown one is a 400 with `missing`.
+ * `{id: 0}` names no item (see FilterId): it resolves to nothing and is not missing.
+ */
 export function resolveReferences(db: Db, table: string, projectId: number, refs: readonly RefInput[], path: Array<string | number>): number[] {
-  const checked: Ref[] = refs.map((r, i) => checkRef(r, [...path, i]));
+  const checked: Ref[] = refs.map((r, i) => checkRef(r, [...path, i])).filter((r) => !('id' in r && r.id === 0));
   const { byId, byExternalId } = lookupRefs(db, table, projectId, checked);
   const missing: Ref[] = [];
   const ids: number[] = [];

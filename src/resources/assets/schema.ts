@@ -8,7 +8,8 @@ import {
   ExternalId,
   IgnoreUnknownIds,
   InternalId,
-  ItemRef,
+  FilterId,
+  FilterRef,
   ItemRefs,
   Limit,
   Partition,
@@ -22,6 +23,7 @@ import {
   requiredPatch,
   type MetadataLimits,
   listBodySchema,
+  MetadataAggregateFields,
 } from '../../http/common-schemas.js';
 
 export const ASSET_METADATA_LIMITS: MetadataLimits = { keyLength: 128, valueLength: 10_240, keys: 256, totalBytes: 10_240 };
@@ -87,11 +89,11 @@ const LabelList = Type.Array(Label, { minItems: 1, maxItems: ASSET_LIMITS.labels
 
 export const AssetFilter = partialObject({
   name: Name,
-  parentIds: Type.Array(InternalId, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
+  parentIds: Type.Array(FilterId, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
   parentExternalIds: Type.Array(ExternalId, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
-  rootIds: Type.Array(ItemRef, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
-  assetSubtreeIds: Type.Array(ItemRef, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
-  dataSetIds: Type.Array(ItemRef, { maxItems: ASSET_LIMITS.filterDataSetIds }),
+  rootIds: Type.Array(FilterRef, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
+  assetSubtreeIds: Type.Array(FilterRef, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
+  dataSetIds: Type.Array(FilterRef, { maxItems: ASSET_LIMITS.filterDataSetIds }),
   metadata: AssetMetadata,
   source: Source,
   createdTime: TimestampRange,
@@ -130,7 +132,10 @@ export const SearchAssetsBody = Type.Object(
 );
 export type SearchAssetsBody = Static<typeof SearchAssetsBody>;
 
-export const AggregateAssetsBody = Type.Object({ ...AggregateRequestFields, filter: Type.Optional(AssetFilter) }, { additionalProperties: false });
+export const AggregateAssetsBody = Type.Object(
+  { ...AggregateRequestFields, ...MetadataAggregateFields, filter: Type.Optional(AssetFilter) },
+  { additionalProperties: false },
+);
 export type AggregateAssetsBody = Static<typeof AggregateAssetsBody>;
 
 export const AssetIdsBody = Type.Object(
