@@ -219,8 +219,16 @@ describe('update', () => {
     expect(u).toMatchObject({ name: 'after', source: 's', metadata: { b: '2', c: '3' }, labels: [{ externalId: 'y' }] });
     expect(u.description).toBeUndefined();
     expect(u.geoLocation.geometry.coordinates).toEqual([1, 2]);
+    // An emptied list or map is absent, as every absent field: in the answer and in every read after it.
     const set = await h.post('/assets/update', { items: [{ id: u.id, update: { labels: { set: [] }, metadata: { set: {} } } }] });
-    expect(set.body.items[0]).toMatchObject({ labels: [], metadata: {} });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    for (const item of [set.body.items[0], (await h.get(`/assets/${u.id}`)).body, (await h.post('/assets/byids', { items: [{ id: u.id }] })).body.items[0]]) {
+      expect(Object.keys(item)).not.toContain('labels');
+      expect(Object.keys(item)).not.toContain('metadata');
+    }
+    const created = await h.post('/assets', { items: [{ name: 'bare', labels: [], metadata: {} }] });
+    expect(Object.keys(created.body.items[0])).not.toContain('labels');
+    expect(Object.keys(created.body.items[0])).not.toContain('metadata');
   });
 
   it('refuses removing the name or the parent, and bad values', async () => {

@@ -152,7 +152,9 @@ describe('update', () => {
 
     const set = await h.post('/events/update', { items: [{ id: e.id, update: { metadata: { set: { z: '9' } }, assetIds: { set: [] } } }] });
     expect(set.body.items[0].metadata).toEqual({ z: '9' });
-    expect(set.body.items[0].assetIds).toEqual([]);
+    // An emptied list is absent, as every absent field.
+    expect(Object.keys(set.body.items[0])).not.toContain('assetIds');
+    expect(Object.keys((await h.get(`/events/${e.id}`)).body)).not.toContain('assetIds');
   });
 
   it('applies all items or none', async () => {

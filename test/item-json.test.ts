@@ -148,6 +148,49 @@ describe('stored JSON (events)', () => {
   });
 });
 
+describe('empty lists and maps', () => {
+  it('are stored as absent, so no response shows them', () => {
+    const full = (v: Values) => Object.fromEntries(eventTable.fields.map((f) => [f.name, v[f.name] ?? null]));
+    const [id] = insertItems(db, eventTable, projectId, [full({ externalId: 'empty-1', metadata: {}, assetIds: [] })], 1000);
+    const [row] = all<Row>(db, sql`SELECT ${Sql.raw(selectColumns(eventTable))}, e.item_json FROM events e WHERE e.id = ${id}`);
+    expect(row.metadata).toBeNull();
+    expect(row.asset_ids).toBeNull();
+    expect(JSON.parse(row.item_json as string)).toEqual({ id, externalId: 'empty-1', createdTime: 1000, lastUpdatedTime: 1000 });
+  });
+
+  it('that a database holds are made absent by a migration, with the events\' stored JSON', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strata-empty-'));
+    try {
+      const migration = migrations.findIndex((m) => m.includes("IN ('[]', '{}')"));
+      expect(migration).toBeGreaterThan(0);
+      const old = new Database(join(dir, 'strata.db'));
+      old.exec(migrations.slice(0, migration).join('\n'));
+      old.pragma(`user_version = ${migration}`);
+      old.prepare(`INSERT INTO projects (name, created_time) VALUES ('p', 0)`).run();
+      old.prepare(
+        `INSERT INTO events (id, project_id, external_id, metadata, asset_ids, item_json, created_time, last_updated_time)
+         VALUES (1, 1, 'old', '{}', '[]', '{"id":1,"externalId":"old","metadata":{},"assetIds":[],"createdTime":10,"lastUpdatedTime":20}', 10, 20),
+                (2, 1, NULL, '{"k":"v"}', '[]', 'kept as is', 30, 40)`,
+      ).run();
+      old.prepare(`INSERT INTO assets (id, project_id, name, labels, metadata, root_id, depth, path, created_time, last_updated_time) VALUES (1, 1, 'a', '[]', '{"k":"v"}', 1, 0, '/1/', 0, 0)`).run();
+      old.close();
+      const migrated = openDatabase({ dataDir: dir });
+      try {
+        const events = all<{ metadata: string | null; asset_ids: string | null; item_json: string }>(migrated, sql`SELECT metadata, asset_ids, item_json FROM events ORDER BY id`);
+        expect(events).toEqual([
+          { metadata: null, asset_ids: null, item_json: '{"id":1,"externalId":"old","createdTime":10,"lastUpdatedTime":20}' },
+          { metadata: '{"k":"v"}', asset_ids: null, item_json: '{"id":2,"metadata":{"k":"v"},"createdTime":30,"lastUpdatedTime":40}' },
+        ]);
+        expect(all(migrated, sql`SELECT labels, metadata FROM assets`)).toEqual([{ labels: null, metadata: '{"k":"v"}' }]);
+      } finally {
+        migrated.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('responses rendered by SQL', () => {
   let h: Harness;
   beforeAll(async () => {
