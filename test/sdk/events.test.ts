@@ -72,6 +72,7 @@ describe('events through the official JavaScript client', () => {
     await expect(client.events.retrieve([{ externalId: 'ev-none' }])).rejects.toMatchObject({ status: 400, missing: [{ externalId: 'ev-none' }] });
     const one = await client.get<CogniteEvent>(`/api/v1/projects/${project}/events/${created[1].id}`);
     expect(one.data).toMatchObject({ externalId: 'ev-2', startTime: T0 + 2 * HOUR });
+    await expect(client.get(`/api/v1/projects/${project}/events/987654321`)).rejects.toMatchObject({ status: 400, missing: [{ id: 987654321 }] });
   });
 
   it('lists with every filter of the basic filter', async () => {
