@@ -517,6 +517,77 @@ describe('list, search and aggregate', () => {
   });
 });
 
+describe('geographic filter', () => {
+  const square = { type: 'Polygon', coordinates: [[[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]]] };
+  // The square with a hole in its middle.
+  const donut = { type: 'Polygon', coordinates: [...square.coordinates, [[3, 3], [7, 3], [7, 7], [3, 7], [3, 3]]] };
+  // A U: two arms joined at the bottom, open between x 3 and 7 above y 3.
+  const u = { type: 'Polygon', coordinates: [[[0, 0], [10, 0], [10, 10], [7, 10], [7, 3], [3, 3], [3, 10], [0, 10], [0, 0]]] };
+  const feature = (type: string, coordinates: unknown) => ({ type: 'Feature', geometry: { type, coordinates } });
+  beforeAll(async () => {
+    await create([
+      { externalId: 'g-point', name: 'p', geoLocation: feature('Point', [5, 5]) },
+      { externalId: 'g-edge', name: 'p', geoLocation: feature('Point', [0, 5]) },
+      { externalId: 'g-out', name: 'p', geoLocation: feature('Point', [20, 20]) },
+      { externalId: 'g-diagonal', name: 'l', geoLocation: feature('LineString', [[1, 1], [9, 9]]) },
+      { externalId: 'g-across', name: 'l', geoLocation: feature('LineString', [[-5, 5], [15, 5]]) },
+      { externalId: 'g-arms', name: 'l', geoLocation: feature('LineString', [[1, 8], [9, 8]]) },
+      { externalId: 'g-small', name: 'a', geoLocation: feature('Polygon', [[[1, 1], [2, 1], [2, 2], [1, 2], [1, 1]]]) },
+      { externalId: 'g-frame', name: 'a', geoLocation: feature('Polygon', [[[2.5, 2.5], [7.5, 2.5], [7.5, 7.5], [2.5, 7.5], [2.5, 2.5]]]) },
+      { externalId: 'g-huge', name: 'a', geoLocation: feature('Polygon', [[[-100, -100], [100, -100], [100, 100], [-100, 100], [-100, -100]]]) },
+      { externalId: 'g-scatter', name: 'm', geoLocation: feature('MultiPoint', [[5, 5], [30, 30]]) },
+      { externalId: 'g-nowhere', name: 'n' },
+    ]);
+  });
+  const matching = async (relation: string, shape: object) =>
+    xids(await listAll({ filter: { externalIdPrefix: 'g-', geoLocation: { relation, shape } } }, 100)).sort();
+
+  it('finds the assets whose geometry intersects a polygon, or lies within it (its boundary included)', async () => {
+    expect(await matching('INTERSECTS', square)).toEqual(['g-across', 'g-arms', 'g-diagonal', 'g-edge', 'g-frame', 'g-huge', 'g-point', 'g-scatter', 'g-small']);
+    expect(await matching('WITHIN', square)).toEqual(['g-arms', 'g-diagonal', 'g-edge', 'g-frame', 'g-point', 'g-small']);
+    // Assets without a geoLocation stand in no relation to any shape.
+    expect(await matching('DISJOINT', square)).toEqual(['g-out']);
+  });
+
+  it('counts a hole as outside its polygon, and an edge that leaves a concave polygon as outside it', async () => {
+    expect(await matching('INTERSECTS', donut)).toEqual(['g-across', 'g-arms', 'g-diagonal', 'g-edge', 'g-frame', 'g-huge', 'g-small']);
+    // g-diagonal runs through the hole; g-frame lies in the ring but encloses the hole.
+    expect(await matching('WITHIN', donut)).toEqual(['g-arms', 'g-edge', 'g-small']);
+    expect(await matching('DISJOINT', donut)).toEqual(['g-out', 'g-point', 'g-scatter']);
+    // g-arms has both ends in the arms of the U and crosses the gap between them.
+    expect(await matching('WITHIN', u)).toEqual(['g-edge', 'g-small']);
+    expect(await matching('INTERSECTS', u)).toContain('g-arms');
+  });
+
+  it('relates to lines and points as shapes', async () => {
+    const line = { type: 'LineString', coordinates: [[0, 5], [10, 5]] };
+    expect(await matching('INTERSECTS', line)).toEqual(['g-across', 'g-diagonal', 'g-edge', 'g-frame', 'g-huge', 'g-point', 'g-scatter']);
+    expect(await matching('WITHIN', line)).toEqual(['g-edge', 'g-point']);
+    expect(await matching('WITHIN', { type: 'Point', coordinates: [5, 5] })).toEqual(['g-point']);
+    expect(await matching('INTERSECTS', { type: 'Point', coordinates: [5, 5] })).toEqual(['g-across', 'g-diagonal', 'g-frame', 'g-huge', 'g-point', 'g-scatter']);
+    const two = { type: 'MultiPolygon', coordinates: [[[[19, 19], [21, 19], [21, 21], [19, 21], [19, 19]]], [[[0.5, 0.5], [2.5, 0.5], [2.5, 2.5], [0.5, 2.5], [0.5, 0.5]]]] };
+    expect(await matching('WITHIN', two)).toEqual(['g-out', 'g-small']);
+    expect(await matching('INTERSECTS', { type: 'MultiLineString', coordinates: [[[20, 0], [20, 40]]] })).toEqual(['g-huge', 'g-out']);
+  });
+
+  it('narrows search and aggregate too', async () => {
+    const geoLocation = { relation: 'WITHIN', shape: square };
+    expect((await h.post('/assets/aggregate', { filter: { externalIdPrefix: 'g-', geoLocation } })).body.items).toEqual([{ count: 6 }]);
+    const found = await h.post('/assets/search', { search: { name: 'a' }, filter: { geoLocation } });
+    expect(xids(found.body.items).sort()).toEqual(['g-frame', 'g-small']);
+  });
+
+  it('refuses shapes that are not one, naming the place', async () => {
+    const refused = async (geoLocation: object) => errorMessage(await h.post('/assets/list', { filter: { geoLocation } }), 400);
+    expect(await refused({ relation: 'WITHIN', shape: { type: 'Polygon', coordinates: [[1, 2]] } })).toBe(
+      'filter.geoLocation.shape.coordinates: a Polygon needs an array of rings, each an array of at least 2 positions',
+    );
+    expect(await refused({ relation: 'NEAR', shape: square })).toMatch(/^filter\.geoLocation\.relation: must be one of "INTERSECTS", "DISJOINT", "WITHIN"/);
+    expect(await refused({ relation: 'WITHIN', shape: { type: 'MultiPoint', coordinates: [[1, 2]] } })).toMatch(/^filter\.geoLocation\.shape\.type: must be one of/);
+    expect(await refused({ shape: square })).toMatch(/filter\.geoLocation: missing required property "relation"/);
+  });
+});
+
 describe('access', () => {
   it('keeps a recursive delete within the scope of the request', async () => {
     const [a, b] = (await h.post('/datasets', { items: [{ externalId: 'acc-a' }, { externalId: 'acc-b' }] })).body.items.map((d: { id: number }) => d.id);

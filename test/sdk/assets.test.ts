@@ -124,6 +124,20 @@ describe('assets through the official JavaScript client', () => {
     expect(res.data.items.map((a) => a.name)).toEqual(['Refinery', 'Pump motor', 'Inlet valve', 'Feed pump']);
   });
 
+  it('filters by geography through the generic request (the client has no typed form for it)', async () => {
+    await client.assets.create([
+      { externalId: 'as-geo-in', name: 'Well 1', geoLocation: { type: 'Feature', geometry: { type: 'Point', coordinates: [10.7, 59.9] } } } as never,
+      { externalId: 'as-geo-out', name: 'Well 2', geoLocation: { type: 'Feature', geometry: { type: 'Point', coordinates: [5.3, 60.4] } } } as never,
+    ]);
+    const shape = { type: 'Polygon', coordinates: [[[10, 59], [11, 59], [11, 60], [10, 60], [10, 59]]] };
+    const res = await client.post<{ items: Asset[] }>(`/api/v1/projects/${project}/assets/list`, {
+      data: { filter: { externalIdPrefix: 'as-geo-', geoLocation: { relation: 'WITHIN', shape } } },
+    });
+    expect(xids(res.data.items)).toEqual(['as-geo-in']);
+    expect(res.data.items[0]).toMatchObject({ geoLocation: { type: 'Feature', geometry: { type: 'Point', coordinates: [10.7, 59.9] } } });
+    await client.assets.delete([{ externalId: 'as-geo-in' }, { externalId: 'as-geo-out' }]);
+  });
+
   it('searches names, descriptions and both', async () => {
     expect(xids(await client.assets.search({ search: { name: 'pump' } }))).toEqual(['as-motor', 'as-pump']);
     expect(xids(await client.assets.search({ search: { description: 'crude' }, filter: { root: true } }))).toEqual(['as-plant']);

@@ -2,6 +2,7 @@
  * Request shapes of the assets resource.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { GEO_RELATIONS, type GeoRelation } from '../../storage/geometry.js';
 import {
   AggregateRequestFields,
   Cursor,
@@ -51,6 +52,22 @@ const GeometryType = Type.Unsafe<GeometryType>(
   Type.String({ enum: ['Point', 'LineString', 'Polygon', 'MultiPoint', 'MultiLineString', 'MultiPolygon'] }),
 );
 export type GeometryType = 'Point' | 'LineString' | 'Polygon' | 'MultiPoint' | 'MultiLineString' | 'MultiPolygon';
+
+/** The `geoLocation` filter: a relation to a shape (a geometry, MultiPoint aside); geo.ts checks the nesting. */
+export const GeoFilter = Type.Object(
+  {
+    relation: Type.Unsafe<GeoRelation>(Type.String({ enum: [...GEO_RELATIONS] })),
+    shape: Type.Object(
+      {
+        type: Type.Unsafe<Exclude<GeometryType, 'MultiPoint'>>(Type.String({ enum: ['Point', 'LineString', 'Polygon', 'MultiLineString', 'MultiPolygon'] })),
+        coordinates: Type.Array(Type.Unknown()),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type GeoFilter = Static<typeof GeoFilter>;
 
 /** A GeoJSON feature; the nesting of `coordinates`, which depends on the type, is checked by geo.ts. */
 export const GeoLocation = Type.Object(
@@ -102,6 +119,7 @@ export const AssetFilter = partialObject({
   externalIdPrefix: Type.String({ maxLength: 255 }),
   /** Exactly one of the two; checked by the service so the message can say so. */
   labels: partialObject({ containsAny: LabelList, containsAll: LabelList }),
+  geoLocation: GeoFilter,
 });
 export type AssetFilter = Static<typeof AssetFilter>;
 

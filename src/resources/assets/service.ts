@@ -24,7 +24,7 @@ import {
   type ResourceSpec,
   type UpdateItem,
 } from '../crud.js';
-import { checkGeoLocation } from './geo.js';
+import { checkGeoLocation, geoFilterNode } from './geo.js';
 import { applyMoves, deleteDescendants, placeCreatedAssets, planMoves, refuseOrphans } from './hierarchy.js';
 import { presentAssets } from './present.js';
 import {
@@ -101,6 +101,7 @@ export function assetFilterNode(f: AssetFilter | undefined, db: Db, projectId: n
     f.root === undefined ? undefined : isNullNode(catalog, 'parentId', f.root),
     prefixLeaf(catalog, 'externalId', f.externalIdPrefix),
     labelsNode(f.labels),
+    geoFilterNode(projectId, f.geoLocation, ['filter', 'geoLocation']),
   ]);
 }
 
