@@ -492,6 +492,36 @@ describe('list, search and aggregate', () => {
     ]);
   });
 
+  it('filters and aggregates on labels in the advanced filter and the aggregates, labels given as text or as {externalId}', async () => {
+    const advanced = async (advancedFilter: object) => xids(await listAll({ filter: mine, advancedFilter }));
+    expect(await advanced({ containsAny: { property: ['labels'], values: ['site', 'rotating'] } })).toEqual(['l-root', 'l-pump']);
+    // The Python SDK sends Label objects as {"externalId": ...}.
+    expect(await advanced({ containsAll: { property: ['labels'], values: [{ externalId: 'critical' }, { externalId: 'rotating' }] } })).toEqual(['l-pump']);
+    expect(await advanced({ not: { exists: { property: ['labels'] } } })).toEqual(['l-motor', 'l-root2']);
+    expect(errorMessage(await h.post('/assets/list', { advancedFilter: { equals: { property: ['labels'], value: 'site' } } }), 400)).toMatch(
+      /equals does not apply to the array property \["labels"\]/,
+    );
+    expect(errorMessage(await h.post('/assets/list', { advancedFilter: { containsAny: { property: ['labels'], values: [{ id: 1 }] } } }), 400)).toMatch(
+      /advancedFilter\.containsAny\.values\[0\]: expected a string for \["labels"\]/,
+    );
+    const aggregate = (body: object) => h.post('/assets/aggregate', { filter: mine, ...body });
+    expect((await aggregate({ aggregate: 'uniqueValues', properties: [{ property: ['labels'] }] })).body.items).toEqual([
+      { count: 2, values: ['critical'], value: 'critical' },
+      { count: 1, values: ['rotating'], value: 'rotating' },
+      { count: 1, values: ['site'], value: 'site' },
+    ]);
+    expect((await aggregate({ aggregate: 'cardinalityValues', properties: [{ property: ['labels'] }] })).body.items).toEqual([{ count: 3 }]);
+    const notCritical = { not: { prefix: { value: 'crit' } } };
+    expect((await aggregate({ aggregate: 'uniqueValues', properties: [{ property: ['labels'] }], aggregateFilter: notCritical })).body.items).toHaveLength(2);
+    // A label that looks like a number is still text.
+    await create([{ externalId: 'l-num', name: 'n', labels: [{ externalId: '42' }] }]);
+    expect((await aggregate({ aggregate: 'uniqueValues', properties: [{ property: ['labels'] }], aggregateFilter: { prefix: { value: '4' } } })).body.items).toEqual([
+      { count: 1, values: ['42'], value: '42' },
+    ]);
+    expect(await advanced({ containsAny: { property: ['labels'], values: ['42'] } })).toEqual(['l-num']);
+    await h.post('/assets/delete', { items: [{ externalId: 'l-num' }] });
+  });
+
   it('takes the deprecated metadataKeys and metadataValues aggregates', async () => {
     await create([
       { externalId: 'l-md-1', name: 'a', metadata: { Kind: 'Valve', Size: 'L' } },

@@ -86,10 +86,12 @@ function valueSource(catalog: ResourceCatalog, property: string[], path: Array<s
   if (isScalar(def!)) return { join: Sql.raw(''), value: Sql.raw(col(catalog, def!.column)), multi: false, toBucket: (v) => v };
   const arr = def as Exclude<typeof def, undefined | { column: string }>;
   return {
-    join: Sql.raw(` JOIN ${arr.table} a ON a.${arr.itemColumn} = ${id}`),
-    value: Sql.raw(`a.${arr.valueColumn}`),
+    // Not `a`: that is the assets' own alias.
+    join: Sql.raw(` JOIN ${arr.table} av ON av.${arr.itemColumn} = ${id}`),
+    value: Sql.raw(`av.${arr.valueColumn}`),
     multi: true,
-    toBucket: (v) => v,
+    // Side tables declare their value column INTEGER, which keeps a numeric-looking text as a number.
+    toBucket: arr.kind === 'stringArray' ? (v) => String(v) : (v) => v,
   };
 }
 

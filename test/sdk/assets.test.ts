@@ -153,6 +153,10 @@ describe('assets through the official JavaScript client', () => {
       { count: 1, values: [byXid['as-pump'].id], value: byXid['as-pump'].id },
     ]);
     expect(await aggregate({ aggregate: 'cardinalityValues', properties: [{ property: ['rootId'] }], filter })).toEqual([{ count: 2 }]);
+    expect(await aggregate({ aggregate: 'uniqueValues', properties: [{ property: ['labels'] }], filter })).toEqual([
+      { count: 1, values: ['critical'], value: 'critical' },
+      { count: 1, values: ['rotating'], value: 'rotating' },
+    ]);
     expect(await aggregate({ aggregate: 'uniqueProperties', path: ['metadata'], filter })).toHaveLength(2);
     expect(await aggregate({ aggregate: 'metadataKeys', filter })).toEqual([
       { count: 1, values: ['power'], value: 'power' },

@@ -6,7 +6,7 @@ import { badRequest } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { runAggregate } from '../../query/aggregate.js';
 import { ASSETS_TABLE, assetIdsOfExternalIds, assetScopeNode } from '../../query/assets-scope.js';
-import { and, equalsLeaf, inLeaf, isNullNode, metadataNode, prefixLeaf, rangeLeaf } from '../../query/basic.js';
+import { and, equalsLeaf, inLeaf, isNullNode, metadataNode, prefixLeaf, propertyTarget, rangeLeaf } from '../../query/basic.js';
 import { ftsAnyOf, type FilterNode, type LeafNode } from '../../query/filter.js';
 import { resolveReferences } from '../../query/references.js';
 import type { RefInput } from '../../query/refs.js';
@@ -40,7 +40,7 @@ import {
   type Label,
   type SearchAssetsBody,
 } from './schema.js';
-import { assetCatalog as catalog, assetLabelIndex, assetTable } from './store.js';
+import { assetCatalog as catalog, assetTable } from './store.js';
 
 const labelIds = (labels: readonly Label[] | undefined) => labels?.map((l) => l.externalId);
 
@@ -80,7 +80,7 @@ function labelsNode(labels: AssetFilter['labels']): LeafNode | undefined {
   if ((containsAny === undefined) === (containsAll === undefined)) {
     throw badRequest('filter.labels: give exactly one of "containsAny" and "containsAll"');
   }
-  const target = { type: 'property' as const, name: 'labels', def: assetLabelIndex };
+  const target = propertyTarget(catalog, 'labels');
   return containsAny ? { op: 'containsAny', target, values: labelIds(containsAny)! } : { op: 'containsAll', target, values: labelIds(containsAll)! };
 }
 
