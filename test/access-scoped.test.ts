@@ -89,14 +89,14 @@ describe('reads in a data set scope', () => {
     expect(xids(await scoped('POST', '/events/search', { search: { description: 'pump' } }))).toEqual(A);
     expect((await scoped('POST', '/events/aggregate', {})).body.items).toEqual([{ count: 4 }]);
     const unique = await scoped('POST', '/events/aggregate', { aggregate: 'uniqueValues', properties: [{ property: ['dataSetId'] }] });
-    expect(unique.body.items).toEqual([{ count: 4, values: [dsA] }]);
+    expect(unique.body.items).toEqual([{ count: 4, values: [dsA], value: dsA }]);
     expect((await scoped('POST', '/timeseries/aggregate', {})).body.items).toEqual([{ count: 1 }]);
     expect((await scoped('POST', '/datasets/aggregate', {})).body.items).toEqual([{ count: 1 }]);
   });
 
   it('treats items outside the scope as unknown in by-id reads', async () => {
     expect((await scoped('GET', `/events/${events['a-0'].id}`)).status).toBe(200);
-    expect(errorMessage(await scoped('GET', `/events/${events['b-0'].id}`), 404)).toMatch(/No event with id/);
+    expect((await scoped('GET', `/events/${events['b-0'].id}`)).body.error.missing).toEqual([{ id: events['b-0'].id }]);
     const mixed = await scoped('POST', '/events/byids', { items: [{ id: events['a-1'].id }, { externalId: 'b-1' }, { id: events['none-1'].id }] });
     errorMessage(mixed, 400);
     expect(mixed.body.error.missing).toEqual([{ externalId: 'b-1' }, { id: events['none-1'].id }]);

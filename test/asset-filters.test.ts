@@ -77,6 +77,7 @@ const SOURCES = ['sap', 'SAP', 'pi', 's'];
 const META_KEYS = ['kind', 'Kind', 'area'];
 const META_VALUES = ['north', 'North', 'south', '', 'ø'];
 const WORDS = ['pump', 'Pump', 'inlet', 'crude', 'oil', 'high', 'pressure'];
+const LABELS = ['critical', 'Critical', 'rotating', '42'];
 
 /** Deterministic field values of asset k, from small domains so that filters hit. */
 function fieldsOf(k: number): Record<string, unknown> {
@@ -84,6 +85,7 @@ function fieldsOf(k: number): Record<string, unknown> {
   if (k % 3 !== 0) fields.description = [WORDS[k % WORDS.length], WORDS[(k * 3 + 1) % WORDS.length]].join(' ');
   if (k % 4 !== 3) fields.source = SOURCES[k % SOURCES.length];
   if (k % 5 !== 4) fields.metadata = { [META_KEYS[k % META_KEYS.length]]: META_VALUES[k % META_VALUES.length] };
+  if (k % 3 !== 1) fields.labels = [...new Set([LABELS[k % LABELS.length], LABELS[(k * 7) % LABELS.length]])].map((externalId) => ({ externalId }));
   return fields;
 }
 
@@ -259,9 +261,10 @@ describe('asset filters on events', () => {
   });
 });
 
-/** Assets as the filter language sees them (the catalog's properties; labels are not reachable there). */
+/** Assets as the filter language sees them: the catalog's properties, labels as their external ids. */
 const assetModel: ResourceModel = {
   properties: [
+    { name: 'labels', kind: 'stringArray' },
     { name: 'id', kind: 'integer' },
     { name: 'externalId', kind: 'string', sortable: true },
     { name: 'name', kind: 'string', searchable: true, sortable: true },
@@ -279,8 +282,11 @@ const assetModel: ResourceModel = {
 };
 
 describe('assets: SQL filter path agrees with the in-memory evaluator', () => {
-  it('on random advanced filters (hierarchy properties included) and sorts', async () => {
-    const assets = (await listAll('/assets/list', { filter: { externalIdPrefix: 'h-' } })) as Item[];
+  /** An asset as the model sees it: labels `[{externalId}]` as `[externalId]`. */
+  const modelled = (items: Item[]) => items.map((a) => (a.labels ? { ...a, labels: (a.labels as Array<{ externalId: string }>).map((l) => l.externalId) } : a));
+
+  it('on random advanced filters (hierarchy properties and labels included) and sorts', async () => {
+    const assets = modelled((await listAll('/assets/list', { filter: { externalIdPrefix: 'h-' } })) as Item[]);
     const ids = assets.map((a) => a.id);
     const column = (name: string) => [...new Set(assets.map((a) => a[name]).filter((v) => v !== undefined))] as Primitive[];
     const strings: Record<string, string[]> = {
@@ -301,7 +307,7 @@ describe('assets: SQL filter path agrees with the in-memory evaluator', () => {
       value: (path) =>
         path[0] === 'metadata' ? fc.constantFrom(...META_VALUES, 'NORTH') : path[0] in numbers ? fc.constantFrom(...numbers[path[0]]) : fc.constantFrom(...strings[path[0]]),
       prefix: (path) => fc.constantFrom(...prefixesOf(path[0] === 'metadata' ? META_VALUES : strings[path[0]])),
-      element: () => fc.constant(0),
+      element: () => fc.constantFrom(...LABELS, 'CRITICAL', 'none'),
       searchText: fc.array(fc.constantFrom(...WORDS, 'valve', 'motor', 'absent'), { minLength: 1, maxLength: 2 }).map((w) => w.join(' ')),
       metadataKey: fc.constantFrom(...META_KEYS, 'KIND', 'missing'),
     };
@@ -312,7 +318,7 @@ describe('assets: SQL filter path agrees with the in-memory evaluator', () => {
     await fc.assert(
       fc.asyncProperty(query, async ({ advancedFilter, sort }) => {
         const body = { filter: { externalIdPrefix: 'h-' }, ...(advancedFilter ? { advancedFilter } : {}), ...(sort ? { sort } : {}) };
-        const got = (await listAll('/assets/list', body)) as Item[];
+        const got = modelled((await listAll('/assets/list', body)) as Item[]);
         const expected = evaluate(assetModel, assets, { advancedFilter, sort });
         expectListing(assetModel, { advancedFilter, sort }, got, expected);
       }),

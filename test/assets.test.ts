@@ -166,12 +166,14 @@ describe('create', () => {
 });
 
 describe('retrieve', () => {
-  it('gets one asset by id, and 404 for an unknown one', async () => {
+  it('gets one asset by id, and 400 with missing for an unknown one', async () => {
     const [child] = await byExternalIds(['c-child']);
     const res = await h.get(`/assets/${child.id}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual(child);
-    expect(errorMessage(await h.get('/assets/99999999'), 404)).toMatch(/asset/);
+    const unknown = await h.get('/assets/99999999');
+    expect(errorMessage(unknown, 400)).toMatch(/99999999/);
+    expect(unknown.body.error.missing).toEqual([{ id: 99999999 }]);
   });
 
   it('retrieves by id or external id in request order, with ignoreUnknownIds and aggregates', async () => {
@@ -217,8 +219,16 @@ describe('update', () => {
     expect(u).toMatchObject({ name: 'after', source: 's', metadata: { b: '2', c: '3' }, labels: [{ externalId: 'y' }] });
     expect(u.description).toBeUndefined();
     expect(u.geoLocation.geometry.coordinates).toEqual([1, 2]);
+    // An emptied list or map is absent, as every absent field: in the answer and in every read after it.
     const set = await h.post('/assets/update', { items: [{ id: u.id, update: { labels: { set: [] }, metadata: { set: {} } } }] });
-    expect(set.body.items[0]).toMatchObject({ labels: [], metadata: {} });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    for (const item of [set.body.items[0], (await h.get(`/assets/${u.id}`)).body, (await h.post('/assets/byids', { items: [{ id: u.id }] })).body.items[0]]) {
+      expect(Object.keys(item)).not.toContain('labels');
+      expect(Object.keys(item)).not.toContain('metadata');
+    }
+    const created = await h.post('/assets', { items: [{ name: 'bare', labels: [], metadata: {} }] });
+    expect(Object.keys(created.body.items[0])).not.toContain('labels');
+    expect(Object.keys(created.body.items[0])).not.toContain('metadata');
   });
 
   it('refuses removing the name or the parent, and bad values', async () => {
@@ -477,9 +487,134 @@ describe('list, search and aggregate', () => {
     expect(await count({ ...mine, assetSubtreeIds: [{ externalId: 'l-root' }] })).toBe(4);
     const res = await h.post('/assets/aggregate', { filter: mine, aggregate: 'uniqueValues', properties: [{ property: ['parentId'] }] });
     expect(res.body.items).toEqual([
-      { count: 2, values: [ids['l-root']] },
-      { count: 1, values: [ids['l-pump']] },
+      { count: 2, values: [ids['l-root']], value: ids['l-root'] },
+      { count: 1, values: [ids['l-pump']], value: ids['l-pump'] },
     ]);
+  });
+
+  it('filters and aggregates on labels in the advanced filter and the aggregates, labels given as text or as {externalId}', async () => {
+    const advanced = async (advancedFilter: object) => xids(await listAll({ filter: mine, advancedFilter }));
+    expect(await advanced({ containsAny: { property: ['labels'], values: ['site', 'rotating'] } })).toEqual(['l-root', 'l-pump']);
+    // The Python SDK sends Label objects as {"externalId": ...}.
+    expect(await advanced({ containsAll: { property: ['labels'], values: [{ externalId: 'critical' }, { externalId: 'rotating' }] } })).toEqual(['l-pump']);
+    expect(await advanced({ not: { exists: { property: ['labels'] } } })).toEqual(['l-motor', 'l-root2']);
+    expect(errorMessage(await h.post('/assets/list', { advancedFilter: { equals: { property: ['labels'], value: 'site' } } }), 400)).toMatch(
+      /equals does not apply to the array property \["labels"\]/,
+    );
+    expect(errorMessage(await h.post('/assets/list', { advancedFilter: { containsAny: { property: ['labels'], values: [{ id: 1 }] } } }), 400)).toMatch(
+      /advancedFilter\.containsAny\.values\[0\]: expected a string for \["labels"\]/,
+    );
+    const aggregate = (body: object) => h.post('/assets/aggregate', { filter: mine, ...body });
+    expect((await aggregate({ aggregate: 'uniqueValues', properties: [{ property: ['labels'] }] })).body.items).toEqual([
+      { count: 2, values: ['critical'], value: 'critical' },
+      { count: 1, values: ['rotating'], value: 'rotating' },
+      { count: 1, values: ['site'], value: 'site' },
+    ]);
+    expect((await aggregate({ aggregate: 'cardinalityValues', properties: [{ property: ['labels'] }] })).body.items).toEqual([{ count: 3 }]);
+    const notCritical = { not: { prefix: { value: 'crit' } } };
+    expect((await aggregate({ aggregate: 'uniqueValues', properties: [{ property: ['labels'] }], aggregateFilter: notCritical })).body.items).toHaveLength(2);
+    // A label that looks like a number is still text.
+    await create([{ externalId: 'l-num', name: 'n', labels: [{ externalId: '42' }] }]);
+    expect((await aggregate({ aggregate: 'uniqueValues', properties: [{ property: ['labels'] }], aggregateFilter: { prefix: { value: '4' } } })).body.items).toEqual([
+      { count: 1, values: ['42'], value: '42' },
+    ]);
+    expect(await advanced({ containsAny: { property: ['labels'], values: ['42'] } })).toEqual(['l-num']);
+    await h.post('/assets/delete', { items: [{ externalId: 'l-num' }] });
+  });
+
+  it('takes the deprecated metadataKeys and metadataValues aggregates', async () => {
+    await create([
+      { externalId: 'l-md-1', name: 'a', metadata: { Kind: 'Valve', Size: 'L' } },
+      { externalId: 'l-md-2', name: 'b', metadata: { kind: 'Valve' } },
+    ]);
+    const aggregate = (body: object) => h.post('/assets/aggregate', { filter: mine, ...body });
+    expect((await aggregate({ aggregate: 'metadataKeys' })).body.items).toEqual([
+      { count: 3, values: ['kind'], value: 'kind' },
+      { count: 1, values: ['size'], value: 'size' },
+    ]);
+    expect((await aggregate({ aggregate: 'metadataValues', keys: ['KIND'] })).body.items).toEqual([
+      { count: 2, values: ['Valve'], value: 'Valve' },
+      { count: 1, values: ['Pump'], value: 'Pump' },
+    ]);
+    expect(errorMessage(await aggregate({ aggregate: 'metadataValues' }), 400)).toBe('keys: metadataValues needs "keys" naming the metadata key');
+    expect(errorMessage(await aggregate({ aggregate: 'metadataValues', keys: ['a', 'b'] }), 400)).toMatch(/keys: must have at most 1 item/);
+    expect(errorMessage(await aggregate({ aggregate: 'uniqueValues', keys: ['kind'], properties: [{ property: ['name'] }] }), 400)).toBe(
+      'keys: only used by the metadataValues aggregate',
+    );
+    expect(errorMessage(await aggregate({ aggregate: 'metadataValues', keys: ['kind'], properties: [{ property: ['name'] }] }), 400)).toMatch(
+      /^properties: not used by metadataValues/,
+    );
+  });
+});
+
+describe('geographic filter', () => {
+  const square = { type: 'Polygon', coordinates: [[[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]]] };
+  // The square with a hole in its middle.
+  const donut = { type: 'Polygon', coordinates: [...square.coordinates, [[3, 3], [7, 3], [7, 7], [3, 7], [3, 3]]] };
+  // A U: two arms joined at the bottom, open between x 3 and 7 above y 3.
+  const u = { type: 'Polygon', coordinates: [[[0, 0], [10, 0], [10, 10], [7, 10], [7, 3], [3, 3], [3, 10], [0, 10], [0, 0]]] };
+  const feature = (type: string, coordinates: unknown) => ({ type: 'Feature', geometry: { type, coordinates } });
+  beforeAll(async () => {
+    await create([
+      { externalId: 'g-point', name: 'p', geoLocation: feature('Point', [5, 5]) },
+      { externalId: 'g-edge', name: 'p', geoLocation: feature('Point', [0, 5]) },
+      { externalId: 'g-out', name: 'p', geoLocation: feature('Point', [20, 20]) },
+      { externalId: 'g-diagonal', name: 'l', geoLocation: feature('LineString', [[1, 1], [9, 9]]) },
+      { externalId: 'g-across', name: 'l', geoLocation: feature('LineString', [[-5, 5], [15, 5]]) },
+      { externalId: 'g-arms', name: 'l', geoLocation: feature('LineString', [[1, 8], [9, 8]]) },
+      { externalId: 'g-small', name: 'a', geoLocation: feature('Polygon', [[[1, 1], [2, 1], [2, 2], [1, 2], [1, 1]]]) },
+      { externalId: 'g-frame', name: 'a', geoLocation: feature('Polygon', [[[2.5, 2.5], [7.5, 2.5], [7.5, 7.5], [2.5, 7.5], [2.5, 2.5]]]) },
+      { externalId: 'g-huge', name: 'a', geoLocation: feature('Polygon', [[[-100, -100], [100, -100], [100, 100], [-100, 100], [-100, -100]]]) },
+      { externalId: 'g-scatter', name: 'm', geoLocation: feature('MultiPoint', [[5, 5], [30, 30]]) },
+      { externalId: 'g-nowhere', name: 'n' },
+    ]);
+  });
+  const matching = async (relation: string, shape: object) =>
+    xids(await listAll({ filter: { externalIdPrefix: 'g-', geoLocation: { relation, shape } } }, 100)).sort();
+
+  it('finds the assets whose geometry intersects a polygon, or lies within it (its boundary included)', async () => {
+    expect(await matching('INTERSECTS', square)).toEqual(['g-across', 'g-arms', 'g-diagonal', 'g-edge', 'g-frame', 'g-huge', 'g-point', 'g-scatter', 'g-small']);
+    expect(await matching('WITHIN', square)).toEqual(['g-arms', 'g-diagonal', 'g-edge', 'g-frame', 'g-point', 'g-small']);
+    // Assets without a geoLocation stand in no relation to any shape.
+    expect(await matching('DISJOINT', square)).toEqual(['g-out']);
+  });
+
+  it('counts a hole as outside its polygon, and an edge that leaves a concave polygon as outside it', async () => {
+    expect(await matching('INTERSECTS', donut)).toEqual(['g-across', 'g-arms', 'g-diagonal', 'g-edge', 'g-frame', 'g-huge', 'g-small']);
+    // g-diagonal runs through the hole; g-frame lies in the ring but encloses the hole.
+    expect(await matching('WITHIN', donut)).toEqual(['g-arms', 'g-edge', 'g-small']);
+    expect(await matching('DISJOINT', donut)).toEqual(['g-out', 'g-point', 'g-scatter']);
+    // g-arms has both ends in the arms of the U and crosses the gap between them.
+    expect(await matching('WITHIN', u)).toEqual(['g-edge', 'g-small']);
+    expect(await matching('INTERSECTS', u)).toContain('g-arms');
+  });
+
+  it('relates to lines and points as shapes', async () => {
+    const line = { type: 'LineString', coordinates: [[0, 5], [10, 5]] };
+    expect(await matching('INTERSECTS', line)).toEqual(['g-across', 'g-diagonal', 'g-edge', 'g-frame', 'g-huge', 'g-point', 'g-scatter']);
+    expect(await matching('WITHIN', line)).toEqual(['g-edge', 'g-point']);
+    expect(await matching('WITHIN', { type: 'Point', coordinates: [5, 5] })).toEqual(['g-point']);
+    expect(await matching('INTERSECTS', { type: 'Point', coordinates: [5, 5] })).toEqual(['g-across', 'g-diagonal', 'g-frame', 'g-huge', 'g-point', 'g-scatter']);
+    const two = { type: 'MultiPolygon', coordinates: [[[[19, 19], [21, 19], [21, 21], [19, 21], [19, 19]]], [[[0.5, 0.5], [2.5, 0.5], [2.5, 2.5], [0.5, 2.5], [0.5, 0.5]]]] };
+    expect(await matching('WITHIN', two)).toEqual(['g-out', 'g-small']);
+    expect(await matching('INTERSECTS', { type: 'MultiLineString', coordinates: [[[20, 0], [20, 40]]] })).toEqual(['g-huge', 'g-out']);
+  });
+
+  it('narrows search and aggregate too', async () => {
+    const geoLocation = { relation: 'WITHIN', shape: square };
+    expect((await h.post('/assets/aggregate', { filter: { externalIdPrefix: 'g-', geoLocation } })).body.items).toEqual([{ count: 6 }]);
+    const found = await h.post('/assets/search', { search: { name: 'a' }, filter: { geoLocation } });
+    expect(xids(found.body.items).sort()).toEqual(['g-frame', 'g-small']);
+  });
+
+  it('refuses shapes that are not one, naming the place', async () => {
+    const refused = async (geoLocation: object) => errorMessage(await h.post('/assets/list', { filter: { geoLocation } }), 400);
+    expect(await refused({ relation: 'WITHIN', shape: { type: 'Polygon', coordinates: [[1, 2]] } })).toBe(
+      'filter.geoLocation.shape.coordinates: a Polygon needs an array of rings, each an array of at least 2 positions',
+    );
+    expect(await refused({ relation: 'NEAR', shape: square })).toMatch(/^filter\.geoLocation\.relation: must be one of "INTERSECTS", "DISJOINT", "WITHIN"/);
+    expect(await refused({ relation: 'WITHIN', shape: { type: 'MultiPoint', coordinates: [[1, 2]] } })).toMatch(/^filter\.geoLocation\.shape\.type: must be one of/);
+    expect(await refused({ shape: square })).toMatch(/filter\.geoLocation: missing required property "relation"/);
   });
 });
 

@@ -75,7 +75,7 @@ describe('create', () => {
       [{ type: 'x'.repeat(65) }, /items\[0\]\.type: must be at most 64 characters/],
       [{ description: null }, /items\[0\]\.description: null is not allowed/],
       [{ colour: 'red' }, /items\[0\]: unknown property "colour"/],
-      [{ metadata: { k: 1 } }, /items\[0\]\.metadata\.k: expected string/],
+      [{ metadata: { k: { v: 1 } } }, /items\[0\]\.metadata\.k: expected string, got an object/],
       [{ metadata: { ['k'.repeat(129)]: 'v' } }, /items\[0\]\.metadata: key "k+\.\.\." is longer than 128 characters/],
       [{ startTime: 10, endTime: 5 }, /items\[0\]: endTime \(5\) must not be before startTime \(10\)/],
       [{ metadata: Object.fromEntries(Array.from({ length: 3 }, (_, i) => [`k${i}`, 'v'.repeat(100_000)])) }, /at most 200000/],
@@ -113,8 +113,10 @@ describe('retrieve', () => {
     expect(dup.body.error.duplicated).toEqual([{ id: 5 }]);
   });
 
-  it('answers 404 for an unknown id and 400 for a malformed one', async () => {
-    expect(errorMessage(await h.get('/events/123456789'), 404)).toMatch(/123456789/);
+  it('answers 400 with missing for an unknown id (the reference lists no 404) and 400 for a malformed one', async () => {
+    const unknown = await h.get('/events/123456789');
+    expect(errorMessage(unknown, 400)).toMatch(/123456789/);
+    expect(unknown.body.error.missing).toEqual([{ id: 123456789 }]);
     expect(errorMessage(await h.get('/events/abc'), 400)).toMatch(/path parameter "id"/);
     expect(errorMessage(await h.get(`/events/${2 ** 53}`), 400)).toMatch(/path parameter "id"/);
     expect(errorMessage(await h.get('/events/0'), 400)).toMatch(/path parameter "id"/);
@@ -150,7 +152,9 @@ describe('update', () => {
 
     const set = await h.post('/events/update', { items: [{ id: e.id, update: { metadata: { set: { z: '9' } }, assetIds: { set: [] } } }] });
     expect(set.body.items[0].metadata).toEqual({ z: '9' });
-    expect(set.body.items[0].assetIds).toEqual([]);
+    // An emptied list is absent, as every absent field.
+    expect(Object.keys(set.body.items[0])).not.toContain('assetIds');
+    expect(Object.keys((await h.get(`/events/${e.id}`)).body)).not.toContain('assetIds');
   });
 
   it('applies all items or none', async () => {
@@ -226,8 +230,8 @@ describe('delete', () => {
     expect(res.body.error.missing).toEqual([{ externalId: 'nope' }]);
     expect((await h.get(`/events/${a.id}`)).status).toBe(200);
     expect((await h.post('/events/delete', { items: [{ id: a.id }, { externalId: 'd-b' }, { externalId: 'nope' }], ignoreUnknownIds: true })).status).toBe(200);
-    expect((await h.get(`/events/${a.id}`)).status).toBe(404);
-    expect((await h.get(`/events/${b.id}`)).status).toBe(404);
+    expect((await h.get(`/events/${a.id}`)).body.error.missing).toEqual([{ id: a.id }]);
+    expect((await h.get(`/events/${b.id}`)).body.error.missing).toEqual([{ id: b.id }]);
     // Its metadata, asset links and text index entries go with it.
     const search = await h.post('/events/search', { search: { description: 'gone' } });
     expect(search.body.items.map((e: any) => e.id)).not.toContain(a.id);

@@ -79,6 +79,19 @@ describe('sorting', () => {
     expect(ids(await listAll({ filter, sort: ['startTime:desc'] }))).toEqual(['s-2', 's-1', 's-4', 's-5', 's-3']);
   });
 
+  it('takes the sort of GET /events repeated or as one JSON array, as the JavaScript client sends arrays', async () => {
+    const expected = ['s-2', 's-1', 's-4', 's-5', 's-3'];
+    expect(ids((await h.get('/events?type=sortcase&sort=startTime:desc')).body.items)).toEqual(expected);
+    expect(ids((await h.get(`/events?type=sortcase&sort=${encodeURIComponent('["startTime:desc"]')}`)).body.items)).toEqual(expected);
+    // Two properties: by source, then by start time descending (a missing start time first).
+    expect(ids((await h.get('/events?type=sortcase&sort=source&sort=startTime:desc')).body.items)).toEqual(['s-3', 's-2', 's-5', 's-1', 's-4']);
+    expect(ids((await h.get(`/events?type=sortcase&sort=${encodeURIComponent('["startTime:asc","source"]')}`)).body.items)).toEqual(['s-3', 's-5', 's-4', 's-1', 's-2']);
+    expect(errorMessage(await h.get(`/events?sort=${encodeURIComponent('["startTime"')}`), 400)).toBe(
+      'query parameter "sort": expected strings, or a JSON array of strings such as ["a","b"]',
+    );
+    expect(errorMessage(await h.get(`/events?sort=${encodeURIComponent('[1]')}`), 400)).toMatch(/query parameter "sort"/);
+  });
+
   it('sorts on a metadata key', async () => {
     await create([
       { externalId: 'm-1', type: 'mdsort', metadata: { Rank: 'b' } },
@@ -251,24 +264,43 @@ describe('aggregate', () => {
 
   it('gives unique values and cardinality', async () => {
     expect((await agg({ aggregate: 'uniqueValues', properties: [{ property: ['type'] }] })).body.items).toEqual([
-      { count: 2, values: ['x'] },
-      { count: 1, values: ['y'] },
+      { count: 2, values: ['x'], value: 'x' },
+      { count: 1, values: ['y'], value: 'y' },
     ]);
     expect((await agg({ aggregate: 'uniqueValues', properties: [{ property: ['assetIds'] }] })).body.items).toEqual([
-      { count: 2, values: [2] },
-      { count: 1, values: [1] },
+      { count: 2, values: [2], value: 2 },
+      { count: 1, values: [1], value: 1 },
     ]);
     expect((await agg({ aggregate: 'cardinalityValues', properties: [{ property: ['metadata', 'COLOR'] }] })).body.items).toEqual([{ count: 2 }]);
     const filtered = await agg({ aggregate: 'uniqueValues', properties: [{ property: ['type'] }], aggregateFilter: { prefix: { value: 'y' } } });
-    expect(filtered.body.items).toEqual([{ count: 1, values: ['y'] }]);
+    expect(filtered.body.items).toEqual([{ count: 1, values: ['y'], value: 'y' }]);
   });
 
   it('gives unique metadata keys and their cardinality', async () => {
     expect((await agg({ aggregate: 'uniqueProperties', path: ['metadata'] })).body.items).toEqual([
-      { count: 2, values: [{ property: ['metadata', 'color'] }] },
-      { count: 1, values: [{ property: ['metadata', 'size'] }] },
+      { count: 2, values: [{ property: ['metadata', 'color'] }], value: { property: ['metadata', 'color'] } },
+      { count: 1, values: [{ property: ['metadata', 'size'] }], value: { property: ['metadata', 'size'] } },
     ]);
     expect((await agg({ aggregate: 'cardinalityProperties', path: ['metadata'] })).body.items).toEqual([{ count: 2 }]);
+  });
+
+  it('takes the deprecated "fields" of uniqueValues: a field name, or metadata.<key>', async () => {
+    expect((await agg({ aggregate: 'uniqueValues', fields: ['type'] })).body.items).toEqual([
+      { count: 2, values: ['x'], value: 'x' },
+      { count: 1, values: ['y'], value: 'y' },
+    ]);
+    expect((await agg({ aggregate: 'uniqueValues', fields: ['metadata.COLOR'] })).body.items).toEqual([
+      { count: 1, values: ['blue'], value: 'blue' },
+      { count: 1, values: ['red'], value: 'red' },
+    ]);
+    expect(errorMessage(await agg({ fields: ['type'] }), 400)).toBe('fields: only used by the uniqueValues aggregate');
+    expect(errorMessage(await agg({ aggregate: 'uniqueValues', fields: ['type'], properties: [{ property: ['type'] }] }), 400)).toBe(
+      'give "properties" or the deprecated "fields", not both',
+    );
+    expect(errorMessage(await agg({ aggregate: 'uniqueValues', fields: ['type', 'subtype'] }), 400)).toMatch(/fields: must have at most 1 item/);
+    expect(errorMessage(await agg({ aggregate: 'uniqueValues', fields: ['startTime'] }), 400)).toMatch(/cannot aggregate events on \["startTime"\]/);
+    // The assets' deprecated forms are not the events'.
+    expect(errorMessage(await agg({ aggregate: 'metadataKeys' }), 400)).toMatch(/^aggregate: must be one of/);
   });
 
   it('refuses aggregates without a property or on unsupported properties', async () => {

@@ -101,6 +101,32 @@ describe('itemJsonSql', () => {
   });
 });
 
+/**
+ * A database file as it was before the first migration whose text holds `marker`, with project 1 and the rows
+ * `seed` writes; `check` sees it opened, which applies the migrations from there on.
+ */
+function fromDatabaseBefore(marker: string, seed: (old: Database.Database) => void, check: (migrated: Db) => void): void {
+  const dir = mkdtempSync(join(tmpdir(), 'strata-migration-'));
+  try {
+    const migration = migrations.findIndex((m) => m.includes(marker));
+    expect(migration).toBeGreaterThan(0);
+    const old = new Database(join(dir, 'strata.db'));
+    old.exec(migrations.slice(0, migration).join('\n'));
+    old.pragma(`user_version = ${migration}`);
+    old.prepare(`INSERT INTO projects (name, created_time) VALUES ('p', 0)`).run();
+    seed(old);
+    old.close();
+    const migrated = openDatabase({ dataDir: dir });
+    try {
+      check(migrated);
+    } finally {
+      migrated.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('stored JSON (events)', () => {
   /** Each stored text of `ids` next to the rendering of the row's stored columns. */
   const stored = (d: Db, ids: number[]) =>
@@ -122,29 +148,48 @@ describe('stored JSON (events)', () => {
   });
 
   it('is filled for the events a database had before it kept it', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'strata-stored-json-'));
-    try {
-      const migration = migrations.findIndex((m) => m.includes('ADD COLUMN item_json'));
-      expect(migration).toBeGreaterThan(0);
-      const old = new Database(join(dir, 'strata.db'));
-      old.exec(migrations.slice(0, migration).join('\n'));
-      old.pragma(`user_version = ${migration}`);
-      old.prepare(`INSERT INTO projects (name, created_time) VALUES ('p', 0)`).run();
-      old.prepare(`INSERT INTO events (id, project_id, external_id, start_time, metadata, created_time, last_updated_time) VALUES (1, 1, 'old', 5, '{"k":"v"}', 10, 20), (2, 1, NULL, NULL, NULL, 30, 40)`).run();
-      old.close();
-      const migrated = openDatabase({ dataDir: dir });
-      try {
-        const rows = stored(migrated, [1, 2]);
-        expect(rows.map((r) => r.stored)).toEqual([
+    fromDatabaseBefore(
+      'ADD COLUMN item_json',
+      (old) =>
+        old.prepare(`INSERT INTO events (id, project_id, external_id, start_time, metadata, created_time, last_updated_time) VALUES (1, 1, 'old', 5, '{"k":"v"}', 10, 20), (2, 1, NULL, NULL, NULL, 30, 40)`).run(),
+      (migrated) =>
+        expect(stored(migrated, [1, 2]).map((r) => r.stored)).toEqual([
           '{"id":1,"externalId":"old","startTime":5,"metadata":{"k":"v"},"createdTime":10,"lastUpdatedTime":20}',
           '{"id":2,"createdTime":30,"lastUpdatedTime":40}',
+        ]),
+    );
+  });
+});
+
+describe('empty lists and maps', () => {
+  it('are stored as absent, so no response shows them', () => {
+    const full = (v: Values) => Object.fromEntries(eventTable.fields.map((f) => [f.name, v[f.name] ?? null]));
+    const [id] = insertItems(db, eventTable, projectId, [full({ externalId: 'empty-1', metadata: {}, assetIds: [] })], 1000);
+    const [row] = all<Row>(db, sql`SELECT ${Sql.raw(selectColumns(eventTable))}, e.item_json FROM events e WHERE e.id = ${id}`);
+    expect(row.metadata).toBeNull();
+    expect(row.asset_ids).toBeNull();
+    expect(JSON.parse(row.item_json as string)).toEqual({ id, externalId: 'empty-1', createdTime: 1000, lastUpdatedTime: 1000 });
+  });
+
+  it('that a database holds are made absent by a migration, with the events\' stored JSON', () => {
+    fromDatabaseBefore(
+      "IN ('[]', '{}')",
+      (old) => {
+        old.prepare(
+          `INSERT INTO events (id, project_id, external_id, metadata, asset_ids, item_json, created_time, last_updated_time)
+           VALUES (1, 1, 'old', '{}', '[]', '{"id":1,"externalId":"old","metadata":{},"assetIds":[],"createdTime":10,"lastUpdatedTime":20}', 10, 20),
+                  (2, 1, NULL, '{"k":"v"}', '[]', 'stale', 30, 40)`,
+        ).run();
+        old.prepare(`INSERT INTO assets (id, project_id, name, labels, metadata, root_id, depth, path, created_time, last_updated_time) VALUES (1, 1, 'a', '[]', '{"k":"v"}', 1, 0, '/1/', 0, 0)`).run();
+      },
+      (migrated) => {
+        expect(all(migrated, sql`SELECT metadata, asset_ids, item_json FROM events ORDER BY id`)).toEqual([
+          { metadata: null, asset_ids: null, item_json: '{"id":1,"externalId":"old","createdTime":10,"lastUpdatedTime":20}' },
+          { metadata: '{"k":"v"}', asset_ids: null, item_json: '{"id":2,"metadata":{"k":"v"},"createdTime":30,"lastUpdatedTime":40}' },
         ]);
-      } finally {
-        migrated.close();
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+        expect(all(migrated, sql`SELECT labels, metadata FROM assets`)).toEqual([{ labels: null, metadata: '{"k":"v"}' }]);
+      },
+    );
   });
 });
 

@@ -45,7 +45,12 @@ beforeAll(async () => {
   }
   const series = Array.from({ length: 40 }, (_, i) => ({ externalId: `ts-${i}`, name: `series ${i}`, ...(i % 2 ? { unit: 'bar' } : {}) }));
   expect((await pooled.post('/timeseries', { items: series })).status).toBe(201);
-  const children = Array.from({ length: 30 }, (_, i) => ({ externalId: `child-${i}`, parentExternalId: 'root', name: `child ${i}` }));
+  const children = Array.from({ length: 30 }, (_, i) => ({
+    externalId: `child-${i}`,
+    parentExternalId: 'root',
+    name: `child ${i}`,
+    ...(i % 3 ? {} : { geoLocation: { type: 'Feature', geometry: { type: 'Point', coordinates: [i, i] } } }),
+  }));
   expect((await pooled.post('/assets', { items: children })).status).toBe(201);
 });
 
@@ -89,6 +94,8 @@ describe('the same pages as reading in process', () => {
     ['/events/list', { partition: '3/3', limit: 17, sort: [{ property: ['type'] }, { property: ['metadata', 'operator'], order: 'desc' }] }],
     ['/timeseries/list', { limit: 6, sort: [{ property: ['description'], nulls: 'last' }, { property: ['name'], order: 'desc' }] }],
     ['/assets/list', { limit: 8, filter: { parentExternalIds: ['root'] } }],
+    // The geographic filter is an SQL function every connection has, the workers' too.
+    ['/assets/list', { limit: 2, filter: { geoLocation: { relation: 'WITHIN', shape: { type: 'Polygon', coordinates: [[[0, 0], [15, 0], [15, 15], [0, 15], [0, 0]]] } } } }],
   ];
 
   for (const [path, body] of lists) {

@@ -193,9 +193,9 @@ describe('concurrency', () => {
     const h = await start({ env: { STRATA_CONCURRENCY_LIMIT: '1' }, build: { extraRoutes: [failing] } });
     for (let i = 0; i < 3; i++) expect((await h.get('/test/fail')).status).toBe(500);
     expect((await h.get('/events')).status).toBe(200);
-    // Refused requests (400 in validation, 404 unknown id) give their slot back too.
+    // Refused requests (400 in validation, 400 unknown id) give their slot back too.
     expect((await h.post('/events', { items: 'x' })).status).toBe(400);
-    expect((await h.get('/events/123456')).status).toBe(404);
+    expect((await h.get('/events/123456')).status).toBe(400);
     expect((await h.get('/events')).status).toBe(200);
   });
 

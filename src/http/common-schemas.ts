@@ -2,10 +2,16 @@
  * Request value shapes shared by every resource (ids, references, timestamps, paging, patches), declared once.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { SCALARS_AS_TEXT } from './validation.js';
 
 export const MAX_SAFE_ID = Number.MAX_SAFE_INTEGER;
 
 export const InternalId = Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID });
+/**
+ * An id a filter matches items against. No item has id 0, so a filter on 0 matches nothing; clients send it
+ * for "no such item" and expect an empty result, not a refusal.
+ */
+export const FilterId = Type.Integer({ minimum: 0, maximum: MAX_SAFE_ID });
 export const ExternalId = Type.String({ maxLength: 255 });
 export const Timestamp = Type.Integer({ minimum: 0, maximum: MAX_SAFE_ID });
 export const TimestampRange = Type.Object(
@@ -41,10 +47,12 @@ export interface MetadataLimits {
 /** The limits of event metadata; other resources declare their own. */
 export const METADATA_LIMITS: MetadataLimits = { keyLength: 128, valueLength: 128_000, keys: 256, totalBytes: 200_000 };
 
+/** A metadata map; values sent as numbers or booleans are kept as their text, and the limits apply to that. */
 export const metadataSchema = (limits: MetadataLimits) =>
   Type.Record(Type.String(), Type.String({ maxLength: limits.valueLength }), {
     maxProperties: limits.keys,
     propertyNames: { maxLength: limits.keyLength },
+    [SCALARS_AS_TEXT]: true,
   });
 
 export const Metadata = metadataSchema(METADATA_LIMITS);
@@ -55,6 +63,11 @@ export const ItemRef = Type.Object(
   { additionalProperties: false },
 );
 export const ItemRefs = (maxItems: number) => Type.Array(ItemRef, { minItems: 1, maxItems });
+/** `{id}` or `{externalId}` in a filter, where id 0 matches nothing (see FilterId). */
+export const FilterRef = Type.Object(
+  { id: Type.Optional(FilterId), externalId: Type.Optional(ExternalId) },
+  { additionalProperties: false },
+);
 
 /** All fields optional, no others allowed. */
 export function partialObject<T extends Record<string, TSchema>>(fields: T) {
@@ -138,6 +151,15 @@ export const AggregateRequestFields = {
     ),
   ),
   path: Type.Optional(Type.Array(Type.Literal('metadata'), { minItems: 1, maxItems: 1 })),
+};
+
+/** Deprecated `uniqueValues` form of events: the field to aggregate by name (`type`, `metadata.<key>`). */
+export const AggregateFields = Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 1 }));
+
+/** Deprecated aggregates of assets: the metadata keys, or the values of the metadata key named in `keys`. */
+export const MetadataAggregateFields = {
+  aggregate: Type.Optional(Type.Union([...AggregateKind.anyOf, Type.Literal('metadataKeys'), Type.Literal('metadataValues')])),
+  keys: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 1 })),
 };
 
 /** The body of a `POST /<resource>/list`: the resource's basic filter plus the shared query fields. */

@@ -1,6 +1,7 @@
 /**
  * Query-parameter forms shared by the GET list operations: lists of ids or external ids sent as one JSON
- * array in one parameter (`assetIds=[1,2,3]`, `assetExternalIds=["a","b"]`), as the reference sends them.
+ * array in one parameter (`assetIds=[1,2,3]`, `assetExternalIds=["a","b"]`), as the reference sends them,
+ * and lists of strings sent either way (`sort=a&sort=b` or `sort=["a","b"]`).
  */
 import { ExternalId, MAX_SAFE_ID } from './common-schemas.js';
 import { badRequest } from './errors.js';
@@ -19,13 +20,35 @@ function parseJsonList<T>(raw: string | undefined, name: string, maxItems: numbe
   return parsed as T[];
 }
 
-const isId = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 1 && (x as number) <= MAX_SAFE_ID;
+// The lists name ids to filter on, where 0 names no item and matches nothing (see FilterId).
+const isId = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 0 && (x as number) <= MAX_SAFE_ID;
 const MAX_EXTERNAL_ID = ExternalId.maxLength!;
 const isExternalId = (x: unknown): x is string => typeof x === 'string' && x.length <= MAX_EXTERNAL_ID;
 
 /** A JSON array of 1 to `maxItems` ids, or undefined when the parameter is absent. */
 export function parseIdList(raw: string | undefined, name: string, maxItems: number): number[] | undefined {
   return parseJsonList(raw, name, maxItems, isId, 'ids', '[1,2,3]');
+}
+
+/**
+ * A list of strings, given as repeated parameters or as one JSON array of strings (the official JavaScript
+ * client sends every array parameter as JSON); undefined when the parameter is absent.
+ */
+export function parseStringList(raw: readonly string[] | undefined, name: string): string[] | undefined {
+  if (raw === undefined) return undefined;
+  return raw.flatMap((value) => {
+    if (!value.startsWith('[')) return [value];
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      parsed = undefined;
+    }
+    if (!Array.isArray(parsed) || !parsed.every((x) => typeof x === 'string')) {
+      throw badRequest(`query parameter "${name}": expected strings, or a JSON array of strings such as ["a","b"]`);
+    }
+    return parsed as string[];
+  });
 }
 
 /** A JSON array of 1 to `maxItems` external ids, or undefined when the parameter is absent. */

@@ -11,6 +11,29 @@ const strictAjv = new Ajv({ ...common, coerceTypes: false });
 // Query strings and path parameters arrive as text; they are coerced to the schema's types.
 const coercingAjv = new Ajv({ ...common, coerceTypes: 'array' });
 
+/**
+ * The keyword of an object schema whose number and boolean values are taken as their text (`3` as "3",
+ * `true` as "true") before the object's own rules run, so those rules (types, lengths) judge the text. The
+ * official Python SDK sends metadata values as the caller gave them, integers included. Other values are
+ * left for the rules to judge.
+ */
+export const SCALARS_AS_TEXT = 'scalarsAsText';
+
+function scalarsAsText(data: unknown): boolean {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return true;
+  const map = data as Record<string, unknown>;
+  for (const key of Object.keys(map)) {
+    const value = map[key];
+    if (typeof value === 'number' || typeof value === 'boolean') map[key] = String(value);
+  }
+  return true;
+}
+
+// A keyword without a type runs before the object keywords (patternProperties, additionalProperties).
+for (const ajv of [strictAjv, coercingAjv]) {
+  ajv.addKeyword({ keyword: SCALARS_AS_TEXT, schemaType: 'boolean', modifying: true, errors: false, compile: (on: boolean) => (on ? scalarsAsText : () => true) });
+}
+
 const PART_NAMES: Record<string, string> = {
   body: 'request body',
   querystring: 'query parameter',

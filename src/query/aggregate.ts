@@ -1,6 +1,8 @@
 /**
  * Aggregates shared by every resource: `count`, `cardinalityValues`, `uniqueValues`, `cardinalityProperties`
- * and `uniqueProperties`, over the same filters as list, with an optional filter on the bucket values.
+ * and `uniqueProperties`, over the same filters as list, with an optional filter on the bucket values. The
+ * deprecated forms some resources still take (`fields`, `metadataKeys`, `metadataValues` with `keys`) are
+ * read as the current ones.
  */
 import { badRequest, formatPath } from '../http/errors.js';
 import type { Services } from '../http/services.js';
@@ -13,17 +15,47 @@ import { parseQuery } from './list.js';
 export const MAX_BUCKETS = 1000;
 
 export type AggregateKind = 'count' | 'cardinalityValues' | 'cardinalityProperties' | 'uniqueValues' | 'uniqueProperties';
+/** Deprecated kinds: `metadataKeys` is `uniqueProperties` on metadata, `metadataValues` is `uniqueValues` on one key. */
+type MetadataAggregateKind = 'metadataKeys' | 'metadataValues';
 
 export interface AggregateRequest {
-  aggregate?: AggregateKind;
+  aggregate?: AggregateKind | MetadataAggregateKind;
   filter?: FilterNode;
   advancedFilter?: unknown;
   aggregateFilter?: unknown;
   properties?: Array<{ property: string[]; filter?: unknown }>;
   path?: string[];
+  /** Deprecated form of `properties` for `uniqueValues`: a field name, `metadata.<key>` for a metadata key. */
+  fields?: string[];
+  /** The metadata key of `metadataValues`. */
+  keys?: string[];
 }
 
-export type AggregateItem = { count: number } | { count: number; values: unknown[] };
+/**
+ * A bucket holds its value in `values`, and once more in the deprecated `value` that the official JavaScript
+ * client reads (`aggregate.uniqueValues` returns `{count, value}`).
+ */
+export type AggregateItem = { count: number } | { count: number; values: [unknown]; value: unknown };
+
+/** The request in its current form, and whether metadata keys come back as text (`metadataKeys`) or as properties. */
+function currentForm(req: AggregateRequest): { kind: AggregateKind; properties?: AggregateRequest['properties']; keysAsText: boolean } {
+  const { aggregate, fields, keys } = req;
+  if (keys !== undefined && aggregate !== 'metadataValues') throw badRequest('keys: only used by the metadataValues aggregate');
+  if (fields !== undefined) {
+    if (aggregate !== 'uniqueValues') throw badRequest('fields: only used by the uniqueValues aggregate');
+    if (req.properties) throw badRequest('give "properties" or the deprecated "fields", not both');
+    const [field] = fields;
+    const property = field.startsWith('metadata.') ? ['metadata', field.slice('metadata.'.length)] : [field];
+    return { kind: 'uniqueValues', properties: [{ property }], keysAsText: false };
+  }
+  if (aggregate === 'metadataKeys') return { kind: 'uniqueProperties', keysAsText: true };
+  if (aggregate === 'metadataValues') {
+    if (keys === undefined) throw badRequest('keys: metadataValues needs "keys" naming the metadata key');
+    if (req.properties) throw badRequest('properties: not used by metadataValues; it aggregates the key named in "keys"');
+    return { kind: 'uniqueValues', properties: [{ property: ['metadata', keys[0]] }], keysAsText: false };
+  }
+  return { kind: aggregate ?? 'count', properties: req.properties, keysAsText: false };
+}
 
 /** How to reach the values of one aggregated property: extra join, the value expression, and result form. */
 interface ValueSource {
@@ -55,21 +87,23 @@ function valueSource(ctx: CompileContext, property: string[], path: Array<string
   if (isScalar(def!)) return { join: Sql.raw(''), value: propertyValue(ctx, property.join('.'), def!), multi: false, toBucket: (v) => v };
   const arr = def as Exclude<typeof def, undefined | { column: string }>;
   return {
-    join: Sql.raw(` JOIN ${arr.table} a ON a.${arr.itemColumn} = ${id}`),
-    value: Sql.raw(`a.${arr.valueColumn}`),
+    // Not `a`: that is the assets' own alias.
+    join: Sql.raw(` JOIN ${arr.table} av ON av.${arr.itemColumn} = ${id}`),
+    value: Sql.raw(`av.${arr.valueColumn}`),
     multi: true,
-    toBucket: (v) => v,
+    // Side tables declare their value column INTEGER, which keeps a numeric-looking text as a number.
+    toBucket: arr.kind === 'stringArray' ? (v) => String(v) : (v) => v,
   };
 }
 
-function metadataKeySource(catalog: ResourceCatalog): ValueSource {
+function metadataKeySource(catalog: ResourceCatalog, keysAsText: boolean): ValueSource {
   const m = catalog.metadata;
   if (!m) throw badRequest(`${pluralNoun(catalog)} have no metadata to aggregate properties of`);
   return {
     join: Sql.raw(` JOIN ${m.table} m ON m.${m.itemColumn} = ${col(catalog, 'id')}`),
     value: Sql.raw('m.key_lc'),
     multi: true,
-    toBucket: (k) => ({ property: ['metadata', k] }),
+    toBucket: keysAsText ? (k) => k : (k) => ({ property: ['metadata', k] }),
   };
 }
 
@@ -141,17 +175,17 @@ function compileValueFilter(raw: unknown, value: Sql, path: Array<string | numbe
 /** Takes the request's `services` (not just the database) so the aggregate sees only what the request may read. */
 export function runAggregate(services: Services, catalog: ResourceCatalog, projectId: number, req: AggregateRequest): { items: AggregateItem[] } {
   const { db } = services;
-  const kind = req.aggregate ?? 'count';
+  const { kind, properties, keysAsText } = currentForm(req);
   const { ctx, where } = parseQuery(catalog, projectId, req.filter, req.advancedFilter, services);
   const from = Sql.raw(`${catalog.table} ${catalog.alias}`);
   const id = Sql.raw(col(catalog, 'id'));
 
   let source: ValueSource | undefined;
   if (kind === 'cardinalityProperties' || kind === 'uniqueProperties') {
-    if (req.properties) throw badRequest(`properties: not used by ${kind}; it aggregates the keys under "path"`);
-    source = metadataKeySource(catalog);
-  } else if (req.properties) {
-    const property = req.properties[0].property;
+    if (properties) throw badRequest(`properties: not used by ${kind}; it aggregates the keys under "path"`);
+    source = metadataKeySource(catalog, keysAsText);
+  } else if (properties) {
+    const property = properties[0].property;
     const maxLength = maxPropertyElementLength(catalog);
     property.forEach((p, i) => {
       if (p.length > maxLength) throw badRequest(`${formatPath(['properties', 0, 'property', i])}: must be at most ${maxLength} characters`);
@@ -165,7 +199,7 @@ export function runAggregate(services: Services, catalog: ResourceCatalog, proje
   const conditions = [where];
   if (source) conditions.push(sql`${source.value} IS NOT NULL`);
   if (source && req.aggregateFilter !== undefined) conditions.push(compileValueFilter(req.aggregateFilter, source.value, ['aggregateFilter']));
-  const propertyFilter = req.properties?.[0]?.filter;
+  const propertyFilter = properties?.[0]?.filter;
   if (source && propertyFilter !== undefined) conditions.push(compileValueFilter(propertyFilter, source.value, ['properties', 0, 'filter']));
   const whereAll = Sql.and(conditions);
   const join = source?.join ?? Sql.raw('');
@@ -185,5 +219,10 @@ export function runAggregate(services: Services, catalog: ResourceCatalog, proje
     sql`SELECT ${source!.value} AS v, count(DISTINCT ${id}) AS n FROM ${from}${join} WHERE ${whereAll}
         GROUP BY ${source!.value} ORDER BY n DESC, v ASC LIMIT ${MAX_BUCKETS}`,
   );
-  return { items: rows.map((r) => ({ count: r.n, values: [source!.toBucket(r.v)] })) };
+  return {
+    items: rows.map((r) => {
+      const value = source!.toBucket(r.v);
+      return { count: r.n, values: [value], value };
+    }),
+  };
 }

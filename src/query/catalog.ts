@@ -26,12 +26,14 @@ export interface ScalarProperty {
 }
 
 export interface ArrayProperty {
-  kind: 'integerArray';
+  kind: 'integerArray' | 'stringArray';
   /** Side table with one row per (item, value). */
   table: string;
   itemColumn: string;
   valueColumn: string;
   aggregatable?: boolean;
+  /** The values are external ids, which a filter may also give as `{"externalId": ...}` (labels). */
+  externalIdRefs?: boolean;
 }
 
 export type PropertyDef = ScalarProperty | ArrayProperty;
@@ -95,7 +97,7 @@ export function propertyPath(name: string): string[] {
 }
 
 export function isScalar(def: PropertyDef): def is ScalarProperty {
-  return def.kind !== 'integerArray';
+  return def.kind !== 'integerArray' && def.kind !== 'stringArray';
 }
 
 /** Where a property path points: a declared property, one metadata key, or all metadata values. */

@@ -236,7 +236,15 @@ export function knownProperties(catalog: ResourceCatalog): string {
 
 function targetKind(target: Target): 'integer' | 'string' | 'boolean' {
   if (target.type !== 'property') return 'string';
-  return target.def.kind === 'integerArray' ? 'integer' : target.def.kind;
+  const { kind } = target.def;
+  return kind === 'integerArray' ? 'integer' : kind === 'stringArray' ? 'string' : kind;
+}
+
+/** `{"externalId": "x"}` as "x" where a property's values are external ids (the Python SDK sends labels so). */
+function unwrapExternalIdRef(v: unknown, target: Target): unknown {
+  if (target.type !== 'property' || isScalar(target.def) || !target.def.externalIdRefs) return v;
+  if (isPlainObject(v) && Object.keys(v).length === 1 && typeof v.externalId === 'string') return v.externalId;
+  return v;
 }
 
 export function describe(target: Target): string {
@@ -245,8 +253,9 @@ export function describe(target: Target): string {
   return JSON.stringify(propertyPath(target.name));
 }
 
-function checkValue(v: unknown, target: Target, op: string, path: Path): Primitive {
+function checkValue(given: unknown, target: Target, op: string, path: Path): Primitive {
   const kind = targetKind(target);
+  const v = unwrapExternalIdRef(given, target);
   if (kind === 'integer') {
     if (typeof v !== 'number' || !Number.isFinite(v)) fail(path, `expected a number for ${describe(target)}`);
     return v;

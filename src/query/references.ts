@@ -9,9 +9,12 @@ import type { Values } from '../storage/items.js';
 import { checkRef, lookupRefs, type Ref, type RefInput } from './refs.js';
 import type { Visible } from './visibility.js';
 
-/** Resolves `{id}`/`{externalId}` references into ids of visible items; any other one is a 400 with `missing`. */
+/**
+ * Resolves `{id}`/`{externalId}` references into ids of visible items; any other one is a 400 with `missing`.
+ * `{id: 0}` names no item (see FilterId): it resolves to nothing and is not missing.
+ */
 export function resolveReferences(db: Db, visible: Visible, projectId: number, refs: readonly RefInput[], path: Array<string | number>): number[] {
-  const checked: Ref[] = refs.map((r, i) => checkRef(r, [...path, i]));
+  const checked: Ref[] = refs.map((r, i) => checkRef(r, [...path, i])).filter((r) => !('id' in r && r.id === 0));
   const { byId, byExternalId } = lookupRefs(db, visible.table, projectId, checked, visible.where);
   const missing: Ref[] = [];
   const ids: number[] = [];

@@ -8,7 +8,7 @@
  * (`requireWritableTargets`, which every write path goes through).
  */
 import { requireDataSetOwner, requireWritable, scopeCondition, type Access, type ScopeTarget } from '../auth/access.js';
-import { duplicatedItems, notFound } from '../http/errors.js';
+import { duplicatedItems, missingItems } from '../http/errors.js';
 import { itemsJson, joinedItemsJson, JsonText } from '../http/json-text.js';
 import { applyArrayPatch, applyMetadataPatch, applyNullablePatch, checkMetadata } from '../http/patch.js';
 import type { Services } from '../http/services.js';
@@ -260,7 +260,8 @@ export function retrieveItemsJson(
 function getOne<T>(reader: ItemReader<T>, spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number): T {
   const where = scopeCondition(services.access, spec.catalog);
   const row = rowsByIds(services.db, spec.table, projectId, [id], where, reader.select(spec.table)).get(id);
-  if (!row) throw notFound(`No ${spec.catalog.noun} with id ${id} in this project`);
+  // An unknown id is missing as in a by-ids read (400 with `missing`): the reference lists no 404 here.
+  if (!row) throw missingItems([{ id }]);
   return reader.read(spec.table, row);
 }
 

@@ -73,12 +73,22 @@ export function perTable(build: (t: ItemTable, omit?: ReadonlySet<string>) => st
 
 export const selectColumns = perTable((t) => ['id', ...dataColumns(t), 'created_time', 'last_updated_time'].map((c) => `${t.alias}.${c}`).join(', '));
 
+/**
+ * An empty list or map (no labels, no asset ids, no metadata) is no value: stored as absent, so responses
+ * leave it out as they leave out every other absent field.
+ */
+function isAbsent(f: FieldDef, v: unknown): boolean {
+  if (v === null || v === undefined) return true;
+  if (f.type !== 'json' || typeof v !== 'object') return false;
+  return Array.isArray(v) ? v.length === 0 : Object.keys(v).length === 0;
+}
+
 function toColumns(f: FieldDef, v: unknown): unknown[] {
   if (f.type === 'instanceId') {
     const n = v as { space: string; externalId: string } | null | undefined;
     return n ? [n.space, n.externalId] : [null, null];
   }
-  if (v === null || v === undefined) return [null];
+  if (isAbsent(f, v)) return [null];
   if (f.type === 'json') return [JSON.stringify(v)];
   if (f.type === 'boolean') return [v ? 1 : 0];
   return [v];
@@ -280,7 +290,7 @@ export function itemFromValues(t: ItemTable, id: number, v: Values, createdTime:
   const item: Record<string, unknown> = { id };
   for (const f of t.fields) {
     const value = v[f.name];
-    if (value !== null && value !== undefined) item[f.name] = value;
+    if (!isAbsent(f, value)) item[f.name] = value;
   }
   item.createdTime = createdTime;
   item.lastUpdatedTime = lastUpdatedTime;
@@ -301,6 +311,18 @@ export function storedJsonSql(t: ItemTable): string {
 ALTER TABLE ${t.table} ADD COLUMN ${ITEM_JSON_COLUMN} TEXT;
 UPDATE ${t.table} AS ${t.alias} SET ${ITEM_JSON_COLUMN} = ${renderItemJsonSql(t)};
 `;
+}
+
+/** A migration storing the empty lists and maps that rows hold as absent (see isAbsent), and their JSON anew. */
+export function emptyCollectionsAbsentSql(t: ItemTable): string {
+  const columns = t.fields.filter((f) => f.type === 'json').map((f) => f.column);
+  if (columns.length === 0) return '';
+  const empty = (c: string) => `${c} IN ('[]', '{}')`;
+  const cleared = columns.map((c) => `${c} = CASE WHEN ${empty(c)} THEN NULL ELSE ${c} END`);
+  if (t.storesJson) cleared.push(`${ITEM_JSON_COLUMN} = NULL`);
+  let out = `UPDATE ${t.table} SET ${cleared.join(', ')} WHERE ${columns.map(empty).join(' OR ')};\n`;
+  if (t.storesJson) out += `UPDATE ${t.table} AS ${t.alias} SET ${ITEM_JSON_COLUMN} = ${renderItemJsonSql(t)} WHERE ${ITEM_JSON_COLUMN} IS NULL;\n`;
+  return out;
 }
 
 export function deleteItem(db: Db, t: ItemTable, id: number): void {

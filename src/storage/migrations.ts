@@ -1,9 +1,10 @@
 import { authSchemaSql, sessionParentsSql } from '../auth/schema.js';
-import { assetsSchemaSql } from '../resources/assets/store.js';
+import { assetsSchemaSql, assetTable } from '../resources/assets/store.js';
 import { datapointsSchemaSql } from '../resources/datapoints/store-schema.js';
-import { dataSetsSchemaSql } from '../resources/datasets/store.js';
-import { eventsExternalIdStartTimeSql, eventsSchemaSql, eventsStoredJsonSql } from '../resources/events/store.js';
-import { timeSeriesSchemaSql } from '../resources/timeseries/store.js';
+import { dataSetsSchemaSql, dataSetTable } from '../resources/datasets/store.js';
+import { eventsExternalIdStartTimeSql, eventsSchemaSql, eventsStoredJsonSql, eventTable } from '../resources/events/store.js';
+import { timeSeriesSchemaSql, timeSeriesTable } from '../resources/timeseries/store.js';
+import { emptyCollectionsAbsentSql } from './items.js';
 
 const core = `
 CREATE TABLE projects (
@@ -28,4 +29,5 @@ export const migrations: readonly string[] = [
   eventsExternalIdStartTimeSql,
   eventsStoredJsonSql,
   sessionParentsSql,
+  [eventTable, assetTable, timeSeriesTable, dataSetTable].map(emptyCollectionsAbsentSql).join(''),
 ];

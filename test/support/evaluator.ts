@@ -18,7 +18,7 @@
  */
 import { PARTITION_RUN } from '../../src/query/partition.js';
 
-export type PropertyKind = 'integer' | 'string' | 'boolean' | 'integerArray' | 'metadata';
+export type PropertyKind = 'integer' | 'string' | 'boolean' | 'integerArray' | 'stringArray' | 'metadata';
 
 export interface PropertyDecl {
   /** A dotted name is a nested path: `instanceId.space` is `["instanceId", "space"]`, read from `item.instanceId.space`. */
@@ -94,7 +94,7 @@ function resolve(model: ResourceModel, property: string[]): Target {
   if (meta) return property.length === 1 ? { type: 'metadataAny', decl: meta } : { type: 'metadataKey', decl: meta, key: property[1] };
   const decl = model.properties.find((p) => p.name === property.join('.'));
   if (!decl) throw new Error(`evaluator: unknown property ${JSON.stringify(property)}`);
-  return decl.kind === 'integerArray' ? { type: 'array', decl } : { type: 'scalar', decl };
+  return decl.kind === 'integerArray' || decl.kind === 'stringArray' ? { type: 'array', decl } : { type: 'scalar', decl };
 }
 
 /** An item's value of a (possibly nested, dotted) field. */

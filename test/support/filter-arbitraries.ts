@@ -28,7 +28,7 @@ export function leafArbitrary(model: ResourceModel, d: Domains): Arbitrary<Filte
   const byKind = (...kinds: string[]) => model.properties.filter((p) => kinds.includes(p.kind) && !p.searchOnly).map((p) => p.name);
   const scalar = byKind('integer', 'string', 'boolean');
   const strings = byKind('string');
-  const arrays = byKind('integerArray');
+  const arrays = byKind('integerArray', 'stringArray');
   const metadata = byKind('metadata');
   const searchable = model.properties.filter((p) => p.searchable).map((p) => p.name);
 

@@ -1,9 +1,14 @@
 /**
- * The nesting of GeoJSON `coordinates`, which depends on the geometry type. A schema union would report the
- * failure of whichever branch it tried first; checking by type names the actual problem.
+ * Geography of assets: the nesting of GeoJSON `coordinates`, which depends on the geometry type (a schema
+ * union would report the failure of whichever branch it tried first; checking by type names the actual
+ * problem), and the `geoLocation` filter, whose relations storage/geometry.ts computes.
  */
 import { badRequest, formatPath } from '../../http/errors.js';
-import type { GeoLocation, GeometryType } from './schema.js';
+import { propertyTarget } from '../../query/basic.js';
+import type { LeafNode } from '../../query/filter.js';
+import { sql } from '../../storage/sql.js';
+import type { GeoFilter, GeoLocation, GeometryType } from './schema.js';
+import { assetCatalog } from './store.js';
 
 type Path = Array<string | number>;
 
@@ -29,11 +34,25 @@ function fits(v: unknown, minItems: readonly number[]): boolean {
   return Array.isArray(v) && v.length >= minItems[0] && v.every((el) => fits(el, minItems.slice(1)));
 }
 
-export function checkGeoLocation(geo: GeoLocation | null | undefined, path: Path): void {
-  if (!geo) return;
-  const { type, coordinates } = geo.geometry;
+function checkGeometry({ type, coordinates }: { type: GeometryType; coordinates: unknown }, path: Path): void {
   const nesting = NESTING[type];
   if (!fits(coordinates, nesting.minItems)) {
-    throw badRequest(`${formatPath([...path, 'geometry', 'coordinates'])}: a ${type} needs ${nesting.describe}`);
+    throw badRequest(`${formatPath([...path, 'coordinates'])}: a ${type} needs ${nesting.describe}`);
   }
+}
+
+export function checkGeoLocation(geo: GeoLocation | null | undefined, path: Path): void {
+  if (geo) checkGeometry(geo.geometry, [...path, 'geometry']);
+}
+
+/**
+ * The assets whose geometry stands in the filter's relation to its shape. Assets without a geoLocation have
+ * no relation to any shape: no geographic filter matches them, DISJOINT included.
+ */
+export function geoFilterNode(projectId: number, filter: GeoFilter | undefined, path: Path): LeafNode | undefined {
+  if (!filter) return undefined;
+  checkGeometry(filter.shape, [...path, 'shape']);
+  const ids = sql`SELECT id FROM assets WHERE project_id = ${projectId} AND geo_location IS NOT NULL
+    AND geo_relation(geo_location, ${filter.relation}, ${JSON.stringify(filter.shape)}) = 1`;
+  return { op: 'inSet', target: propertyTarget(assetCatalog, 'id'), ids };
 }

@@ -2,13 +2,15 @@
  * Request shapes of the assets resource.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { GEO_RELATIONS, type GeoRelation } from '../../storage/geometry.js';
 import {
   AggregateRequestFields,
   Cursor,
   ExternalId,
   IgnoreUnknownIds,
   InternalId,
-  ItemRef,
+  FilterId,
+  FilterRef,
   ItemRefs,
   Limit,
   Partition,
@@ -22,6 +24,7 @@ import {
   requiredPatch,
   type MetadataLimits,
   listBodySchema,
+  MetadataAggregateFields,
 } from '../../http/common-schemas.js';
 
 export const ASSET_METADATA_LIMITS: MetadataLimits = { keyLength: 128, valueLength: 10_240, keys: 256, totalBytes: 10_240 };
@@ -49,6 +52,22 @@ const GeometryType = Type.Unsafe<GeometryType>(
   Type.String({ enum: ['Point', 'LineString', 'Polygon', 'MultiPoint', 'MultiLineString', 'MultiPolygon'] }),
 );
 export type GeometryType = 'Point' | 'LineString' | 'Polygon' | 'MultiPoint' | 'MultiLineString' | 'MultiPolygon';
+
+/** The `geoLocation` filter: a relation to a shape (a geometry, MultiPoint aside); geo.ts checks the nesting. */
+export const GeoFilter = Type.Object(
+  {
+    relation: Type.Unsafe<GeoRelation>(Type.String({ enum: [...GEO_RELATIONS] })),
+    shape: Type.Object(
+      {
+        type: Type.Unsafe<Exclude<GeometryType, 'MultiPoint'>>(Type.String({ enum: ['Point', 'LineString', 'Polygon', 'MultiLineString', 'MultiPolygon'] })),
+        coordinates: Type.Array(Type.Unknown()),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type GeoFilter = Static<typeof GeoFilter>;
 
 /** A GeoJSON feature; the nesting of `coordinates`, which depends on the type, is checked by geo.ts. */
 export const GeoLocation = Type.Object(
@@ -87,11 +106,11 @@ const LabelList = Type.Array(Label, { minItems: 1, maxItems: ASSET_LIMITS.labels
 
 export const AssetFilter = partialObject({
   name: Name,
-  parentIds: Type.Array(InternalId, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
+  parentIds: Type.Array(FilterId, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
   parentExternalIds: Type.Array(ExternalId, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
-  rootIds: Type.Array(ItemRef, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
-  assetSubtreeIds: Type.Array(ItemRef, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
-  dataSetIds: Type.Array(ItemRef, { maxItems: ASSET_LIMITS.filterDataSetIds }),
+  rootIds: Type.Array(FilterRef, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
+  assetSubtreeIds: Type.Array(FilterRef, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
+  dataSetIds: Type.Array(FilterRef, { maxItems: ASSET_LIMITS.filterDataSetIds }),
   metadata: AssetMetadata,
   source: Source,
   createdTime: TimestampRange,
@@ -100,6 +119,7 @@ export const AssetFilter = partialObject({
   externalIdPrefix: Type.String({ maxLength: 255 }),
   /** Exactly one of the two; checked by the service so the message can say so. */
   labels: partialObject({ containsAny: LabelList, containsAll: LabelList }),
+  geoLocation: GeoFilter,
 });
 export type AssetFilter = Static<typeof AssetFilter>;
 
@@ -130,7 +150,10 @@ export const SearchAssetsBody = Type.Object(
 );
 export type SearchAssetsBody = Static<typeof SearchAssetsBody>;
 
-export const AggregateAssetsBody = Type.Object({ ...AggregateRequestFields, filter: Type.Optional(AssetFilter) }, { additionalProperties: false });
+export const AggregateAssetsBody = Type.Object(
+  { ...AggregateRequestFields, ...MetadataAggregateFields, filter: Type.Optional(AssetFilter) },
+  { additionalProperties: false },
+);
 export type AggregateAssetsBody = Static<typeof AggregateAssetsBody>;
 
 export const AssetIdsBody = Type.Object(

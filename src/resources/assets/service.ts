@@ -6,7 +6,7 @@ import { badRequest } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { runAggregate } from '../../query/aggregate.js';
 import { assetIdsOfExternalIds, assetScopeNode, hierarchiesOf, inAssetSetNode } from '../../query/assets-scope.js';
-import { and, equalsLeaf, inLeaf, isNullNode, metadataNode, prefixLeaf, rangeLeaf } from '../../query/basic.js';
+import { and, equalsLeaf, inLeaf, isNullNode, metadataNode, prefixLeaf, propertyTarget, rangeLeaf } from '../../query/basic.js';
 import { ftsAnyOf, type FilterNode, type LeafNode } from '../../query/filter.js';
 import { resolveReferences } from '../../query/references.js';
 import type { RefInput } from '../../query/refs.js';
@@ -27,7 +27,7 @@ import {
   type ResourceSpec,
   type UpdateItem,
 } from '../crud.js';
-import { checkGeoLocation } from './geo.js';
+import { checkGeoLocation, geoFilterNode } from './geo.js';
 import { applyMoves, deleteDescendants, placeCreatedAssets, planMoves, refuseOrphans } from './hierarchy.js';
 import { presentAssets } from './present.js';
 import {
@@ -44,7 +44,7 @@ import {
   type SearchAssetsBody,
 } from './schema.js';
 import { dataSetCatalog } from '../datasets/store.js';
-import { assetCatalog as catalog, assetLabelIndex, assetTable } from './store.js';
+import { assetCatalog as catalog, assetTable } from './store.js';
 
 const labelIds = (labels: readonly Label[] | undefined) => labels?.map((l) => l.externalId);
 
@@ -84,7 +84,7 @@ function labelsNode(labels: AssetFilter['labels']): LeafNode | undefined {
   if ((containsAny === undefined) === (containsAll === undefined)) {
     throw badRequest('filter.labels: give exactly one of "containsAny" and "containsAll"');
   }
-  const target = { type: 'property' as const, name: 'labels', def: assetLabelIndex };
+  const target = propertyTarget(catalog, 'labels');
   return containsAny ? { op: 'containsAny', target, values: labelIds(containsAny)! } : { op: 'containsAll', target, values: labelIds(containsAll)! };
 }
 
@@ -120,6 +120,7 @@ export function assetFilterNode(f: AssetFilter | undefined, services: Services, 
     f.root === undefined ? undefined : isNullNode(catalog, 'parentId', f.root),
     prefixLeaf(catalog, 'externalId', f.externalIdPrefix),
     labelsNode(f.labels),
+    geoFilterNode(projectId, f.geoLocation, ['filter', 'geoLocation']),
   ]);
 }
 

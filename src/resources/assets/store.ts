@@ -9,6 +9,16 @@ import { PARENT_INDEX, visibleHierarchyValues } from '../../query/assets-scope.j
 import type { ArrayProperty, ResourceCatalog } from '../../query/catalog.js';
 import { FILTERABLE_METADATA_LENGTH, ftsSql, sideTablesSql, type ItemTable } from '../../storage/items.js';
 
+/** Label external ids, one row per (asset, label), kept by the generic array-index machinery. */
+const assetLabelIndex: ArrayProperty = {
+  kind: 'stringArray',
+  table: 'asset_labels',
+  itemColumn: 'asset_id',
+  valueColumn: 'label',
+  aggregatable: true,
+  externalIdRefs: true,
+};
+
 export const assetCatalog: ResourceCatalog = {
   noun: 'asset',
   acl: 'assetsAcl',
@@ -42,18 +52,12 @@ export const assetCatalog: ResourceCatalog = {
     rootId: { kind: 'integer', column: 'root_id', nullable: false, aggregatable: true },
     createdTime: { kind: 'integer', column: 'created_time', nullable: false, sortable: true },
     lastUpdatedTime: { kind: 'integer', column: 'last_updated_time', nullable: false, sortable: true },
+    labels: assetLabelIndex,
   },
   metadata: { table: 'asset_metadata', itemColumn: 'asset_id', maxFilterableLength: FILTERABLE_METADATA_LENGTH, maxValueLength: 128 },
   fts: { table: 'assets_fts', columns: ['name', 'description'] },
   visibleValues: visibleHierarchyValues,
 };
-
-/**
- * Label external ids, one row per (asset, label), kept by the generic array-index machinery. The catalog's
- * array kind only knows integer values, so labels are not a catalog property (the advanced filter cannot
- * reach them); the basic filter builds its nodes on this index directly.
- */
-export const assetLabelIndex: ArrayProperty = { kind: 'integerArray', table: 'asset_labels', itemColumn: 'asset_id', valueColumn: 'label' };
 
 export const assetTable: ItemTable = {
   table: 'assets',

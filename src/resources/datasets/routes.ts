@@ -50,7 +50,7 @@ export const dataSetRoutes: ApiRoute[] = [
     path: '/datasets',
     capability: WRITE,
     body: CreateDataSetsBody,
-    status: 201,
+    // 200, where the other resources answer a create with 201: the reference lists only 200 here.
     handler: ({ services, project, body }) => ({ items: createItems(dataSetSpec, services, project.id, body.items) }),
   }),
   route({

@@ -1,7 +1,7 @@
 /**
  * The events operations: paths, capabilities and schemas, as data.
  */
-import { parseExternalIdList, parseIdList } from '../../http/query-params.js';
+import { parseExternalIdList, parseIdList, parseStringList } from '../../http/query-params.js';
 import { route, type ApiRoute } from '../../http/route.js';
 import {
   AggregateEventsBody,
@@ -76,7 +76,7 @@ export const eventRoutes: ApiRoute[] = [
       listEvents(
         services,
         project.id,
-        { filter: filterFromQuery(query), limit: query.limit, cursor: query.cursor, partition: query.partition, sort: query.sort },
+        { filter: filterFromQuery(query), limit: query.limit, cursor: query.cursor, partition: query.partition, sort: parseStringList(query.sort, 'sort') },
         query.includeMetadata ?? true,
       ),
   }),

@@ -7,7 +7,8 @@ import {
   ExternalId,
   IgnoreUnknownIds,
   InternalId,
-  ItemRef,
+  FilterId,
+  FilterRef,
   ItemRefs,
   Limit,
   Metadata,
@@ -17,7 +18,9 @@ import {
   Timestamp,
   TimestampRange,
   nullablePatch,
+  orNull,
   partialObject,
+  AggregateFields,
   AggregateRequestFields,
   listBodySchema,
 } from '../../http/common-schemas.js';
@@ -61,16 +64,16 @@ export const EventFilter = partialObject(
     endTime: Type.Union([TimestampRange, Type.Object({ isNull: Type.Boolean() }, { additionalProperties: false })]),
     activeAtTime: TimestampRange,
     metadata: Metadata,
-    assetIds: Type.Array(InternalId, { minItems: 1, maxItems: EVENT_LIMITS.filterAssetIds, uniqueItems: true }),
+    assetIds: Type.Array(FilterId, { minItems: 1, maxItems: EVENT_LIMITS.filterAssetIds, uniqueItems: true }),
     assetExternalIds: Type.Array(ExternalId, { minItems: 1, maxItems: EVENT_LIMITS.filterAssetIds, uniqueItems: true }),
-    assetSubtreeIds: Type.Array(ItemRef, { minItems: 1, maxItems: EVENT_LIMITS.filterAssetSubtrees }),
+    assetSubtreeIds: Type.Array(FilterRef, { minItems: 1, maxItems: EVENT_LIMITS.filterAssetSubtrees }),
     source: Type.String({ maxLength: EVENT_LIMITS.source }),
     type: Type.String({ maxLength: EVENT_LIMITS.type }),
     subtype: Type.String({ maxLength: EVENT_LIMITS.subtype }),
     createdTime: TimestampRange,
     lastUpdatedTime: TimestampRange,
     externalIdPrefix: Type.String({ maxLength: EVENT_LIMITS.externalId }),
-    dataSetIds: Type.Array(ItemRef, { maxItems: 100 }),
+    dataSetIds: Type.Array(FilterRef, { maxItems: 100 }),
   },
 );
 export type EventFilter = Static<typeof EventFilter>;
@@ -82,7 +85,8 @@ export const SearchEventsBody = Type.Object(
   {
     filter: Type.Optional(EventFilter),
     search: Type.Optional(
-      Type.Object({ description: Type.Optional(Type.String({ maxLength: EVENT_LIMITS.description })) }, { additionalProperties: false }),
+      // The official Python SDK sends `"description": null` when searching by the filter alone: no text search.
+      partialObject({ description: orNull(Type.String({ maxLength: EVENT_LIMITS.description })) }),
     ),
     limit: Type.Optional(Limit),
   },
@@ -90,7 +94,7 @@ export const SearchEventsBody = Type.Object(
 );
 
 export const AggregateEventsBody = Type.Object(
-  { ...AggregateRequestFields, filter: Type.Optional(EventFilter) },
+  { ...AggregateRequestFields, fields: AggregateFields, filter: Type.Optional(EventFilter) },
   { additionalProperties: false },
 );
 

@@ -89,7 +89,7 @@ export function listEvents(services: Services, projectId: number, req: ListEvent
 export function searchEvents(
   services: Services,
   projectId: number,
-  req: { filter?: EventFilter; search?: { description?: string }; limit?: number },
+  req: { filter?: EventFilter; search?: { description?: string | null }; limit?: number },
 ) {
   const match = ftsAnyOf([[req.search?.description]]);
   return searchItemsJson(eventSpec as ResourceSpec<unknown>, services, projectId, eventFilterNode(req.filter, services, projectId), match, req.limit);

@@ -8,6 +8,8 @@ import {
   ExternalId,
   IgnoreUnknownIds,
   InternalId,
+  FilterId,
+  FilterRef,
   ItemRef,
   Limit,
   metadataPatchSchema,
@@ -69,7 +71,7 @@ export const CreateTimeSeriesBody = Type.Object(
   { additionalProperties: false },
 );
 
-const IdList = Type.Array(InternalId, { minItems: 1, maxItems: TIME_SERIES_LIMITS.filterIds, uniqueItems: true });
+const IdList = Type.Array(FilterId, { minItems: 1, maxItems: TIME_SERIES_LIMITS.filterIds, uniqueItems: true });
 
 export const TimeSeriesFilter = partialObject({
   name: Type.String({ maxLength: TIME_SERIES_LIMITS.name }),
@@ -81,8 +83,8 @@ export const TimeSeriesFilter = partialObject({
   assetIds: IdList,
   assetExternalIds: Type.Array(ExternalId, { minItems: 1, maxItems: TIME_SERIES_LIMITS.filterIds, uniqueItems: true }),
   rootAssetIds: IdList,
-  assetSubtreeIds: Type.Array(ItemRef, { minItems: 1, maxItems: TIME_SERIES_LIMITS.filterIds }),
-  dataSetIds: Type.Array(ItemRef, { minItems: 1, maxItems: TIME_SERIES_LIMITS.filterIds }),
+  assetSubtreeIds: Type.Array(FilterRef, { minItems: 1, maxItems: TIME_SERIES_LIMITS.filterIds }),
+  dataSetIds: Type.Array(FilterRef, { minItems: 1, maxItems: TIME_SERIES_LIMITS.filterIds }),
   externalIdPrefix: Type.String({ maxLength: 255 }),
   createdTime: TimestampRange,
   lastUpdatedTime: TimestampRange,
