@@ -4,6 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { ADDRESS_ALLOWANCES, type AddressAllowance } from './http/address-policy.js';
+import type { OutboundConfig } from './http/outbound.js';
 
 export interface Config {
   host: string;
@@ -26,6 +28,10 @@ export interface Config {
   clients: BuiltInClientConfig[];
   /** Shortest time between two fetches of one identity provider's keys (refreshes on an unknown key id). */
   jwksRefreshIntervalMs: number;
+  /** Calls to other servers (identity providers): deadline, size limit, address policy. */
+  outbound: OutboundConfig;
+  /** Origins besides the issuer's own where its discovery document may place `jwks_uri` and `token_endpoint`; `*` for any. */
+  oidcExtraOrigins: string[] | '*';
 }
 
 /** An extra client of the built-in identity provider (STRATA_CLIENTS), for trying scoped access locally. */
@@ -94,6 +100,10 @@ const FLAGS: Record<string, string> = {
   '--redis-url': 'STRATA_REDIS_URL',
   '--clients': 'STRATA_CLIENTS',
   '--jwks-refresh-interval': 'STRATA_JWKS_REFRESH_INTERVAL_MS',
+  '--outbound-allow': 'STRATA_OUTBOUND_ALLOW',
+  '--outbound-deadline': 'STRATA_OUTBOUND_DEADLINE_MS',
+  '--outbound-max-bytes': 'STRATA_OUTBOUND_MAX_BYTES',
+  '--oidc-extra-origins': 'STRATA_OIDC_EXTRA_ORIGINS',
 };
 
 const FLAG_WIDTH = Math.max(...Object.keys(FLAGS).map((f) => f.length)) + 2;
@@ -132,6 +142,14 @@ function count(name: string, raw: string | number, what: string, shown: unknown 
     throw new ConfigError(`${name} must be a whole number of ${what} from 1 to ${MAX_COUNT}, got ${show(shown)}`);
   }
   return n;
+}
+
+function parseUrl(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function show(raw: unknown): string {
@@ -228,12 +246,7 @@ function loadThrottleConfig(values: Env): ThrottleConfig {
 
   const redisUrl = values.STRATA_REDIS_URL || undefined;
   if (redisUrl !== undefined) {
-    let url: URL | undefined;
-    try {
-      url = new URL(redisUrl);
-    } catch {
-      url = undefined;
-    }
+    const url = parseUrl(redisUrl);
     if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:')) {
       throw new ConfigError(`STRATA_REDIS_URL (--redis-url) must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379, got "${redisUrl}"`);
     }
@@ -283,6 +296,39 @@ function loadClients(raw: string | undefined): BuiltInClientConfig[] {
   });
 }
 
+function loadOutboundConfig(values: Env): OutboundConfig {
+  const allow = (values.STRATA_OUTBOUND_ALLOW ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
+  for (const a of allow) {
+    if (!(ADDRESS_ALLOWANCES as readonly string[]).includes(a)) {
+      throw new ConfigError(`STRATA_OUTBOUND_ALLOW (--outbound-allow): unknown address kind "${a}"; expected a comma-separated list of ${ADDRESS_ALLOWANCES.join(', ')}`);
+    }
+  }
+  return {
+    allow: [...new Set(allow as AddressAllowance[])],
+    deadlineMs: integer('STRATA_OUTBOUND_DEADLINE_MS (--outbound-deadline)', values.STRATA_OUTBOUND_DEADLINE_MS ?? '5000', 100, 120_000),
+    maxBytes: integer('STRATA_OUTBOUND_MAX_BYTES (--outbound-max-bytes)', values.STRATA_OUTBOUND_MAX_BYTES ?? String(1024 * 1024), 1024, 64 * 1024 * 1024),
+  };
+}
+
+/** STRATA_OIDC_EXTRA_ORIGINS: `*`, or comma-separated origins such as https://www.googleapis.com. */
+function loadExtraOrigins(raw: string | undefined): string[] | '*' {
+  if (raw?.trim() === '*') return '*';
+  return (raw ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean)
+    .map((o) => {
+      const url = parseUrl(o);
+      if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== o.replace(/\/$/, '')) {
+        throw new ConfigError(`STRATA_OIDC_EXTRA_ORIGINS (--oidc-extra-origins): "${o}" is not an origin (scheme, host and port only, such as https://keys.example.com), nor "*"`);
+      }
+      return url.origin;
+    });
+}
+
 export function loadConfig(argv: readonly string[], env: Env = process.env): Config {
   const values: Env = { ...env };
   for (let i = 0; i < argv.length; i++) {
@@ -323,5 +369,7 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
     throttle: loadThrottleConfig(values),
     clients: loadClients(values.STRATA_CLIENTS),
     jwksRefreshIntervalMs: integer('STRATA_JWKS_REFRESH_INTERVAL_MS (--jwks-refresh-interval)', values.STRATA_JWKS_REFRESH_INTERVAL_MS ?? '30000', 0, 86_400_000),
+    outbound: loadOutboundConfig(values),
+    oidcExtraOrigins: loadExtraOrigins(values.STRATA_OIDC_EXTRA_ORIGINS),
   };
 }

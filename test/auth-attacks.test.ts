@@ -11,7 +11,7 @@ import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, builtInSigner, capability, createGroup, type BuiltInSigner } from './support/auth.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
-import { startTestIssuer, type TestIssuer } from './support/oidc-issuer.js';
+import { LOOPBACK_PROVIDERS, startTestIssuer, type TestIssuer } from './support/oidc-issuer.js';
 
 let h: Harness;
 let dir: string;
@@ -20,7 +20,7 @@ let idp: TestIssuer;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'strata-attacks-'));
-  h = await startHarness({ dataDir: dir, jwksRefreshIntervalMs: 0 }, { STRATA_PROJECTS: 'dev,other,ext' });
+  h = await startHarness({ dataDir: dir, jwksRefreshIntervalMs: 0 }, { ...LOOPBACK_PROVIDERS, STRATA_PROJECTS: 'dev,other,ext' });
   builtIn = builtInSigner(dir);
   idp = await startTestIssuer();
   await createGroup(h, { name: 'ext admins', sourceId: 'ext-admins', capabilities: [capability('eventsAcl', ['READ', 'WRITE'])] }, 'ext');

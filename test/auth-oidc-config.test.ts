@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, capability, createGroup } from './support/auth.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
-import { startTestIssuer, type TestIssuer } from './support/oidc-issuer.js';
+import { LOOPBACK_PROVIDERS, startTestIssuer, type TestIssuer } from './support/oidc-issuer.js';
 
 let h: Harness;
 let idp: TestIssuer;
@@ -14,7 +14,7 @@ let idp: TestIssuer;
 const claims = { accessClaims: [{ claimName: 'groups' }], scopeClaims: [], logClaims: [] };
 
 beforeAll(async () => {
-  h = await startHarness({ jwksRefreshIntervalMs: 0 }, { STRATA_PROJECTS: 'dev,ext,locked' });
+  h = await startHarness({ jwksRefreshIntervalMs: 0 }, { ...LOOPBACK_PROVIDERS, STRATA_PROJECTS: 'dev,ext,locked' });
   idp = await startTestIssuer();
 });
 afterAll(async () => {
@@ -64,8 +64,8 @@ describe('project OpenID Connect configuration', () => {
 
   it('refuses an issuer without a reachable or matching discovery document', async () => {
     const base = { audience: 'x', ...claims };
-    expect(errorMessage(await update('dev', { set: { ...base, issuer: 'http://127.0.0.1:1' } }), 400)).toMatch(/issuer: cannot fetch the OpenID Connect discovery document/);
-    expect(errorMessage(await update('dev', { set: { ...base, issuer: `${idp.issuer}/` } }), 400)).toMatch(/names the issuer/);
+    expect(errorMessage(await update('dev', { set: { ...base, issuer: 'http://127.0.0.1:1' } }), 400)).toMatch(/issuer: the issuer's discovery document \(http:\/\/127\.0\.0\.1:1\/\.well-known\/openid-configuration\) could not be fetched/);
+    expect(errorMessage(await update('dev', { set: { ...base, issuer: `${idp.issuer}/` } }), 400)).toMatch(/names another issuer/);
   });
 
   it('takes effect at once: the external provider\'s tokens are accepted, built-in ones no longer are', async () => {
@@ -104,7 +104,7 @@ describe('project OpenID Connect configuration', () => {
 
 describe('keys of an external provider', () => {
   it('limits how often an unknown key id makes Strata fetch the keys again', async () => {
-    const slow = await startHarness({ jwksRefreshIntervalMs: 60_000 }, { STRATA_PROJECTS: 'ext' });
+    const slow = await startHarness({ jwksRefreshIntervalMs: 60_000 }, { ...LOOPBACK_PROVIDERS, STRATA_PROJECTS: 'ext' });
     try {
       const configured = await slow.request('POST', '/api/v1/projects/ext/update', {
         update: { oidcConfiguration: { set: { issuer: idp.issuer, audience: idp.audience, ...claims } } },

@@ -5,7 +5,7 @@
  * hammer the provider.
  */
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTHeaderParameters, type FlattenedJWSInput } from 'jose';
-import { FetchError, fetchJson } from './fetch-json.js';
+import { OutboundError, type OutboundClient } from '../http/outbound.js';
 
 type LocalKeySet = ReturnType<typeof createLocalJWKSet>;
 export type KeyLookup = (header: JWTHeaderParameters, token: FlattenedJWSInput) => ReturnType<LocalKeySet>;
@@ -31,7 +31,7 @@ export interface RemoteKeySet {
   readonly fetches: number;
 }
 
-export function createRemoteKeySet(url: string, minRefreshIntervalMs: number, now: () => number): RemoteKeySet {
+export function createRemoteKeySet(url: string, outbound: OutboundClient, minRefreshIntervalMs: number, now: () => number): RemoteKeySet {
   let local: LocalKeySet | undefined;
   let fetchedAt = Number.NEGATIVE_INFINITY;
   let pending: Promise<void> | undefined;
@@ -43,16 +43,17 @@ export function createRemoteKeySet(url: string, minRefreshIntervalMs: number, no
     fetches++;
     let body: unknown;
     try {
-      body = await fetchJson(url, 'key set (JWKS)');
+      body = await outbound.getJson(url, "the identity provider's key set (JWKS)");
     } catch (err) {
-      lastError = err instanceof FetchError ? err.message : String(err);
+      if (!(err instanceof OutboundError)) throw err;
+      lastError = err.message;
       throw new KeySetUnavailable(lastError);
     }
     try {
       local = createLocalJWKSet(body as JSONWebKeySet);
       lastError = undefined;
     } catch {
-      lastError = `the key set (JWKS) at ${url} is not a JSON Web Key Set ({"keys": [...]})`;
+      lastError = `the identity provider's key set (JWKS) (${url}) is not a JSON Web Key Set ({"keys": [...]})`;
       throw new KeySetUnavailable(lastError);
     }
   }

@@ -2,10 +2,12 @@
  * A project's OpenID Connect configuration: which issuer's tokens it accepts, for which audience, and which
  * claims carry group ids. Stored in `projects.config.oidc`; a project without one accepts the built-in
  * provider. A new configuration is checked against the provider's discovery document: `jwksUrl` and
- * `tokenUrl` may be left out (they are taken from it), but when given they must equal it.
+ * `tokenUrl` may be left out (they are taken from it), but when given they must equal it. The document's
+ * endpoints must be on the issuer's origin (or one the operator allows), so a document cannot send Strata's
+ * later calls anywhere else.
  */
 import { badRequest } from '../http/errors.js';
-import { FetchError, fetchJson } from './fetch-json.js';
+import { httpUrl, OutboundError, type OutboundClient } from '../http/outbound.js';
 import { GROUPS_CLAIM, type IdentityProvider } from './idp.js';
 
 export interface ClaimName {
@@ -35,6 +37,13 @@ export interface DiscoveryDocument {
   grant_types_supported?: string[];
 }
 
+/** How Strata reaches identity providers. */
+export interface ProviderAccess {
+  outbound: OutboundClient;
+  /** Origins besides the issuer's own where its discovery document may place its endpoints; `*` for any. */
+  extraOrigins: readonly string[] | '*';
+}
+
 export function builtInConfiguration(idp: IdentityProvider): OidcConfiguration {
   const d = idp.discovery() as unknown as DiscoveryDocument;
   return {
@@ -59,39 +68,49 @@ export function discoveryUrl(issuer: string): string {
   return `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
 }
 
-async function fetchDiscovery(issuer: string, where: string): Promise<DiscoveryDocument> {
+async function fetchDiscovery(issuer: string, where: string, access: ProviderAccess): Promise<DiscoveryDocument> {
   const url = discoveryUrl(issuer);
   let doc: unknown;
   try {
-    doc = await fetchJson(url, 'OpenID Connect discovery document');
+    doc = await access.outbound.getJson(url, "the issuer's discovery document");
   } catch (err) {
-    throw badRequest(`${where}.issuer: ${err instanceof FetchError ? err.message : String(err)}`);
+    if (err instanceof OutboundError) throw badRequest(`${where}.issuer: ${err.message}`);
+    throw err;
   }
-  const d = doc as Partial<DiscoveryDocument> | null;
+  const d = doc as Partial<Record<keyof DiscoveryDocument, unknown>> | null;
   if (typeof d !== 'object' || d === null || typeof d.issuer !== 'string' || typeof d.jwks_uri !== 'string') {
     throw badRequest(`${where}.issuer: the discovery document at ${url} lacks "issuer" or "jwks_uri"`);
   }
+  // The remote document's text is not repeated in messages: the URL may point at a server that is not an identity provider.
   if (d.issuer !== issuer) {
-    throw badRequest(`${where}.issuer: the discovery document at ${url} names the issuer "${d.issuer}", not "${issuer}"; use exactly the issuer the provider states`);
+    throw badRequest(`${where}.issuer: the discovery document at ${url} names another issuer; use exactly the "issuer" value it states (mind a trailing slash, and http versus https)`);
   }
+  const issuerOrigin = new URL(issuer).origin;
+  const checkEndpoint = (name: string, value: unknown) => {
+    const problem = endpointProblem(value, issuerOrigin, access.extraOrigins);
+    if (problem) throw badRequest(`${where}.issuer: the discovery document at ${url} has a "${name}" that ${problem}`);
+  };
+  checkEndpoint('jwks_uri', d.jwks_uri);
+  if (d.token_endpoint !== undefined) checkEndpoint('token_endpoint', d.token_endpoint);
   return d as DiscoveryDocument;
 }
 
+function endpointProblem(value: unknown, issuerOrigin: string, extraOrigins: readonly string[] | '*'): string | undefined {
+  const url = typeof value === 'string' ? httpUrl(value) : undefined;
+  if (!url) return 'is not an http or https URL';
+  if (url.origin === issuerOrigin || extraOrigins === '*' || extraOrigins.includes(url.origin)) return undefined;
+  return `is not on the issuer's origin ${issuerOrigin} (an operator can allow further origins with STRATA_OIDC_EXTRA_ORIGINS)`;
+}
+
 function checkUrl(value: string, field: string): void {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw badRequest(`${field}: expected an absolute http(s) URL, got ${JSON.stringify(value)}`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw badRequest(`${field}: expected an http(s) URL, got ${JSON.stringify(value)}`);
+  if (!httpUrl(value)) throw badRequest(`${field}: expected an absolute http or https URL, got ${JSON.stringify(value)}`);
 }
 
 /**
  * Checks a configuration and completes it from the provider's discovery document (the built-in provider's
  * own document when the issuer is Strata's): the stored form always holds the discovered key and token URLs.
  */
-export async function resolveConfiguration(input: OidcConfigurationInput, idp: IdentityProvider, where: string): Promise<OidcConfiguration> {
+export async function resolveConfiguration(input: OidcConfigurationInput, idp: IdentityProvider, access: ProviderAccess, where: string): Promise<OidcConfiguration> {
   checkUrl(input.issuer, `${where}.issuer`);
   if (input.audience.trim() === '') throw badRequest(`${where}.audience: must not be empty`);
   if (input.skewMs !== undefined && input.skewMs !== 0) {
@@ -105,7 +124,7 @@ export async function resolveConfiguration(input: OidcConfigurationInput, idp: I
       if (c.claimName.trim() === '') throw badRequest(`${where}.${list}[${i}].claimName: must not be empty`);
     });
   }
-  const discovery = input.issuer === idp.issuer ? (idp.discovery() as unknown as DiscoveryDocument) : await fetchDiscovery(input.issuer, where);
+  const discovery = input.issuer === idp.issuer ? (idp.discovery() as unknown as DiscoveryDocument) : await fetchDiscovery(input.issuer, where, access);
   if (input.jwksUrl !== undefined && input.jwksUrl !== discovery.jwks_uri) {
     throw badRequest(`${where}.jwksUrl: "${input.jwksUrl}" does not match the jwks_uri "${discovery.jwks_uri}" of the issuer's discovery document; leave it out or send that value`);
   }

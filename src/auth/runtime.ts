@@ -6,6 +6,7 @@
  */
 import { createLocalJWKSet, errors, type JWTPayload } from 'jose';
 import { ApiError, badRequest, unauthorized } from '../http/errors.js';
+import { OutboundError, type OutboundResponse } from '../http/outbound.js';
 import type { Services } from '../http/services.js';
 import type { Db } from '../storage/db.js';
 import { allProjectsAuth, readProjectConfig, type ProjectAuthRow } from '../storage/projects.js';
@@ -14,7 +15,7 @@ import { projectGroups } from './group-store.js';
 import { DEV_CLIENT_ID, type IdentityProvider } from './idp.js';
 import { createRemoteKeySet, KeySetUnavailable, UnknownSigningKey, type KeyLookup, type RemoteKeySet } from './jwks.js';
 import { appIdOf, memberGroups, resolveGroups, type ResolvedGroup } from './membership.js';
-import { builtInConfiguration, resolveConfiguration, type OidcConfiguration, type OidcConfigurationInput } from './oidc-config.js';
+import { builtInConfiguration, resolveConfiguration, type OidcConfiguration, type OidcConfigurationInput, type ProviderAccess } from './oidc-config.js';
 import type { Claims, Grant, Principal } from './principal.js';
 import { effectiveStatus, sessionById } from './session-store.js';
 import { bearerToken, unverifiedClaims, verifyToken, type VerificationTarget } from './verify.js';
@@ -25,6 +26,8 @@ export interface AuthRuntimeOptions {
   acls: AclRegistry;
   now: () => number;
   jwksRefreshIntervalMs: number;
+  /** How identity providers are called: the shared outbound client and the origins their endpoints may be on. */
+  providers: ProviderAccess;
 }
 
 /** The identity provider a project accepts tokens from. */
@@ -69,6 +72,9 @@ export interface AuthRuntime {
   keySet(url: string): RemoteKeySet;
 }
 
+/** The error codes of a token endpoint's refusal (RFC 6749 section 5.2). */
+const OAUTH_ERRORS = ['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope'];
+
 /** Bounds each cache; an attacker sending endless distinct tokens only evicts the oldest entries. */
 const MAX_CACHED_TOKENS = 10_000;
 const ADMIN_GRANTS: Grant[] = [{ acl: '*', actions: ['*'], scope: { all: {} }, projects: '*' }];
@@ -84,6 +90,15 @@ interface CachedPrincipal {
 function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
   if (map.size >= max && !map.has(key)) map.delete(map.keys().next().value as K);
   map.set(key, value);
+}
+
+function jsonObject(body: Buffer): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(body.toString('utf8'));
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
@@ -107,7 +122,7 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
 
   function keySet(url: string): RemoteKeySet {
     let set = keySets.get(url);
-    if (!set) keySets.set(url, (set = createRemoteKeySet(url, opts.jwksRefreshIntervalMs, now)));
+    if (!set) keySets.set(url, (set = createRemoteKeySet(url, opts.providers.outbound, opts.jwksRefreshIntervalMs, now)));
     return set;
   }
 
@@ -205,7 +220,7 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
   }
 
   async function checkedConfiguration(input: OidcConfigurationInput, where: string): Promise<OidcConfiguration> {
-    const config = await resolveConfiguration(input, idp, where);
+    const config = await resolveConfiguration(input, idp, opts.providers, where);
     if (config.issuer !== idp.issuer) {
       try {
         await keySet(config.jwksUrl).load();
@@ -227,24 +242,26 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
     if (tokenUrl === undefined) throw badRequest(`The identity provider of project "${project.name}" has no token endpoint; sessions need client credentials it can check`);
     const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret });
     if (p.config.identityProviderScope !== undefined) form.set('scope', p.config.identityProviderScope);
-    let res: Response;
+    let res: OutboundResponse;
     try {
-      res = await fetch(tokenUrl, {
+      res = await opts.providers.outbound.request(tokenUrl, "the identity provider's token endpoint", {
         method: 'POST',
-        body: form,
-        headers: { accept: 'application/json' },
-        signal: AbortSignal.timeout(5000),
-        redirect: 'error',
+        body: form.toString(),
+        headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
       });
     } catch (err) {
-      throw new ApiError(503, `Cannot reach the identity provider's token endpoint ${tokenUrl}: ${(err as Error).message}`);
+      if (err instanceof OutboundError) throw new ApiError(503, `Cannot check the client credentials of "${clientId}": ${err.message}`);
+      throw err;
     }
-    const body = (await res.json().catch(() => ({}))) as { access_token?: unknown; error?: unknown; error_description?: unknown };
-    if (!res.ok || typeof body.access_token !== 'string') {
-      const reason = [body.error, body.error_description].filter((x) => typeof x === 'string').join(': ') || `HTTP ${res.status}`;
-      throw badRequest(`The identity provider refused the client credentials of "${clientId}": ${reason}`);
+    const answer = jsonObject(res.body);
+    if (res.status >= 200 && res.status < 300 && typeof answer?.access_token === 'string') return answer.access_token;
+    // RFC 6749 section 5.2: a refusal is 400 or 401 with one of a fixed set of error codes; only such a code
+    // is repeated, never other text of the answer.
+    if (res.status === 400 || res.status === 401) {
+      const code = OAUTH_ERRORS.find((c) => c === answer?.error);
+      throw badRequest(`The identity provider refused the client credentials of "${clientId}" (HTTP ${res.status}${code ? `, ${code}` : ''})`);
     }
-    return body.access_token;
+    throw new ApiError(503, `Cannot check the client credentials of "${clientId}": the identity provider's token endpoint (${tokenUrl}) answered HTTP ${res.status} without an access token`);
   }
 
   async function inspect(authorization: string | undefined): Promise<TokenInspection> {

@@ -1,8 +1,10 @@
 /**
  * A strict JSON syntax check that says where the first error is. The YAML parser reads JSON files too (for
  * positions), but it accepts what JSON does not (trailing commas, comments, single quotes, bare words),
- * and a suite file that only our tools accept would fail in the tools that run it.
+ * and a suite file that only our tools accept would fail in the tools that run it. Nesting is bounded, so
+ * the recursion of this check is too.
  */
+import { MAX_NESTING, NESTING_MESSAGE } from './nesting.js';
 
 export interface JsonSyntaxError {
   offset: number;
@@ -21,6 +23,7 @@ class Failure extends Error {
 
 export function findJsonSyntaxError(text: string): JsonSyntaxError | undefined {
   let at = 0;
+  let depth = 0;
   const fail = (message: string): never => {
     throw new Failure(at, at >= text.length ? `${message}, but the file ends` : `${message}, found ${JSON.stringify(text[at])}`);
   };
@@ -69,16 +72,21 @@ export function findJsonSyntaxError(text: string): JsonSyntaxError | undefined {
   const value = (): void => {
     skipWhitespace();
     const char = text[at];
+    if ((char === '{' || char === '[') && depth === MAX_NESTING) throw new Failure(at, NESTING_MESSAGE);
     if (char === '{') {
       at++;
+      depth++;
       sequence('}', () => {
         string();
         expect(':', "':' after a property name");
         value();
       }, 'a property');
+      depth--;
     } else if (char === '[') {
       at++;
+      depth++;
       sequence(']', value, 'a list item');
+      depth--;
     } else if (char === '"') {
       string();
     } else {

@@ -3,10 +3,11 @@
  * to a line and column. JSON files are held to JSON's own syntax, then read by the YAML parser (JSON is a
  * subset of YAML 1.2) for the positions.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Pair } from 'yaml';
 import type { PathSegment, Position } from './diagnostics.js';
 import { findJsonSyntaxError } from './json-syntax.js';
+import { findExcessNesting, NESTING_MESSAGE } from './nesting.js';
 
 export interface ParsedSource {
   data: unknown;
@@ -21,21 +22,67 @@ export interface SyntaxProblem {
 
 export type ParseOutcome = { ok: true; source: ParsedSource } | { ok: false; problems: SyntaxProblem[] };
 
-export type ReadOutcome = { ok: true; text: string } | { ok: false; reason: string };
+export type ReadOutcome = { ok: true; text: string } | { ok: false; reason: string; tooLarge?: true };
+
+/** The largest suite, agent or fragment file read. */
+export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 
 const READ_FAILURES: Record<string, string> = {
   ENOENT: 'file not found',
-  EISDIR: 'is a directory, not a file',
+  EISDIR: 'is a directory, not a regular file',
   EACCES: 'permission denied',
+  ELOOP: 'a symbolic link that leads to itself',
 };
 
-export function readText(absolutePath: string): ReadOutcome {
+/** Non-blocking, so opening a named pipe nobody writes to returns at once (where the flag exists). */
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+const CHUNK_BYTES = 64 * 1024;
+
+/**
+ * Reads a regular file of at most `maxBytes`. The type is checked on the opened descriptor, so what is
+ * read is what was checked: a named pipe, a device or a directory is refused rather than waited on or
+ * read without end.
+ */
+export function readText(absolutePath: string, maxBytes = MAX_FILE_BYTES): ReadOutcome {
+  let fd: number;
   try {
-    return { ok: true, text: readFileSync(absolutePath, 'utf8') };
+    fd = openSync(absolutePath, OPEN_FLAGS);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? '';
-    return { ok: false, reason: READ_FAILURES[code] ?? (err as Error).message };
+    return { ok: false, reason: readFailure(err) };
   }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return { ok: false, reason: `is ${fileType(stat)}, not a regular file` };
+    // Read to the end rather than trust the size: a file that grows meanwhile is still cut at the limit.
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+      const read = readSync(fd, chunk, 0, CHUNK_BYTES, null);
+      if (read === 0) break;
+      total += read;
+      if (total > maxBytes) return { ok: false, reason: `is larger than ${maxBytes} bytes, the limit`, tooLarge: true };
+      chunks.push(chunk.subarray(0, read));
+    }
+    return { ok: true, text: Buffer.concat(chunks, total).toString('utf8') };
+  } catch (err) {
+    return { ok: false, reason: readFailure(err) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readFailure(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code ?? '';
+  return READ_FAILURES[code] ?? (err as Error).message;
+}
+
+function fileType(stat: Stats): string {
+  if (stat.isDirectory()) return 'a directory';
+  if (stat.isFIFO()) return 'a named pipe (FIFO)';
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'a device';
+  if (stat.isSocket()) return 'a socket';
+  return 'a special file';
 }
 
 /** The parser's wording for these reads like an API hint; say what is wrong with the file instead. */
@@ -50,6 +97,9 @@ export function parseSource(text: string, fileName: string): ParseOutcome {
     const error = findJsonSyntaxError(text);
     if (error) return { ok: false, problems: [{ position: positionIn(text, error.offset), message: `malformed JSON: ${error.message}` }] };
   }
+  // Before the parser, whose composer recurses once per level.
+  const deep = findExcessNesting(text);
+  if (deep !== undefined) return { ok: false, problems: [{ position: positionIn(text, deep), message: `malformed ${format}: ${NESTING_MESSAGE}` }] };
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: false });
   const at = (offset: number): Position => {

@@ -1,7 +1,9 @@
 /**
  * Loads a suite: the root file and, depth first, every file it includes. Checks each file against the
  * schema, then the rules that only the whole suite can break: file-level tags in the root file, include
- * cycles, files outside the evaluation directory or included twice, and case ids used twice.
+ * cycles, files outside the evaluation directory or included twice, and case ids used twice. A suite has
+ * at most MAX_SUITE_FILES files of at most MAX_SUITE_BYTES together, so a hostile suite cannot make the
+ * command read without end.
  */
 import { join } from 'node:path';
 import {
@@ -14,9 +16,14 @@ import {
   type PathSegment,
 } from './diagnostics.js';
 import { resolveInside } from './evaluation-directory.js';
-import { parseSource, readText, type ParsedSource } from './source-file.js';
+import { MAX_FILE_BYTES, parseSource, readText, type ParsedSource } from './source-file.js';
 import { checkSuiteDocument } from './suite-schema.js';
 import type { SuiteDocument } from './suite-types.js';
+
+/** The most files a suite may have, the root file included. */
+export const MAX_SUITE_FILES = 1000;
+/** The most bytes a suite's files may have together. */
+export const MAX_SUITE_BYTES = 50 * 1024 * 1024;
 
 export interface SuiteFile {
   /** Relative to the evaluation directory, with `/` separators. */
@@ -64,17 +71,28 @@ export function loadSuite(directory: string, rootFile: string): SuiteCheck {
     diagnostics.push(diagnosticAt(file.path, file.source.locate, problem, unreadable));
   };
 
+  let bytesRead = 0;
+  let limitReported = false;
+
   const load = (path: string, includeSite: IncludeSite | undefined, chain: string[]) => {
-    const text = readText(join(directory, path));
-    if (!text.ok) {
+    const unreadable = (reason: string) => {
       // An included file is reported at the include entry that names it; the root has only itself.
-      if (includeSite) {
-        report(includeSite.file, { path: includeSite.path, message: `cannot read ${JSON.stringify(path)}: ${text.reason}` }, true);
-      } else {
-        diagnostics.push(...fileDiagnostics(path, [{ message: `cannot read the file: ${text.reason}` }], true));
-      }
-      return;
+      if (includeSite) report(includeSite.file, { path: includeSite.path, message: `cannot read ${JSON.stringify(path)}: ${reason}` }, true);
+      else diagnostics.push(...fileDiagnostics(path, [{ message: `cannot read the file: ${reason}` }], true));
+    };
+    // A suite past its limits is reported once, at the first file not read, not once per further include.
+    const overLimit = (reason: string) => {
+      if (!limitReported) unreadable(reason);
+      limitReported = true;
+    };
+    if (attempted.length === MAX_SUITE_FILES) return overLimit(`the suite already has ${MAX_SUITE_FILES} files, the most it may have`);
+    const budget = MAX_SUITE_BYTES - bytesRead;
+    const text = readText(join(directory, path), Math.min(MAX_FILE_BYTES, budget));
+    if (!text.ok) {
+      if (text.tooLarge && budget < MAX_FILE_BYTES) return overLimit(`the suite's files would together exceed ${MAX_SUITE_BYTES} bytes, the limit`);
+      return unreadable(text.reason);
     }
+    bytesRead += Buffer.byteLength(text.text);
     attempted.push(path);
     const parsed = parseSource(text.text, path);
     if (!parsed.ok) {

@@ -26,6 +26,7 @@ import { timeSeriesRoutes } from '../resources/timeseries/routes.js';
 import { openDatabase, type Db } from '../storage/db.js';
 import { inProcessReader, ReadPool, sharedReader } from '../storage/read-pool.js';
 import { ensureProjects, findProjectAuthRecent, serverSecret } from '../storage/projects.js';
+import { createOutboundClient } from './outbound.js';
 import { ApiError, forbidden, malformedRequestResponse, notFound, routerError, unauthorized } from './errors.js';
 import { decodeRequestBody } from './content-encoding.js';
 import { EncodedBody, JsonText } from './json-text.js';
@@ -96,12 +97,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     extraClients: config.clients,
   });
   const routes = options.extraRoutes ? [...allRoutes(), ...options.extraRoutes] : allRoutes();
+  const outbound = createOutboundClient(config.outbound);
   const auth = createAuthRuntime({
     db,
     idp,
     acls: createAclRegistry(routes.map((r) => r.capability)),
     now,
     jwksRefreshIntervalMs: config.jwksRefreshIntervalMs,
+    providers: { outbound, extraOrigins: config.oidcExtraOrigins },
   });
   // Requests between arrival and the end of their response: a lone one reads in process (see sharedReader).
   let inFlight = 0;
@@ -111,7 +114,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       ? new ReadPool(db.name, config.readWorkers, (err) => app.log.error({ err }, 'a read worker stopped; its reads run on the main thread meanwhile'))
       : undefined;
   const reads = pool ? sharedReader(pool, inProcessReader(db), options.readsOnWorkers ? () => true : () => inFlight > 1) : inProcessReader(db);
-  const services: Services = { db, reads, cursors: createCursorCodec(serverSecret(db, 'cursor-secret')), now, auth };
+  const services: Services = { db, reads, cursors: createCursorCodec(serverSecret(db, 'cursor-secret')), now, auth, outbound };
 
   const app = Fastify({
     logger: options.logger === false ? false : { level: config.logLevel },
@@ -288,6 +291,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await app.close();
       await layers.close();
       await pool?.close();
+      await outbound.close();
       if (!options.db) db.close();
     },
   };

@@ -1,6 +1,7 @@
 import type { Access, Reach } from '../auth/access.js';
 import type { AuthRuntime } from '../auth/runtime.js';
 import type { CursorCodec } from '../query/cursor.js';
+import type { OutboundClient } from './outbound.js';
 import type { Db } from '../storage/db.js';
 import type { Reader } from '../storage/read-pool.js';
 
@@ -32,4 +33,6 @@ export interface Services {
   reach?: Reach;
   /** Identity providers, principals and sessions; present in the services of a built app. */
   auth?: AuthRuntime;
+  /** The one client for calls to other servers; present in the services of a built app. */
+  outbound?: OutboundClient;
 }

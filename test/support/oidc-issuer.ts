@@ -47,6 +47,12 @@ export interface SignOptions {
   notBefore?: number;
 }
 
+/**
+ * The setting a Strata needs to call an issuer on a loopback port: by default the outbound address policy
+ * refuses loopback addresses.
+ */
+export const LOOPBACK_PROVIDERS = { STRATA_OUTBOUND_ALLOW: 'loopback' };
+
 let counter = 0;
 
 export async function startTestIssuer(audience = 'https://strata.test/api'): Promise<TestIssuer> {
