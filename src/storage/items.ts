@@ -4,8 +4,10 @@
  * values). A resource declares its table once; inserting, updating, deleting and reading rows is shared.
  */
 import type { ArrayProperty, MetadataStore } from '../query/catalog.js';
-import { prepare, type Db } from './db.js';
-import type { Sql } from './sql.js';
+import type { Dialect } from './dialect.js';
+import { allocateIds } from './ids.js';
+import { Sql, sql, type SqlValue } from './sql.js';
+import type { Queryable } from './store.js';
 
 /** `instanceId` is stored in the columns `instance_space` and `instance_external_id`, so it can be looked up. */
 export type FieldType = 'integer' | 'string' | 'boolean' | 'json' | 'instanceId';
@@ -56,22 +58,27 @@ function dataColumns(t: ItemTable): string[] {
 }
 
 /**
- * A text derived from a table (and fields left out), built once and then returned as the same string: SQL
- * texts are long, and the prepared-statement cache hashes a newly built one on every request.
+ * A text derived from a table (and fields left out) on one engine, built once and then returned as the same
+ * string: SQL texts are long, and the prepared-statement cache hashes a newly built one on every request.
  */
-export function perTable(build: (t: ItemTable, omit?: ReadonlySet<string>) => string): (t: ItemTable, omit?: ReadonlySet<string>) => string {
-  const cache = new WeakMap<ItemTable, Map<string, string>>();
-  return (t, omit) => {
-    let byOmit = cache.get(t);
-    if (!byOmit) cache.set(t, (byOmit = new Map()));
+export function perTable(build: (d: Dialect, t: ItemTable, omit?: ReadonlySet<string>) => string): (d: Dialect, t: ItemTable, omit?: ReadonlySet<string>) => string {
+  const cache = new WeakMap<Dialect, WeakMap<ItemTable, Map<string, string>>>();
+  return (d, t, omit) => {
+    let byTable = cache.get(d);
+    if (!byTable) cache.set(d, (byTable = new WeakMap()));
+    let byOmit = byTable.get(t);
+    if (!byOmit) byTable.set(t, (byOmit = new Map()));
     const key = omit?.size ? [...omit].sort().join(',') : '';
     let text = byOmit.get(key);
-    if (text === undefined) byOmit.set(key, (text = build(t, omit)));
+    if (text === undefined) byOmit.set(key, (text = build(d, t, omit)));
     return text;
   };
 }
 
-export const selectColumns = perTable((t) => ['id', ...dataColumns(t), 'created_time', 'last_updated_time'].map((c) => `${t.alias}.${c}`).join(', '));
+/** The stored columns of a table under its alias (the same on every engine). */
+const selectColumnsOf = perTable((_d, t) => ['id', ...dataColumns(t), 'created_time', 'last_updated_time'].map((c) => `${t.alias}.${c}`).join(', '));
+const NEUTRAL = {} as Dialect;
+export const selectColumns = (t: ItemTable): string => selectColumnsOf(NEUTRAL, t);
 
 /**
  * An empty list or map (no labels, no asset ids, no metadata) is no value: stored as absent, so responses
@@ -120,9 +127,12 @@ export function toItem(t: ItemTable, row: Row, omit?: ReadonlySet<string>): Item
 }
 
 /** SQL of one field's value as JSON text, on the row under alias `a`; `test` is null exactly when the field is absent. */
-function fieldJsonSql(f: FieldDef, a: string): { test: string; value: string } {
+function fieldJsonSql(d: Dialect, f: FieldDef, a: string): { test: string; value: string } {
   if (f.type === 'instanceId') {
-    return { test: `${a}.instance_space`, value: `json_object('space', ${a}.instance_space, 'externalId', ${a}.instance_external_id)` };
+    return {
+      test: `${a}.instance_space`,
+      value: `'{"space":' || ${d.jsonQuote(`${a}.instance_space`)} || ',"externalId":' || ${d.jsonQuote(`${a}.instance_external_id`)} || '}'`,
+    };
   }
   const c = `${a}.${f.column}`;
   // JSON fields are written only through JSON.stringify (toColumns), so the stored text is already the
@@ -130,15 +140,15 @@ function fieldJsonSql(f: FieldDef, a: string): { test: string; value: string } {
   if (f.type === 'json') return { test: c, value: c };
   // As fromColumns: 1 is true, any other stored value false.
   if (f.type === 'boolean') return { test: c, value: `CASE ${c} WHEN 1 THEN 'true' ELSE 'false' END` };
-  return { test: c, value: `json_quote(${c})` };
+  return { test: c, value: d.jsonQuote(c) };
 }
 
 /**
  * SQL giving a row (under the table's alias) as the JSON text of its API form: the stored rendering when
  * the table keeps one (and nothing is omitted), otherwise rendered now.
  */
-export const itemJsonSql = perTable((t, omit) => {
-  const render = renderItemJsonSql(t, omit);
+export const itemJsonSql = perTable((d, t, omit) => {
+  const render = renderItemJsonSql(d, t, omit);
   // coalesce evaluates the rendering only for a row without a stored text, which no write leaves.
   return t.storesJson && !omit?.size ? `coalesce(${t.alias}.${ITEM_JSON_COLUMN}, ${render})` : render;
 });
@@ -152,14 +162,14 @@ export const itemJsonSql = perTable((t, omit) => {
  */
 export const renderItemJsonSql = perTable(buildItemJsonSql);
 
-function buildItemJsonSql(t: ItemTable, omit?: ReadonlySet<string>): string {
+function buildItemJsonSql(d: Dialect, t: ItemTable, omit?: ReadonlySet<string>): string {
   const a = t.alias;
   // Field names are identifiers from the table declaration; the quote doubling only keeps the literal well formed.
   const key = (name: string) => `',${JSON.stringify(name).replaceAll("'", "''")}:'`;
   const parts = [`'{"id":' || ${a}.id`];
   for (const f of t.fields) {
     if (omit?.has(f.name)) continue;
-    const { test, value } = fieldJsonSql(f, a);
+    const { test, value } = fieldJsonSql(d, f, a);
     parts.push(`CASE WHEN ${test} IS NULL THEN '' ELSE ${key(f.name)} || ${value} END`);
   }
   parts.push(`${key('createdTime')} || ${a}.created_time`, `${key('lastUpdatedTime')} || ${a}.last_updated_time || '}'`);
@@ -177,13 +187,13 @@ export function toValues(t: ItemTable, row: Row): Values {
  * Rows by id; `where` (a condition on the table's alias, such as the request's scope) narrows them further.
  * `select` replaces the stored columns (it must include the id).
  */
-export function rowsByIds(db: Db, t: ItemTable, projectId: number, ids: readonly number[], where?: Sql, select = selectColumns(t)): Map<number, Row> {
+export async function rowsByIds(db: Queryable, t: ItemTable, projectId: number, ids: readonly number[], where?: Sql, select = selectColumns(t)): Promise<Map<number, Row>> {
   const out = new Map<number, Row>();
   const extra = where ? ` AND ${where.text}` : '';
   for (let i = 0; i < ids.length; i += 500) {
     const part = ids.slice(i, i + 500);
     const text = byIdsText(t, select, extra, part.length);
-    for (const r of prepare(db, text).all(projectId, ...part, ...(where?.params ?? [])) as Row[]) out.set(r.id, r);
+    for (const r of await db.all<Row>(new Sql(text, [projectId, ...part, ...(where?.params ?? [])]))) out.set(r.id, r);
   }
   return out;
 }
@@ -205,84 +215,81 @@ function byIdsText(t: ItemTable, select: string, extra: string, count: number): 
   return (byCount[count] ??= `SELECT ${select} FROM ${t.table} ${t.alias} WHERE ${t.alias}.project_id = ? AND ${t.alias}.id IN (${Array(count).fill('?').join(', ')})${extra}`);
 }
 
-/**
- * Fills the side tables (metadata keys and values, array values) of the items with ids in [first, last]
- * from their stored JSON, with one set-based statement per table. Rows go in in index order, which keeps
- * the B-tree inserts local. Lower-casing uses `unicode_lower` (JavaScript's full Unicode case mapping,
- * registered on every connection), the same mapping filters apply to their values.
- */
-function fillSideTables(db: Db, t: ItemTable, first: number, last: number): void {
-  if (t.metadata) {
-    const m = t.metadata.store;
-    const source = columnOf(t, t.metadata.field);
-    const short = `length(j.value) <= ${m.maxFilterableLength}`;
-    prepare(
-      db,
-      `INSERT INTO ${m.table} (${m.itemColumn}, project_id, key, key_lc, value, value_lc)
-       SELECT x.id, x.project_id, j.key, unicode_lower(j.key), CASE WHEN ${short} THEN j.value END, CASE WHEN ${short} THEN unicode_lower(j.value) END
-       FROM ${t.table} x, json_each(x.${source}) j WHERE x.id BETWEEN ? AND ? AND x.${source} IS NOT NULL ORDER BY 4, 6`,
-    ).run(first, last);
-  }
-  for (const { field, index } of t.arrays ?? []) {
-    const source = columnOf(t, field);
-    prepare(
-      db,
-      `INSERT OR IGNORE INTO ${index.table} (${index.itemColumn}, project_id, ${index.valueColumn})
-       SELECT x.id, x.project_id, j.value FROM ${t.table} x, json_each(x.${source}) j WHERE x.id BETWEEN ? AND ? AND x.${source} IS NOT NULL ORDER BY 3`,
-    ).run(first, last);
-  }
-}
-
-function columnOf(t: ItemTable, field: string): string {
-  const f = t.fields.find((x) => x.name === field);
-  if (!f) throw new Error(`${t.table}: no field ${field}`);
-  return f.column;
-}
-
-function clearSideTables(db: Db, t: ItemTable, id: number): void {
-  if (t.metadata) prepare(db, `DELETE FROM ${t.metadata.store.table} WHERE ${t.metadata.store.itemColumn} = ?`).run(id);
-  for (const { index } of t.arrays ?? []) prepare(db, `DELETE FROM ${index.table} WHERE ${index.itemColumn} = ?`).run(id);
-}
-
-/** Bound parameters per statement, under SQLite's limit of 32766. */
+/** Bound parameters per statement, under SQLite's limit of 32766 (PostgreSQL's is 65535). */
 const MAX_PARAMS = 30_000;
 const MAX_ROWS_PER_STATEMENT = 500;
 
-/**
- * Inserts items, returning their ids in order. Ids are allocated consecutively after the highest ever
- * used (the table is AUTOINCREMENT, so ids are never reused); the surrounding write transaction holds the
- * database's write lock, so concurrent processes cannot allocate the same ones. Rows go in with multi-row
- * statements and the side tables are filled set-wise, because per-statement cost dominates bulk writes.
- */
-export function insertItems(db: Db, t: ItemTable, projectId: number, values: readonly Values[], now: number): number[] {
-  if (values.length === 0) return [];
-  const { next } = prepare(
-    db,
-    `SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = '${t.table}'), 0), coalesce((SELECT max(id) FROM ${t.table}), 0)) + 1 AS next`,
-  ).get() as { next: number };
-  const ids = values.map((_, i) => next + i);
-  const columns = ['id', 'project_id', ...dataColumns(t), 'created_time', 'last_updated_time'];
-  const row = `(${columns.map(() => '?').join(', ')})`;
+/** Inserts `rows` of `columns` into `table` with multi-row statements (per-statement cost dominates bulk writes). */
+async function insertRows(db: Queryable, table: string, columns: readonly string[], rows: readonly unknown[][], conflict = ''): Promise<void> {
+  if (rows.length === 0) return;
+  const one = `(${columns.map(() => '?').join(', ')})`;
   const perStatement = Math.max(1, Math.min(MAX_ROWS_PER_STATEMENT, Math.floor(MAX_PARAMS / columns.length)));
-  for (let start = 0; start < values.length; start += perStatement) {
-    const chunk = values.slice(start, start + perStatement);
-    const params: unknown[] = [];
-    chunk.forEach((v, k) => {
-      params.push(ids[start + k], projectId);
-      for (const f of t.fields) params.push(...toColumns(f, v[f.name]));
-      params.push(now, now);
-    });
-    prepare(db, `INSERT INTO ${t.table} (${columns.join(', ')}) VALUES ${Array(chunk.length).fill(row).join(', ')}`).run(params);
+  for (let start = 0; start < rows.length; start += perStatement) {
+    const chunk = rows.slice(start, start + perStatement);
+    await db.run(new Sql(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${Array(chunk.length).fill(one).join(', ')}${conflict}`, chunk.flat() as SqlValue[]));
   }
-  fillSideTables(db, t, ids[0], ids[ids.length - 1]);
-  storeJson(db, t, ids[0], ids[ids.length - 1]);
-  return ids;
 }
 
-/** Renders the stored JSON of rows [first, last] from their stored columns, when the table keeps it. */
-function storeJson(db: Db, t: ItemTable, first: number, last: number): void {
-  if (!t.storesJson) return;
-  prepare(db, `UPDATE ${t.table} AS ${t.alias} SET ${ITEM_JSON_COLUMN} = ${renderItemJsonSql(t)} WHERE id BETWEEN ? AND ?`).run(first, last);
+/**
+ * The side-table rows (metadata keys and values, array values) of items, from their values. Rows are sorted
+ * in index order, which keeps the B-tree inserts local. Keys and values are lower-cased with JavaScript's
+ * full Unicode case mapping, the one filters apply to the values they compare.
+ */
+async function fillSideTables(db: Queryable, t: ItemTable, projectId: number, items: ReadonlyArray<{ id: number; v: Values }>): Promise<void> {
+  if (t.metadata) {
+    const m = t.metadata.store;
+    const rows: unknown[][] = [];
+    for (const { id, v } of items) {
+      const map = v[t.metadata.field] as Record<string, string> | null | undefined;
+      if (!map) continue;
+      for (const [key, value] of Object.entries(map)) {
+        const short = value.length <= m.maxFilterableLength;
+        rows.push([id, projectId, key, key.toLowerCase(), short ? value : null, short ? value.toLowerCase() : null]);
+      }
+    }
+    rows.sort((a, b) => compareText(a[3] as string, b[3] as string) || compareText(a[5] as string | null, b[5] as string | null));
+    await insertRows(db, m.table, [m.itemColumn, 'project_id', 'key', 'key_lc', 'value', 'value_lc'], rows);
+  }
+  for (const { field, index } of t.arrays ?? []) {
+    const rows: unknown[][] = [];
+    for (const { id, v } of items) {
+      const list = v[field] as unknown[] | null | undefined;
+      if (!list) continue;
+      for (const value of new Set(list)) rows.push([id, projectId, value]);
+    }
+    await insertRows(db, index.table, [index.itemColumn, 'project_id', index.valueColumn], rows, ' ON CONFLICT DO NOTHING');
+  }
+}
+
+function compareText(a: string | null, b: string | null): number {
+  if (a === b) return 0;
+  if (a === null) return -1;
+  if (b === null) return 1;
+  return a < b ? -1 : 1;
+}
+
+async function clearSideTables(db: Queryable, t: ItemTable, projectId: number, id: number): Promise<void> {
+  if (t.metadata) await db.run(sql`DELETE FROM ${Sql.raw(t.metadata.store.table)} WHERE project_id = ${projectId} AND ${Sql.raw(t.metadata.store.itemColumn)} = ${id}`);
+  for (const { index } of t.arrays ?? []) await db.run(sql`DELETE FROM ${Sql.raw(index.table)} WHERE project_id = ${projectId} AND ${Sql.raw(index.itemColumn)} = ${id}`);
+}
+
+/** The row's stored JSON, when the table keeps one: the item's API form, as responses give it. */
+function storedJson(t: ItemTable, id: number, v: Values, createdTime: number, lastUpdatedTime: number): unknown[] {
+  return t.storesJson ? [JSON.stringify(itemFromValues(t, id, v, createdTime, lastUpdatedTime))] : [];
+}
+
+/**
+ * Inserts items, returning their ids in order (allocated by `allocateIds`). Rows and side-table rows go in
+ * with multi-row statements.
+ */
+export async function insertItems(db: Queryable, t: ItemTable, projectId: number, values: readonly Values[], now: number): Promise<number[]> {
+  if (values.length === 0) return [];
+  const ids = await allocateIds(db, t.table, values.length);
+  const columns = ['id', 'project_id', ...dataColumns(t), 'created_time', 'last_updated_time', ...(t.storesJson ? [ITEM_JSON_COLUMN] : [])];
+  const rows = values.map((v, k) => [ids[k], projectId, ...t.fields.flatMap((f) => toColumns(f, v[f.name])), now, now, ...storedJson(t, ids[k], v, now, now)]);
+  await insertRows(db, t.table, columns, rows);
+  await fillSideTables(db, t, projectId, values.map((v, k) => ({ id: ids[k], v })));
+  return ids;
 }
 
 /** The API form of an item just written, from the values it was written with (no read back). */
@@ -297,89 +304,35 @@ export function itemFromValues(t: ItemTable, id: number, v: Values, createdTime:
   return item as Item;
 }
 
-export function updateItem(db: Db, t: ItemTable, projectId: number, id: number, v: Values, now: number): void {
-  const assignments = [...dataColumns(t).map((c) => `${c} = ?`), 'last_updated_time = ?'];
-  prepare(db, `UPDATE ${t.table} SET ${assignments.join(', ')} WHERE id = ?`).run(...t.fields.flatMap((f) => toColumns(f, v[f.name])), now, id);
-  clearSideTables(db, t, id);
-  fillSideTables(db, t, id, id);
-  storeJson(db, t, id, id);
+/** Writes an item's new values; `createdTime` is what the row holds (it is part of the stored JSON). */
+export async function updateItem(db: Queryable, t: ItemTable, projectId: number, id: number, v: Values, now: number, createdTime: number): Promise<void> {
+  const assignments = [...dataColumns(t).map((c) => `${c} = ?`), 'last_updated_time = ?', ...(t.storesJson ? [`${ITEM_JSON_COLUMN} = ?`] : [])];
+  const params = [...t.fields.flatMap((f) => toColumns(f, v[f.name])), now, ...storedJson(t, id, v, createdTime, now), projectId, id];
+  await db.run(new Sql(`UPDATE ${t.table} SET ${assignments.join(', ')} WHERE project_id = ? AND id = ?`, params as SqlValue[]));
+  await clearSideTables(db, t, projectId, id);
+  await fillSideTables(db, t, projectId, [{ id, v }]);
 }
 
-/** A migration giving a table its stored JSON column, filled for the rows it has. */
-export function storedJsonSql(t: ItemTable): string {
-  return `
-ALTER TABLE ${t.table} ADD COLUMN ${ITEM_JSON_COLUMN} TEXT;
-UPDATE ${t.table} AS ${t.alias} SET ${ITEM_JSON_COLUMN} = ${renderItemJsonSql(t)};
-`;
+/**
+ * Data migrations of item tables. Rows whose stored JSON is missing get it rendered (by SQL, from their
+ * columns); empty lists and maps are stored as absent (see isAbsent).
+ */
+export async function renderMissingJson(db: Queryable, t: ItemTable): Promise<void> {
+  if (!t.storesJson) return;
+  await db.run(Sql.raw(`UPDATE ${t.table} AS ${t.alias} SET ${ITEM_JSON_COLUMN} = ${renderItemJsonSql(db.dialect, t)} WHERE ${ITEM_JSON_COLUMN} IS NULL`));
 }
 
-/** A migration storing the empty lists and maps that rows hold as absent (see isAbsent), and their JSON anew. */
-export function emptyCollectionsAbsentSql(t: ItemTable): string {
+export async function emptyCollectionsAbsent(db: Queryable, t: ItemTable): Promise<void> {
   const columns = t.fields.filter((f) => f.type === 'json').map((f) => f.column);
-  if (columns.length === 0) return '';
+  if (columns.length === 0) return;
   const empty = (c: string) => `${c} IN ('[]', '{}')`;
   const cleared = columns.map((c) => `${c} = CASE WHEN ${empty(c)} THEN NULL ELSE ${c} END`);
   if (t.storesJson) cleared.push(`${ITEM_JSON_COLUMN} = NULL`);
-  let out = `UPDATE ${t.table} SET ${cleared.join(', ')} WHERE ${columns.map(empty).join(' OR ')};\n`;
-  if (t.storesJson) out += `UPDATE ${t.table} AS ${t.alias} SET ${ITEM_JSON_COLUMN} = ${renderItemJsonSql(t)} WHERE ${ITEM_JSON_COLUMN} IS NULL;\n`;
-  return out;
+  await db.run(Sql.raw(`UPDATE ${t.table} SET ${cleared.join(', ')} WHERE ${columns.map(empty).join(' OR ')}`));
+  await renderMissingJson(db, t);
 }
 
-export function deleteItem(db: Db, t: ItemTable, id: number): void {
-  clearSideTables(db, t, id);
-  prepare(db, `DELETE FROM ${t.table} WHERE id = ?`).run(id);
-}
-
-/** SQL for the side tables of a resource (metadata and array indexes), named after its declaration. */
-export function sideTablesSql(t: ItemTable): string {
-  let out = '';
-  if (t.metadata) {
-    const m = t.metadata.store;
-    out += `
-CREATE TABLE ${m.table} (
-  ${m.itemColumn} INTEGER NOT NULL,
-  project_id INTEGER NOT NULL,
-  key TEXT NOT NULL,
-  key_lc TEXT NOT NULL,
-  value TEXT,
-  value_lc TEXT,
-  PRIMARY KEY (${m.itemColumn}, key)
-) WITHOUT ROWID;
-CREATE INDEX ${m.table}_value ON ${m.table} (project_id, key_lc, value_lc);
-`;
-  }
-  for (const { index } of t.arrays ?? []) {
-    out += `
-CREATE TABLE ${index.table} (
-  ${index.itemColumn} INTEGER NOT NULL,
-  project_id INTEGER NOT NULL,
-  ${index.valueColumn} INTEGER NOT NULL,
-  PRIMARY KEY (${index.itemColumn}, ${index.valueColumn})
-) WITHOUT ROWID;
-CREATE INDEX ${index.table}_value ON ${index.table} (project_id, ${index.valueColumn});
-`;
-  }
-  return out;
-}
-
-/** SQL for an FTS5 index over text columns, kept in step with the table by triggers (same transaction). */
-export function ftsSql(table: string, ftsTable: string, columns: readonly string[]): string {
-  const cols = columns.join(', ');
-  const newVals = columns.map((c) => `new.${c}`).join(', ');
-  const oldVals = columns.map((c) => `old.${c}`).join(', ');
-  const anyNew = columns.map((c) => `new.${c} IS NOT NULL`).join(' OR ');
-  const anyOld = columns.map((c) => `old.${c} IS NOT NULL`).join(' OR ');
-  return `
-CREATE VIRTUAL TABLE ${ftsTable} USING fts5 (${cols}, content = '${table}', content_rowid = 'id');
-CREATE TRIGGER ${ftsTable}_insert AFTER INSERT ON ${table} WHEN ${anyNew} BEGIN
-  INSERT INTO ${ftsTable} (rowid, ${cols}) VALUES (new.id, ${newVals});
-END;
-CREATE TRIGGER ${ftsTable}_delete AFTER DELETE ON ${table} WHEN ${anyOld} BEGIN
-  INSERT INTO ${ftsTable} (${ftsTable}, rowid, ${cols}) VALUES ('delete', old.id, ${oldVals});
-END;
-CREATE TRIGGER ${ftsTable}_update AFTER UPDATE OF ${cols} ON ${table} BEGIN
-  INSERT INTO ${ftsTable} (${ftsTable}, rowid, ${cols}) SELECT 'delete', old.id, ${oldVals} WHERE ${anyOld};
-  INSERT INTO ${ftsTable} (rowid, ${cols}) SELECT new.id, ${newVals} WHERE ${anyNew};
-END;
-`;
+export async function deleteItem(db: Queryable, t: ItemTable, projectId: number, id: number): Promise<void> {
+  await clearSideTables(db, t, projectId, id);
+  await db.run(sql`DELETE FROM ${Sql.raw(t.table)} WHERE project_id = ${projectId} AND id = ${id}`);
 }
