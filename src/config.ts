@@ -17,6 +17,16 @@ export interface Config {
   devClientSecret?: string;
   /** Largest request body accepted, in bytes. */
   bodyLimit: number;
+  /** Largest body of a request to a route outside the project operations (the token endpoints among them), in bytes. */
+  unauthenticatedBodyLimit: number;
+  /** Deepest nesting of arrays and objects in a JSON request body. */
+  jsonMaxDepth: number;
+  /** Time a client has to send a request's headers, in milliseconds. */
+  headersTimeoutMs: number;
+  /** Time a client has to send a whole request (headers and body), in milliseconds. */
+  requestTimeoutMs: number;
+  /** Connections one client address may hold open at once; 0 for no cap. */
+  maxConnectionsPerAddress: number;
   logLevel: string;
   synchronous: 'normal' | 'full';
   /** Worker threads that read list pages, each with its own connection; 0 reads on the main thread. */
@@ -94,6 +104,11 @@ const FLAGS: Record<string, string> = {
   '--redis-url': 'STRATA_REDIS_URL',
   '--clients': 'STRATA_CLIENTS',
   '--jwks-refresh-interval': 'STRATA_JWKS_REFRESH_INTERVAL_MS',
+  '--unauthenticated-body-limit': 'STRATA_UNAUTHENTICATED_BODY_LIMIT',
+  '--json-max-depth': 'STRATA_JSON_MAX_DEPTH',
+  '--headers-timeout': 'STRATA_HEADERS_TIMEOUT_MS',
+  '--request-timeout': 'STRATA_REQUEST_TIMEOUT_MS',
+  '--max-connections-per-address': 'STRATA_MAX_CONNECTIONS_PER_ADDRESS',
 };
 
 const FLAG_WIDTH = Math.max(...Object.keys(FLAGS).map((f) => f.length)) + 2;
@@ -241,6 +256,22 @@ function loadThrottleConfig(values: Env): ThrottleConfig {
   return { enabled: onOff === 'on', limits, projectLimits, redisUrl };
 }
 
+/** Enough for any request the API takes (an advanced filter 10 levels deep nests about 25), far from what costs. */
+export const DEFAULT_JSON_MAX_DEPTH = 64;
+
+/** The request and headers timeouts: the headers' may not be longer than the whole request's. */
+function loadTimeouts(values: Env): { headersTimeoutMs: number; requestTimeoutMs: number } {
+  const requestName = 'STRATA_REQUEST_TIMEOUT_MS (--request-timeout)';
+  const requestTimeoutMs = integer(requestName, values.STRATA_REQUEST_TIMEOUT_MS ?? '30000', 50, 3_600_000);
+  const headersRaw = values.STRATA_HEADERS_TIMEOUT_MS;
+  if (headersRaw === undefined) return { requestTimeoutMs, headersTimeoutMs: Math.min(10_000, requestTimeoutMs) };
+  const headersTimeoutMs = integer('STRATA_HEADERS_TIMEOUT_MS (--headers-timeout)', headersRaw, 50, 3_600_000);
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(`STRATA_HEADERS_TIMEOUT_MS (--headers-timeout) must not be longer than ${requestName}: ${headersTimeoutMs} > ${requestTimeoutMs}`);
+  }
+  return { headersTimeoutMs, requestTimeoutMs };
+}
+
 const CLIENTS_EXAMPLE = '[{"clientId": "reader", "clientSecret": "a-long-secret", "groups": ["readers"]}]';
 
 /** STRATA_CLIENTS: a JSON array of clients, or `@file` naming a file that holds one. */
@@ -323,5 +354,14 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
     throttle: loadThrottleConfig(values),
     clients: loadClients(values.STRATA_CLIENTS),
     jwksRefreshIntervalMs: integer('STRATA_JWKS_REFRESH_INTERVAL_MS (--jwks-refresh-interval)', values.STRATA_JWKS_REFRESH_INTERVAL_MS ?? '30000', 0, 86_400_000),
+    unauthenticatedBodyLimit: integer(
+      'STRATA_UNAUTHENTICATED_BODY_LIMIT (--unauthenticated-body-limit)',
+      values.STRATA_UNAUTHENTICATED_BODY_LIMIT ?? '8192',
+      1024,
+      1024 * 1024,
+    ),
+    jsonMaxDepth: integer('STRATA_JSON_MAX_DEPTH (--json-max-depth)', values.STRATA_JSON_MAX_DEPTH ?? String(DEFAULT_JSON_MAX_DEPTH), 8, 1000),
+    ...loadTimeouts(values),
+    maxConnectionsPerAddress: integer('STRATA_MAX_CONNECTIONS_PER_ADDRESS (--max-connections-per-address)', values.STRATA_MAX_CONNECTIONS_PER_ADDRESS ?? '256', 0, 1_000_000),
   };
 }

@@ -26,7 +26,8 @@ import { timeSeriesRoutes } from '../resources/timeseries/routes.js';
 import { openDatabase, type Db } from '../storage/db.js';
 import { inProcessReader, ReadPool, sharedReader } from '../storage/read-pool.js';
 import { ensureProjects, findProjectAuthRecent, serverSecret } from '../storage/projects.js';
-import { ApiError, forbidden, malformedRequestResponse, notFound, routerError, unauthorized } from './errors.js';
+import { capConnectionsPerAddress, serverTimeouts } from './connections.js';
+import { ApiError, bodyTooLarge, forbidden, malformedRequestResponse, notFound, routerError, unauthorized } from './errors.js';
 import { decodeRequestBody } from './content-encoding.js';
 import { EncodedBody, JsonText } from './json-text.js';
 import { parseJsonBody } from './json-body.js';
@@ -115,7 +116,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const app = Fastify({
     logger: options.logger === false ? false : { level: config.logLevel },
-    bodyLimit: config.bodyLimit,
+    // The limit of every route that needs no token (and of unknown paths); the project's operations, which
+    // read a body only once its token is checked, take config.bodyLimit.
+    bodyLimit: config.unauthenticatedBodyLimit,
+    ...serverTimeouts(config),
     genReqId: (req) => {
       const given = req.headers[REQUEST_ID_HEADER];
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
@@ -132,10 +136,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreTrailingSlash: true },
     clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
       if (err.code === 'ECONNRESET' || socket.destroyed) return;
-      if (socket.writable) socket.write(malformedRequestResponse(err.code, http.maxHeaderSize));
+      if (socket.writable) {
+        const limits = { maxHeaderBytes: http.maxHeaderSize, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs };
+        socket.write(malformedRequestResponse(err.code, limits));
+      }
       socket.destroy(err);
     },
   });
+  capConnectionsPerAddress(app.server, config.maxConnectionsPerAddress);
   app.setValidatorCompiler(validatorCompiler);
 
   // Requests between arrival and the end of their response, counted only when there are read workers to share.
@@ -163,7 +171,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.removeContentTypeParser(['text/plain', 'application/json']);
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
     try {
-      done(null, parseJsonBody(body as Buffer));
+      done(null, parseJsonBody(body as Buffer, config.jsonMaxDepth));
     } catch (err) {
       done(err as ApiError, undefined);
     }
@@ -187,9 +195,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     if (error instanceof ApiError) {
       return reply.code(error.status).headers(error.headers).send(error.body());
     }
+    if ((error as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.code(413).send(bodyTooLarge(req.routeOptions.bodyLimit).body());
+    }
     const status = (error as { statusCode?: number }).statusCode ?? 500;
     if (status < 500) {
-      return reply.code(status).send({ error: { code: status, message: fastifyMessage(error as Error & { code?: string }, config) } });
+      return reply.code(status).send({ error: { code: status, message: fastifyMessage(error as Error & { code?: string }) } });
     }
     req.log.error({ err: error }, 'request failed');
     return reply.code(500).send({
@@ -237,6 +248,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         scope.route({
           method: def.method,
           url: def.path,
+          bodyLimit: config.bodyLimit,
           schema: {
             ...(def.body ? { body: def.body } : {}),
             ...(def.query ? { querystring: def.query } : {}),
@@ -293,15 +305,10 @@ function noOperation(method: string, url: string) {
   return notFound(url.startsWith('/api/') ? `No operation ${method} ${path}` : `Not found: ${path}`).body();
 }
 
-function fastifyMessage(error: Error & { code?: string }, config: Config): string {
-  switch (error.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return `The request body is larger than the limit of ${config.bodyLimit} bytes`;
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return 'Unsupported Content-Type; send the request body as JSON with "Content-Type: application/json"';
-    default:
-      return error.message;
-  }
+function fastifyMessage(error: Error & { code?: string }): string {
+  return error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+    ? 'Unsupported Content-Type; send the request body as JSON with "Content-Type: application/json"'
+    : error.message;
 }
 
 function registerIdentityRoutes(app: FastifyInstance, idp: IdentityProvider): void {
