@@ -2,6 +2,7 @@
  * One typed configuration object, from command-line flags, then environment variables, then defaults.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 
@@ -27,6 +28,10 @@ export interface Config {
   requestTimeoutMs: number;
   /** Connections one client address may hold open at once; 0 for no cap. */
   maxConnectionsPerAddress: number;
+  /** Proxies (addresses, CIDR ranges, or `loopback`, `linklocal`, `uniquelocal`) whose X-Forwarded-For names the client. */
+  trustProxy: string[];
+  /** Failed requests to the built-in token endpoint allowed per client id and per client address. */
+  tokenFailures: TokenFailureLimits;
   logLevel: string;
   synchronous: 'normal' | 'full';
   /** Worker threads that read list pages, each with its own connection; 0 reads on the main thread. */
@@ -79,6 +84,12 @@ export interface ThrottleConfig {
   redisUrl?: string;
 }
 
+/** A token bucket of failed attempts: `burst` at once, then `perMinute`. */
+export interface TokenFailureLimits {
+  burst: number;
+  perMinute: number;
+}
+
 export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
@@ -109,6 +120,9 @@ const FLAGS: Record<string, string> = {
   '--headers-timeout': 'STRATA_HEADERS_TIMEOUT_MS',
   '--request-timeout': 'STRATA_REQUEST_TIMEOUT_MS',
   '--max-connections-per-address': 'STRATA_MAX_CONNECTIONS_PER_ADDRESS',
+  '--trust-proxy': 'STRATA_TRUST_PROXY',
+  '--token-failure-burst': 'STRATA_TOKEN_FAILURE_BURST',
+  '--token-failure-rate': 'STRATA_TOKEN_FAILURE_RATE',
 };
 
 const FLAG_WIDTH = Math.max(...Object.keys(FLAGS).map((f) => f.length)) + 2;
@@ -133,10 +147,10 @@ function integer(name: string, raw: string, min: number, max: number): number {
 }
 
 // Values from flags and environment are text; values from JSON must already be numbers.
-function positiveRate(name: string, raw: string | number, shown: unknown = raw): number {
+function positiveRate(name: string, raw: string | number, shown: unknown = raw, unit = 'requests per second'): number {
   const n = typeof raw === 'string' ? (/^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : NaN) : raw;
   if (!Number.isFinite(n) || n <= 0 || n > MAX_RATE) {
-    throw new ConfigError(`${name} must be a number of requests per second above 0 and at most ${MAX_RATE}, got ${show(shown)}`);
+    throw new ConfigError(`${name} must be a number of ${unit} above 0 and at most ${MAX_RATE}, got ${show(shown)}`);
   }
   return n;
 }
@@ -272,6 +286,28 @@ function loadTimeouts(values: Env): { headersTimeoutMs: number; requestTimeoutMs
   return { headersTimeoutMs, requestTimeoutMs };
 }
 
+const PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** STRATA_TRUST_PROXY: the proxies in front of Strata; only their X-Forwarded-For is believed, so no client can pick its address. */
+function loadTrustProxy(raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  const entries = raw
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    const [address, bits, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const prefixOk = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (!PROXY_RANGES.has(entry) && (family === 0 || !prefixOk || rest.length > 0)) {
+      throw new ConfigError(
+        `STRATA_TRUST_PROXY (--trust-proxy): "${entry}" is not an address, a CIDR range (10.0.0.0/8) or one of ${[...PROXY_RANGES].join(', ')}`,
+      );
+    }
+  }
+  return entries;
+}
+
 const CLIENTS_EXAMPLE = '[{"clientId": "reader", "clientSecret": "a-long-secret", "groups": ["readers"]}]';
 
 /** STRATA_CLIENTS: a JSON array of clients, or `@file` naming a file that holds one. */
@@ -363,5 +399,10 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
     jsonMaxDepth: integer('STRATA_JSON_MAX_DEPTH (--json-max-depth)', values.STRATA_JSON_MAX_DEPTH ?? String(DEFAULT_JSON_MAX_DEPTH), 8, 1000),
     ...loadTimeouts(values),
     maxConnectionsPerAddress: integer('STRATA_MAX_CONNECTIONS_PER_ADDRESS (--max-connections-per-address)', values.STRATA_MAX_CONNECTIONS_PER_ADDRESS ?? '256', 0, 1_000_000),
+    trustProxy: loadTrustProxy(values.STRATA_TRUST_PROXY),
+    tokenFailures: {
+      burst: count('STRATA_TOKEN_FAILURE_BURST (--token-failure-burst)', values.STRATA_TOKEN_FAILURE_BURST ?? '10', 'failed attempts'),
+      perMinute: positiveRate('STRATA_TOKEN_FAILURE_RATE (--token-failure-rate)', values.STRATA_TOKEN_FAILURE_RATE ?? '10', undefined, 'failed attempts per minute'),
+    },
   };
 }

@@ -26,6 +26,7 @@ import { timeSeriesRoutes } from '../resources/timeseries/routes.js';
 import { openDatabase, type Db } from '../storage/db.js';
 import { inProcessReader, ReadPool, sharedReader } from '../storage/read-pool.js';
 import { ensureProjects, findProjectAuthRecent, serverSecret } from '../storage/projects.js';
+import { clientAddress } from './client-address.js';
 import { capConnectionsPerAddress, serverTimeouts } from './connections.js';
 import { ApiError, bodyTooLarge, forbidden, malformedRequestResponse, notFound, routerError, unauthorized } from './errors.js';
 import { decodeRequestBody } from './content-encoding.js';
@@ -34,6 +35,7 @@ import { parseJsonBody } from './json-body.js';
 import { createApiLayers, type RouteLayers } from './layers.js';
 import type { ApiRoute, Project } from './route.js';
 import type { Services } from './services.js';
+import { createTokenFailures, type TokenFailures } from './token-failures.js';
 import { validatorCompiler } from './validation.js';
 import { LATEST_STABLE } from './versioning.js';
 
@@ -120,6 +122,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // read a body only once its token is checked, take config.bodyLimit.
     bodyLimit: config.unauthenticatedBodyLimit,
     ...serverTimeouts(config),
+    // Behind the listed proxies a request's address (req.ip, which per-address limits count) is the client's.
+    trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
     genReqId: (req) => {
       const given = req.headers[REQUEST_ID_HEADER];
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
@@ -212,7 +216,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     reply.code(404).send(noOperation(req.method, req.url));
   });
 
-  registerIdentityRoutes(app, idp);
+  registerIdentityRoutes(app, idp, createTokenFailures(config.tokenFailures, now));
   registerAuthRoutes(app, auth, db);
 
   const layers = await createApiLayers({ enabled: options.apiLayers !== false, throttle: config.throttle, db, routes, now, log: app.log });
@@ -311,7 +315,7 @@ function fastifyMessage(error: Error & { code?: string }): string {
     : error.message;
 }
 
-function registerIdentityRoutes(app: FastifyInstance, idp: IdentityProvider): void {
+function registerIdentityRoutes(app: FastifyInstance, idp: IdentityProvider, failures: TokenFailures): void {
   app.get('/.well-known/openid-configuration', async () => idp.discovery());
   app.get('/.well-known/jwks.json', async () => idp.jwks);
   // OAuth 2.0 token endpoint (RFC 6749): errors use the OAuth error form that token clients expect.
@@ -328,8 +332,15 @@ function registerIdentityRoutes(app: FastifyInstance, idp: IdentityProvider): vo
         error_description: `grant_type must be "client_credentials", got ${JSON.stringify(body.grant_type ?? null)}`,
       });
     }
+    // Refused before the secret is checked, so that a refusal tells nothing about it.
+    const address = clientAddress(req.ip);
+    const refused = failures.refusal(clientId, address);
+    if (refused) {
+      return reply.code(429).header('retry-after', String(refused.retryAfter)).send({ error: 'slow_down', error_description: refused.description });
+    }
     const client = clientId && secret ? idp.authenticate(clientId, secret) : undefined;
     if (!client) {
+      failures.failed(clientId, address);
       return reply.code(401).send({ error: 'invalid_client', error_description: 'Unknown client_id or wrong client_secret' });
     }
     reply.header('cache-control', 'no-store');
