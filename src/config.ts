@@ -30,6 +30,8 @@ export interface Config {
   maxConnectionsPerAddress: number;
   /** Proxies (addresses, CIDR ranges, or `loopback`, `linklocal`, `uniquelocal`) whose X-Forwarded-For names the client. */
   trustProxy: string[];
+  /** Browser origins (exact `scheme://host[:port]`) allowed to call the API; none turns CORS off. */
+  corsOrigins: string[];
   /** Failed requests to the built-in token endpoint allowed per client id and per client address. */
   tokenFailures: TokenFailureLimits;
   logLevel: string;
@@ -120,6 +122,7 @@ const FLAGS: Record<string, string> = {
   '--headers-timeout': 'STRATA_HEADERS_TIMEOUT_MS',
   '--request-timeout': 'STRATA_REQUEST_TIMEOUT_MS',
   '--max-connections-per-address': 'STRATA_MAX_CONNECTIONS_PER_ADDRESS',
+  '--cors-origins': 'STRATA_CORS_ORIGINS',
   '--trust-proxy': 'STRATA_TRUST_PROXY',
   '--token-failure-burst': 'STRATA_TOKEN_FAILURE_BURST',
   '--token-failure-rate': 'STRATA_TOKEN_FAILURE_RATE',
@@ -286,6 +289,33 @@ function loadTimeouts(values: Env): { headersTimeoutMs: number; requestTimeoutMs
   return { headersTimeoutMs, requestTimeoutMs };
 }
 
+/** STRATA_CORS_ORIGINS: exact origins, comma-separated; a wildcard would hand the API to every web page. */
+function loadCorsOrigins(raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  const where = 'STRATA_CORS_ORIGINS (--cors-origins)';
+  const origins = raw
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
+  for (const origin of origins) {
+    if (origin.includes('*')) {
+      throw new ConfigError(`${where}: "${origin}" is a wildcard; list each origin browser applications are served from, such as https://app.example.com`);
+    }
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin) {
+      throw new ConfigError(
+        `${where}: "${origin}" is not an origin as browsers send it; write the scheme, lower-case host and port only, such as https://app.example.com or http://localhost:3000`,
+      );
+    }
+  }
+  return [...new Set(origins)];
+}
+
 const PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
 /** STRATA_TRUST_PROXY: the proxies in front of Strata; only their X-Forwarded-For is believed, so no client can pick its address. */
@@ -399,6 +429,7 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
     jsonMaxDepth: integer('STRATA_JSON_MAX_DEPTH (--json-max-depth)', values.STRATA_JSON_MAX_DEPTH ?? String(DEFAULT_JSON_MAX_DEPTH), 8, 1000),
     ...loadTimeouts(values),
     maxConnectionsPerAddress: integer('STRATA_MAX_CONNECTIONS_PER_ADDRESS (--max-connections-per-address)', values.STRATA_MAX_CONNECTIONS_PER_ADDRESS ?? '256', 0, 1_000_000),
+    corsOrigins: loadCorsOrigins(values.STRATA_CORS_ORIGINS),
     trustProxy: loadTrustProxy(values.STRATA_TRUST_PROXY),
     tokenFailures: {
       burst: count('STRATA_TOKEN_FAILURE_BURST (--token-failure-burst)', values.STRATA_TOKEN_FAILURE_BURST ?? '10', 'failed attempts'),

@@ -28,6 +28,7 @@ import { inProcessReader, ReadPool, sharedReader } from '../storage/read-pool.js
 import { ensureProjects, findProjectAuthRecent, serverSecret } from '../storage/projects.js';
 import { clientAddress } from './client-address.js';
 import { capConnectionsPerAddress, serverTimeouts } from './connections.js';
+import { registerCors } from './cors.js';
 import { ApiError, bodyTooLarge, forbidden, malformedRequestResponse, notFound, routerError, unauthorized } from './errors.js';
 import { decodeRequestBody } from './content-encoding.js';
 import { EncodedBody, JsonText } from './json-text.js';
@@ -149,6 +150,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   capConnectionsPerAddress(app.server, config.maxConnectionsPerAddress);
   app.setValidatorCompiler(validatorCompiler);
+  // First of the request hooks: every answer to an allowed origin carries its CORS headers, refusals included.
+  await registerCors(app, config.corsOrigins, [...new Set(['POST', ...routes.map((r) => r.method)])]);
 
   // Requests between arrival and the end of their response, counted only when there are read workers to share.
   const counted = pool !== undefined && !options.readsOnWorkers;
