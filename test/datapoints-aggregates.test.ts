@@ -568,4 +568,25 @@ describe('paging', () => {
     const within = await fetchAll({ externalId: xid, start: Date.UTC(2029, 0, 1), end: Date.UTC(2029, 11, 15), granularity: '1d', aggregates: [...AGGREGATES] });
     expect(within).toEqual([]);
   });
+
+  it('takes any start and end, however far from the data', async () => {
+    const xid = await createSeries(true);
+    await insert(xid, [{ ts: 1500, value: 1, code: 0 }]);
+    const far = Number.MAX_SAFE_INTEGER;
+    for (const [granularity, timeZone] of [['1mo', 'Europe/Oslo'], ['7d', 'America/New_York'], ['1s', 'UTC'], ['100000mo', 'Asia/Kolkata']]) {
+      for (const [start, end] of [[-far, far], [-far, -far + 1], [far - 1, far], [-8.64e15, 0], [0, 8.64e15]]) {
+        const what = `${granularity} ${timeZone} [${start}, ${end})`;
+        const res = await h.post('/timeseries/data/list', { items: [{ externalId: xid, start, end, granularity, timeZone, aggregates: ['count', 'stepInterpolation'] }] });
+        expect(res.status, `${what}: ${JSON.stringify(res.body)}`).toBe(200);
+        const buckets = res.body.items[0].datapoints;
+        const shapes = buckets.map((b: any) => Object.keys(b).sort().join());
+        // The bucket of the point and the first bucket after it; a query before the point gets at most a
+        // bucket reaching over it; one beyond the year 250,000 nothing.
+        if (start < 1500 && end > 1500) expect(shapes, what).toEqual(['count,timestamp', 'stepInterpolation,timestamp']);
+        else if (start > 1500) expect(shapes, what).toEqual([]);
+        else expect(buckets.filter((b: any) => b.count !== 1), what).toEqual([]);
+        expect(buckets.filter((b: any) => b.timestamp >= end), what).toEqual([]);
+      }
+    }
+  });
 });

@@ -91,8 +91,19 @@ function monthIndex(local: number): number {
   return d.getUTCFullYear() * 12 + d.getUTCMonth();
 }
 
+/**
+ * Grids lie between these instants, where every calendar and time zone computation is defined (dates of the
+ * first millennium and beyond the year 250,000 are not) and which hold every point with room to spare: a
+ * query reaching further is taken to start or end there, and one wholly outside has no buckets.
+ */
+const EARLIEST = Date.UTC(1000, 0, 1);
+const LATEST = 8e15;
+
 /** The buckets of `granularity` over [start, end) aligned in `zone`. */
-export function bucketGrid(g: Granularity, zone: Zone, start: number, end: number): BucketGrid {
+export function bucketGrid(g: Granularity, zone: Zone, from: number, to: number): BucketGrid {
+  if (from >= LATEST || to <= EARLIEST) return new FixedGrid(EARLIEST, SECOND, EARLIEST);
+  const start = Math.max(from, EARLIEST);
+  const end = Math.min(to, LATEST);
   const z = isZoned(g) ? zone : UTC;
   switch (g.unit) {
     case 's':
