@@ -45,7 +45,7 @@ export const WANTS_ALL: Wants = { values: true, counts: true, moments: true, int
 export const DEFAULT_TREATMENT: StatusTreatment = { ignoreBad: true, uncertainIsBad: true };
 
 /** How far from a bucket a point outside it may lie and still shape a continuous series inside it. */
-export const NEIGHBOUR_REACH = 3_600_000;
+const NEIGHBOUR_REACH = 3_600_000;
 
 export interface WalkerOptions {
   isStep: boolean;
