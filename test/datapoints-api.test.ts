@@ -198,10 +198,9 @@ describe('aggregates', () => {
       } while (cursor);
       expect(pages).toEqual(whole.datapoints);
     }
-    // Hours between the two days have no points, but an interpolated value and an average.
-    const gap = whole.datapoints.find((b: any) => b.timestamp === T0 + 30 * 3_600_000);
-    expect(gap.count).toBeUndefined();
-    expect(gap.interpolation).toBeTypeOf('number');
+    // The hours of the day without points are left out: nothing is interpolated across a gap of a day.
+    expect(whole.datapoints.filter((b: any) => b.timestamp >= T0 + 86_400_000 && b.timestamp < T0 + 2 * 86_400_000)).toEqual([]);
+    expect(whole.datapoints.length).toBe(48);
   });
 
   it('gives the same aggregates whether points arrive at once or appended in small batches', async () => {
@@ -263,13 +262,14 @@ describe('aggregates', () => {
     await insert([{ id: lin.id, datapoints: points }, { id: step.id, datapoints: points }]);
     const q = { start: 0, end: 7_200_000, aggregates: ['average', 'interpolation', 'stepInterpolation', 'totalVariation'], granularity: '1h' };
     const [l, st] = await list({ items: [{ id: lin.id, ...q }, { id: step.id, ...q }] });
+    // The second hour holds no point: only the interpolations are given there.
     expect(l.datapoints).toEqual([
       { timestamp: 0, average: 2.5, interpolation: 0, stepInterpolation: 0, totalVariation: 5 },
-      { timestamp: 3_600_000, average: 7.5, interpolation: 5, stepInterpolation: 0, totalVariation: 5 },
+      { timestamp: 3_600_000, interpolation: 5, stepInterpolation: 0 },
     ]);
     expect(st.datapoints).toEqual([
       { timestamp: 0, average: 0, interpolation: 0, stepInterpolation: 0, totalVariation: 0 },
-      { timestamp: 3_600_000, average: 0, interpolation: 0, stepInterpolation: 0, totalVariation: 0 },
+      { timestamp: 3_600_000, interpolation: 0, stepInterpolation: 0 },
     ]);
   });
 });

@@ -16,7 +16,7 @@ import { DATAPOINT_LIMITS as L } from './limits.js';
 import { latestPoint, rawSeries, rawSeriesJson } from './raw-query.js';
 import type { LatestDatapointsBody, ListDatapointsBody, ListQueryItem } from './schema.js';
 import { findSeries, seriesHeader, seriesLabel, type SeriesInfo } from './series-lookup.js';
-import { parseTime } from './time-spec.js';
+import { parseDuration, parseTime } from './time-spec.js';
 import { parseTimeZone, UTC, type Zone } from './time-zone.js';
 import { treatmentOf } from './treatment.js';
 import { checkTargetUnit } from './units.js';
@@ -32,6 +32,8 @@ interface Planned {
   limit: number;
   granularity?: Granularity;
   zone: Zone;
+  /** Gap filling: the longest gap (ms) to interpolate across. */
+  fill?: number;
   /** Where this page begins (from the cursor), if not at `start`. */
   resume?: number;
   /** What a cursor of this query is bound to. */
@@ -60,6 +62,8 @@ function plan(services: Services, body: ListDatapointsBody, now: number, extreme
     if (q.granularity !== undefined && !q.aggregates) throw badRequest(`${where}: granularity is given without aggregates; give aggregates too, or leave granularity out for raw points`);
     const granularity = q.granularity === undefined ? undefined : parseGranularity(q.granularity, `${where}.granularity`);
     const zone = q.timeZone === undefined ? UTC : parseTimeZone(q.timeZone, `${where}.timeZone`);
+    if (q.fill && !q.aggregates) throw badRequest(`${where}: fill applies to aggregates; give aggregates and a granularity, or leave fill out`);
+    const fill = q.fill && parseDuration(q.fill.limit, L.maxTimestamp - L.minTimestamp, `${where}.fill.limit`);
     if (q.includeOutsidePoints && q.aggregates) throw badRequest(`${where}: includeOutsidePoints applies to raw points only, not to aggregates`);
     const cursor = q.cursor ?? undefined;
     if (q.includeOutsidePoints && cursor !== undefined) throw badRequest(`${where}: includeOutsidePoints cannot be combined with a cursor`);
@@ -75,7 +79,7 @@ function plan(services: Services, body: ListDatapointsBody, now: number, extreme
     const { cursor: _cursor, limit: _limit, start: _start, end: _end, includeOutsidePoints: _outside, ...bound } = q;
     const binding = { op: 'datapoints/list', ref, ...bound };
     const resume = cursor === undefined ? undefined : decodeResume(services, cursor, binding, `${where}.cursor`);
-    return { index, ref, q, start, end, limit, granularity, zone, resume, binding };
+    return { index, ref, q, start, end, limit, granularity, zone, fill, resume, binding };
   });
 }
 
@@ -185,7 +189,7 @@ function runQuery(services: Services, projectId: number, s: SeriesInfo, p: Plann
     // No buckets asked for (limit 0), or a cursor already past the window: an empty page, and the last.
     if (p.limit === 0 || from >= p.end) return { kind, head, datapoints: [] };
     const grid = bucketGrid(p.granularity!, p.zone, from, p.end);
-    const result = aggregateSeries(services.db, projectId, s.id, { grid, aggregates: p.q.aggregates, treatment, isStep: s.isStep, includeStatus, limit: p.limit });
+    const result = aggregateSeries(services.db, projectId, s.id, { grid, aggregates: p.q.aggregates, treatment, isStep: s.isStep, includeStatus, fill: p.fill, limit: p.limit });
     datapoints = result.buckets;
     nextStart = result.nextStart;
   } else {
