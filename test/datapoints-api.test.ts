@@ -404,7 +404,7 @@ describe('bad input is refused with a 400 that says what was wrong, and changes 
       [{ items: [{ id: num.id, start: 10, end: 10 }] }, /items\[0\]: end \(10\) must be after start \(10\)/],
       [{ items: [{ id: num.id, start: '2 days ago' }] }, /items\[0\]\.start: "2 days ago" is not a time/],
       [{ items: [{ id: num.id, aggregates: ['median'], granularity: '1h' }] }, /items\[0\]\.aggregates\[0\]/],
-      [{ items: [{ id: num.id, targetUnit: 'temperature:deg_f' }] }, /items\[0\]\.targetUnit: time series "dp-\d+" has no unitExternalId; this server does not convert units/],
+      [{ items: [{ id: num.id, targetUnit: 'temperature:deg_f' }] }, /items\[0\]\.targetUnit: time series "dp-\d+" has no unitExternalId, so its values have no unit to convert from/],
       [{ items: [{ id: num.id }, { externalId: 'no-such-series' }] }, /not found/],
     ];
     for (const [body, message] of cases) expect(errorMessage(await h.post('/timeseries/data/list', body), 400)).toMatch(message);

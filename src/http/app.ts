@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
-import { accessFor, ownedDataSets, reachOf } from '../auth/access.js';
+import { accessFor, FULL_ACCESS, ownedDataSets, reachOf } from '../auth/access.js';
 import { createAclRegistry } from '../auth/acls.js';
 import { API_KEYS_REMOVED, registerAuthRoutes } from '../auth/http-routes.js';
 import { createIdentityProvider, type IdentityProvider } from '../auth/idp.js';
@@ -23,6 +23,7 @@ import { groupRoutes } from '../resources/groups/routes.js';
 import { projectRoutes } from '../resources/projects/routes.js';
 import { sessionRoutes } from '../resources/sessions/routes.js';
 import { timeSeriesRoutes } from '../resources/timeseries/routes.js';
+import { unitRoutes } from '../resources/units/routes.js';
 import { openDatabase, type Db } from '../storage/db.js';
 import { inProcessReader, ReadPool, sharedReader } from '../storage/read-pool.js';
 import { ensureProjects, findProjectAuthRecent, serverSecret } from '../storage/projects.js';
@@ -85,7 +86,7 @@ export interface BuildOptions {
 
 /** Every operation the API serves, from every resource. */
 export function allRoutes(): ApiRoute[] {
-  return [...eventRoutes, ...dataSetRoutes, ...timeSeriesRoutes, ...assetRoutes, ...projectRoutes, ...groupRoutes, ...sessionRoutes, ...datapointRoutes];
+  return [...eventRoutes, ...dataSetRoutes, ...timeSeriesRoutes, ...assetRoutes, ...projectRoutes, ...groupRoutes, ...sessionRoutes, ...datapointRoutes, ...unitRoutes];
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Strata> {
@@ -105,7 +106,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const auth = createAuthRuntime({
     db,
     idp,
-    acls: createAclRegistry(routes.map((r) => r.capability)),
+    acls: createAclRegistry(routes.flatMap((r) => (r.capability ? [r.capability] : []))),
     now,
     jwksRefreshIntervalMs: config.jwksRefreshIntervalMs,
     providers: { outbound, extraOrigins: config.oidcExtraOrigins },
@@ -245,11 +246,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           if (!canAccessProject(principal, name)) throw forbidden(`The principal "${principal.subject}" has no access to project "${name}"`);
           req.principal = principal;
           req.project = project;
-          const grants = requireCapability(principal, def.capability, name);
+          // An operation without a capability reads no project data (see ApiRoute.capability): nothing to scope.
+          const grants = def.capability ? requireCapability(principal, def.capability, name) : [];
           req.grants = grants;
           req.services = {
             ...services,
-            access: accessFor(def.capability, grants),
+            access: def.capability ? accessFor(def.capability, grants) : FULL_ACCESS,
             dataSetOwner: ownedDataSets(principal, name),
             reach: reachOf(principal, name),
           };
