@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { badRequest } from '../../http/errors.js';
 
-/** The table of conditions (catalogs/opcua-status-codes.tsv), the same relative path from src and from dist. */
-const TABLE_URL = new URL('../../../catalogs/opcua-status-codes.tsv', import.meta.url);
+/** The table of conditions (catalog/opcua/status-codes.tsv), the same relative path from src and from dist. */
+const TABLE_URL = new URL('../../../catalog/opcua/status-codes.tsv', import.meta.url);
 
 function readTable(): Array<[string, number]> {
   const rows: Array<[string, number]> = [];
