@@ -2,6 +2,7 @@
  * One typed configuration object, from command-line flags, then environment variables, then defaults.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { ADDRESS_ALLOWANCES, type AddressAllowance } from './http/address-policy.js';
@@ -19,6 +20,22 @@ export interface Config {
   devClientSecret?: string;
   /** Largest request body accepted, in bytes. */
   bodyLimit: number;
+  /** Largest body of a request to a route outside the project operations (the token endpoints among them), in bytes. */
+  unauthenticatedBodyLimit: number;
+  /** Deepest nesting of arrays and objects in a JSON request body. */
+  jsonMaxDepth: number;
+  /** Time a client has to send a request's headers, in milliseconds. */
+  headersTimeoutMs: number;
+  /** Time a client has to send a whole request (headers and body), in milliseconds. */
+  requestTimeoutMs: number;
+  /** Connections one client address may hold open at once; 0 for no cap. */
+  maxConnectionsPerAddress: number;
+  /** Proxies (addresses, CIDR ranges, or `loopback`, `linklocal`, `uniquelocal`) whose X-Forwarded-For names the client. */
+  trustProxy: string[];
+  /** Browser origins (exact `scheme://host[:port]`) allowed to call the API; none turns CORS off. */
+  corsOrigins: string[];
+  /** Failed requests to the built-in token endpoint allowed per client id and per client address. */
+  tokenFailures: TokenFailureLimits;
   logLevel: string;
   synchronous: 'normal' | 'full';
   /** Worker threads that read list pages, each with its own connection; 0 reads on the main thread. */
@@ -75,6 +92,12 @@ export interface ThrottleConfig {
   redisUrl?: string;
 }
 
+/** A token bucket of failed attempts: `burst` at once, then `perMinute`. */
+export interface TokenFailureLimits {
+  burst: number;
+  perMinute: number;
+}
+
 export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
@@ -104,6 +127,15 @@ const FLAGS: Record<string, string> = {
   '--outbound-deadline': 'STRATA_OUTBOUND_DEADLINE_MS',
   '--outbound-max-bytes': 'STRATA_OUTBOUND_MAX_BYTES',
   '--oidc-extra-origins': 'STRATA_OIDC_EXTRA_ORIGINS',
+  '--unauthenticated-body-limit': 'STRATA_UNAUTHENTICATED_BODY_LIMIT',
+  '--json-max-depth': 'STRATA_JSON_MAX_DEPTH',
+  '--headers-timeout': 'STRATA_HEADERS_TIMEOUT_MS',
+  '--request-timeout': 'STRATA_REQUEST_TIMEOUT_MS',
+  '--max-connections-per-address': 'STRATA_MAX_CONNECTIONS_PER_ADDRESS',
+  '--cors-origins': 'STRATA_CORS_ORIGINS',
+  '--trust-proxy': 'STRATA_TRUST_PROXY',
+  '--token-failure-burst': 'STRATA_TOKEN_FAILURE_BURST',
+  '--token-failure-rate': 'STRATA_TOKEN_FAILURE_RATE',
 };
 
 const FLAG_WIDTH = Math.max(...Object.keys(FLAGS).map((f) => f.length)) + 2;
@@ -128,10 +160,10 @@ function integer(name: string, raw: string, min: number, max: number): number {
 }
 
 // Values from flags and environment are text; values from JSON must already be numbers.
-function positiveRate(name: string, raw: string | number, shown: unknown = raw): number {
+function positiveRate(name: string, raw: string | number, shown: unknown = raw, unit = 'requests per second'): number {
   const n = typeof raw === 'string' ? (/^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : NaN) : raw;
   if (!Number.isFinite(n) || n <= 0 || n > MAX_RATE) {
-    throw new ConfigError(`${name} must be a number of requests per second above 0 and at most ${MAX_RATE}, got ${show(shown)}`);
+    throw new ConfigError(`${name} must be a number of ${unit} above 0 and at most ${MAX_RATE}, got ${show(shown)}`);
   }
   return n;
 }
@@ -254,6 +286,71 @@ function loadThrottleConfig(values: Env): ThrottleConfig {
   return { enabled: onOff === 'on', limits, projectLimits, redisUrl };
 }
 
+/** Enough for any request the API takes (an advanced filter 10 levels deep nests about 25), far from what costs. */
+export const DEFAULT_JSON_MAX_DEPTH = 64;
+
+/** The request and headers timeouts: the headers' may not be longer than the whole request's. */
+function loadTimeouts(values: Env): { headersTimeoutMs: number; requestTimeoutMs: number } {
+  const requestName = 'STRATA_REQUEST_TIMEOUT_MS (--request-timeout)';
+  const requestTimeoutMs = integer(requestName, values.STRATA_REQUEST_TIMEOUT_MS ?? '30000', 50, 3_600_000);
+  const headersRaw = values.STRATA_HEADERS_TIMEOUT_MS;
+  if (headersRaw === undefined) return { requestTimeoutMs, headersTimeoutMs: Math.min(10_000, requestTimeoutMs) };
+  const headersTimeoutMs = integer('STRATA_HEADERS_TIMEOUT_MS (--headers-timeout)', headersRaw, 50, 3_600_000);
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(`STRATA_HEADERS_TIMEOUT_MS (--headers-timeout) must not be longer than ${requestName}: ${headersTimeoutMs} > ${requestTimeoutMs}`);
+  }
+  return { headersTimeoutMs, requestTimeoutMs };
+}
+
+/** STRATA_CORS_ORIGINS: exact origins, comma-separated; a wildcard would hand the API to every web page. */
+function loadCorsOrigins(raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  const where = 'STRATA_CORS_ORIGINS (--cors-origins)';
+  const origins = raw
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
+  for (const origin of origins) {
+    if (origin.includes('*')) {
+      throw new ConfigError(`${where}: "${origin}" is a wildcard; list each origin browser applications are served from, such as https://app.example.com`);
+    }
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin) {
+      throw new ConfigError(
+        `${where}: "${origin}" is not an origin as browsers send it; write the scheme, lower-case host and port only, such as https://app.example.com or http://localhost:3000`,
+      );
+    }
+  }
+  return [...new Set(origins)];
+}
+
+const PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** STRATA_TRUST_PROXY: the proxies in front of Strata; only their X-Forwarded-For is believed, so no client can pick its address. */
+function loadTrustProxy(raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  const entries = raw
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    const [address, bits, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const prefixOk = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (!PROXY_RANGES.has(entry) && (family === 0 || !prefixOk || rest.length > 0)) {
+      throw new ConfigError(
+        `STRATA_TRUST_PROXY (--trust-proxy): "${entry}" is not an address, a CIDR range (10.0.0.0/8) or one of ${[...PROXY_RANGES].join(', ')}`,
+      );
+    }
+  }
+  return entries;
+}
+
 const CLIENTS_EXAMPLE = '[{"clientId": "reader", "clientSecret": "a-long-secret", "groups": ["readers"]}]';
 
 /** STRATA_CLIENTS: a JSON array of clients, or `@file` naming a file that holds one. */
@@ -371,5 +468,20 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
     jwksRefreshIntervalMs: integer('STRATA_JWKS_REFRESH_INTERVAL_MS (--jwks-refresh-interval)', values.STRATA_JWKS_REFRESH_INTERVAL_MS ?? '30000', 0, 86_400_000),
     outbound: loadOutboundConfig(values),
     oidcExtraOrigins: loadExtraOrigins(values.STRATA_OIDC_EXTRA_ORIGINS),
+    unauthenticatedBodyLimit: integer(
+      'STRATA_UNAUTHENTICATED_BODY_LIMIT (--unauthenticated-body-limit)',
+      values.STRATA_UNAUTHENTICATED_BODY_LIMIT ?? '8192',
+      1024,
+      1024 * 1024,
+    ),
+    jsonMaxDepth: integer('STRATA_JSON_MAX_DEPTH (--json-max-depth)', values.STRATA_JSON_MAX_DEPTH ?? String(DEFAULT_JSON_MAX_DEPTH), 8, 1000),
+    ...loadTimeouts(values),
+    maxConnectionsPerAddress: integer('STRATA_MAX_CONNECTIONS_PER_ADDRESS (--max-connections-per-address)', values.STRATA_MAX_CONNECTIONS_PER_ADDRESS ?? '256', 0, 1_000_000),
+    corsOrigins: loadCorsOrigins(values.STRATA_CORS_ORIGINS),
+    trustProxy: loadTrustProxy(values.STRATA_TRUST_PROXY),
+    tokenFailures: {
+      burst: count('STRATA_TOKEN_FAILURE_BURST (--token-failure-burst)', values.STRATA_TOKEN_FAILURE_BURST ?? '10', 'failed attempts'),
+      perMinute: positiveRate('STRATA_TOKEN_FAILURE_RATE (--token-failure-rate)', values.STRATA_TOKEN_FAILURE_RATE ?? '10', undefined, 'failed attempts per minute'),
+    },
   };
 }

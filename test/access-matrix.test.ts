@@ -18,11 +18,15 @@ let h: Harness;
 let dir: string;
 const only = new Map<string, string>();
 const allBut = new Map<string, string>();
+let withoutGroups: string;
 
 const keyOf = (c: Capability) => `${aclKey(c.acl)}:${actionKey(c.action)}`;
 const grant = (c: Capability) => ({ [c.acl]: { actions: [c.action], scope: { all: {} } } });
 
-function distinct(routes: readonly ApiRoute[]): Capability[] {
+type GuardedRoute = ApiRoute & { capability: Capability };
+const guarded = (routes: readonly ApiRoute[]) => routes.filter((r): r is GuardedRoute => r.capability !== null);
+
+function distinct(routes: readonly GuardedRoute[]): Capability[] {
   const byKey = new Map<string, Capability>();
   for (const r of routes) byKey.set(keyOf(r.capability), r.capability);
   return [...byKey.values()];
@@ -38,7 +42,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'strata-matrix-'));
   h = await startHarness({ dataDir: dir });
   const signer = builtInSigner(dir);
-  const capabilities = distinct(h.strata.routes);
+  const capabilities = distinct(guarded(h.strata.routes));
   for (const c of capabilities) {
     const key = keyOf(c);
     await createGroup(h, { name: `only ${key}`, members: [`only ${key}`], capabilities: [grant(c)] });
@@ -46,6 +50,7 @@ beforeAll(async () => {
     only.set(key, await signer.sign({ sub: `only ${key}` }));
     allBut.set(key, await signer.sign({ sub: `all but ${key}` }));
   }
+  withoutGroups = await signer.sign({ sub: 'in no group' });
 });
 afterAll(async () => {
   await h.close();
@@ -65,7 +70,7 @@ describe('access matrix', () => {
   });
 
   it("refuses every route to a principal holding every capability but the route's own, naming it", async () => {
-    for (const route of h.strata.routes) {
+    for (const route of guarded(h.strata.routes)) {
       const res = await request(route, bearer(allBut.get(keyOf(route.capability))!));
       const where = `${route.method} ${route.path}`;
       expect(res.status, where).toBe(403);
@@ -74,9 +79,20 @@ describe('access matrix', () => {
   });
 
   it("lets a principal holding only the route's capability through", async () => {
-    for (const route of h.strata.routes) {
+    for (const route of guarded(h.strata.routes)) {
       const res = await request(route, bearer(only.get(keyOf(route.capability))!));
       expect([401, 403], `${route.method} ${route.path}: ${JSON.stringify(res.body)}`).not.toContain(res.status);
     }
+  });
+
+  it('lets a principal of the project without any capability call the operations that declare none (the units catalog)', async () => {
+    const open = h.strata.routes.filter((r) => r.capability === null);
+    expect(open.map((r) => `${r.method} ${r.path}`).sort()).toEqual(['GET /units', 'GET /units/:externalId', 'GET /units/systems', 'POST /units/byids']);
+    for (const route of open) {
+      const res = await request(route, bearer(withoutGroups));
+      expect([401, 403], `${route.method} ${route.path}: ${JSON.stringify(res.body)}`).not.toContain(res.status);
+    }
+    const guardedOne = await h.request('POST', '/api/v1/projects/dev/timeseries/list', {}, bearer(withoutGroups));
+    expect(guardedOne.status).toBe(403);
   });
 });

@@ -75,7 +75,7 @@ function normalize(body: unknown, ids: Map<number, string>, sets: Map<number, st
     }
     if (key === 'dataSetId') return sets.get(v as number) ?? `unknown data set ${v}`;
     if (key === 'id' && eventIds) return 'an event';
-    if (key === 'id' || key === 'parentId' || key === 'rootId' || key === 'values' || key === 'assetIds') return name(v);
+    if (key === 'id' || key === 'parentId' || key === 'rootId' || key === 'values' || key === 'value' || key === 'assetIds') return name(v);
     return v;
   };
   return walk(body);

@@ -307,11 +307,11 @@ describe('hierarchy fields and counts show only what is in scope', () => {
     const unique = async (property: string) =>
       (await as(reader, 'POST', '/assets/aggregate', { aggregate: 'uniqueValues', properties: [{ property: [property] }] })).body.items;
     expect(await unique('rootId')).toEqual([
-      { count: 3, values: [asset.a1] },
-      { count: 2, values: [asset.r1] },
-      { count: 1, values: [asset.c1] },
+      { count: 3, values: [asset.a1], value: asset.a1 },
+      { count: 2, values: [asset.r1], value: asset.r1 },
+      { count: 1, values: [asset.c1], value: asset.c1 },
     ]);
-    expect(await unique('parentId')).toEqual([asset.a1, asset.b1, asset.r1].sort((x, y) => x - y).map((id) => ({ count: 1, values: [id] })));
+    expect(await unique('parentId')).toEqual([asset.a1, asset.b1, asset.r1].sort((x, y) => x - y).map((id) => ({ count: 1, values: [id], value: id })));
     const count = await as(reader, 'POST', '/assets/aggregate', { aggregate: 'cardinalityValues', properties: [{ property: ['rootId'] }] });
     expect(count.body.items).toEqual([{ count: 3 }]);
   });

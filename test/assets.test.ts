@@ -637,7 +637,7 @@ describe('access', () => {
 
   it('declares assetsAcl:READ for reads and assetsAcl:WRITE for writes', () => {
     const assets = h.strata.routes.filter((r) => r.path === '/assets' || r.path.startsWith('/assets/'));
-    const declared = assets.map((r) => `${r.method} ${r.path} ${r.capability.acl}:${r.capability.action}`).sort();
+    const declared = assets.map((r) => `${r.method} ${r.path} ${r.capability?.acl}:${r.capability?.action}`).sort();
     expect(declared).toEqual(
       [
         'GET /assets assetsAcl:READ',

@@ -1,13 +1,15 @@
 /**
- * Every aggregate, checked against a direct computation from the points (below, "the oracle": no rollups,
- * no streaming, each bucket computed on its own from the definitions) over random series: clusters dense
- * enough to fill rollup cells, sparse points between them, Good/Uncertain/Bad statuses, overwrites,
- * out-of-order writes and deleted ranges, queried in UTC, fixed offsets and IANA zones across
- * daylight-saving transitions, with granularities from seconds to quarters.
+ * Aggregates against their definitions. Random series (clusters dense enough to fill rollup cells, sparse
+ * points with gaps shorter and longer than an hour, Good/Uncertain/Bad statuses, overwrites, out-of-order
+ * writes and deleted ranges) are queried in UTC, fixed offsets and IANA zones across daylight-saving changes
+ * (half-hour offsets among them), with granularities from seconds to months, with and without gap filling,
+ * page by page; every answer is compared with `oracleAggregates` (test/support/aggregate-oracle.ts), which
+ * computes each bucket on its own from the documented rules. Hand-made cases pin each rule down on its own.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from './support/harness.js';
+import { oracleAggregates, oracleBounds, HOUR, type OraclePoint } from './support/aggregate-oracle.js';
+import { errorMessage, startHarness, type Harness } from './support/harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -15,226 +17,58 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-// ---------------------------------------------------------------------------------------------------------
-// The oracle
-
-interface P {
-  ts: number;
-  /** null: no value (Bad points only); NaN and infinities appear on Bad points only. */
-  value: number | null;
-  code: number;
-}
-
-interface Treatment {
-  ignoreBad: boolean;
-  uncertainIsBad: boolean;
-}
-
 const AGGREGATES = [
   'average', 'max', 'maxDatapoint', 'min', 'minDatapoint', 'count', 'sum', 'interpolation', 'stepInterpolation', 'totalVariation',
   'continuousVariance', 'discreteVariance', 'countGood', 'countUncertain', 'countBad', 'durationGood', 'durationUncertain', 'durationBad',
 ] as const;
-type Agg = (typeof AGGREGATES)[number];
 
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+const UNCERTAIN = 0x40000000;
+const BAD = 0x80000000;
 const cls = (code: number) => code >>> 30;
 
-function oracle(points: P[], bounds: number[], isStep: boolean, t: Treatment, aggregates: readonly Agg[]): Array<Record<string, unknown>> {
-  const usable = (p: P) => cls(p.code) === 0 || (cls(p.code) === 1 && !t.uncertainIsBad);
-  const chain = t.ignoreBad ? points.filter(usable) : points;
-  // The interpolated function: pieces [t0, t1) from a usable chain point to the next chain point.
-  const segments: Array<{ t0: number; t1: number; v0: number; v1: number }> = [];
-  for (let i = 0; i + 1 < chain.length; i++) {
-    const a = chain[i];
-    const b = chain[i + 1];
-    if (!usable(a)) continue;
-    const linear = !isStep && usable(b);
-    segments.push({ t0: a.ts, t1: b.ts, v0: a.value!, v1: linear ? b.value! : a.value! });
+// ---------------------------------------------------------------------------------------------------------
+// Talking to the server
+
+let seriesCounter = 0;
+
+async function createSeries(isStep: boolean): Promise<string> {
+  const xid = `agg-${seriesCounter++}`;
+  const created = await h.post('/timeseries', { items: [{ externalId: xid, isStep }] });
+  expect(created.status).toBe(201);
+  return xid;
+}
+
+function wire(p: OraclePoint): Record<string, unknown> {
+  const out: Record<string, unknown> = { timestamp: p.ts };
+  if (p.value !== null) out.value = Number.isFinite(p.value) ? p.value : String(p.value);
+  if (p.code !== 0) out.status = { code: p.code };
+  return out;
+}
+
+async function insert(xid: string, points: OraclePoint[]): Promise<void> {
+  for (let i = 0; i < points.length; i += 50_000) {
+    const res = await h.post('/timeseries/data', { items: [{ externalId: xid, datapoints: points.slice(i, i + 50_000).map(wire) }] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
   }
-  const f = (s: { t0: number; t1: number; v0: number; v1: number }, x: number) => s.v0 + ((s.v1 - s.v0) * (x - s.t0)) / (s.t1 - s.t0);
-  /** Index of the first element whose key is >= x (all arrays here are in time order). */
-  const first = <T>(arr: T[], key: (e: T) => number, x: number) => {
-    let lo = 0;
-    let hi = arr.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (key(arr[mid]) < x) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
+}
+
+/** Every bucket of a query, page by page with cursors. */
+async function fetchAll(item: Record<string, unknown>, limit = 10_000): Promise<Array<Record<string, unknown>>> {
   const out: Array<Record<string, unknown>> = [];
-  for (let k = 0; k + 1 < bounds.length; k++) {
-    const B0 = bounds[k];
-    const B1 = bounds[k + 1];
-    const inB = points.slice(first(points, (p) => p.ts, B0), first(points, (p) => p.ts, B1));
-    const u = inB.filter(usable);
-    const r: Record<string, unknown> = {};
-    const n = u.length;
-    if (n > 0) {
-      const vals = u.map((p) => p.value!);
-      const sum = vals.reduce((x, y) => x + y, 0);
-      const mean = sum / n;
-      let minP = u[0];
-      let maxP = u[0];
-      for (const p of u) {
-        if (p.value! < minP.value!) minP = p;
-        if (p.value! > maxP.value!) maxP = p;
-      }
-      Object.assign(r, {
-        count: n,
-        sum,
-        min: minP.value,
-        max: maxP.value,
-        minDatapoint: { timestamp: minP.ts, value: minP.value },
-        maxDatapoint: { timestamp: maxP.ts, value: maxP.value },
-        discreteVariance: vals.reduce((x, v) => x + (v - mean) ** 2, 0) / n,
-      });
-    }
-    const pieces: Array<{ w: number; f0: number; f1: number }> = [];
-    for (let i = first(segments, (s) => s.t1, B0 + 1); i < segments.length && segments[i].t0 < B1; i++) {
-      const s = segments[i];
-      const x0 = Math.max(s.t0, B0);
-      const x1 = Math.min(s.t1, B1);
-      if (x1 > x0) pieces.push({ w: x1 - x0, f0: f(s, x0), f1: f(s, x1) });
-    }
-    const len = pieces.reduce((x, p) => x + p.w, 0);
-    if (len > 0) {
-      const avg = pieces.reduce((x, p) => x + (p.w * (p.f0 + p.f1)) / 2, 0) / len;
-      r.average = avg;
-      r.continuousVariance = pieces.reduce((x, p) => {
-        const a = p.f0 - avg;
-        const b = p.f1 - avg;
-        return x + (p.w * (a * a + a * b + b * b)) / 3;
-      }, 0) / len;
-    } else if (n > 0) {
-      r.average = (r.sum as number) / n;
-      r.continuousVariance = 0;
-    }
-    if (r.average !== undefined) {
-      if (isStep) {
-        let tv = 0;
-        for (let i = Math.max(1, first(chain, (c) => c.ts, B0)); i < chain.length && chain[i].ts < B1; i++) {
-          if (usable(chain[i]) && usable(chain[i - 1])) tv += Math.abs(chain[i].value! - chain[i - 1].value!);
-        }
-        r.totalVariation = tv;
-      } else r.totalVariation = pieces.reduce((x, p) => x + Math.abs(p.f1 - p.f0), 0);
-    }
-    const atOrAfter = first(chain, (c) => c.ts, B0);
-    const at = chain[atOrAfter]?.ts === B0 ? chain[atOrAfter] : undefined;
-    if (at) {
-      if (usable(at)) r.interpolation = at.value;
-    } else {
-      const s = segments[first(segments, (s) => s.t1, B0 + 1)];
-      if (s && s.t0 < B0) r.interpolation = f(s, B0);
-    }
-    const before = at ?? chain[atOrAfter - 1];
-    if (before && usable(before)) r.stepInterpolation = before.value;
-    if (inB.length > 0) {
-      r.countGood = inB.filter((p) => cls(p.code) === 0).length;
-      r.countUncertain = inB.filter((p) => cls(p.code) === 1).length;
-      r.countBad = inB.filter((p) => cls(p.code) === 2).length;
-    }
-    if (points.length > 0 && points[0].ts < B1 && points[points.length - 1].ts >= B0) {
-      const d = [0, 0, 0];
-      for (let i = Math.max(0, first(points, (p) => p.ts, B0) - 1); i + 1 < points.length && points[i].ts < B1; i++) {
-        const w = Math.min(points[i + 1].ts, B1) - Math.max(points[i].ts, B0);
-        if (w > 0) d[cls(points[i].code)] += w;
-      }
-      Object.assign(r, { durationGood: d[0], durationUncertain: d[1], durationBad: d[2] });
-    }
-    const shown: Record<string, unknown> = {};
-    for (const a of aggregates) if (r[a] !== undefined) shown[a] = r[a];
-    if (Object.keys(shown).length > 0) out.push({ timestamp: B0, ...shown });
+  let cursor: string | undefined;
+  for (let page = 0; ; page++) {
+    expect(page, 'pages').toBeLessThan(1000);
+    const res = await h.post('/timeseries/data/list', { items: [{ ...item, limit, ...(cursor ? { cursor } : {}) }] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const got = res.body.items[0];
+    expect(got.datapoints.length).toBeLessThanOrEqual(limit);
+    out.push(...got.datapoints);
+    cursor = got.nextCursor;
+    if (!cursor) return out;
+    expect(got.datapoints.length, 'a page with a cursor is full').toBe(limit);
   }
-  return out;
-}
-
-// Bucket boundaries, from a table of UTC offsets sampled every hour (the IANA zones used here change offset
-// on whole UTC hours) and scanned in quarter hours (where half-hour zones start their days), independent of
-// the server's calendar code.
-const Q = 15 * 60_000;
-const HOUR = 3_600_000;
-const DAY = 86_400_000;
-const offsetTables = new Map<string, { from: number; offsets: number[] }>();
-
-function fixedOffset(zone: string): number | undefined {
-  if (zone === 'UTC') return 0;
-  const m = /^UTC([+-])(\d{2}):(\d{2})$/.exec(zone);
-  return m ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * HOUR + Number(m[3]) * 60_000) : undefined;
-}
-
-function localAt(zone: string, t: number): number {
-  const fixed = fixedOffset(zone);
-  if (fixed !== undefined) return t + fixed;
-  let table = offsetTables.get(zone);
-  if (!table) {
-    const from = Date.UTC(2023, 9, 1);
-    const to = Date.UTC(2025, 5, 1);
-    const fmt = new Intl.DateTimeFormat('en-GB', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
-    const offsets: number[] = [];
-    for (let x = from; x < to; x += HOUR) {
-      const p = Object.fromEntries(fmt.formatToParts(x).map((q) => [q.type, Number(q.value)]));
-      offsets.push(Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute) - x);
-    }
-    table = { from, offsets };
-    offsetTables.set(zone, table);
-  }
-  return t + table.offsets[Math.floor((t - table.from) / HOUR)];
-}
-
-function unitKey(unit: string, local: number): number {
-  const d = new Date(local);
-  switch (unit) {
-    case 'h':
-      return Math.floor(local / HOUR);
-    case 'd':
-      return Math.floor(local / DAY);
-    case 'w':
-      return Math.floor((Math.floor(local / DAY) + 3) / 7);
-    case 'mo':
-      return d.getUTCFullYear() * 12 + d.getUTCMonth();
-    case 'q':
-      return d.getUTCFullYear() * 4 + Math.floor(d.getUTCMonth() / 3);
-    default:
-      return d.getUTCFullYear();
-  }
-}
-
-function oracleBounds(granularity: string, zone: string, start: number, end: number): number[] {
-  const m = /^(\d+)(s|m|h|d|w|mo|q|y)$/.exec(granularity)!;
-  const n = Number(m[1]);
-  const unit = m[2];
-  if (unit === 's' || unit === 'm') {
-    const size = unit === 's' ? 1000 : 60_000;
-    const out = [Math.floor(start / size) * size];
-    while (out[out.length - 1] < end) out.push(out[out.length - 1] + n * size);
-    return out;
-  }
-  // Instants where a new local unit begins, scanning quarter hours from well before the start.
-  const starts: number[] = [];
-  let prev = NaN;
-  let prevLocal = -Infinity;
-  const lookBack: Record<string, number> = { h: 1, d: 2, w: 8, mo: 32, q: 93, y: 367 };
-  for (let x = Math.floor(start / Q) * Q - lookBack[unit] * DAY; ; x += Q) {
-    const local = localAt(zone, x);
-    const key = unitKey(unit, local);
-    // When clocks are set back, the repeated hour is a new hour although its number is not.
-    const repeated = unit === 'h' && local <= prevLocal;
-    prevLocal = local;
-    if (key !== prev || repeated) {
-      starts.push(x);
-      if (x > end && starts.filter((s) => s > end).length > n) break;
-    }
-    prev = key;
-  }
-  let i = starts.length - 1;
-  while (starts[i] > start) i--;
-  const out = [starts[i]];
-  while (out[out.length - 1] < end) {
-    i += n;
-    out.push(starts[i]);
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -267,15 +101,13 @@ function compareBuckets(actual: Array<Record<string, unknown>>, expected: Array<
 // ---------------------------------------------------------------------------------------------------------
 // Random series
 
-const UNCERTAIN = 0x40000000;
-const BAD = 0x80000000;
 const SPRING = Date.UTC(2024, 1, 20);
 const AUTUMN = Date.UTC(2024, 8, 20);
 const WINDOW = 80 * DAY;
 
 interface Case {
   window: number;
-  points: P[];
+  points: OraclePoint[];
   batches: number;
   overwrite: number;
   deletion?: [number, number];
@@ -290,28 +122,52 @@ const statusArb = fc.oneof(
 
 const valueArb = fc.oneof(fc.integer({ min: -100, max: 100 }), fc.double({ min: -1000, max: 1000, noNaN: true, noDefaultInfinity: true }));
 
-function pointsArb(window: number, goodOnly: boolean) {
+/** Gaps between sparse points: well inside an hour, around an hour (both sides, and exactly), and far longer. */
+const gapArb = fc.oneof(
+  fc.integer({ min: 1, max: 50 * MINUTE }),
+  fc.constantFrom(HOUR - 1, HOUR, HOUR + 1, 2 * HOUR),
+  fc.integer({ min: 59 * MINUTE, max: 62 * MINUTE }),
+  fc.integer({ min: 2 * HOUR, max: 5 * DAY }),
+);
+
+function timesArb(window: number) {
   const cluster = fc
     .record({
       at: fc.integer({ min: 0, max: WINDOW - 1 }),
-      span: fc.constantFrom(60_000, 20 * 60_000, 3 * HOUR, 2 * DAY),
+      span: fc.constantFrom(MINUTE, 20 * MINUTE, 3 * HOUR, 2 * DAY),
       n: fc.integer({ min: 30, max: 140 }),
     })
-    .chain(({ at, span, n }) => fc.array(fc.integer({ min: 0, max: span - 1 }), { minLength: n, maxLength: n }).map((offs) => offs.map((o) => window + Math.min(WINDOW - 1, at + o))));
-  const sparse = fc.array(fc.integer({ min: 0, max: WINDOW - 1 }).map((o) => window + o), { maxLength: 40 });
-  return fc.tuple(fc.array(cluster, { maxLength: 3 }), sparse).chain(([clusters, scattered]) => {
-    const times = [...new Set([...clusters.flat(), ...scattered])].sort((a, b) => a - b);
-    return fc.array(fc.tuple(valueArb, goodOnly ? fc.constant(0) : statusArb, fc.constantFrom<'number' | 'null' | 'NaN' | 'Infinity'>('number', 'null', 'NaN', 'Infinity')), {
-      minLength: times.length,
-      maxLength: times.length,
-    }).map((vals) =>
-      times.map((ts, i): P => {
-        const [v, code, badForm] = vals[i];
-        if (cls(code) !== 2 || badForm === 'number') return { ts, value: v, code };
-        return { ts, value: badForm === 'null' ? null : badForm === 'NaN' ? NaN : Infinity, code };
-      }),
-    );
-  });
+    .chain(({ at, span, n }) => fc.array(fc.integer({ min: 0, max: span - 1 }), { minLength: n, maxLength: n }).map((offs) => offs.map((o) => at + o)));
+  // Walks on whole seconds or minutes put points at the starts of buckets, where they give the start values themselves.
+  const walk = fc
+    .tuple(fc.integer({ min: 0, max: WINDOW - 1 }), fc.array(gapArb, { minLength: 5, maxLength: 40 }), fc.constantFrom(1, 1000, MINUTE))
+    .map(([at, gaps, unit]) => gaps.reduce((ts, g) => [...ts, ts[ts.length - 1] + Math.max(unit, g - (g % unit))], [at - ((window + at) % unit)]));
+  // Some on whole hours and days (the starts of buckets), where a point gives a bucket's start values itself.
+  const scattered = fc.array(
+    fc.tuple(fc.integer({ min: 0, max: WINDOW - 1 }), fc.constantFrom(1, 1, MINUTE, HOUR, DAY)).map(([o, unit]) => o - ((window + o) % unit)),
+    { maxLength: 10 },
+  );
+  return fc
+    .tuple(fc.array(cluster, { maxLength: 3 }), fc.array(walk, { maxLength: 2 }), scattered)
+    .map(([clusters, walks, s]) => [...new Set([...clusters.flat(), ...walks.flat(), ...s].filter((o) => o < WINDOW).map((o) => window + o))].sort((a, b) => a - b));
+}
+
+function pointsArb(window: number, goodOnly: boolean) {
+  return timesArb(window).chain((times) =>
+    fc
+      .array(fc.tuple(valueArb, goodOnly ? fc.constant(0) : statusArb, fc.constantFrom<'number' | 'null' | 'NaN' | 'Infinity' | 'huge'>('number', 'null', 'NaN', 'Infinity', 'huge')), {
+        minLength: times.length,
+        maxLength: times.length,
+      })
+      .map((vals) =>
+        times.map((ts, i): OraclePoint => {
+          const [v, code, badForm] = vals[i];
+          if (cls(code) !== 2 || badForm === 'number') return { ts, value: v, code };
+          const value = badForm === 'null' ? null : badForm === 'NaN' ? NaN : badForm === 'Infinity' ? Infinity : -1e250;
+          return { ts, value, code };
+        }),
+      ),
+  );
 }
 
 // Half the series hold only Good points (the shape most data has, which has its own fast path).
@@ -329,29 +185,17 @@ const caseArb: fc.Arbitrary<Case> = fc.tuple(fc.constantFrom(SPRING, AUTUMN), fc
   }),
 );
 
-function wire(p: P): Record<string, unknown> {
-  const out: Record<string, unknown> = { timestamp: p.ts };
-  if (p.value !== null) out.value = Number.isFinite(p.value) ? p.value : String(p.value);
-  if (p.code !== 0) out.status = { code: p.code };
-  return out;
-}
-
-let seriesCounter = 0;
-
 /** Writes a case through the API (batches in random order, some points first written with other values) and returns the points it should leave. */
-async function store(c: Case, seed: number): Promise<{ xid: string; points: P[] }> {
-  const xid = `agg-${seriesCounter++}`;
-  const created = await h.post('/timeseries', { items: [{ externalId: xid, isStep: c.isStep }] });
-  expect(created.status).toBe(201);
+async function store(c: Case, seed: number): Promise<{ xid: string; points: OraclePoint[] }> {
+  const xid = await createSeries(c.isStep);
   const rnd = mulberry(seed);
   const decoys = c.points.slice(0, c.overwrite).map((p) => ({ ...p, value: 12345, code: 0 }));
-  if (decoys.length) expect((await h.post('/timeseries/data', { items: [{ externalId: xid, datapoints: decoys.map(wire) }] })).status).toBe(200);
-  const batches: P[][] = Array.from({ length: c.batches }, () => []);
+  if (decoys.length) await insert(xid, decoys);
+  const batches: OraclePoint[][] = Array.from({ length: c.batches }, () => []);
   for (const p of c.points) batches[Math.floor(rnd() * c.batches)].push(p);
   for (const b of batches) {
     b.sort(() => rnd() - 0.5);
-    const res = await h.post('/timeseries/data', { items: [{ externalId: xid, datapoints: b.map(wire) }] });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    await insert(xid, b);
   }
   let points = c.points;
   if (c.deletion) {
@@ -373,42 +217,58 @@ function mulberry(seed: number): () => number {
   };
 }
 
-/** Granularities with the span of query that keeps their buckets within one page. */
+/** Granularities with the longest query span each is tried over. */
 const GRANULARITIES: Array<[string, number]> = [
+  ['1s', 20 * MINUTE],
   ['45s', 2 * HOUR],
   ['7m', DAY],
   ['15m', 4 * DAY],
-  ['1h', 60 * DAY],
-  ['3h', 90 * DAY],
-  ['1d', 90 * DAY],
-  ['2d', 90 * DAY],
-  ['1w', 90 * DAY],
-  ['1mo', 90 * DAY],
-  ['1q', 90 * DAY],
+  ['1h', 30 * DAY],
+  ['3h', 80 * DAY],
+  ['1d', 80 * DAY],
+  ['2d', 80 * DAY],
+  ['1mo', 80 * DAY],
+  ['2mo', 80 * DAY],
 ];
-const ZONES = ['UTC', 'Europe/Oslo', 'America/New_York', 'Asia/Kolkata', 'UTC+05:30', 'UTC-03:45'];
+const ZONES = ['UTC', 'Europe/Oslo', 'America/New_York', 'Asia/Kolkata', 'Australia/Adelaide', 'UTC+05:30', 'UTC-03:45'];
+const FILLS: Array<[string, number]> = [
+  ['1m', MINUTE],
+  ['10m', 10 * MINUTE],
+  ['15m', 15 * MINUTE],
+  ['45m', 45 * MINUTE],
+  ['1h', HOUR],
+  ['2h', 2 * HOUR],
+  ['1d', DAY],
+];
 
 const queryArb = fc.record({
   granularity: fc.constantFrom(...GRANULARITIES),
   zone: fc.constantFrom(...ZONES),
+  /** Where the query starts: near one of the points (by index fraction), or anywhere in the window. */
+  near: fc.option(fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), { nil: undefined }),
   from: fc.double({ min: -0.05, max: 1, noNaN: true }),
   length: fc.double({ min: 0.01, max: 1, noNaN: true }),
   ignoreBad: fc.boolean(),
   uncertainIsBad: fc.boolean(),
+  fill: fc.option(fc.constantFrom(...FILLS), { nil: undefined, freq: 3 }),
+  limit: fc.constantFrom(10_000, 10_000, 37),
 });
 
 describe('aggregates agree with the definitions', () => {
-  it('over random series, granularities, zones and status treatments', async () => {
+  it('over random series, granularities, zones, status treatments and gap filling, page by page', async () => {
+    let compared = 0;
     await fc.assert(
-      fc.asyncProperty(caseArb, fc.array(queryArb, { minLength: 3, maxLength: 3 }), fc.integer(), async (c, queries, seed) => {
+      fc.asyncProperty(caseArb, fc.array(queryArb, { minLength: 4, maxLength: 4 }), fc.integer(), async (c, queries, seed) => {
         const { xid, points } = await store(c, seed);
         const scale = Math.max(1, ...points.filter((p) => cls(p.code) !== 2).map((p) => Math.abs(p.value!)));
         for (const q of queries) {
           const [granularity, span] = q.granularity;
-          const start = Math.round(c.window + q.from * WINDOW);
-          const end = start + Math.max(1000, Math.round(q.length * span));
-          const res = await h.post('/timeseries/data/list', {
-            items: [{ externalId: xid }],
+          const length = Math.max(1000, Math.round(q.length * span));
+          const anchor = q.near !== undefined && points.length > 0 ? points[Math.floor(q.near * points.length)].ts - length / 2 : c.window + q.from * WINDOW;
+          const start = Math.round(anchor);
+          const end = start + length;
+          const item = {
+            externalId: xid,
             start,
             end,
             aggregates: [...AGGREGATES],
@@ -416,20 +276,317 @@ describe('aggregates agree with the definitions', () => {
             timeZone: q.zone,
             ignoreBadDataPoints: q.ignoreBad,
             treatUncertainAsBad: q.uncertainIsBad,
-            limit: 10_000,
+            ...(q.fill ? { fill: { limit: q.fill[0] } } : {}),
+          };
+          const got = await fetchAll(item, q.limit);
+          const expected = oracleAggregates(points, oracleBounds(granularity, q.zone, start, end), {
+            isStep: c.isStep,
+            ignoreBad: q.ignoreBad,
+            uncertainIsBad: q.uncertainIsBad,
+            fill: q.fill?.[1],
+            aggregates: AGGREGATES,
           });
-          expect(res.status, JSON.stringify(res.body)).toBe(200);
-          const expected = oracle(points, oracleBounds(granularity, q.zone, start, end), c.isStep, q, AGGREGATES);
-          compareBuckets(res.body.items[0].datapoints, expected, scale, `${granularity} ${q.zone} [${start}, ${end}) step=${c.isStep} ignoreBad=${q.ignoreBad} uncertainIsBad=${q.uncertainIsBad}`);
-          expect(res.body.items[0].nextCursor).toBeUndefined();
-          (globalThis as any).__buckets = ((globalThis as any).__buckets ?? 0) + expected.length;
+          compareBuckets(got, expected, scale, `${JSON.stringify({ ...item, externalId: undefined })} step=${c.isStep}`);
+          compared += expected.length;
         }
       }),
       { numRuns: 60 },
     );
-    console.log('buckets compared', (globalThis as any).__buckets);
+    expect(compared).toBeGreaterThan(2000);
+    // The random series were dense enough in places for stored rollups to take part.
     const db = h.strata.services.db;
-    console.log(db.prepare('SELECT level, count(*) AS n FROM datapoint_rollups GROUP BY level').all());
-    console.log(db.prepare('SELECT count(*) AS n, sum(n) AS points FROM datapoint_chunks').all());
+    const levels = db.prepare('SELECT DISTINCT level FROM datapoint_rollups ORDER BY level').all() as Array<{ level: number }>;
+    expect(levels.map((l) => l.level)).toEqual([1, 2, 3]);
+  });
+
+  it('gives the same answers from stored rollups as from the raw points alone', async () => {
+    const xid = await createSeries(false);
+    const step = await createSeries(true);
+    // A day of 10 s data with a gap of 50 minutes and one of 3 hours; the step series has a Bad point now and then.
+    const T = Date.UTC(2024, 2, 30, 12);
+    const points: OraclePoint[] = [];
+    for (let t = T; t < T + DAY; t += 10_000) {
+      const off = t - T;
+      if ((off > 3 * HOUR && off < 3 * HOUR + 50 * MINUTE) || (off > 9 * HOUR && off < 12 * HOUR)) continue;
+      points.push({ ts: t, value: Math.sin(off / 3e6) * 50 + (off % 7), code: 0 });
+    }
+    await insert(xid, points);
+    await insert(step, points.map((p) => ({ ...p, code: (p.ts - T) % 97_000 === 0 ? BAD : 0 })));
+    const db = h.strata.services.db;
+    const idOf = (x: string) => (db.prepare('SELECT id FROM timeseries WHERE external_id = ?').get(x) as { id: number }).id;
+    const queries = [
+      { granularity: '1h', timeZone: 'Europe/Oslo' },
+      { granularity: '1d', timeZone: 'Australia/Adelaide' },
+      { granularity: '15m', timeZone: 'Asia/Kolkata' },
+      { granularity: '1mo', timeZone: 'UTC' },
+      { granularity: '30m', timeZone: 'UTC', fill: { limit: '1h' } },
+      { granularity: '1d', timeZone: 'UTC', fill: { limit: '20m' } },
+      { granularity: '2h', timeZone: 'UTC', ignoreBadDataPoints: false },
+    ];
+    const answers = async () =>
+      Promise.all(
+        [xid, step].flatMap((x) => queries.map((q) => fetchAll({ externalId: x, start: T - DAY, end: T + 2 * DAY, aggregates: [...AGGREGATES], ...q }))),
+      );
+    const withRollups = await answers();
+    expect((db.prepare('SELECT count(*) AS n FROM datapoint_rollups WHERE series_id = ?').get(idOf(xid)) as { n: number }).n).toBeGreaterThan(0);
+    db.prepare('DELETE FROM datapoint_rollups WHERE series_id IN (?, ?)').run(idOf(xid), idOf(step));
+    const rawOnly = await answers();
+    withRollups.forEach((buckets, i) => compareBuckets(buckets, rawOnly[i], 100, `query ${i % queries.length} of ${i < queries.length ? 'continuous' : 'step'}`));
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// Hand-made cases, one rule each
+
+const T0 = Date.UTC(2024, 0, 10);
+
+/** A series with the given points (value per timestamp offset from T0) and the buckets of a query over it. */
+async function scenario(isStep: boolean, points: Array<[number, number]>, query: Record<string, unknown>): Promise<Array<Record<string, unknown>>> {
+  const xid = await createSeries(isStep);
+  await insert(xid, points.map(([off, value]) => ({ ts: T0 + off, value, code: 0 })));
+  const buckets = await fetchAll({ externalId: xid, ...query, start: T0 + (query.start as number), end: T0 + (query.end as number) });
+  return buckets.map((b) => ({ ...b, timestamp: (b.timestamp as number) - T0 }));
+}
+
+describe('average and its neighbours', () => {
+  it('on a continuous series uses a neighbour outside the bucket only within an hour of it', async () => {
+    // Buckets of an hour: [0, 1h) holds 10 at 30m; the neighbours lie 30 minutes and 90 minutes away.
+    const near = await scenario(false, [[-30 * MINUTE, 0], [30 * MINUTE, 10], [150 * MINUTE, 10]], { start: 0, end: HOUR, aggregates: ['average', 'interpolation'], granularity: '1h' });
+    // [0, 30m) rises from 5 to 10 (from the point 30 minutes before); [30m, 1h) is undefined: the point at
+    // 150m is 90 minutes past the bucket's end, too far to interpolate towards.
+    expect(near).toEqual([{ timestamp: 0, average: 7.5, interpolation: 5 }]);
+    const far = await scenario(false, [[-61 * MINUTE, 0], [30 * MINUTE, 10], [90 * MINUTE, 40]], { start: 0, end: HOUR, aggregates: ['average', 'interpolation'], granularity: '1h' });
+    // The point before is 61 minutes away: [0, 30m) is undefined; [30m, 1h) rises from 10 to 25.
+    expect(far).toEqual([{ timestamp: 0, average: 17.5 }]);
+    const exactly = await scenario(false, [[-HOUR, 0], [30 * MINUTE, 30]], { start: 0, end: HOUR, aggregates: ['average'], granularity: '1h' });
+    // Exactly an hour away still counts: [0, 30m) rises from 20 to 30; nothing after the last point.
+    expect(exactly).toEqual([{ timestamp: 0, average: 25 }]);
+  });
+
+  it('on a step series uses the previous point however far, and holds the last point to the end of its bucket', async () => {
+    const buckets = await scenario(true, [[-5 * DAY, 4], [30 * MINUTE, 10], [45 * MINUTE, 16]], { start: 0, end: 3 * HOUR, aggregates: ['average', 'totalVariation', 'durationGood'], granularity: '1h' });
+    expect(buckets).toEqual([{ timestamp: 0, average: (30 * 4 + 15 * 10 + 15 * 16) / 60, totalVariation: 6 + 6, durationGood: HOUR }]);
+  });
+
+  it('on a continuous series ends at the last point, and is the value itself for an isolated point', async () => {
+    const buckets = await scenario(false, [[20 * MINUTE, 7], [3 * HOUR + 10 * MINUTE, 9], [3 * HOUR + 40 * MINUTE, 3]], {
+      start: 0,
+      end: 4 * HOUR,
+      aggregates: ['average', 'continuousVariance', 'totalVariation', 'durationGood', 'count'],
+      granularity: '1h',
+    });
+    expect(buckets).toEqual([
+      { timestamp: 0, average: 7, continuousVariance: 0, totalVariation: 0, durationGood: 0, count: 1 },
+      { timestamp: 3 * HOUR, average: 6, continuousVariance: 3, totalVariation: 6, durationGood: 30 * MINUTE, count: 2 },
+    ]);
+  });
+});
+
+describe('empty buckets', () => {
+  const points: Array<[number, number]> = [[30 * MINUTE, 0], [3 * HOUR + 30 * MINUTE, 30]];
+  const query = { start: -2 * HOUR, end: 7 * HOUR, granularity: '1h' };
+
+  it('are left out for every aggregate but the interpolations', async () => {
+    const aggs = ['average', 'count', 'sum', 'min', 'max', 'totalVariation', 'continuousVariance', 'discreteVariance', 'countGood', 'durationGood', 'minDatapoint'];
+    for (const isStep of [false, true]) {
+      const buckets = await scenario(isStep, points, { ...query, aggregates: aggs });
+      expect(buckets.map((b) => b.timestamp), `step=${isStep}`).toEqual([0, 3 * HOUR]);
+    }
+  });
+
+  it('have step interpolation between points, none before the first, and only the first bucket after the last', async () => {
+    for (const isStep of [false, true]) {
+      const buckets = await scenario(isStep, points, { ...query, aggregates: ['stepInterpolation'] });
+      expect(buckets, `step=${isStep}`).toEqual([
+        { timestamp: HOUR, stepInterpolation: 0 },
+        { timestamp: 2 * HOUR, stepInterpolation: 0 },
+        { timestamp: 3 * HOUR, stepInterpolation: 0 },
+        { timestamp: 4 * HOUR, stepInterpolation: 30 },
+      ]);
+    }
+    // A query that starts after the last point gets that one bucket, at its start.
+    const after = await scenario(false, points, { start: 30 * DAY + 5 * MINUTE, end: 90 * DAY, aggregates: ['count', 'stepInterpolation'], granularity: '1d' });
+    expect(after).toEqual([{ timestamp: 30 * DAY, stepInterpolation: 30 }]);
+  });
+
+  it('have interpolation on a continuous series where both points are within an hour, equal to step interpolation on a step series', async () => {
+    const cont = await scenario(false, [[50 * MINUTE, 0], [2 * HOUR + 10 * MINUTE, 80], [6 * HOUR, 5]], { start: 0, end: 8 * HOUR, aggregates: ['interpolation'], granularity: '1h' });
+    // 1h: the point before is 10 minutes back, the one after 10 minutes past the bucket. 2h: the point before
+    // is 70 minutes back. 3h-5h: the point after the gap is more than an hour past them. 6h: a point at the
+    // start. Nothing after the last point.
+    expect(cont).toEqual([{ timestamp: HOUR, interpolation: 10 }, { timestamp: 6 * HOUR, interpolation: 5 }]);
+    const step = await scenario(true, [[50 * MINUTE, 0], [2 * HOUR + 10 * MINUTE, 80], [6 * HOUR, 5]], { start: 0, end: 8 * HOUR, aggregates: ['interpolation', 'stepInterpolation'], granularity: '1h' });
+    expect(step).toEqual([1, 2, 3, 4, 5, 6, 7].map((hr) => {
+      const v = hr < 3 ? 0 : hr < 6 ? 80 : 5;
+      return { timestamp: hr * HOUR, interpolation: v, stepInterpolation: v };
+    }));
+  });
+});
+
+describe('bucket edges', () => {
+  it('give totalVariation, continuousVariance and durations their share of the stretches across them', async () => {
+    // Continuous, a zigzag: 0 at -30m, 20 at 30m, 0 at 90m, 20 at 150m; buckets of an hour from 0.
+    const buckets = await scenario(false, [[-30 * MINUTE, 0], [30 * MINUTE, 20], [90 * MINUTE, 0], [150 * MINUTE, 20]], {
+      start: 0,
+      end: 2 * HOUR,
+      aggregates: ['totalVariation', 'continuousVariance', 'durationGood', 'average'],
+      granularity: '1h',
+    });
+    // The first bucket sees 10 -> 20 -> 10, the second 10 -> 0 -> 10: each varies by 20 and spreads its values
+    // evenly over a range of 10 (variance 100/12), over the whole hour.
+    expect(buckets.map((b) => [b.timestamp, b.durationGood])).toEqual([[0, HOUR], [HOUR, HOUR]]);
+    buckets.forEach((b, i) => {
+      expect(b.totalVariation).toBeCloseTo(20, 9);
+      expect(b.average).toBeCloseTo(i === 0 ? 15 : 5, 9);
+      expect(b.continuousVariance).toBeCloseTo(100 / 12, 9);
+    });
+  });
+
+  it('leave count, sum, min, max, discreteVariance, the extreme points and the counts to the points inside', async () => {
+    const buckets = await scenario(false, [[-10 * MINUTE, 100], [10 * MINUTE, 1], [50 * MINUTE, 3], [70 * MINUTE, -100]], {
+      start: 0,
+      end: HOUR,
+      aggregates: ['count', 'sum', 'min', 'max', 'discreteVariance', 'minDatapoint', 'maxDatapoint', 'countGood', 'countBad'],
+      granularity: '1h',
+    });
+    expect(buckets).toEqual([
+      { timestamp: 0, count: 2, sum: 4, min: 1, max: 3, discreteVariance: 1, minDatapoint: { timestamp: T0 + 10 * MINUTE, value: 1 }, maxDatapoint: { timestamp: T0 + 50 * MINUTE, value: 3 }, countGood: 2, countBad: 0 },
+    ]);
+  });
+});
+
+describe('gap filling', () => {
+  it('interpolates across gaps up to the limit, carries the last value forward for the limit, and leaves out the rest', async () => {
+    const xid = await createSeries(false);
+    await insert(xid, [[0, 0], [2 * HOUR, 20], [10 * HOUR, 5]].map(([off, value]) => ({ ts: T0 + off, value, code: 0 })));
+    const q = { externalId: xid, start: T0, end: T0 + 16 * HOUR, aggregates: ['average', 'interpolation', 'stepInterpolation', 'count'], granularity: '1h' };
+    const filled = (await fetchAll({ ...q, fill: { limit: '3h' } })).map((b) => ({ ...b, timestamp: ((b.timestamp as number) - T0) / HOUR }));
+    expect(filled).toEqual([
+      { timestamp: 0, average: 5, interpolation: 0, stepInterpolation: 0, count: 1 },
+      { timestamp: 1, average: 15, interpolation: 10, stepInterpolation: 0 },
+      // 2h to 10h is longer than the limit: undefined until the point at 10h.
+      { timestamp: 2, interpolation: 20, stepInterpolation: 20, count: 1, average: 20 },
+      { timestamp: 10, average: 5, interpolation: 5, stepInterpolation: 5, count: 1 },
+      { timestamp: 11, average: 5, interpolation: 5, stepInterpolation: 5 },
+      { timestamp: 12, average: 5, interpolation: 5, stepInterpolation: 5 },
+    ]);
+  });
+
+  it('refuses a malformed limit, naming the place', async () => {
+    const xid = await createSeries(false);
+    const base = { externalId: xid, aggregates: ['average'], granularity: '1h' };
+    for (const limit of ['1 h', '0h', 'h', '1mo', '1.5h', '-1h', 'PT1H']) {
+      const message = errorMessage(await h.post('/timeseries/data/list', { items: [{ ...base, fill: { limit } }] }), 400);
+      expect(message, limit).toMatch(/^items\[0\]\.fill\.limit: ".*" is not a length of time/);
+    }
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ items: [{ ...base, fill: {} }] }, /^items\[0\]\.fill: missing required property "limit"/],
+      [{ items: [{ ...base, fill: { limit: 30 } }] }, /^items\[0\]\.fill\.limit: expected string/],
+      [{ items: [{ ...base, fill: { limit: '1h', mode: 'linear' } }] }, /^items\[0\]\.fill: unknown property "mode"/],
+      [{ items: [{ externalId: xid, fill: { limit: '1h' } }] }, /^items\[0\]: fill applies to aggregates/],
+      // Gap filling is set per item.
+      [{ items: [base], fill: { limit: '1h' } }, /unknown property "fill"/],
+    ];
+    for (const [body, message] of cases) expect(errorMessage(await h.post('/timeseries/data/list', body), 400)).toMatch(message);
+  });
+});
+
+describe('granularity', () => {
+  it('takes the units the API defines, in short and long form', async () => {
+    const xid = await createSeries(false);
+    await insert(xid, [{ ts: T0 + 90 * MINUTE, value: 1, code: 0 }]);
+    for (const granularity of ['1s', '2second', 'm', '3minute', '1h', 'hour', '1d', '2day', '1mo', 'month', '120s', '120m', '100000h', '100000mo']) {
+      const res = await h.post('/timeseries/data/list', { items: [{ externalId: xid, start: T0, end: T0 + DAY, aggregates: ['count'], granularity }] });
+      expect(res.status, `${granularity}: ${JSON.stringify(res.body)}`).toBe(200);
+      expect(res.body.items[0].datapoints.map((b: any) => b.count)).toEqual([1]);
+    }
+  });
+
+  it('refuses other units with the granularity to send instead', async () => {
+    const xid = await createSeries(false);
+    const cases: Array<[string, RegExp]> = [
+      ['1w', /"1w" is not a granularity this API takes; send "7d" instead/],
+      ['2weeks', /send "14d" instead/],
+      ['1q', /send "3mo" instead/],
+      ['quarter', /send "3mo" instead/],
+      ['1y', /send "12mo" instead/],
+      ['2years', /send "24mo" instead/],
+      ['5min', /send "5m" instead/],
+      ['10sec', /send "10s" instead/],
+      ['3hours', /send "3h" instead/],
+      ['1H', /send "1h" instead/],
+      ['1Mo', /send "1mo" instead/],
+      ['20000w', /the longest granularity in d is 100000d/],
+      ['1fortnight', /"1fortnight" is not a granularity; use an optional whole number and a unit/],
+      ['1.5h', /is not a granularity/],
+      [' 1h', /is not a granularity/],
+      ['121s', /the multiple of "s" must be from 1 to 120, got 121/],
+      ['0h', /the multiple of "h" must be from 1 to 100000, got 0/],
+    ];
+    for (const [granularity, message] of cases) {
+      const res = await h.post('/timeseries/data/list', { items: [{ externalId: xid, aggregates: ['count'] }], granularity });
+      expect(errorMessage(res, 400), granularity).toMatch(new RegExp(`^items\\[0\\]\\.granularity: .*${message.source}`));
+    }
+  });
+});
+
+describe('paging', () => {
+  it('ends: one-second buckets over decades of sparse data give the buckets with data, page by page', async () => {
+    const xid = await createSeries(false);
+    // A point every ~200 days from 1950 to 2030, plus a burst of a minute.
+    const points: OraclePoint[] = [];
+    for (let t = Date.UTC(1950, 0, 1); t < Date.UTC(2030, 0, 1); t += 200 * DAY + 12_345) points.push({ ts: t, value: t % 1000, code: 0 });
+    const burst = Date.UTC(2000, 5, 1);
+    for (let i = 0; i < 60; i++) points.push({ ts: burst + i * 1000 + 500, value: i, code: 0 });
+    points.sort((a, b) => a.ts - b.ts);
+    await insert(xid, points);
+    const item = { externalId: xid, start: Date.UTC(1940, 0, 1), end: Date.UTC(2099, 0, 1), granularity: '1s', aggregates: ['average', 'count', 'interpolation', 'durationGood', 'totalVariation'] };
+    for (const limit of [10_000, 50, 7]) {
+      const buckets = await fetchAll(item, limit);
+      expect(buckets.length).toBe(points.length);
+      expect(buckets.map((b) => b.count)).toEqual(points.map(() => 1));
+      expect(buckets.map((b) => b.timestamp)).toEqual(points.map((p) => Math.floor(p.ts / 1000) * 1000));
+    }
+    // Clients that page by moving `start` past the last bucket they got (the official Python client does) end too.
+    let start = item.start;
+    let got = 0;
+    for (let page = 0; page < 100; page++) {
+      const res = await h.post('/timeseries/data/list', { items: [{ ...item, start, limit: 20 }] });
+      const dps = res.body.items[0].datapoints;
+      got += dps.length;
+      if (dps.length < 20) break;
+      start = dps[dps.length - 1].timestamp + 1000;
+    }
+    expect(got).toBe(points.length);
+  });
+
+  it('never gives buckets past the data or the query range', async () => {
+    const xid = await createSeries(true);
+    await insert(xid, [{ ts: Date.UTC(2030, 0, 1), value: 1, code: 0 }]);
+    const buckets = await fetchAll({ externalId: xid, start: Date.UTC(2029, 11, 1), end: Date.UTC(2099, 11, 1), granularity: '1mo', aggregates: [...AGGREGATES] });
+    expect(buckets.map((b) => new Date(b.timestamp as number).toISOString())).toEqual(['2030-01-01T00:00:00.000Z', '2030-02-01T00:00:00.000Z']);
+    const within = await fetchAll({ externalId: xid, start: Date.UTC(2029, 0, 1), end: Date.UTC(2029, 11, 15), granularity: '1d', aggregates: [...AGGREGATES] });
+    expect(within).toEqual([]);
+  });
+
+  it('takes any start and end, however far from the data', async () => {
+    const xid = await createSeries(true);
+    await insert(xid, [{ ts: 1500, value: 1, code: 0 }]);
+    const far = Number.MAX_SAFE_INTEGER;
+    for (const [granularity, timeZone] of [['1mo', 'Europe/Oslo'], ['7d', 'America/New_York'], ['1s', 'UTC'], ['100000mo', 'Asia/Kolkata']]) {
+      for (const [start, end] of [[-far, far], [-far, -far + 1], [far - 1, far], [-8.64e15, 0], [0, 8.64e15]]) {
+        const what = `${granularity} ${timeZone} [${start}, ${end})`;
+        const res = await h.post('/timeseries/data/list', { items: [{ externalId: xid, start, end, granularity, timeZone, aggregates: ['count', 'stepInterpolation'] }] });
+        expect(res.status, `${what}: ${JSON.stringify(res.body)}`).toBe(200);
+        const buckets = res.body.items[0].datapoints;
+        const shapes = buckets.map((b: any) => Object.keys(b).sort().join());
+        // The bucket of the point and the first bucket after it; a query before the point gets at most a
+        // bucket reaching over it; one beyond the year 250,000 nothing.
+        if (start < 1500 && end > 1500) expect(shapes, what).toEqual(['count,timestamp', 'stepInterpolation,timestamp']);
+        else if (start > 1500) expect(shapes, what).toEqual([]);
+        else expect(buckets.filter((b: any) => b.count !== 1), what).toEqual([]);
+        expect(buckets.filter((b: any) => b.timestamp >= end), what).toEqual([]);
+      }
+    }
   });
 });

@@ -198,10 +198,9 @@ describe('aggregates', () => {
       } while (cursor);
       expect(pages).toEqual(whole.datapoints);
     }
-    // Hours between the two days have no points, but an interpolated value and an average.
-    const gap = whole.datapoints.find((b: any) => b.timestamp === T0 + 30 * 3_600_000);
-    expect(gap.count).toBeUndefined();
-    expect(gap.interpolation).toBeTypeOf('number');
+    // The hours of the day without points are left out: nothing is interpolated across a gap of a day.
+    expect(whole.datapoints.filter((b: any) => b.timestamp >= T0 + 86_400_000 && b.timestamp < T0 + 2 * 86_400_000)).toEqual([]);
+    expect(whole.datapoints.length).toBe(48);
   });
 
   it('gives the same aggregates whether points arrive at once or appended in small batches', async () => {
@@ -263,13 +262,14 @@ describe('aggregates', () => {
     await insert([{ id: lin.id, datapoints: points }, { id: step.id, datapoints: points }]);
     const q = { start: 0, end: 7_200_000, aggregates: ['average', 'interpolation', 'stepInterpolation', 'totalVariation'], granularity: '1h' };
     const [l, st] = await list({ items: [{ id: lin.id, ...q }, { id: step.id, ...q }] });
+    // The second hour holds no point: only the interpolations are given there.
     expect(l.datapoints).toEqual([
       { timestamp: 0, average: 2.5, interpolation: 0, stepInterpolation: 0, totalVariation: 5 },
-      { timestamp: 3_600_000, average: 7.5, interpolation: 5, stepInterpolation: 0, totalVariation: 5 },
+      { timestamp: 3_600_000, interpolation: 5, stepInterpolation: 0 },
     ]);
     expect(st.datapoints).toEqual([
       { timestamp: 0, average: 0, interpolation: 0, stepInterpolation: 0, totalVariation: 0 },
-      { timestamp: 3_600_000, average: 0, interpolation: 0, stepInterpolation: 0, totalVariation: 0 },
+      { timestamp: 3_600_000, interpolation: 0, stepInterpolation: 0 },
     ]);
   });
 });
@@ -404,7 +404,7 @@ describe('bad input is refused with a 400 that says what was wrong, and changes 
       [{ items: [{ id: num.id, start: 10, end: 10 }] }, /items\[0\]: end \(10\) must be after start \(10\)/],
       [{ items: [{ id: num.id, start: '2 days ago' }] }, /items\[0\]\.start: "2 days ago" is not a time/],
       [{ items: [{ id: num.id, aggregates: ['median'], granularity: '1h' }] }, /items\[0\]\.aggregates\[0\]/],
-      [{ items: [{ id: num.id, targetUnit: 'temperature:deg_f' }] }, /items\[0\]\.targetUnit: time series "dp-\d+" has no unitExternalId; this server does not convert units/],
+      [{ items: [{ id: num.id, targetUnit: 'temperature:deg_f' }] }, /items\[0\]\.targetUnit: time series "dp-\d+" has no unitExternalId, so its values have no unit to convert from/],
       [{ items: [{ id: num.id }, { externalId: 'no-such-series' }] }, /not found/],
     ];
     for (const [body, message] of cases) expect(errorMessage(await h.post('/timeseries/data/list', body), 400)).toMatch(message);

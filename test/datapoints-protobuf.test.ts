@@ -146,6 +146,27 @@ describe('data points as protocol buffers', () => {
     expect(next.proto.items[0].nextCursor).toBeUndefined();
   });
 
+  it('carry converted values and the target unit when a targetUnit is asked for', async () => {
+    const id = await series({ externalId: 'pb-unit', unit: 'degC', unitExternalId: 'temperature:deg_c' });
+    await h.post('/timeseries/data', { items: [{ id, datapoints: [{ timestamp: 1, value: -40 }, { timestamp: 2, value: 0 }, { timestamp: 3, value: 100 }] }] });
+    const { json, proto } = await both({
+      items: [
+        { id, start: 0, end: 10, targetUnit: 'temperature:deg_f' },
+        { id, start: 0, end: 60_000, aggregates: ['min', 'max', 'sum', 'count'], granularity: '1m', targetUnitSystem: 'SI' },
+      ],
+    });
+    const [raw, aggregates] = proto.items;
+    expect(raw).toMatchObject({ id, unitExternalId: 'temperature:deg_f', datapointType: 'numericDatapoints' });
+    expect(raw.unit).toBeUndefined();
+    const rawValues = raw.numericDatapoints.datapoints.map((p: any) => p.value);
+    [-40, 32, 212].forEach((v, i) => expect(rawValues[i]).toBeCloseTo(v, 9));
+    expect(rawValues).toEqual(json.items[0].datapoints.map((p: any) => p.value));
+    expect(aggregates).toMatchObject({ unitExternalId: 'temperature:k', datapointType: 'aggregateDatapoints' });
+    const [bucket] = aggregates.aggregateDatapoints.datapoints;
+    expect(bucket).toEqual({ min: expect.closeTo(233.15, 9), max: expect.closeTo(373.15, 9), sum: expect.closeTo(60 + 3 * 273.15, 9), count: 3 });
+    expect(bucket).toEqual({ ...json.items[1].datapoints[0], timestamp: undefined });
+  });
+
   it('answer errors and aggregates it has no message for in JSON', async () => {
     const headers = { accept: 'application/protobuf' };
     expect(errorMessage(await h.request('POST', '/timeseries/data/list', { items: [{ id: 1, limit: -1 }] }, headers), 400)).toMatch(/limit/);

@@ -377,7 +377,7 @@ describe('time series as the official Python SDK writes them', () => {
       properties: [{ property: ['unit'] }],
       advancedFilter: { prefix: { property: ['externalId'], value: 'sdk-ts-agg-' } },
     });
-    expect(unique.body.items).toEqual([{ count: 2, values: ['rpm'] }]);
+    expect(unique.body.items).toEqual([{ count: 2, values: ['rpm'], value: 'rpm' }]);
   });
 
   it('retrieves one unknown series as a 400 with missing (the SDK returns None), or skips it with ignoreUnknownIds', async () => {

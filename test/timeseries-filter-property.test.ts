@@ -1,12 +1,13 @@
 /**
  * Property-based test: `POST /timeseries/list` (SQL) against the in-memory evaluator of the filter language, on
  * random time series and random queries (advanced filter with booleans, nested instance id paths, the search-only
- * `["query"]`, security categories and metadata; basic filter incl. the asset filters; sort; partitions; cursor
- * paging with small limits), plus `POST /timeseries/aggregate` counts.
+ * `["query"]`, security categories, metadata and the derived `unitQuantity`; basic filter incl. the asset
+ * filters; sort; partitions; cursor paging with small limits), plus `POST /timeseries/aggregate` counts.
  *
  * Deterministic: the data and the queries come from fixed seeds and the server's clock is a test value.
  * STRATA_FC_SEED and STRATA_FC_RUNS override the query seed and run count for exploration.
  */
+import { readFileSync } from 'node:fs';
 import fc, { type Arbitrary } from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -24,7 +25,7 @@ import { startHarness, type Harness } from './support/harness.js';
 
 const DATA_SEED = 13;
 const QUERY_SEED = Number(process.env.STRATA_FC_SEED ?? 20250404);
-/** Per generator (two of them). */
+/** Per generator (three of them). */
 const RUNS = Number(process.env.STRATA_FC_RUNS ?? 150);
 const SERIES = 70;
 
@@ -38,6 +39,7 @@ const timeSeriesModel: ResourceModel = {
     { name: 'query', kind: 'string', searchable: true, searchOnly: true, searchOver: ['name', 'description'] },
     { name: 'unit', kind: 'string' },
     { name: 'unitExternalId', kind: 'string' },
+    { name: 'unitQuantity', kind: 'string' },
     { name: 'type', kind: 'string' },
     { name: 'isStep', kind: 'boolean' },
     { name: 'isString', kind: 'boolean' },
@@ -59,7 +61,17 @@ const timeSeriesModel: ResourceModel = {
 const NAMES = ['pump', 'Pump', 'pump flow', 'Valve temp', 'valve', '', 'Z', '\uFF21', '\u{1D518} level'];
 const WORDS = ['pump', 'Pump', 'flow', 'temp', 'level', 'HIGH', 'low', '7', 'pump7'];
 const UNITS = ['m', 'M', 'bar', 'degC', ''];
-const UNIT_XIDS = ['pressure:bar', 'temperature:deg_c', 'pressure:'];
+const UNIT_XIDS = ['pressure:bar', 'temperature:deg_c', 'temperature:deg_f'];
+/** Stored on one series behind the API's back: a unit the catalog lacks (the series has no unit quantity). */
+const LEGACY_UNIT = 'pressure:';
+const QUANTITY_OF = new Map(
+  (JSON.parse(readFileSync(new URL('../catalog/units/units.json', import.meta.url), 'utf8')) as Array<{ externalId: string; quantity: string }>).map((u) => [
+    u.externalId,
+    u.quantity,
+  ]),
+);
+/** Query values of unitQuantity: the quantities stored, another one, other cases, prefixes and range bounds. */
+const QUANTITIES = ['Pressure', 'Temperature', 'temperature', 'Length', 'P', 'Tem', 'Q', ''];
 const META_KEYS = ['site', 'Site', 'unit', 'k'];
 const LONG_VALUES = ['oslo'.repeat(70)];
 const SHORT_META_VALUES = ['oslo', 'Oslo', 'oslo-north', 'bergen', '', 'ø', 'Ø', '\u{1D518}'];
@@ -83,6 +95,8 @@ const sometimes = <T>(arb: Arbitrary<T>, probability: number) =>
 let h: Harness;
 let clock = 0;
 let series: Item[] = [];
+/** The series as the filter language sees them: with `unitQuantity`, which responses do not carry. */
+let modelSeries: Item[] = [];
 const dataSets = new Map<string, number>();
 /** Asset index -> id, and id -> { parentId, rootId, externalId }. */
 const assetIds: number[] = [];
@@ -186,8 +200,15 @@ beforeAll(async () => {
     clock = at;
     ok(await h.post('/timeseries/update', { items: [{ id: ids[index], update: { dataSetId: { set: dataSets.get(ds) } } }] }), 'update');
   }
+  const withBar = listed.find((s) => s.unitExternalId === 'pressure:bar')!;
+  h.strata.services.db.prepare('UPDATE timeseries SET unit_external_id = ? WHERE id = ?').run(LEGACY_UNIT, withBar.id);
   series = ok(await h.post('/timeseries/list', { limit: 1000 }), 'list').items;
   expect(series.length).toBe(SERIES);
+  modelSeries = series.map((s) => {
+    const quantity = QUANTITY_OF.get(s.unitExternalId as string);
+    return quantity === undefined ? s : { ...s, unitQuantity: quantity };
+  });
+  expect(modelSeries.filter((s) => s.unitQuantity === 'Temperature').length).toBeGreaterThan(5);
 });
 
 afterAll(() => h?.close());
@@ -200,6 +221,7 @@ interface BasicFilter {
   name?: string;
   unit?: string;
   unitExternalId?: string;
+  unitQuantity?: string;
   isString?: boolean;
   isStep?: boolean;
   metadata?: Record<string, string>;
@@ -216,6 +238,7 @@ const BASIC_KEYS = [
   'name',
   'unit',
   'unitExternalId',
+  'unitQuantity',
   'isString',
   'isStep',
   'metadata',
@@ -237,7 +260,7 @@ function inSubtree(id: number, root: number): boolean {
 }
 
 function matchesBasic(s: Item, f: BasicFilter): boolean {
-  for (const k of ['name', 'unit', 'unitExternalId', 'isString', 'isStep'] as const) if (f[k] !== undefined && s[k] !== f[k]) return false;
+  for (const k of ['name', 'unit', 'unitExternalId', 'unitQuantity', 'isString', 'isStep'] as const) if (f[k] !== undefined && s[k] !== f[k]) return false;
   for (const [key, value] of Object.entries(f.metadata ?? {})) {
     if (!leafMatches(timeSeriesModel, s, 'equals', { property: ['metadata', key], value })) return false;
   }
@@ -260,7 +283,8 @@ function basicFilterArbitrary(d: Domains): Arbitrary<BasicFilter> {
   const full = fc.record({
     name: fc.constantFrom(...NAMES, 'PUMP'),
     unit: fc.constantFrom(...UNITS),
-    unitExternalId: fc.constantFrom(...UNIT_XIDS),
+    unitExternalId: fc.constantFrom(...UNIT_XIDS, LEGACY_UNIT),
+    unitQuantity: fc.constantFrom(...QUANTITIES),
     isString: fc.boolean(),
     isStep: fc.boolean(),
     metadata: fc.dictionary(fc.constantFrom(...QUERY_KEYS), fc.constantFrom(...META_VALUES, 'OSLO'), { minKeys: 1, maxKeys: 2 }),
@@ -297,7 +321,8 @@ function domains(): Domains {
     name: [...NAMES, 'PUMP', 'pum'],
     description: [...column('description'), ...WORDS, ''],
     unit: [...UNITS, 'BAR'],
-    unitExternalId: [...UNIT_XIDS, 'pressure'],
+    unitExternalId: [...UNIT_XIDS, LEGACY_UNIT, 'pressure'],
+    unitQuantity: QUANTITIES,
     type: ['numeric', 'string', 'Numeric', 'num'],
     'instanceId.space': [...SPACES, 'SP', 's'],
     'instanceId.externalId': [...nested('externalId'), 'a', 'b', 'B1'],
@@ -357,18 +382,22 @@ async function listAll(body: Record<string, unknown>): Promise<Item[]> {
 
 /**
  * The whole model, or (to reach the resource's own properties more often than metadata, which otherwise takes
- * most leaves) its properties without metadata: filters from the reduced model are valid for the full one and
- * are evaluated with it.
+ * most leaves) its properties without metadata, or the unit properties alone (the derived unitQuantity with
+ * the column it follows from): filters from a reduced model are valid for the full one and are evaluated with it.
  */
 const GENERATORS: Array<[string, ResourceModel]> = [
   ['all properties', timeSeriesModel],
   ['properties other than metadata', { ...timeSeriesModel, properties: timeSeriesModel.properties.filter((p) => p.kind !== 'metadata') }],
+  ['unit properties', { ...timeSeriesModel, properties: timeSeriesModel.properties.filter((p) => ['name', 'unitExternalId', 'unitQuantity'].includes(p.name)) }],
 ];
 
 describe.each(GENERATORS)('time series: SQL filter path agrees with the in-memory evaluator (%s)', (_, generator) => {
   it('on random advanced and basic filters, sorts, partitions, cursor paging and counts', async () => {
     const d = domains();
     const byId = new Map(series.map((s) => [s.id, s]));
+    // What the evaluator judges (relevance counts leaves on unitQuantity too): the model's form of each item listed.
+    const modelById = new Map(modelSeries.map((s) => [s.id, s]));
+    const asModel = (items: Item[]) => items.map((s) => modelById.get(s.id)!);
     const model = timeSeriesModel;
     const query: Arbitrary<GeneratedQuery> = fc.record(
       {
@@ -390,8 +419,8 @@ describe.each(GENERATORS)('time series: SQL filter path agrees with the in-memor
         if (q.sort !== undefined) body.sort = q.sort;
         const where = q.filter === undefined ? undefined : (s: Item) => matchesBasic(s, q.filter!);
         const got = await listAll(body);
-        const expected = evaluate(model, series, { where, advancedFilter: q.advancedFilter, sort: q.sort });
-        expectListing(model, q, got, expected);
+        const expected = evaluate(model, modelSeries, { where, advancedFilter: q.advancedFilter, sort: q.sort });
+        expectListing(model, q, asModel(got), expected);
         expect(got, 'items as stored').toEqual(got.map((s) => byId.get(s.id)));
 
         if (q.aggregate) {
@@ -407,8 +436,8 @@ describe.each(GENERATORS)('time series: SQL filter path agrees with the in-memor
             model,
             q,
             q.partitions,
-            (partition) => listAll({ ...body, partition }),
-            (partition) => evaluate(model, series, { where, advancedFilter: q.advancedFilter, sort: q.sort, partition }),
+            async (partition) => asModel(await listAll({ ...body, partition })),
+            (partition) => evaluate(model, modelSeries, { where, advancedFilter: q.advancedFilter, sort: q.sort, partition }),
             got,
           );
         }

@@ -93,10 +93,13 @@ describe('create', () => {
       [{ metadata: { k: 'v'.repeat(10_001) } }, /items\[0\]\.metadata\.k: must be at most 10000/],
       [{ instanceId: { space: '', externalId: 'x' } }, /items\[0\]\.instanceId\.space: must be at least 1 character/],
       [{ name: null }, /items\[0\]\.name: null is not allowed/],
+      [{ unitExternalId: 'temperature:celsius' }, /^items\[0\]\.unitExternalId: "temperature:celsius" is not a unit of the units catalog/],
     ];
     const before = await count();
     for (const [item, message] of bad) expect(errorMessage(await h.post('/timeseries', { items: [item] }), 400)).toMatch(message);
     expect(errorMessage(await h.post('/timeseries', { items: Array.from({ length: 1001 }, () => ({})) }), 400)).toMatch(/at most 1000/);
+    const oneUnknownUnit = await h.post('/timeseries', { items: [{ unitExternalId: 'pressure:bar' }, { unitExternalId: 'pressure:bars' }] });
+    expect(errorMessage(oneUnknownUnit, 400)).toMatch(/^items\[1\]\.unitExternalId: "pressure:bars" is not a unit/);
     expect(await count()).toBe(before);
   });
 });
@@ -121,6 +124,11 @@ describe('retrieve, update, delete', () => {
     expect(removed.body.items[0].isStep).toBe(true);
     const set = await h.post('/timeseries/update', { items: [{ externalId: 'ts-u', update: { unitExternalId: { set: 'temperature:deg_f' } } }] });
     expect(set.body.items[0].unitExternalId).toBe('temperature:deg_f');
+    const [other] = await create([{ externalId: 'ts-u2' }]);
+    const unknown = await h.post('/timeseries/update', { items: [{ id: other.id, update: { name: { set: 'renamed' } } }, { externalId: 'ts-u', update: { unitExternalId: { set: 'temp:f' } } }] });
+    expect(errorMessage(unknown, 400)).toMatch(/^items\[1\]\.update\.unitExternalId\.set: "temp:f" is not a unit of the units catalog/);
+    expect((await h.post('/timeseries/byids', { items: [{ id: t.id }] })).body.items[0].unitExternalId).toBe('temperature:deg_f');
+    expect((await h.post('/timeseries/byids', { items: [{ id: other.id }] })).body.items[0].name).toBeUndefined();
     const isString = await h.post('/timeseries/update', { items: [{ id: t.id, update: { isString: { set: true } } }] });
     expect(errorMessage(isString, 400)).toMatch(/update\.isString: isString is fixed/);
     expect(errorMessage(await h.post('/timeseries/update', { items: [{ id: t.id, update: { isStep: { setNull: true } } }] }), 400)).toMatch(
@@ -279,6 +287,46 @@ describe('list, search and aggregate', () => {
     expect(errorMessage(await h.post('/timeseries/list', { advancedFilter: { equals: { property: ['name'], value: long + 'x' } } }), 400)).toMatch(
       /at most 256/,
     );
+  });
+
+  it('filters by unitQuantity, the quantity of the series unit in the catalog, in filter and advancedFilter', async () => {
+    const [legacy] = await create([
+      { externalId: 'uq/c', unitExternalId: 'temperature:deg_c', name: 'uq oven' },
+      { externalId: 'uq/f', unitExternalId: 'temperature:deg_f', name: 'uq oven' },
+      { externalId: 'uq/bar', unitExternalId: 'pressure:bar', name: 'uq oven' },
+      { externalId: 'uq/none', name: 'uq oven' },
+      { externalId: 'uq/legacy', name: 'uq oven' },
+    ]).then((items) => items.slice(4));
+    // A series stored with a unit the catalog lacks has no quantity.
+    h.strata.services.db.prepare('UPDATE timeseries SET unit_external_id = ? WHERE id = ?').run('temperature:legacy', legacy.id);
+    const scope = { externalIdPrefix: 'uq/' };
+    const listed = async (body: object) => {
+      const res = await h.post('/timeseries/list', body);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return xids(res.body.items).sort();
+    };
+    expect(await listed({ filter: { ...scope, unitQuantity: 'Temperature' } })).toEqual(['uq/c', 'uq/f']);
+    expect(await listed({ filter: { ...scope, unitQuantity: 'Pressure' } })).toEqual(['uq/bar']);
+    expect(await listed({ filter: { ...scope, unitQuantity: 'temperature' } })).toEqual([]);
+    expect(await listed({ filter: { ...scope, unitQuantity: 'Loudness' } })).toEqual([]);
+    expect(await count({ filter: { ...scope, unitQuantity: 'Temperature' } })).toBe(2);
+    const searched = await h.post('/timeseries/search', { search: { name: 'oven' }, filter: { ...scope, unitQuantity: 'Pressure' } });
+    expect(xids(searched.body.items)).toEqual(['uq/bar']);
+    const adv = (f: object) => listed({ filter: scope, advancedFilter: f });
+    const q = ['unitQuantity'];
+    expect(await adv({ equals: { property: q, value: 'Temperature' } })).toEqual(['uq/c', 'uq/f']);
+    expect(await adv({ in: { property: q, values: ['Pressure', 'Temperature'] } })).toEqual(['uq/bar', 'uq/c', 'uq/f']);
+    expect(await adv({ prefix: { property: q, value: 'Pres' } })).toEqual(['uq/bar']);
+    expect(await adv({ equals: { property: q, value: 'temperature' } })).toEqual([]);
+    expect(await adv({ range: { property: q, gte: 'P', lt: 'Q' } })).toEqual(['uq/bar']);
+    expect(await adv({ range: { property: q, gt: 'Pressure', lte: 'Temperature' } })).toEqual(['uq/c', 'uq/f']);
+    expect(await adv({ range: { property: q, gte: 'Pressure', lt: 'Temperature' } })).toEqual(['uq/bar']);
+    expect(await adv({ exists: { property: q } })).toEqual(['uq/bar', 'uq/c', 'uq/f']);
+    expect(await adv({ not: { equals: { property: q, value: 'Temperature' } } })).toEqual(['uq/bar', 'uq/legacy', 'uq/none']);
+    expect(await adv({ and: [{ equals: { property: q, value: 'Temperature' } }, { equals: { property: ['unitExternalId'], value: 'temperature:deg_f' } }] })).toEqual(['uq/f']);
+    expect(await count({ filter: scope, advancedFilter: { equals: { property: q, value: 'Temperature' } } })).toBe(2);
+    expect(errorMessage(await h.post('/timeseries/list', { advancedFilter: { equals: { property: q, value: 3 } } }), 400)).toMatch(/expected a string for \["unitQuantity"\]/);
+    expect(errorMessage(await h.post('/timeseries/list', { filter: { unitQuantity: 'x'.repeat(257) } }), 400)).toMatch(/filter\.unitQuantity: must be at most 256/);
   });
 
   it('searches name, description, or both with query', async () => {

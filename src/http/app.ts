@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
-import { accessFor, ownedDataSets, reachOf } from '../auth/access.js';
+import { accessFor, FULL_ACCESS, ownedDataSets, reachOf } from '../auth/access.js';
 import { createAclRegistry } from '../auth/acls.js';
 import { API_KEYS_REMOVED, registerAuthRoutes } from '../auth/http-routes.js';
 import { createIdentityProvider, type IdentityProvider } from '../auth/idp.js';
@@ -23,17 +23,22 @@ import { groupRoutes } from '../resources/groups/routes.js';
 import { projectRoutes } from '../resources/projects/routes.js';
 import { sessionRoutes } from '../resources/sessions/routes.js';
 import { timeSeriesRoutes } from '../resources/timeseries/routes.js';
+import { unitRoutes } from '../resources/units/routes.js';
 import { openDatabase, type Db } from '../storage/db.js';
 import { inProcessReader, ReadPool, sharedReader } from '../storage/read-pool.js';
 import { ensureProjects, findProjectAuthRecent, serverSecret } from '../storage/projects.js';
 import { createOutboundClient } from './outbound.js';
-import { ApiError, forbidden, malformedRequestResponse, notFound, routerError, unauthorized } from './errors.js';
+import { clientAddress } from './client-address.js';
+import { capConnectionsPerAddress, serverTimeouts } from './connections.js';
+import { registerCors } from './cors.js';
+import { ApiError, bodyTooLarge, forbidden, malformedRequestResponse, notFound, routerError, unauthorized } from './errors.js';
 import { decodeRequestBody } from './content-encoding.js';
 import { EncodedBody, JsonText } from './json-text.js';
 import { parseJsonBody } from './json-body.js';
 import { createApiLayers, type RouteLayers } from './layers.js';
 import type { ApiRoute, Project } from './route.js';
 import type { Services } from './services.js';
+import { createTokenFailures, type TokenFailures } from './token-failures.js';
 import { validatorCompiler } from './validation.js';
 import { LATEST_STABLE } from './versioning.js';
 
@@ -81,7 +86,7 @@ export interface BuildOptions {
 
 /** Every operation the API serves, from every resource. */
 export function allRoutes(): ApiRoute[] {
-  return [...eventRoutes, ...dataSetRoutes, ...timeSeriesRoutes, ...assetRoutes, ...projectRoutes, ...groupRoutes, ...sessionRoutes, ...datapointRoutes];
+  return [...eventRoutes, ...dataSetRoutes, ...timeSeriesRoutes, ...assetRoutes, ...projectRoutes, ...groupRoutes, ...sessionRoutes, ...datapointRoutes, ...unitRoutes];
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Strata> {
@@ -101,7 +106,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const auth = createAuthRuntime({
     db,
     idp,
-    acls: createAclRegistry(routes.map((r) => r.capability)),
+    acls: createAclRegistry(routes.flatMap((r) => (r.capability ? [r.capability] : []))),
     now,
     jwksRefreshIntervalMs: config.jwksRefreshIntervalMs,
     providers: { outbound, extraOrigins: config.oidcExtraOrigins },
@@ -118,7 +123,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const app = Fastify({
     logger: options.logger === false ? false : { level: config.logLevel },
-    bodyLimit: config.bodyLimit,
+    // The limit of every route that needs no token (and of unknown paths); the project's operations, which
+    // read a body only once its token is checked, take config.bodyLimit.
+    bodyLimit: config.unauthenticatedBodyLimit,
+    ...serverTimeouts(config),
+    // Behind the listed proxies a request's address (req.ip, which per-address limits count) is the client's.
+    trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
     genReqId: (req) => {
       const given = req.headers[REQUEST_ID_HEADER];
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
@@ -135,11 +145,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreTrailingSlash: true },
     clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
       if (err.code === 'ECONNRESET' || socket.destroyed) return;
-      if (socket.writable) socket.write(malformedRequestResponse(err.code, http.maxHeaderSize));
+      if (socket.writable) {
+        const limits = { maxHeaderBytes: http.maxHeaderSize, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs };
+        socket.write(malformedRequestResponse(err.code, limits));
+      }
       socket.destroy(err);
     },
   });
+  capConnectionsPerAddress(app.server, config.maxConnectionsPerAddress);
   app.setValidatorCompiler(validatorCompiler);
+  // First of the request hooks: every answer to an allowed origin carries its CORS headers, refusals included.
+  await registerCors(app, config.corsOrigins, [...new Set(['POST', ...routes.map((r) => r.method)])]);
 
   // Requests between arrival and the end of their response, counted only when there are read workers to share.
   const counted = pool !== undefined && !options.readsOnWorkers;
@@ -166,7 +182,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.removeContentTypeParser(['text/plain', 'application/json']);
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
     try {
-      done(null, parseJsonBody(body as Buffer));
+      done(null, parseJsonBody(body as Buffer, config.jsonMaxDepth));
     } catch (err) {
       done(err as ApiError, undefined);
     }
@@ -190,9 +206,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     if (error instanceof ApiError) {
       return reply.code(error.status).headers(error.headers).send(error.body());
     }
+    if ((error as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.code(413).send(bodyTooLarge(req.routeOptions.bodyLimit).body());
+    }
     const status = (error as { statusCode?: number }).statusCode ?? 500;
     if (status < 500) {
-      return reply.code(status).send({ error: { code: status, message: fastifyMessage(error as Error & { code?: string }, config) } });
+      return reply.code(status).send({ error: { code: status, message: fastifyMessage(error as Error & { code?: string }) } });
     }
     req.log.error({ err: error }, 'request failed');
     return reply.code(500).send({
@@ -204,7 +223,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     reply.code(404).send(noOperation(req.method, req.url));
   });
 
-  registerIdentityRoutes(app, idp);
+  registerIdentityRoutes(app, idp, createTokenFailures(config.tokenFailures, now));
   registerAuthRoutes(app, auth, db);
 
   const layers = await createApiLayers({ enabled: options.apiLayers !== false, throttle: config.throttle, db, routes, now, log: app.log });
@@ -227,11 +246,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           if (!canAccessProject(principal, name)) throw forbidden(`The principal "${principal.subject}" has no access to project "${name}"`);
           req.principal = principal;
           req.project = project;
-          const grants = requireCapability(principal, def.capability, name);
+          // An operation without a capability reads no project data (see ApiRoute.capability): nothing to scope.
+          const grants = def.capability ? requireCapability(principal, def.capability, name) : [];
           req.grants = grants;
           req.services = {
             ...services,
-            access: accessFor(def.capability, grants),
+            access: def.capability ? accessFor(def.capability, grants) : FULL_ACCESS,
             dataSetOwner: ownedDataSets(principal, name),
             reach: reachOf(principal, name),
           };
@@ -245,6 +265,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         scope.route({
           method: def.method,
           url: def.path,
+          bodyLimit: config.bodyLimit,
           schema: {
             ...(def.body ? { body: def.body } : {}),
             ...(def.query ? { querystring: def.query } : {}),
@@ -302,18 +323,13 @@ function noOperation(method: string, url: string) {
   return notFound(url.startsWith('/api/') ? `No operation ${method} ${path}` : `Not found: ${path}`).body();
 }
 
-function fastifyMessage(error: Error & { code?: string }, config: Config): string {
-  switch (error.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return `The request body is larger than the limit of ${config.bodyLimit} bytes`;
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return 'Unsupported Content-Type; send the request body as JSON with "Content-Type: application/json"';
-    default:
-      return error.message;
-  }
+function fastifyMessage(error: Error & { code?: string }): string {
+  return error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+    ? 'Unsupported Content-Type; send the request body as JSON with "Content-Type: application/json"'
+    : error.message;
 }
 
-function registerIdentityRoutes(app: FastifyInstance, idp: IdentityProvider): void {
+function registerIdentityRoutes(app: FastifyInstance, idp: IdentityProvider, failures: TokenFailures): void {
   app.get('/.well-known/openid-configuration', async () => idp.discovery());
   app.get('/.well-known/jwks.json', async () => idp.jwks);
   // OAuth 2.0 token endpoint (RFC 6749): errors use the OAuth error form that token clients expect.
@@ -330,8 +346,15 @@ function registerIdentityRoutes(app: FastifyInstance, idp: IdentityProvider): vo
         error_description: `grant_type must be "client_credentials", got ${JSON.stringify(body.grant_type ?? null)}`,
       });
     }
+    // Refused before the secret is checked, so that a refusal tells nothing about it.
+    const address = clientAddress(req.ip);
+    const refused = failures.refusal(clientId, address);
+    if (refused) {
+      return reply.code(429).header('retry-after', String(refused.retryAfter)).send({ error: 'slow_down', error_description: refused.description });
+    }
     const client = clientId && secret ? idp.authenticate(clientId, secret) : undefined;
     if (!client) {
+      failures.failed(clientId, address);
       return reply.code(401).send({ error: 'invalid_client', error_description: 'Unknown client_id or wrong client_secret' });
     }
     reply.header('cache-control', 'no-store');

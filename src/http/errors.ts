@@ -2,6 +2,7 @@
  * The one place where API errors are defined. Every 4xx/5xx the server sends has the spec's shape:
  * `{"error": {"code": <http status>, "message": "...", ...extra}}`.
  */
+import { STATUS_CODES } from 'node:http';
 
 export type IdentifierRef = { id: number } | { externalId: string } | Record<string, unknown>;
 
@@ -61,19 +62,33 @@ export function routerError(code: string | undefined, url: string, maxParamLengt
     : badRequest(`The path ${path} is not a valid URL (check its percent-encoding)`);
 }
 
+export const bodyTooLarge = (limit: number) => new ApiError(413, `The request body is larger than the limit of ${limit} bytes`);
+
 /**
  * The response for a request that Node's HTTP parser refused (so no route, hook or error handler sees it),
  * as HTTP/1.1 text to write on the socket before it is closed.
  */
-export function malformedRequestResponse(code: string | undefined, maxHeaderBytes: number): string {
-  const [status, reason, message] =
-    code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'Request Header Fields Too Large', `The request line and headers are larger than ${maxHeaderBytes} bytes`]
-      : code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'Request Timeout', 'The request was not received completely in time']
-        : [400, 'Bad Request', `The request is not valid HTTP/1.1${code ? ` (${code})` : ''}`];
-  const body = JSON.stringify(new ApiError(status, message).body());
-  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+export function malformedRequestResponse(code: string | undefined, limits: { maxHeaderBytes: number; headersTimeoutMs: number; requestTimeoutMs: number }): string {
+  const seconds = (ms: number) => `${ms / 1000} s`;
+  return code === 'HPE_HEADER_OVERFLOW'
+    ? rawErrorResponse(new ApiError(431, `The request line and headers are larger than ${limits.maxHeaderBytes} bytes`))
+    : code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? rawErrorResponse(
+          new ApiError(
+            408,
+            `The request was not received in time: its headers must arrive within ${seconds(limits.headersTimeoutMs)}, all of it within ${seconds(limits.requestTimeoutMs)}`,
+          ),
+        )
+      : rawErrorResponse(badRequest(`The request is not valid HTTP/1.1${code ? ` (${code})` : ''}`));
+}
+
+/** An error as HTTP/1.1 text, for a socket that no route answers on; the connection closes after it. */
+export function rawErrorResponse(error: ApiError): string {
+  const body = JSON.stringify(error.body());
+  const headers = Object.entries(error.headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  return `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${headers}Connection: close\r\n\r\n${body}`;
 }
 
 function describeRefs(refs: IdentifierRef[]): string {

@@ -3,6 +3,9 @@
  * unpaired surrogate escapes (`"\ud800"`) are refused with a 400 rather than stored changed. SQLite keeps
  * text as UTF-8, which cannot hold a lone surrogate, so such a value would be stored as other characters than
  * the response showed, and could not be found again by the value the client sent.
+ *
+ * Nesting is limited before the body is parsed: a few kilobytes of brackets (a few bytes gzip'd) would
+ * otherwise cost the parser seconds and gigabytes, and every walk over the parsed value a deep stack.
  */
 import { isUtf8 } from 'node:buffer';
 import sjson from 'secure-json-parse';
@@ -18,9 +21,12 @@ declare global {
 /** A surrogate code unit written as a JSON escape: the only way a lone surrogate reaches a parsed string. */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
-export function parseJsonBody(raw: Buffer): unknown {
+export function parseJsonBody(raw: Buffer, maxDepth: number): unknown {
   if (raw.length === 0) throw badRequest('The request body is empty but Content-Type is application/json; send a JSON object');
   if (!isUtf8(raw)) throw badRequest('The request body is not valid UTF-8');
+  if (nestsDeeperThan(raw, maxDepth)) {
+    throw badRequest(`The request body nests arrays and objects more than ${maxDepth} levels deep; at most ${maxDepth} levels are allowed`);
+  }
   const text = raw.toString('utf8');
   let value: unknown;
   try {
@@ -32,21 +38,66 @@ export function parseJsonBody(raw: Buffer): unknown {
     }
     throw badRequest(`The request body is not valid JSON: ${message}`);
   }
-  if (text.includes('\\u') && SURROGATE_ESCAPE.test(text)) rejectLoneSurrogates(value, []);
+  if (text.includes('\\u') && SURROGATE_ESCAPE.test(text)) rejectLoneSurrogates(value);
   return value;
 }
 
-function rejectLoneSurrogates(value: unknown, path: Array<string | number>): void {
-  if (typeof value === 'string') {
-    if (!value.isWellFormed()) throw badRequest(`${formatPath(path) || 'request body'}: ${UNPAIRED}`);
-  } else if (Array.isArray(value)) {
-    value.forEach((v, i) => rejectLoneSurrogates(v, [...path, i]));
-  } else if (value !== null && typeof value === 'object') {
-    for (const [key, v] of Object.entries(value)) {
-      if (!key.isWellFormed()) throw badRequest(`${formatPath(path) || 'request body'}: a key ${UNPAIRED}`);
-      rejectLoneSurrogates(v, [...path, key]);
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+
+/**
+ * Whether brackets outside strings open more than `max` levels at some point, in one pass over the bytes
+ * (structural characters are ASCII, and no byte of a multi-byte UTF-8 character is). Text that is not JSON
+ * may count wrong here; the parser refuses it anyway, at the first byte that is out of place.
+ */
+function nestsDeeperThan(raw: Uint8Array, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) inString = true;
+    else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+      if (++depth > max) return true;
+    } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) depth--;
+  }
+  return false;
+}
+
+/** A value met while walking a body, with the way back to the root for the message. */
+interface Visit {
+  value: unknown;
+  key: string | number;
+  parent: Visit | undefined;
+}
+
+/** Walks the body with a stack of its own (never the call stack), in document order, and refuses the first lone surrogate. */
+function rejectLoneSurrogates(root: unknown): void {
+  const pending: Visit[] = [{ value: root, key: '', parent: undefined }];
+  for (let at = pending.pop(); at !== undefined; at = pending.pop()) {
+    const { value } = at;
+    if (typeof value === 'string') {
+      if (!value.isWellFormed()) throw badRequest(`${where(at)}: ${UNPAIRED}`);
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) pending.push({ value: value[i], key: i, parent: at });
+    } else if (value !== null && typeof value === 'object') {
+      const entries = Object.entries(value);
+      for (const [key] of entries) if (!key.isWellFormed()) throw badRequest(`${where(at)}: a key ${UNPAIRED}`);
+      for (let i = entries.length - 1; i >= 0; i--) pending.push({ value: entries[i][1], key: entries[i][0], parent: at });
     }
   }
+}
+
+function where(visit: Visit): string {
+  const path: Array<string | number> = [];
+  for (let v: Visit | undefined = visit; v?.parent !== undefined; v = v.parent) path.push(v.key);
+  return formatPath(path.reverse()) || 'request body';
 }
 
 const UNPAIRED = 'contains an unpaired UTF-16 surrogate escape (such as "\\ud800"), which is not a Unicode character';

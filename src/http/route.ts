@@ -57,7 +57,11 @@ export interface ApiRoute<BS extends TSchema = TSchema, QS extends TSchema = TSc
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Path relative to `/api/v1/projects/{project}`. */
   path: string;
-  capability: Capability;
+  /**
+   * What the principal must hold. null for an operation on data that is the same in every project and
+   * belongs to none (the units catalog): any principal that may address the project may call it.
+   */
+  capability: Capability | null;
   body?: BS;
   query?: QS;
   params?: PS;

@@ -85,7 +85,7 @@ export class MemoryThrottleStore implements ThrottleStore {
     this.sweepAt = sweepFloor;
   }
 
-  bind(buckets: readonly Bucket[], bucketKeys: readonly string[], slots: readonly Slots[], slotKeys: readonly string[]): Gate {
+  bind(buckets: readonly Bucket[], bucketKeys: readonly string[], slots: readonly Slots[], slotKeys: readonly string[]): MemoryGate {
     // Only here, before the new gate takes its cells: a sweep during an admission could forget a cell that the
     // admission has just looked up, and the token it takes would be lost with it.
     if (this.cells.size >= this.sweepAt) this.sweep(this.now());
@@ -120,7 +120,7 @@ export class MemoryThrottleStore implements ThrottleStore {
   async close(): Promise<void> {}
 }
 
-class MemoryGate implements Gate, Lease {
+export class MemoryGate implements Gate, Lease {
   private readonly levels: number[];
 
   constructor(
@@ -137,11 +137,8 @@ class MemoryGate implements Gate, Lease {
     const now = this.store.now();
     const { buckets, bucketCells, slots, slotCells, levels } = this;
     for (let i = 0; i < buckets.length; i++) {
-      const b = buckets[i];
-      let c = bucketCells[i];
-      if (!c.live) c = bucketCells[i] = this.store.cell(c.key);
-      const level = Math.min(b.burst, c.tokens + Math.max(0, now - c.at) * b.perMs);
-      if (level < 1) return new Denial(i, Math.ceil((1 - level) / b.perMs));
+      const level = this.level(i, now);
+      if (level < 1) return new Denial(i, Math.ceil((1 - level) / buckets[i].perMs));
       levels[i] = level;
     }
     for (let j = 0; j < slots.length; j++) {
@@ -161,5 +158,29 @@ class MemoryGate implements Gate, Lease {
 
   release(): void {
     for (let j = 0; j < this.slotCells.length; j++) this.slotCells[j].inFlight--;
+  }
+
+  /**
+   * The buckets as they are, taking nothing: how long until `acquire` could take a token from each (0: now),
+   * and whether each is full (nothing taken from it lately).
+   */
+  peek(): { waitMs: number; full: boolean } {
+    const now = this.store.now();
+    let waitMs = 0;
+    let full = true;
+    for (let i = 0; i < this.buckets.length; i++) {
+      const level = this.level(i, now);
+      if (level < 1) waitMs = Math.max(waitMs, Math.ceil((1 - level) / this.buckets[i].perMs));
+      if (level < this.buckets[i].burst) full = false;
+    }
+    return { waitMs, full };
+  }
+
+  /** Tokens in bucket `i` at `now`. */
+  private level(i: number, now: number): number {
+    const b = this.buckets[i];
+    let c = this.bucketCells[i];
+    if (!c.live) c = this.bucketCells[i] = this.store.cell(c.key);
+    return Math.min(b.burst, c.tokens + Math.max(0, now - c.at) * b.perMs);
   }
 }

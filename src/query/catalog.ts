@@ -23,6 +23,12 @@ export interface ScalarProperty {
   sortable?: boolean;
   /** This property can be aggregated (uniqueValues, cardinalityValues, count with property). */
   aggregatable?: boolean;
+  /**
+   * The property is not stored but follows from `column` through this table (column value -> property
+   * value), as a time series' unit quantity follows from its unit. A leaf on it selects the column values
+   * whose property value satisfies it; a column value the table lacks gives no property value.
+   */
+  derived?: ReadonlyMap<string, string>;
 }
 
 export interface ArrayProperty {

@@ -6,7 +6,7 @@
  * Semantics are two-valued: a leaf on a missing (null) value is false, and `not` inverts that.
  */
 import { badRequest, formatPath } from '../http/errors.js';
-import { Sql, sql } from '../storage/sql.js';
+import { FALSE, Sql, sql } from '../storage/sql.js';
 import {
   col,
   findProperty,
@@ -360,9 +360,44 @@ function compileLeaf(leaf: LeafNode, ctx: CompileContext): Sql {
   if (set) return sql`${Sql.raw(col(catalog, 'id'))} IN (${set})`;
   if (target.type === 'property' && isScalar(target.def)) {
     if (leaf.op === 'inSet') return sql`${Sql.raw(col(catalog, target.def.column))} IN (${leaf.ids})`;
+    if (target.def.derived) return derivedCondition(leaf, col(catalog, target.def.column), target.def.derived);
     return scalarCondition(leaf, propertyValue(ctx, target.name, target.def), same);
   }
   throw new Error(`unreachable: ${leaf.op} on ${target.type}`);
+}
+
+/** Strings in the order SQL compares them (BINARY: UTF-8 bytes, which is code point order). */
+const compareBinary = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/** Whether a derived property's value satisfies a leaf, with the semantics the SQL of a stored one has. */
+function derivedMatches(leaf: LeafNode, value: string): boolean {
+  switch (leaf.op) {
+    case 'equals':
+      return value === leaf.value;
+    case 'in':
+      return leaf.values.includes(value);
+    case 'prefix':
+      return value.startsWith(leaf.value);
+    case 'exists':
+      return true;
+    case 'range': {
+      const cmp = (bound: Primitive) => compareBinary(value, String(bound));
+      return (
+        (leaf.gt === undefined || cmp(leaf.gt) > 0) &&
+        (leaf.gte === undefined || cmp(leaf.gte) >= 0) &&
+        (leaf.lt === undefined || cmp(leaf.lt) < 0) &&
+        (leaf.lte === undefined || cmp(leaf.lte) <= 0)
+      );
+    }
+    default:
+      throw new Error(`unreachable: ${leaf.op} on a derived property`);
+  }
+}
+
+/** A leaf on a derived property, as the column values whose property value satisfies it. */
+function derivedCondition(leaf: LeafNode, column: string, table: ReadonlyMap<string, string>): Sql {
+  const sources = [...table].filter(([, value]) => derivedMatches(leaf, value)).map(([source]) => source);
+  return sources.length ? new Sql(`${column} IN (${sources.map(() => '?').join(', ')})`, sources) : FALSE;
 }
 
 /**

@@ -171,7 +171,7 @@ describe('list, search and aggregate', () => {
     const units = (await aggregate({ aggregate: 'uniqueValues', properties: [{ property: ['unit'] }], advancedFilter })) as Array<{ count: number; values: string[] }>;
     expect(units.map((u) => [u.values, u.count]).sort()).toEqual([[['m3/h'], 15], [['rpm'], 15]]);
     expect(await aggregate({ aggregate: 'uniqueProperties', path: ['metadata'], advancedFilter })).toEqual([
-      { count: 30, values: [{ property: ['metadata', 'bucket'] }] },
+      { count: 30, values: [{ property: ['metadata', 'bucket'] }], value: { property: ['metadata', 'bucket'] } },
     ]);
     expect(await aggregate({ aggregate: 'cardinalityProperties', path: ['metadata'], advancedFilter })).toEqual([{ count: 1 }]);
   });

@@ -1,13 +1,14 @@
 /**
  * Aggregates of one numeric series over a bucket grid: the points and rollups of the buckets are fed to a
  * walker, with the nearest points outside the grid as context (they shape the stretches that cross its
- * edges). Long empty stretches are skipped without visiting their buckets.
+ * edges, and their absence tells the walker the series ends). Long empty stretches are skipped without
+ * visiting their buckets.
  */
 import type { Db } from '../../storage/db.js';
 import { aggregateValue, wantsOf, type AggregateValue } from './aggregates.js';
 import type { BucketGrid } from './bucket-grid.js';
 import { BucketWalker, type StatusTreatment } from './bucket-walker.js';
-import { TOP_LEVEL } from './rollup-levels.js';
+import { levelHolding, TOP_LEVEL } from './rollup-levels.js';
 import type { AggregateName } from './schema.js';
 import { SeriesReader, type PointAt } from './series-reader.js';
 import { rollupSuits, shownBy } from './treatment.js';
@@ -25,6 +26,8 @@ export interface AggregateQuery {
   treatment: StatusTreatment;
   isStep: boolean;
   includeStatus: boolean;
+  /** Gap filling: the longest gap (ms) the interpolated function is defined across. */
+  fill?: number;
   limit: number;
 }
 
@@ -38,6 +41,7 @@ export function aggregateSeries(db: Db, projectId: number, seriesId: number, q: 
     isStep,
     treatment: q.treatment,
     wants,
+    fill: q.fill,
     limit: q.limit,
     emit(k, acc) {
       const bucket: AggregateBucket = { timestamp: grid.start(k) };
@@ -67,6 +71,9 @@ export function aggregateSeries(db: Db, projectId: number, seriesId: number, q: 
   if (grid.count > 0) {
     context(needsChain ? reader.lastBefore(start, inChain) : undefined, wants.durations ? reader.lastBefore(start, any) : undefined);
     const suits = rollupSuits(q.treatment);
+    // Stored cells hold the stretches between their points whole; with gap filling only cells too short to
+    // hold a gap longer than the limit can stand for their points.
+    const top = q.fill === undefined ? TOP_LEVEL : levelHolding(q.fill);
     let k = 0;
     let window = MIN_WINDOW;
     while (k < grid.count && !walker.done) {
@@ -75,14 +82,16 @@ export function aggregateSeries(db: Db, projectId: number, seriesId: number, q: 
       k = Math.max(k, grid.indexOf(next));
       const k1 = Math.min(grid.count, k + window);
       const before = walker.items;
-      reader.visitBuckets(grid, k, k1, TOP_LEVEL, walker, suits);
+      reader.visitBuckets(grid, k, k1, top, walker, suits);
       window = walker.items - before >= (k1 - k) / 2 ? Math.min(MAX_WINDOW, window * 2) : Math.max(MIN_WINDOW, window >> 1);
       k = k1;
     }
     if (!walker.done) {
-      context(needsChain ? reader.firstAtOrAfter(end, inChain) : undefined, wants.durations ? reader.firstAtOrAfter(end, any) : undefined);
+      const chain = needsChain ? reader.firstAtOrAfter(end, inChain) : undefined;
+      const all = wants.durations ? reader.firstAtOrAfter(end, any) : undefined;
+      context(chain, all);
+      walker.finish({ chain: chain === undefined, any: all === undefined });
     }
-    walker.finish();
   }
   return walker.cursorBucket === undefined ? { buckets } : { buckets, nextStart: grid.start(walker.cursorBucket) };
 }

@@ -1,8 +1,8 @@
 /**
- * What each aggregate is, given a bucket's summary (see `bucket-walker.ts` for how stretches between points
- * are shared among buckets). Values are over the usable points (Good, and Uncertain unless it is treated as
- * Bad); the interpolated function f joins consecutive chain points linearly, or holds each value until the
- * next point on step series.
+ * What each aggregate is, given a bucket's summary (see `bucket-walker.ts` for which stretches between points
+ * a bucket takes, and docs/datapoints.md for the rules in full). Values are over the usable points (Good,
+ * and Uncertain unless it is treated as Bad); the interpolated function joins consecutive chain points
+ * linearly, or holds each value until the next point on step series.
  *
  *   count, sum, min, max                 over the usable points in the bucket
  *   maxDatapoint, minDatapoint           the first point holding the max (min), with its timestamp
@@ -13,7 +13,8 @@
  *                                        points in the bucket)
  *   interpolation                        f at the bucket start
  *   stepInterpolation                    the value of the last chain point at or before the bucket start,
- *                                        when it is usable (also after the series' last point)
+ *                                        when it is usable (after the series' last point: in the first
+ *                                        bucket only)
  *   countGood, countUncertain, countBad  points of each class in the bucket, whatever the treatment
  *   durationGood, ...Uncertain, ...Bad   time in the bucket after a point of that class and before the next
  *                                        point, whatever the treatment

@@ -2,8 +2,8 @@
  * The buckets of an aggregate query. The first bucket starts at the query start rounded down to the
  * granularity's unit (in the query's time zone for hours and longer); each next one starts a multiple of
  * units later, and the last one is the one that contains the query end. Seconds, minutes and hours are
- * fixed lengths; days, weeks, months, quarters and years follow the local calendar, so daylight-saving
- * transitions give shorter or longer buckets.
+ * fixed lengths; days and months follow the local calendar, so daylight-saving transitions give shorter or
+ * longer buckets.
  */
 import { isZoned, type Granularity } from './granularity.js';
 import { UTC, type Zone } from './time-zone.js';
@@ -91,8 +91,19 @@ function monthIndex(local: number): number {
   return d.getUTCFullYear() * 12 + d.getUTCMonth();
 }
 
+/**
+ * Grids lie between these instants, where every calendar and time zone computation is defined (dates of the
+ * first millennium and beyond the year 250,000 are not) and which hold every point with room to spare: a
+ * query reaching further is taken to start or end there, and one wholly outside has no buckets.
+ */
+const EARLIEST = Date.UTC(1000, 0, 1);
+const LATEST = 8e15;
+
 /** The buckets of `granularity` over [start, end) aligned in `zone`. */
-export function bucketGrid(g: Granularity, zone: Zone, start: number, end: number): BucketGrid {
+export function bucketGrid(g: Granularity, zone: Zone, from: number, to: number): BucketGrid {
+  if (from >= LATEST || to <= EARLIEST) return new FixedGrid(EARLIEST, SECOND, EARLIEST);
+  const start = Math.max(from, EARLIEST);
+  const end = Math.min(to, LATEST);
   const z = isZoned(g) ? zone : UTC;
   switch (g.unit) {
     case 's':
@@ -105,17 +116,8 @@ export function bucketGrid(g: Granularity, zone: Zone, start: number, end: numbe
       return new FixedGrid(origin, g.multiple * HOUR, end);
     }
     case 'd':
-    case 'w': {
-      let day = Math.floor((start + z.offsetAt(start)) / DAY);
-      // 1970-01-01 was a Thursday; weeks start on Monday.
-      if (g.unit === 'w') day -= (((day + 3) % 7) + 7) % 7;
-      return new CalendarGrid(z, g.multiple * (g.unit === 'w' ? 7 : 1), false, day, end);
-    }
-    default: {
-      const perUnit = g.unit === 'mo' ? 1 : g.unit === 'q' ? 3 : 12;
-      let month = monthIndex(start + z.offsetAt(start));
-      month -= (((month % perUnit) + perUnit) % perUnit);
-      return new CalendarGrid(z, g.multiple * perUnit, true, month, end);
-    }
+      return new CalendarGrid(z, g.multiple, false, Math.floor((start + z.offsetAt(start)) / DAY), end);
+    case 'mo':
+      return new CalendarGrid(z, g.multiple, true, monthIndex(start + z.offsetAt(start)), end);
   }
 }

@@ -5,9 +5,14 @@
  *
  * The interpolated function joins consecutive points of the "chain": the usable points, or with
  * `ignoreBadDataPoints: false` every point, where the stretch after an unusable point is undefined and the
- * stretch from a usable point to an unusable one holds the usable value. Each stretch is split at bucket
- * boundaries, so a bucket's integral, variation and interpolated start value include the stretches that
- * cross its edges, and a bucket between two far-apart points still gets its share.
+ * stretch from a usable point to an unusable one holds the usable value. A stretch inside one bucket always
+ * counts. A stretch that crosses bucket edges counts in the buckets at its ends as follows (see `reachOf`):
+ * on a step series always; on a continuous series in a bucket only when the point outside that bucket lies
+ * within an hour of it; with gap filling (`fill`) wherever the stretch is no longer than the fill limit, in
+ * the empty buckets it crosses too. Without gap filling the empty buckets a stretch crosses get only the
+ * interpolated values at their starts. After the series' last point a step series holds its value to the end
+ * of that point's bucket, and with gap filling every series holds it for the fill limit. Time per status
+ * class (the duration aggregates) follows the same rules over the points of every status.
  *
  * A bucket is final once nothing later in the stream can add to it: the next chain point closes the
  * stretches that reach back into earlier buckets. Buckets are emitted while fewer than `limit` have been;
@@ -39,13 +44,24 @@ export interface Wants {
 export const WANTS_ALL: Wants = { values: true, counts: true, moments: true, interpolation: true, stepInterpolation: true, durations: true };
 export const DEFAULT_TREATMENT: StatusTreatment = { ignoreBad: true, uncertainIsBad: true };
 
+/** How far from a bucket a point outside it may lie and still shape a continuous series inside it. */
+const NEIGHBOUR_REACH = 3_600_000;
+
 export interface WalkerOptions {
   isStep: boolean;
   treatment: StatusTreatment;
   wants: Wants;
+  /** Gap filling: the longest gap (ms) between points the function is defined across, and how long it holds after the last one. */
+  fill?: number;
   /** Buckets to emit before stopping. */
   limit: number;
   emit(k: number, acc: Float64Array): void;
+}
+
+/** What the stream knows of the series after its last item: whether more points (of the chain, of any status) follow. */
+export interface SeriesEnd {
+  chain: boolean;
+  any: boolean;
 }
 
 interface Open {
@@ -148,8 +164,8 @@ export class BucketWalker {
     const inChain = usable || !this.o.treatment.ignoreBad;
     const k = this.bucketOf(ts);
     const start = this.curStart;
-    if (this.o.wants.durations && this.prevAnyTs === this.prevAnyTs) this.spreadDuration(k, ts);
-    if (inChain && this.chainGaps && this.prevTs === this.prevTs) this.spreadChain(k, ts, v, usable);
+    if (this.o.wants.durations && this.prevAnyTs === this.prevAnyTs) this.spreadDuration(this.prevAnyTs, this.prevAnyClass, this.prevAnyK, ts, k);
+    if (inChain && this.chainGaps && this.prevTs === this.prevTs && this.prevUsable) this.spreadChain(this.prevTs, this.prevValue, this.prevK, ts, v, usable, k);
     const a = this.acc(k, false);
     if (a) {
       a[cls]++;
@@ -218,6 +234,7 @@ export class BucketWalker {
       let m = i + 1;
       if (ts[j - 1] < end) m = j;
       else while (m < j && ts[m] < end) m++;
+      if (this.o.fill !== undefined) m = gapEnd(ts, i, m, this.o.fill);
       if (m - i < 3) for (let k = i; k < m; k++) this.point(ts[k], v[k], 0);
       else this.summary(summarizeGoodRun(ts, v, i, m));
       i = m;
@@ -232,8 +249,10 @@ export class BucketWalker {
     const k = this.bucketOf(firstAny);
     const start = this.curStart;
     const hasChain = s[F.firstTs] === s[F.firstTs];
-    if (this.o.wants.durations && this.prevAnyTs === this.prevAnyTs) this.spreadDuration(k, firstAny);
-    if (hasChain && this.chainGaps && this.prevTs === this.prevTs) this.spreadChain(k, s[F.firstTs], s[F.firstValue], s[F.firstUsable] === 1);
+    if (this.o.wants.durations && this.prevAnyTs === this.prevAnyTs) this.spreadDuration(this.prevAnyTs, this.prevAnyClass, this.prevAnyK, firstAny, k);
+    if (hasChain && this.chainGaps && this.prevTs === this.prevTs && this.prevUsable) {
+      this.spreadChain(this.prevTs, this.prevValue, this.prevK, s[F.firstTs], s[F.firstValue], s[F.firstUsable] === 1, k);
+    }
     const a = this.acc(k, false);
     if (a) {
       a[F.countGood] += s[F.countGood];
@@ -313,14 +332,36 @@ export class BucketWalker {
     this.flush();
   }
 
-  /** Ends the stream: a step value holds on to the last bucket, and every pending bucket is emitted. */
-  finish(): void {
+  /**
+   * Ends the stream. When the series has no chain point after the last one fed, a step series holds that
+   * point's value to the end of its bucket and the first bucket after it gets the value as its step
+   * interpolation (with gap filling: every series holds it for the fill limit); likewise for the duration of
+   * the last point of any status. Every pending bucket is then emitted.
+   */
+  finish(ended: SeriesEnd): void {
     if (this.done) return;
-    if (this.o.wants.stepInterpolation && this.prevTs === this.prevTs && this.prevUsable) {
-      for (let k = Math.max(this.prevK + 1, 0); k < this.K; k++) {
-        const a = this.acc(k, true);
-        if (!a) break;
-        if (a[A.stepInterpolation] !== a[A.stepInterpolation]) a[A.stepInterpolation] = this.prevValue;
+    const fill = this.o.fill;
+    if (ended.chain && this.chainGaps && this.prevTs === this.prevTs && this.prevUsable) {
+      const ta = this.prevTs;
+      if (fill !== undefined) {
+        this.spreadChain(ta, this.prevValue, this.prevK, ta + fill, this.prevValue, false, this.bucketOf(ta + fill));
+      } else {
+        const end = this.grid.start(this.prevK + 1);
+        const last = this.o.isStep && this.o.wants.moments ? this.acc(this.prevK, false) : null;
+        if (last) this.addStretch(last, ta, end, ta, this.prevValue, end, this.prevValue, false);
+        const w = this.o.wants;
+        if (w.stepInterpolation || (this.o.isStep && w.interpolation)) {
+          const next = this.acc(Math.max(this.prevK + 1, 0), true);
+          if (next) this.setStartValues(next, this.o.isStep ? this.prevValue : NaN, this.prevValue);
+        }
+      }
+    }
+    if (ended.any && this.o.wants.durations && this.prevAnyTs === this.prevAnyTs) {
+      const from = this.prevAnyTs;
+      if (fill !== undefined) this.spreadDuration(from, this.prevAnyClass, this.prevAnyK, from + fill, this.bucketOf(from + fill));
+      else if (this.o.isStep) {
+        const a = this.acc(this.prevAnyK, false);
+        if (a) a[F.durationGood + this.prevAnyClass] += this.grid.start(this.prevAnyK + 1) - from;
       }
     }
     this.emitUpTo(this.capped);
@@ -330,35 +371,57 @@ export class BucketWalker {
     }
   }
 
-  /** Time after the previous point of any status, up to `t`, goes to that point's class. */
-  private spreadDuration(kEnd: number, t: number): void {
-    const from = this.prevAnyTs;
-    const field = F.durationGood + this.prevAnyClass;
-    const kStart = this.prevAnyK;
+  /**
+   * How far past a bucket's edge the point at the other end of a stretch may lie for the stretch to count in
+   * the bucket: anywhere on a step series and with gap filling (which checks the whole gap instead), within
+   * an hour on a continuous series.
+   */
+  private reachOf(): number {
+    return this.o.isStep || this.o.fill !== undefined ? Infinity : NEIGHBOUR_REACH;
+  }
+
+  /** Time from `from` (a point of class `cls` in bucket kStart) to `t` (in bucket kEnd) goes to that class where it counts. */
+  private spreadDuration(from: number, cls: number, kStart: number, t: number, kEnd: number): void {
+    const fill = this.o.fill;
+    if (fill !== undefined && t - from > fill) return;
+    const field = F.durationGood + cls;
     if (kStart === kEnd) {
       const a = this.acc(kStart, false);
       if (a) a[field] += t - from;
       return;
     }
-    for (let k = Math.max(kStart, 0); k <= kEnd && k < this.K; k++) {
-      const b0 = this.grid.start(k);
-      const b1 = this.grid.start(k + 1);
-      const x0 = from > b0 ? from : b0;
-      const x1 = t < b1 ? t : b1;
-      if (x1 <= x0) continue;
-      const a = this.acc(k, true);
-      if (!a) return;
-      a[field] += x1 - x0;
-      a[A.durationDefined] = 1;
+    const reach = this.reachOf();
+    const firstEnd = this.grid.start(kStart + 1);
+    if (t - firstEnd <= reach) {
+      const a = this.acc(kStart, false);
+      if (a) a[field] += firstEnd - from;
+    }
+    if (fill !== undefined) {
+      for (let k = Math.max(kStart + 1, 0); k < kEnd && k < this.K; k++) {
+        const a = this.acc(k, true);
+        if (!a) return;
+        a[field] += this.grid.start(k + 1) - this.grid.start(k);
+        a[A.durationDefined] = 1;
+      }
+    }
+    const lastStart = this.grid.start(kEnd);
+    if (lastStart - from <= reach && lastStart < t) {
+      const a = this.acc(kEnd, fill !== undefined);
+      if (a) {
+        a[field] += t - lastStart;
+        a[A.durationDefined] = 1;
+      }
     }
   }
 
-  /** The stretch from the previous chain point to (tb, vb), split over the buckets it crosses. */
-  private spreadChain(kEnd: number, tb: number, vb: number, usableB: boolean): void {
-    if (!this.prevUsable) return;
-    const ta = this.prevTs;
-    const va = this.prevValue;
-    const kStart = this.prevK;
+  /**
+   * The stretch from the chain point (ta, va) in bucket kStart to (tb, vb) in bucket kEnd: its parts in the
+   * buckets where it counts, and the interpolated values at the starts of the buckets after kStart that it
+   * reaches into.
+   */
+  private spreadChain(ta: number, va: number, kStart: number, tb: number, vb: number, usableB: boolean, kEnd: number): void {
+    const fill = this.o.fill;
+    if (fill !== undefined && tb - ta > fill) return;
     if (kStart === kEnd) {
       const a = this.acc(kStart, false);
       if (a) {
@@ -367,26 +430,64 @@ export class BucketWalker {
       }
       return;
     }
-    const isStep = this.o.isStep;
-    for (let k = Math.max(kStart, 0); k <= kEnd && k < this.K; k++) {
-      const b0 = this.grid.start(k);
-      const b1 = this.grid.start(k + 1);
-      const x0 = ta > b0 ? ta : b0;
-      const x1 = tb < b1 ? tb : b1;
-      const startsInside = k > kStart && b0 < tb;
-      if (x1 <= x0 && !startsInside) continue;
+    const w = this.o.wants;
+    const reach = this.reachOf();
+    // The value at the start b0 of a bucket ending at b1, where both ends of the stretch are near enough.
+    const valueAt = (b0: number, b1: number) => {
+      if (b0 - ta > reach || tb - b1 > reach) return NaN;
+      return this.o.isStep || !usableB ? va : va + ((vb - va) * (b0 - ta)) / (tb - ta);
+    };
+    const firstEnd = this.grid.start(kStart + 1);
+    if (w.moments && tb - firstEnd <= reach) {
+      const a = this.acc(kStart, false);
+      if (a) this.addStretch(a, ta, firstEnd, ta, va, tb, vb, usableB);
+    }
+    // The empty buckets in between: whole with gap filling; otherwise only their start values.
+    const [k0, k1] = this.middleBuckets(ta, tb, kStart, kEnd);
+    for (let k = k0; k < k1; k++) {
       const a = this.acc(k, true);
       if (!a) return;
-      if (x1 > x0) this.addStretch(a, x0, x1, ta, va, tb, vb, usableB);
-      if (startsInside) {
-        a[A.interpolation] = isStep || !usableB ? va : va + ((vb - va) * (b0 - ta)) / (tb - ta);
-        a[A.stepInterpolation] = va;
-      }
+      const b0 = this.grid.start(k);
+      const b1 = this.grid.start(k + 1);
+      if (fill !== undefined && w.moments) this.addStretch(a, b0, b1, ta, va, tb, vb, usableB);
+      this.setStartValues(a, valueAt(b0, b1), va);
     }
-    if (usableB) {
-      const a = this.acc(kEnd, false);
-      if (a) a[F.variationStep] += Math.abs(vb - va);
+    const lastStart = this.grid.start(kEnd);
+    const counts = w.moments && lastStart - ta <= reach;
+    // A point at the bucket's start gives the start values itself, and leaves only its jump to add.
+    if (lastStart >= tb && !(counts && usableB)) return;
+    const a = this.acc(kEnd, fill !== undefined);
+    if (!a) return;
+    if (lastStart < tb) this.setStartValues(a, valueAt(lastStart, tb), va);
+    if (counts) {
+      if (lastStart < tb) this.addStretch(a, lastStart, tb, ta, va, tb, vb, usableB);
+      if (usableB) a[F.variationStep] += Math.abs(vb - va);
     }
+  }
+
+  /**
+   * The empty buckets [k0, k1) strictly between kStart and kEnd that a stretch from ta to tb gives something:
+   * all of them with gap filling or when step interpolation is asked for (step series: interpolation too);
+   * for interpolation on a continuous series, those within an hour of both points; else none.
+   */
+  private middleBuckets(ta: number, tb: number, kStart: number, kEnd: number): [number, number] {
+    const w = this.o.wants;
+    let k0 = Math.max(kStart + 1, 0);
+    let k1 = Math.min(kEnd, this.K);
+    if (this.o.fill !== undefined || w.stepInterpolation || (this.o.isStep && w.interpolation)) return [k0, k1];
+    if (!w.interpolation) return [0, 0];
+    // Buckets whose start is at most an hour after ta and whose end is at most an hour before tb.
+    k1 = Math.min(k1, this.grid.indexOf(ta + NEIGHBOUR_REACH) + 1);
+    const x = tb - NEIGHBOUR_REACH;
+    const j = this.grid.indexOf(x);
+    k0 = Math.max(k0, this.grid.start(j) === x ? j - 1 : j);
+    return [k0, k1];
+  }
+
+  /** The interpolated value (NaN: none) and the step-interpolated value at a bucket's start. */
+  private setStartValues(a: Float64Array, interpolated: number, held: number): void {
+    a[A.interpolation] = interpolated;
+    a[A.stepInterpolation] = held;
   }
 
   /** Adds the part [x0, x1) of the stretch from (ta, va) to (tb, vb) to a bucket. */
@@ -455,4 +556,10 @@ export class BucketWalker {
       (w.durations && a[A.durationDefined] === 1)
     );
   }
+}
+
+/** The end of the run from i (before m) at the first gap between points longer than `limit`. */
+function gapEnd(ts: Float64Array, i: number, m: number, limit: number): number {
+  for (let k = i + 1; k < m; k++) if (ts[k] - ts[k - 1] > limit) return k;
+  return m;
 }

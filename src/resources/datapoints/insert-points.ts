@@ -77,7 +77,10 @@ export function packPoints(raw: readonly unknown[], i: number, kind: SeriesKind,
     }
     if (num) {
       if (typeof v === 'number') {
-        if (!(Math.abs(v) < L.maxAbsValue)) throw badRequest(`${where(i, j)}.value: must be greater than -1e100 and less than 1e100, got ${v}`);
+        // A Bad point's value is kept as given, whatever its size: it is never a usable value.
+        if (!bad && !(Math.abs(v) < L.maxAbsValue)) {
+          throw badRequest(`${where(i, j)}.value: must be greater than -1e100 and less than 1e100 (a point with a Bad status may carry any number), got ${v}`);
+        }
         num[j] = v;
       } else if (typeof v === 'string' && v in SPECIAL) {
         if (!bad) throw badRequest(`${where(i, j)}.value: "${v}" is allowed only on a point with a Bad status`);

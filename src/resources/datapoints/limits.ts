@@ -6,7 +6,7 @@ export const DATAPOINT_LIMITS = {
   minTimestamp: -2_208_988_800_000,
   /** 2099-12-31T23:59:59.999Z: the latest. */
   maxTimestamp: 4_102_444_799_999,
-  /** Numeric values lie strictly between -1e100 and 1e100. */
+  /** Numeric values of Good and Uncertain points lie strictly between -1e100 and 1e100. */
   maxAbsValue: 1e100,
   insertItems: 10_000,
   /** Data points per insert request, across all its items (numeric and string alike). */

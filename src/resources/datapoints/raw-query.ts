@@ -25,6 +25,8 @@ export interface RawQuery {
   treatment: StatusTreatment;
   includeStatus: boolean;
   includeOutsidePoints: boolean;
+  /** Numeric values into the unit asked for (`targetUnit`); as stored when absent. */
+  convert?: (v: number) => number;
 }
 
 /** JSON has no NaN or infinities; bad numeric points carry them as these strings. */
@@ -33,9 +35,9 @@ function jsonValue(v: number): number | string {
   return v !== v ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
 }
 
-function toRaw(p: PointAt, includeStatus: boolean): RawPoint {
+function toRaw(p: PointAt, includeStatus: boolean, convert?: (v: number) => number): RawPoint {
   const out: RawPoint = { timestamp: p.ts };
-  if (p.value !== null) out.value = typeof p.value === 'number' ? jsonValue(p.value) : p.value;
+  if (p.value !== null) out.value = typeof p.value === 'number' ? jsonValue(convert ? convert(p.value) : p.value) : p.value;
   if (includeStatus) {
     const status = statusOutput(p.code);
     if (status) out.status = status;
@@ -51,6 +53,11 @@ function blockPoint(b: PointBlock, i: number, code: number, includeStatus: boole
   } else if (b.str![i] !== null) p.value = b.str![i]!;
   if (includeStatus && code !== 0) p.status = statusOutput(code);
   return p;
+}
+
+/** The block with its numeric values in the unit asked for. */
+function convertBlock(b: PointBlock, convert: ((v: number) => number) | undefined): PointBlock {
+  return convert && b.num ? { ...b, num: b.num.map(convert) } : b;
 }
 
 /** Where a raw query puts the points it takes, in time order. */
@@ -288,7 +295,7 @@ function scanRaw(db: Db, projectId: number, seriesId: number, q: RawQuery, sink:
   const store = new ChunkStore(db, projectId, seriesId);
   if (q.start < q.end && q.limit > 0) {
     store.forEach(q.start, q.end, (row) => {
-      const block = decodeChunk(row.data);
+      const block = convertBlock(decodeChunk(row.data), q.convert);
       let i = sink.block(block, lowerBound(block, q.start), q.end, q.limit, keep, q.includeStatus);
       if (sink.count < q.limit) return true;
       for (; i < block.n && block.ts[i] < q.end; i++) {
@@ -309,7 +316,7 @@ function scanRaw(db: Db, projectId: number, seriesId: number, q: RawQuery, sink:
     const reader = new SeriesReader(db, projectId, seriesId);
     const before = reader.lastBefore(q.start, keep);
     const after = reader.firstAtOrAfter(q.end, keep);
-    return { before: before && toRaw(before, q.includeStatus), after: after && toRaw(after, q.includeStatus) };
+    return { before: before && toRaw(before, q.includeStatus, q.convert), after: after && toRaw(after, q.includeStatus, q.convert) };
   }
   return nextStart === undefined ? {} : { nextStart };
 }
@@ -332,8 +339,16 @@ export function rawSeriesJson(db: Db, projectId: number, seriesId: number, q: Ra
   return nextStart === undefined ? { json } : { json, nextStart };
 }
 
-/** The last point before `before` that the treatment shows. */
-export function latestPoint(db: Db, projectId: number, seriesId: number, before: number, treatment: StatusTreatment, includeStatus: boolean): RawPoint | undefined {
+/** The last point before `before` that the treatment shows; `convert` as in RawQuery. */
+export function latestPoint(
+  db: Db,
+  projectId: number,
+  seriesId: number,
+  before: number,
+  treatment: StatusTreatment,
+  includeStatus: boolean,
+  convert?: (v: number) => number,
+): RawPoint | undefined {
   const p = new SeriesReader(db, projectId, seriesId).lastBefore(before, shownBy(treatment));
-  return p && toRaw(p, includeStatus);
+  return p && toRaw(p, includeStatus, convert);
 }

@@ -16,10 +16,11 @@ import { DATAPOINT_LIMITS as L } from './limits.js';
 import { latestPoint, rawSeries, rawSeriesJson } from './raw-query.js';
 import type { LatestDatapointsBody, ListDatapointsBody, ListQueryItem } from './schema.js';
 import { findSeries, seriesHeader, seriesLabel, type SeriesInfo } from './series-lookup.js';
-import { parseTime } from './time-spec.js';
+import { parseDuration, parseTime } from './time-spec.js';
 import { parseTimeZone, UTC, type Zone } from './time-zone.js';
 import { treatmentOf } from './treatment.js';
-import { checkTargetUnit } from './units.js';
+import type { UnitConversion } from '../units/conversion.js';
+import { aggregatesToRead, convertBucket, convertHeader, parseTarget, targetConversion, unitTargetOf, type Target } from './units.js';
 
 type Query = Omit<ListQueryItem, 'id' | 'externalId' | 'instanceId'>;
 
@@ -32,10 +33,14 @@ interface Planned {
   limit: number;
   granularity?: Granularity;
   zone: Zone;
+  /** Gap filling: the longest gap (ms) to interpolate across. */
+  fill?: number;
   /** Where this page begins (from the cursor), if not at `start`. */
   resume?: number;
   /** What a cursor of this query is bound to. */
   binding: unknown;
+  /** The unit asked for (`targetUnit`, `targetUnitSystem`). */
+  target?: Target;
 }
 
 /** Reads in one snapshot: a deferred transaction takes no write lock. */
@@ -47,11 +52,13 @@ const EXTREME_POINT_AGGREGATES = ['maxDatapoint', 'minDatapoint'];
 
 function plan(services: Services, body: ListDatapointsBody, now: number, extremePoints: boolean): Planned[] {
   const { items, ignoreUnknownIds: _ignore, ...defaults } = body;
+  parseTarget(defaults, []);
   return items.map((item, index) => {
     const where = `items[${index}]`;
     const { id, externalId, instanceId, ...own } = item;
     const ref = checkRef({ id, externalId, instanceId }, ['items', index], true);
-    const q: Query = { ...defaults, ...own };
+    const q: Query = { ...defaults, ...own, ...unitTargetOf(own, defaults) };
+    const target = parseTarget(q, ['items', index]);
     if (q.aggregates && q.granularity === undefined) throw badRequest(`${where}: aggregates need a granularity (for example "1h")`);
     const extreme = extremePoints ? undefined : q.aggregates?.find((a) => EXTREME_POINT_AGGREGATES.includes(a));
     if (extreme) {
@@ -60,6 +67,8 @@ function plan(services: Services, body: ListDatapointsBody, now: number, extreme
     if (q.granularity !== undefined && !q.aggregates) throw badRequest(`${where}: granularity is given without aggregates; give aggregates too, or leave granularity out for raw points`);
     const granularity = q.granularity === undefined ? undefined : parseGranularity(q.granularity, `${where}.granularity`);
     const zone = q.timeZone === undefined ? UTC : parseTimeZone(q.timeZone, `${where}.timeZone`);
+    if (q.fill && !q.aggregates) throw badRequest(`${where}: fill applies to aggregates; give aggregates and a granularity, or leave fill out`);
+    const fill = q.fill && parseDuration(q.fill.limit, L.maxTimestamp - L.minTimestamp, `${where}.fill.limit`);
     if (q.includeOutsidePoints && q.aggregates) throw badRequest(`${where}: includeOutsidePoints applies to raw points only, not to aggregates`);
     const cursor = q.cursor ?? undefined;
     if (q.includeOutsidePoints && cursor !== undefined) throw badRequest(`${where}: includeOutsidePoints cannot be combined with a cursor`);
@@ -75,7 +84,7 @@ function plan(services: Services, body: ListDatapointsBody, now: number, extreme
     const { cursor: _cursor, limit: _limit, start: _start, end: _end, includeOutsidePoints: _outside, ...bound } = q;
     const binding = { op: 'datapoints/list', ref, ...bound };
     const resume = cursor === undefined ? undefined : decodeResume(services, cursor, binding, `${where}.cursor`);
-    return { index, ref, q, start, end, limit, granularity, zone, resume, binding };
+    return { index, ref, q, start, end, limit, granularity, zone, fill, resume, binding, target };
   });
 }
 
@@ -157,23 +166,24 @@ function runList(services: Services, projectId: number, body: ListDatapointsBody
   const { db } = services;
   return snapshot(db, () => {
     const series = resolve(services, projectId, planned.map((p) => p.ref), body.ignoreUnknownIds ?? false);
-    for (const p of planned) {
+    const conversions = planned.map((p) => {
       const s = series[p.index];
-      if (!s) continue;
+      if (!s) return undefined;
       if (p.q.aggregates && s.isString) throw badRequest(`items[${p.index}]: ${seriesLabel(s)} holds strings; aggregates are available for numeric time series only`);
-      checkTargetUnit(p.q, s, `items[${p.index}]`);
-    }
+      return p.target && targetConversion(p.target, s, ['items', p.index]);
+    });
     const items: Result[] = [];
     for (const p of planned) {
       const s = series[p.index];
-      if (s) items.push(runQuery(services, projectId, s, p, asText));
+      if (s) items.push(runQuery(services, projectId, s, p, asText, conversions[p.index]));
     }
     return items;
   });
 }
 
-function runQuery(services: Services, projectId: number, s: SeriesInfo, p: Planned, asText: boolean): Result {
+function runQuery(services: Services, projectId: number, s: SeriesInfo, p: Planned, asText: boolean, unit: UnitConversion | undefined): Result {
   const head = seriesHeader(s);
+  if (unit) convertHeader(head, unit);
   const kind = p.q.aggregates ? 'aggregate' : s.isString ? 'string' : 'numeric';
   const treatment = treatmentOf(p.q);
   const includeStatus = p.q.includeStatus ?? false;
@@ -185,11 +195,12 @@ function runQuery(services: Services, projectId: number, s: SeriesInfo, p: Plann
     // No buckets asked for (limit 0), or a cursor already past the window: an empty page, and the last.
     if (p.limit === 0 || from >= p.end) return { kind, head, datapoints: [] };
     const grid = bucketGrid(p.granularity!, p.zone, from, p.end);
-    const result = aggregateSeries(services.db, projectId, s.id, { grid, aggregates: p.q.aggregates, treatment, isStep: s.isStep, includeStatus, limit: p.limit });
-    datapoints = result.buckets;
+    const aggregates = aggregatesToRead(p.q.aggregates, unit);
+    const result = aggregateSeries(services.db, projectId, s.id, { grid, aggregates, treatment, isStep: s.isStep, includeStatus, fill: p.fill, limit: p.limit });
+    datapoints = unit ? result.buckets.map((b) => convertBucket(b, p.q.aggregates!, unit)) : result.buckets;
     nextStart = result.nextStart;
   } else {
-    const q = { start: from, end: p.end, limit: p.limit, treatment, includeStatus, includeOutsidePoints: p.q.includeOutsidePoints ?? false };
+    const q = { start: from, end: p.end, limit: p.limit, treatment, includeStatus, includeOutsidePoints: p.q.includeOutsidePoints ?? false, convert: unit?.value };
     if (asText) {
       const result = rawSeriesJson(services.db, projectId, s.id, q);
       datapoints = result.json;
@@ -209,7 +220,7 @@ export function latestDatapoints(services: Services, projectId: number, body: La
     const { id, externalId, instanceId, ...q } = item;
     const ref = checkRef({ id, externalId, instanceId }, ['items', i], true);
     const before = parseTime(q.before ?? 'now', now, `items[${i}].before`);
-    return { ref, q, before };
+    return { ref, q, before, target: parseTarget(q, ['items', i]) };
   });
   const { db } = services;
   return snapshot(db, () => {
@@ -219,13 +230,18 @@ export function latestDatapoints(services: Services, projectId: number, body: La
       queries.map((q) => q.ref),
       body.ignoreUnknownIds ?? false,
     );
-    series.forEach((s, i) => s && checkTargetUnit(queries[i].q, s, `items[${i}]`));
+    const conversions = series.map((s, i) => {
+      const target = queries[i].target;
+      return s && target && targetConversion(target, s, ['items', i]);
+    });
     const items: Array<Record<string, unknown>> = [];
     queries.forEach(({ q, before }, i) => {
       const s = series[i];
       if (!s) return;
       const out = seriesHeader(s);
-      const point = latestPoint(db, projectId, s.id, before, treatmentOf(q), q.includeStatus ?? false);
+      const unit = conversions[i];
+      if (unit) convertHeader(out, unit);
+      const point = latestPoint(db, projectId, s.id, before, treatmentOf(q), q.includeStatus ?? false, unit?.value);
       out.datapoints = point ? [point] : [];
       items.push(out);
     });

@@ -22,3 +22,13 @@ export const MIN_CELL_POINTS = 32;
 
 export const floorTo = (t: number, size: number) => Math.floor(t / size) * size;
 export const ceilTo = (t: number, size: number) => Math.ceil(t / size) * size;
+
+/**
+ * The coarsest level whose cells hold no gap between points longer than `gap`: a gap inside a cell is
+ * shorter than the cell. 0 (raw points) when even the finest cells are longer.
+ */
+export function levelHolding(gap: number): number {
+  let level = 0;
+  while (level < TOP_LEVEL && LEVEL_SIZE[level + 1] <= gap) level++;
+  return level;
+}

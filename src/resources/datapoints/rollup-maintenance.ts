@@ -31,7 +31,8 @@ function fold(level: number, start: number, feed: (walker: BucketWalker) => void
     },
   });
   feed(walker);
-  walker.finish();
+  // A cell is a window of the series, not its end: nothing is held past its last point.
+  walker.finish({ chain: false, any: false });
   return cell && totalCount(cell) >= MIN_CELL_POINTS ? cell : null;
 }
 

@@ -69,8 +69,14 @@ const QueryFields = {
   treatUncertainAsBad: Type.Optional(Type.Boolean()),
 };
 
+/** Gap filling, per item: the longest gap between points to interpolate across, such as "1h". */
+const Fill = Type.Object({ limit: Type.String({ minLength: 1, maxLength: 32 }) }, { additionalProperties: false });
+
 /** `cursor: null` is no cursor, as in list bodies: the official Python SDK sends it with a query's first page. */
-export const ListQueryItem = Type.Object({ ...RefFields, ...QueryFields, cursor: Type.Optional(ListCursor) }, { additionalProperties: false });
+export const ListQueryItem = Type.Object(
+  { ...RefFields, ...QueryFields, fill: Type.Optional(Fill), cursor: Type.Optional(ListCursor) },
+  { additionalProperties: false },
+);
 export type ListQueryItem = Static<typeof ListQueryItem>;
 
 export const ListDatapointsBody = Type.Object(

@@ -4,67 +4,33 @@
  * A point names its status by `code`, by `symbol` ("BadSensorFailure", "Good, Low, Calculated") or by both,
  * which must then agree. Good (0) is the default and is never shown in responses.
  */
+import { readFileSync } from 'node:fs';
 import { badRequest } from '../../http/errors.js';
 
-/** The named conditions a data point can carry, by sub code with class (bits 16-31). */
-const NAMED: ReadonlyArray<readonly [string, number]> = [
-  ['Good', 0x00000000],
-  ['GoodClamped', 0x00300000],
-  ['GoodLocalOverride', 0x00960000],
-  ['GoodEntryInserted', 0x00a20000],
-  ['GoodEntryReplaced', 0x00a30000],
-  ['GoodNoData', 0x00a50000],
-  ['GoodMoreData', 0x00a60000],
-  ['GoodEdited', 0x00dc0000],
-  ['GoodOverload', 0x002f0000],
-  ['GoodCascade', 0x04090000],
-  ['GoodFaultStateActive', 0x04070000],
-  ['Uncertain', 0x40000000],
-  ['UncertainNoCommunicationLastUsableValue', 0x408f0000],
-  ['UncertainLastUsableValue', 0x40900000],
-  ['UncertainSubstituteValue', 0x40910000],
-  ['UncertainInitialValue', 0x40920000],
-  ['UncertainSensorNotAccurate', 0x40930000],
-  ['UncertainEngineeringUnitsExceeded', 0x40940000],
-  ['UncertainSubNormal', 0x40950000],
-  ['UncertainDataSubNormal', 0x40a40000],
-  ['UncertainDominantValueChanged', 0x40de0000],
-  ['UncertainDependentValueChanged', 0x40e20000],
-  ['UncertainTransducerInManual', 0x42080000],
-  ['UncertainSimulatedValue', 0x42090000],
-  ['UncertainSensorCalibration', 0x420a0000],
-  ['UncertainConfigurationError', 0x420f0000],
-  ['Bad', 0x80000000],
-  ['BadUnexpectedError', 0x80010000],
-  ['BadInternalError', 0x80020000],
-  ['BadCommunicationError', 0x80050000],
-  ['BadTimeout', 0x800a0000],
-  ['BadShutdown', 0x800c0000],
-  ['BadNoCommunication', 0x80310000],
-  ['BadWaitingForInitialData', 0x80320000],
-  ['BadNotReadable', 0x803a0000],
-  ['BadOutOfRange', 0x803c0000],
-  ['BadNotSupported', 0x803d0000],
-  ['BadNotFound', 0x803e0000],
-  ['BadTypeMismatch', 0x80740000],
-  ['BadConfigurationError', 0x80890000],
-  ['BadNotConnected', 0x808a0000],
-  ['BadDeviceFailure', 0x808b0000],
-  ['BadSensorFailure', 0x808c0000],
-  ['BadOutOfService', 0x808d0000],
-  ['BadNoData', 0x809b0000],
-  ['BadDataLost', 0x809d0000],
-  ['BadDataUnavailable', 0x809e0000],
-  ['BadNoDataAvailable', 0x80b10000],
-  ['BadAggregateInvalidInputs', 0x80d60000],
-  ['BadDominantValueChanged', 0x80e10000],
-  ['BadDependentValueChanged', 0x80e30000],
-];
+/** The table of conditions (catalog/opcua/status-codes.tsv), the same relative path from src and from dist. */
+const TABLE_URL = new URL('../../../catalog/opcua/status-codes.tsv', import.meta.url);
 
+function readTable(): Array<[string, number]> {
+  const rows: Array<[string, number]> = [];
+  for (const line of readFileSync(TABLE_URL, 'utf8').split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const [code, name] = line.split('\t');
+    rows.push([name, Number(code)]);
+  }
+  return rows;
+}
+
+const NAMED = readTable();
 const NAME_BY_BASE = new Map(NAMED.map(([name, code]) => [code, name]));
-const BASE_BY_NAME = new Map(NAMED.map(([name, code]) => [name.toLowerCase(), code]));
+const BASE_BY_NAME = new Map(NAMED.map(([name, code]) => [name, code]));
+/** Names by a folded spelling (lower case, no underscores), to point a misspelt symbol at the right one. */
+const NAME_BY_FOLDED = new Map(NAMED.map(([name]) => [fold(name), name]));
 
-/** Flags of the low 16 bits, as written after the name in a symbol. */
+function fold(word: string): string {
+  return word.toLowerCase().replace(/_/g, '');
+}
+
+/** Flags of the low 16 bits, as written after the name in a symbol (in this order, highest bits first). */
 const FLAGS: ReadonlyArray<readonly [string, number, number]> = [
   // [name, mask, value]
   ['StructureChanged', 0x8000, 0x8000],
@@ -73,13 +39,14 @@ const FLAGS: ReadonlyArray<readonly [string, number, number]> = [
   ['High', 0x0300, 0x0200],
   ['Constant', 0x0300, 0x0300],
   ['Overflow', 0x0080, 0x0080],
+  ['MultiValue', 0x0010, 0x0010],
+  ['ExtraData', 0x0008, 0x0008],
+  ['Partial', 0x0004, 0x0004],
   ['Calculated', 0x0003, 0x0001],
   ['Interpolated', 0x0003, 0x0002],
-  ['Partial', 0x0004, 0x0004],
-  ['ExtraData', 0x0008, 0x0008],
-  ['MultiValue', 0x0010, 0x0010],
 ];
-const FLAG_BY_NAME = new Map(FLAGS.map((f) => [f[0].toLowerCase(), f]));
+const FLAG_BY_NAME = new Map(FLAGS.map((f) => [f[0], f]));
+const FLAG_BY_FOLDED = new Map(FLAGS.map((f) => [fold(f[0]), f[0]]));
 /** Flags other than the two "changed" bits describe the value and need info type "data value" (bit 10). */
 const DATA_VALUE_INFO = 0x0400;
 const VALUE_FLAG_BITS = 0x03ff;
@@ -106,15 +73,23 @@ export function statusSymbol(code: number): string {
   return parts.join(', ');
 }
 
-function parseSymbol(symbol: string): number | undefined {
-  const [head, ...rest] = symbol.split(',').map((s) => s.trim().toLowerCase());
+/** The code a symbol names, or why it names none (empty when there is nothing more to say than "unknown"). */
+function parseSymbol(symbol: string): number | string {
+  const [head, ...rest] = symbol.split(',').map((s) => s.trim());
   let code = BASE_BY_NAME.get(head);
-  if (code === undefined) return undefined;
+  if (code === undefined) {
+    const near = NAME_BY_FOLDED.get(fold(head));
+    return near ? `names are case-sensitive; did you mean "${near}"?` : '';
+  }
   for (const part of rest) {
     const flag = FLAG_BY_NAME.get(part);
-    if (!flag) return undefined;
+    if (!flag) {
+      const near = FLAG_BY_FOLDED.get(fold(part));
+      const shown = JSON.stringify(part.slice(0, 40));
+      return near ? `${shown} is not a flag; did you mean "${near}"?` : `${shown} is not a flag (flags: ${FLAGS.map((f) => f[0]).join(', ')})`;
+    }
     const [, mask, value] = flag;
-    if ((code & mask) !== 0) return undefined;
+    if ((code & mask) !== 0) return `the flag "${part}" conflicts with an earlier one`;
     code = (code | value | (mask & VALUE_FLAG_BITS ? DATA_VALUE_INFO : 0)) >>> 0;
   }
   return code;
@@ -136,8 +111,11 @@ export function parseStatus(status: unknown, where: string): number {
   let fromSymbol: number | undefined;
   if (symbol !== undefined) {
     if (typeof symbol !== 'string') throw badRequest(`${where}.symbol: expected string, got ${symbol === null ? 'null' : typeof symbol}`);
-    fromSymbol = parseSymbol(symbol);
-    if (fromSymbol === undefined) throw badRequest(`${where}.symbol: ${JSON.stringify(symbol.slice(0, 100))} is not a known status symbol`);
+    const parsed = parseSymbol(symbol);
+    if (typeof parsed === 'string') {
+      throw badRequest(`${where}.symbol: ${JSON.stringify(symbol.slice(0, 100))} is not a known status symbol${parsed ? `: ${parsed}` : ''}`);
+    }
+    fromSymbol = parsed;
   }
   if (fromCode === undefined && fromSymbol === undefined) throw badRequest(`${where}: give "code", "symbol" or both`);
   if (fromCode !== undefined && fromSymbol !== undefined && fromCode !== fromSymbol) {

@@ -4,7 +4,7 @@
  */
 import { parseIdList } from '../../http/query-params.js';
 import { route, type ApiRoute } from '../../http/route.js';
-import { createItems, deleteItems, retrieveItemsJson, updateItems } from '../crud.js';
+import { deleteItems, retrieveItemsJson, updateItems } from '../crud.js';
 import {
   AggregateTimeSeriesBody,
   CreateTimeSeriesBody,
@@ -16,7 +16,7 @@ import {
   TimeSeriesLookupBody,
   UpdateTimeSeriesBody,
 } from './schema.js';
-import { aggregateTimeSeries, anyTimeSeriesSpec as spec, listTimeSeries, searchTimeSeries, timeSeriesSpec } from './service.js';
+import { aggregateTimeSeries, anyTimeSeriesSpec as spec, createTimeSeries, listTimeSeries, searchTimeSeries } from './service.js';
 
 const READ = { acl: 'timeSeriesAcl', action: 'READ' };
 const WRITE = { acl: 'timeSeriesAcl', action: 'WRITE' };
@@ -28,7 +28,7 @@ export const timeSeriesRoutes: ApiRoute[] = [
     capability: WRITE,
     body: CreateTimeSeriesBody,
     status: 201,
-    handler: ({ services, project, body }) => ({ items: createItems(timeSeriesSpec, services, project.id, body.items) }),
+    handler: ({ services, project, body }) => ({ items: createTimeSeries(services, project.id, body.items) }),
   }),
   route({
     method: 'GET',

@@ -13,7 +13,8 @@ import { dataSetCatalog } from '../datasets/store.js';
 import { resolveReferences } from '../../query/references.js';
 import type { Values } from '../../storage/items.js';
 import { deleteSeriesData } from '../datapoints/series-data.js';
-import { listItemsJson, searchItemsJson, type ListInput, type ResourceSpec } from '../crud.js';
+import { createItems, listItemsJson, searchItemsJson, type ListInput, type ResourceSpec } from '../crud.js';
+import { requireUnit } from '../units/catalog.js';
 import { TIME_SERIES_METADATA_LIMITS, type TimeSeriesCreate, type TimeSeriesFilter } from './schema.js';
 import { timeSeriesCatalog as catalog, timeSeriesTable } from './store.js';
 
@@ -64,6 +65,8 @@ export const timeSeriesSpec: ResourceSpec<TimeSeriesCreate> = {
         );
       }
     }
+    const unit = update.unitExternalId as { set?: string } | undefined;
+    if (unit?.set !== undefined) requireUnit(unit.set, [...path, 'unitExternalId', 'set']);
   },
   references: [
     { field: 'dataSetId', catalog: dataSetCatalog },
@@ -76,6 +79,15 @@ export const timeSeriesSpec: ResourceSpec<TimeSeriesCreate> = {
 };
 export const anyTimeSeriesSpec = timeSeriesSpec as ResourceSpec<unknown>;
 
+/**
+ * A unit a request gives must be in the units catalog. Only what a request gives is checked (here and in
+ * `checkUpdate`): a series stored with a unit the catalog lacks keeps it through updates of other fields.
+ */
+export function createTimeSeries(services: Services, projectId: number, items: readonly TimeSeriesCreate[]) {
+  items.forEach((item, i) => item.unitExternalId !== undefined && requireUnit(item.unitExternalId, ['items', i, 'unitExternalId']));
+  return createItems(timeSeriesSpec, services, projectId, items);
+}
+
 /** The basic `filter` object as filter language; its references are resolved among what the request sees. */
 export function timeSeriesFilterNode(f: TimeSeriesFilter | undefined, services: Services, projectId: number): FilterNode | undefined {
   if (!f) return undefined;
@@ -83,6 +95,7 @@ export function timeSeriesFilterNode(f: TimeSeriesFilter | undefined, services: 
     equalsLeaf(catalog, 'name', f.name),
     equalsLeaf(catalog, 'unit', f.unit),
     equalsLeaf(catalog, 'unitExternalId', f.unitExternalId),
+    equalsLeaf(catalog, 'unitQuantity', f.unitQuantity),
     f.isString === undefined ? undefined : equalsLeaf(catalog, 'isString', f.isString ? 1 : 0),
     f.isStep === undefined ? undefined : equalsLeaf(catalog, 'isStep', f.isStep ? 1 : 0),
     metadataNode(catalog, f.metadata),

@@ -3,6 +3,7 @@
  */
 import type { ResourceCatalog } from '../../query/catalog.js';
 import { FILTERABLE_METADATA_LENGTH, ftsSql, sideTablesSql, type ItemTable } from '../../storage/items.js';
+import { unitCatalog } from '../units/catalog.js';
 
 /** Longest string value in a filter leaf and longest property path element (reference: 256 for time series). */
 const MAX_LEAF = 256;
@@ -24,6 +25,8 @@ export const timeSeriesCatalog: ResourceCatalog = {
     query: { kind: 'string', column: 'name', nullable: true, searchOnly: true, search: { ...SEARCH, columns: ['name', 'description'] } },
     unit: { kind: 'string', column: 'unit', nullable: true, maxValueLength: MAX_LEAF, aggregatable: true },
     unitExternalId: { kind: 'string', column: 'unit_external_id', nullable: true, maxValueLength: MAX_LEAF, aggregatable: true },
+    // The quantity of the series' unit in the units catalog (`Temperature`); none for a unit outside it.
+    unitQuantity: { kind: 'string', column: 'unit_external_id', nullable: true, maxValueLength: MAX_LEAF, derived: unitCatalog.quantityByUnit },
     type: { kind: 'string', column: 'type', nullable: false, maxValueLength: MAX_LEAF, aggregatable: true },
     isStep: { kind: 'boolean', column: 'is_step', nullable: false, aggregatable: true },
     isString: { kind: 'boolean', column: 'is_string', nullable: false, aggregatable: true },
