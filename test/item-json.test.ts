@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The database module first: it loads the migrations, which load the stores (imported first, they would see it half loaded).
 import { all, openDatabase, prepare, type Db } from '../src/storage/db.js';
-import { assetTable } from '../src/resources/assets/store.js';
-import { dataSetTable } from '../src/resources/datasets/store.js';
-import { eventTable } from '../src/resources/events/store.js';
-import { timeSeriesTable } from '../src/resources/timeseries/store.js';
+import { assetTable } from '../src/resources/assets/model.js';
+import { dataSetTable } from '../src/resources/datasets/model.js';
+import { eventTable } from '../src/resources/events/model.js';
+import { timeSeriesTable } from '../src/resources/timeseries/model.js';
 import { insertItems, itemJsonSql, renderItemJsonSql, selectColumns, toItem, updateItem, type ItemTable, type Row, type Values } from '../src/storage/items.js';
 import { migrations } from '../src/storage/migrations.js';
 import { ensureProjects } from '../src/storage/projects.js';

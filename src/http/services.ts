@@ -2,7 +2,7 @@ import type { Access, Reach } from '../auth/access.js';
 import type { AuthRuntime } from '../auth/runtime.js';
 import type { CursorCodec } from '../query/cursor.js';
 import type { OutboundClient } from './outbound.js';
-import type { Db } from '../storage/db.js';
+import type { Queryable } from '../storage/store.js';
 import type { Reader } from '../storage/read-pool.js';
 
 /**
@@ -10,7 +10,8 @@ import type { Reader } from '../storage/read-pool.js';
  * own copy carrying `access`, so the shared query and write paths apply the request's scope.
  */
 export interface Services {
-  db: Db;
+  /** The store; inside a write, the handle of the write's transaction. */
+  db: Queryable;
   /** Where list pages are read: worker threads with their own connections, or `db` in process. */
   reads: Reader;
   cursors: CursorCodec;

@@ -6,7 +6,6 @@
  */
 import { badRequest, formatPath } from '../http/errors.js';
 import type { Services } from '../http/services.js';
-import { all, get } from '../storage/db.js';
 import { Sql, sql } from '../storage/sql.js';
 import { col, findProperty, isScalar, maxPropertyElementLength, pluralNoun, propertyPath, type ResourceCatalog } from './catalog.js';
 import { FILTER_LIMITS, prefixUpperBound, propertyValue, type CompileContext, type FilterNode } from './filter.js';
@@ -173,7 +172,7 @@ function compileValueFilter(raw: unknown, value: Sql, path: Array<string | numbe
 }
 
 /** Takes the request's `services` (not just the database) so the aggregate sees only what the request may read. */
-export function runAggregate(services: Services, catalog: ResourceCatalog, projectId: number, req: AggregateRequest): { items: AggregateItem[] } {
+export async function runAggregate(services: Services, catalog: ResourceCatalog, projectId: number, req: AggregateRequest): Promise<{ items: AggregateItem[] }> {
   const { db } = services;
   const { kind, properties, keysAsText } = currentForm(req);
   const { ctx, where } = parseQuery(catalog, projectId, req.filter, req.advancedFilter, services);
@@ -206,17 +205,15 @@ export function runAggregate(services: Services, catalog: ResourceCatalog, proje
 
   if (kind === 'count') {
     const counted = source?.multi ? sql`count(DISTINCT ${id})` : Sql.raw('count(*)');
-    const row = get<{ n: number }>(db, sql`SELECT ${counted} AS n FROM ${from}${join} WHERE ${whereAll}`);
+    const row = await db.get<{ n: number }>(sql`SELECT ${counted} AS n FROM ${from}${join} WHERE ${whereAll}`);
     return { items: [{ count: row?.n ?? 0 }] };
   }
   if (kind === 'cardinalityValues' || kind === 'cardinalityProperties') {
-    const row = get<{ n: number }>(db, sql`SELECT count(DISTINCT ${source!.value}) AS n FROM ${from}${join} WHERE ${whereAll}`);
+    const row = await db.get<{ n: number }>(sql`SELECT count(DISTINCT ${source!.value}) AS n FROM ${from}${join} WHERE ${whereAll}`);
     return { items: [{ count: row?.n ?? 0 }] };
   }
   // Each item counts once per distinct value it holds.
-  const rows = all<{ v: unknown; n: number }>(
-    db,
-    sql`SELECT ${source!.value} AS v, count(DISTINCT ${id}) AS n FROM ${from}${join} WHERE ${whereAll}
+  const rows = await db.all<{ v: unknown; n: number }>(sql`SELECT ${source!.value} AS v, count(DISTINCT ${id}) AS n FROM ${from}${join} WHERE ${whereAll}
         GROUP BY ${source!.value} ORDER BY n DESC, v ASC LIMIT ${MAX_BUCKETS}`,
   );
   return {

@@ -11,7 +11,7 @@
  * depend on it.
  */
 import { badRequest, formatPath } from '../http/errors.js';
-import { all, get, type Db } from '../storage/db.js';
+import type { Queryable } from '../storage/store.js';
 import { Sql, sql } from '../storage/sql.js';
 import { and, propertyTarget } from './basic.js';
 import { isScalar, type ResourceCatalog } from './catalog.js';
@@ -55,18 +55,18 @@ export function subtreeBounds(path: string): { from: string; to: string } {
  * sees it, walked down from the root through visible children only, so an asset below a hidden one is not in
  * it (it reads as the root of a hierarchy of its own; see present.ts). `limit` bounds what is walked.
  */
-function subtreesSql(assets: Visible, projectId: number, rootIds: readonly number[], db: Db, limit?: number): Sql {
+async function subtreesSql(assets: Visible, projectId: number, rootIds: readonly number[], db: Queryable, limit?: number): Promise<Sql> {
   const capped = limit === undefined ? Sql.raw('') : sql` LIMIT ${limit}`;
   if (assets.where) {
     // Each step goes from the queue into the parent index. Without both hints SQLite's planner may scan the
     // project's assets once per step, or walk the data set index the visibility test offers: seconds per
     // filter on a hierarchy of a few thousand assets.
     return sql`WITH RECURSIVE tree(id) AS (SELECT id FROM assets WHERE project_id = ${projectId} AND id IN (${rootIds})
-      UNION SELECT assets.id FROM tree CROSS JOIN assets INDEXED BY ${Sql.raw(PARENT_INDEX)} ON assets.project_id = ${projectId} AND assets.parent_id = tree.id
+      UNION SELECT assets.id FROM tree CROSS JOIN assets${Sql.raw(db.dialect.indexedBy(PARENT_INDEX))} ON assets.project_id = ${projectId} AND assets.parent_id = tree.id
       WHERE ${assets.where}${capped})
       SELECT id FROM tree`;
   }
-  const paths = all<{ path: string }>(db, sql`SELECT path FROM assets WHERE project_id = ${projectId} AND id IN (${rootIds})`).map((r) => r.path);
+  const paths = (await db.all<{ path: string }>(sql`SELECT path FROM assets WHERE project_id = ${projectId} AND id IN (${rootIds})`)).map((r) => r.path);
   // A path inside another one adds nothing; dropping it keeps the subtrees disjoint and the count exact.
   const sorted = [...new Set(paths)].sort();
   const tops = sorted.filter((p, i) => !sorted.slice(0, i).some((q) => p.startsWith(q)));
@@ -84,9 +84,9 @@ function subtreesSql(assets: Visible, projectId: number, rootIds: readonly numbe
  * not see are a 400 with `missing`, as unknown ones; subtrees holding more than `limit` assets together are
  * refused.
  */
-export function subtreeAssetIds(db: Db, assets: Visible, projectId: number, refs: readonly RefInput[], path: Path, limit = MAX_SUBTREE_ASSETS): Sql {
-  const rootIds = resolveReferences(db, assets, projectId, refs, path);
-  const { n } = get<{ n: number }>(db, sql`SELECT count(*) AS n FROM (${subtreesSql(assets, projectId, rootIds, db, limit + 1)})`)!;
+export async function subtreeAssetIds(db: Queryable, assets: Visible, projectId: number, refs: readonly RefInput[], path: Path, limit = MAX_SUBTREE_ASSETS): Promise<Sql> {
+  const rootIds = await resolveReferences(db, assets, projectId, refs, path);
+  const { n } = (await db.get<{ n: number }>(sql`SELECT count(*) AS n FROM (${await subtreesSql(assets, projectId, rootIds, db, limit + 1)}) counted`))!;
   if (n > limit) throw badRequest(`${formatPath(path)}: the given subtrees hold more than ${limit} assets; at most ${limit} are allowed`);
   return subtreesSql(assets, projectId, rootIds, db);
 }
@@ -95,18 +95,17 @@ export function subtreeAssetIds(db: Db, assets: Visible, projectId: number, refs
  * The assets in the hierarchies of the given roots, as a subquery of their ids. An asset that is not a root
  * (as the request sees it: one whose parent it cannot see is a root) has no hierarchy.
  */
-export function hierarchiesOf(db: Db, assets: Visible, projectId: number, rootIds: readonly number[]): Sql {
+export async function hierarchiesOf(db: Queryable, assets: Visible, projectId: number, rootIds: readonly number[]): Promise<Sql> {
   if (!assets.where) return sql`SELECT id FROM assets WHERE project_id = ${projectId} AND root_id IN (${rootIds})`;
-  const roots = all<{ id: number }>(
-    db,
-    sql`SELECT id FROM assets WHERE project_id = ${projectId} AND id IN (${rootIds})
-        AND (parent_id IS NULL OR parent_id NOT IN (SELECT id FROM assets WHERE project_id = ${projectId} AND ${assets.where}))`,
+  const roots = (
+    await db.all<{ id: number }>(sql`SELECT id FROM assets WHERE project_id = ${projectId} AND id IN (${rootIds})
+        AND (parent_id IS NULL OR parent_id NOT IN (SELECT id FROM assets WHERE project_id = ${projectId} AND ${assets.where}))`)
   ).map((r) => r.id);
   return subtreesSql(assets, projectId, roots, db);
 }
 
 /** Asset external ids as ids; unknown and unseen ones are a 400 with `missing`. */
-export function assetIdsOfExternalIds(db: Db, assets: Visible, projectId: number, externalIds: readonly string[], path: Path): number[] {
+export function assetIdsOfExternalIds(db: Queryable, assets: Visible, projectId: number, externalIds: readonly string[], path: Path): Promise<number[]> {
   return resolveReferences(
     db,
     assets,
@@ -123,7 +122,7 @@ export function assetIdsOfExternalIds(db: Db, assets: Visible, projectId: number
  */
 export function visibleHierarchyValues(visible: (alias: string) => Sql, projectId: number): Record<'parentId' | 'rootId', Sql> {
   // Most hierarchies hold no hidden asset at all; their stored root is the visible one and needs no walk.
-  const mixed = sql`SELECT h.root_id FROM assets h WHERE h.project_id = ${projectId} AND NOT coalesce(${visible('h')}, 0)`;
+  const mixed = sql`SELECT h.root_id FROM assets h WHERE h.project_id = ${projectId} AND NOT coalesce(${visible('h')}, FALSE)`;
   // Up through visible parents; the top is the one whose parent is none or hidden.
   const walk = sql`(WITH RECURSIVE up(id, parent) AS (SELECT a.id, a.parent_id
       UNION ALL SELECT p.id, p.parent_id FROM up CROSS JOIN assets p ON p.id = up.parent WHERE ${visible('p')})
@@ -141,11 +140,11 @@ const CHUNK = 500;
  * down to the asset itself. The first is its root, the one before the asset its parent; an asset whose parent
  * is hidden reads as a root. Assets not found are left out.
  */
-export function visiblePaths(db: Db, assets: Visible, projectId: number, ids: readonly number[]): Map<number, number[]> {
+export async function visiblePaths(db: Queryable, assets: Visible, projectId: number, ids: readonly number[]): Promise<Map<number, number[]>> {
   const paths = new Map<number, number[]>();
   const wanted = [...new Set(ids)];
   for (let i = 0; i < wanted.length; i += CHUNK) {
-    const rows = all<{ id: number; path: string }>(db, sql`SELECT id, path FROM assets WHERE project_id = ${projectId} AND id IN (${wanted.slice(i, i + CHUNK)})`);
+    const rows = await db.all<{ id: number; path: string }>(sql`SELECT id, path FROM assets WHERE project_id = ${projectId} AND id IN (${wanted.slice(i, i + CHUNK)})`);
     for (const r of rows) paths.set(r.id, pathIds(r.path));
   }
   if (!assets.where) return paths;
@@ -153,7 +152,7 @@ export function visiblePaths(db: Db, assets: Visible, projectId: number, ids: re
   const seen = new Set<number>();
   for (let i = 0; i < ancestors.length; i += CHUNK) {
     const part = ancestors.slice(i, i + CHUNK);
-    for (const r of all<{ id: number }>(db, sql`SELECT id FROM assets WHERE project_id = ${projectId} AND id IN (${part}) AND ${assets.where}`)) seen.add(r.id);
+    for (const r of await db.all<{ id: number }>(sql`SELECT id FROM assets WHERE project_id = ${projectId} AND id IN (${part}) AND ${assets.where}`)) seen.add(r.id);
   }
   for (const [id, path] of paths) {
     let top = path.length - 1;
@@ -187,34 +186,22 @@ export interface AssetScopeFilter {
  * The filter nodes for `assetExternalIds`, `assetSubtreeIds` and `rootAssetIds` on `property` of `catalog`,
  * each resolved among the assets the request sees (`assets`; `path` names the filter object in messages).
  */
-export function assetScopeNode(
-  db: Db,
+export async function assetScopeNode(
+  db: Queryable,
   assets: Visible,
   projectId: number,
   catalog: ResourceCatalog,
   property: string,
   f: AssetScopeFilter,
   path: Path = ['filter'],
-): FilterNode | undefined {
+): Promise<FilterNode | undefined> {
+  // Resolved one after the other, so an unknown asset is reported for the first filter that names one.
+  const byExternalId = f.assetExternalIds && (await assetIdsOfExternalIds(db, assets, projectId, f.assetExternalIds, [...path, 'assetExternalIds']));
+  const subtrees = f.assetSubtreeIds && (await subtreeAssetIds(db, assets, projectId, f.assetSubtreeIds, [...path, 'assetSubtreeIds']));
+  const roots = f.rootAssetIds && (await resolveReferences(db, assets, projectId, f.rootAssetIds.map((id) => ({ id })), [...path, 'rootAssetIds']));
   return and([
-    f.assetExternalIds && refersToAssetsNode(catalog, property, assetIdsOfExternalIds(db, assets, projectId, f.assetExternalIds, [...path, 'assetExternalIds'])),
-    f.assetSubtreeIds && inAssetSetNode(catalog, property, subtreeAssetIds(db, assets, projectId, f.assetSubtreeIds, [...path, 'assetSubtreeIds'])),
-    f.rootAssetIds &&
-      inAssetSetNode(
-        catalog,
-        property,
-        hierarchiesOf(
-          db,
-          assets,
-          projectId,
-          resolveReferences(
-            db,
-            assets,
-            projectId,
-            f.rootAssetIds.map((id) => ({ id })),
-            [...path, 'rootAssetIds'],
-          ),
-        ),
-      ),
+    byExternalId && refersToAssetsNode(catalog, property, byExternalId),
+    subtrees && inAssetSetNode(catalog, property, subtrees),
+    roots && inAssetSetNode(catalog, property, await hierarchiesOf(db, assets, projectId, roots)),
   ]);
 }

@@ -73,6 +73,8 @@ export interface ResourceCatalog {
    * only items with a value here; a resource without one is reachable by scoped principals only by item id.
    */
   dataSetColumn?: string;
+  /** Columns with an index on (project_id, column): whether any item lacks the key is then one index probe. */
+  indexedColumns?: ReadonlySet<string>;
   /** The ACL whose grants reach this resource's items (`eventsAcl`); see auth/access.ts. */
   acl: string;
   /**

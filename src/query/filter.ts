@@ -6,6 +6,7 @@
  * Semantics are two-valued: a leaf on a missing (null) value is false, and `not` inverts that.
  */
 import { badRequest, formatPath } from '../http/errors.js';
+import type { Dialect, TextIndex, TextSearch } from '../storage/dialect.js';
 import { FALSE, Sql, sql } from '../storage/sql.js';
 import {
   col,
@@ -286,6 +287,8 @@ function checkValue(given: unknown, target: Target, op: string, path: Path): Pri
 export interface CompileContext {
   catalog: ResourceCatalog;
   projectId: number;
+  /** The engine's SQL for what differs (full-text search). */
+  dialect: Dialect;
   /** Properties read through an expression rather than their column, for this request (`ResourceCatalog.visibleValues`). */
   values?: Readonly<Record<string, Sql>>;
 }
@@ -408,10 +411,7 @@ function idSetQuery(leaf: LeafNode, ctx: CompileContext): Sql | undefined {
   const { catalog, projectId } = ctx;
   const target = leaf.target;
 
-  if (leaf.op === 'search') {
-    const fts = catalog.fts!;
-    return sql`SELECT rowid FROM ${Sql.raw(fts.table)} WHERE ${Sql.raw(fts.table)} MATCH ${ftsQuery(leaf.value, searchColumn(leaf, catalog))}`;
-  }
+  if (leaf.op === 'search') return ctx.dialect.searchIds(textIndex(catalog), leafSearch(leaf, catalog), projectId);
 
   if (target.type === 'property') {
     if (isScalar(target.def)) return undefined;
@@ -451,33 +451,33 @@ export function requiredIdSets(node: FilterNode | undefined, ctx: CompileContext
   return set ? [set] : [];
 }
 
-/**
- * Full-text query: every word of the input is a term, and an item matches if it has any of them. With a
- * column, only that column of a multi-column index is searched.
- */
-export function ftsQuery(text: string, column?: string): string {
-  const words = text.match(/[\p{L}\p{N}]+/gu) ?? [];
-  const terms = words.length === 0 ? '""' : words.map((w) => `"${w}"`).join(' OR ');
-  return column ? `${column} : (${terms})` : terms;
+/** The words of a search text: its runs of letters and digits (an item matches when it has any of them). */
+export function searchWords(text: string): string[] {
+  return text.match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
+/** The resource's full-text index, for the dialect's search SQL. */
+export function textIndex(catalog: ResourceCatalog): TextIndex {
+  const fts = catalog.fts!;
+  return { table: catalog.table, alias: catalog.alias, fts: fts.table, columns: fts.columns ?? [] };
 }
 
 /**
- * An FTS query matching items that match any of the given texts, each in its index columns (all columns when
- * none are named); blank and absent (undefined or null) texts are skipped, and none at all gives undefined
- * (no text search).
+ * A search matching items that match any of the given texts, each in the named index columns (all of them
+ * when none are named); blank and absent (undefined or null) texts are skipped, and none at all gives
+ * undefined (no text search).
  */
-export function ftsAnyOf(searches: ReadonlyArray<readonly [text: string | null | undefined, columns?: string]>): string | undefined {
-  const parts = searches.filter(([text]) => text != null && text.trim() !== '').map(([text, columns]) => `(${ftsQuery(text!, columns)})`);
-  return parts.length ? parts.join(' OR ') : undefined;
+export function textSearchOf(catalog: ResourceCatalog, searches: ReadonlyArray<readonly [text: string | null | undefined, columns?: readonly string[]]>): TextSearch | undefined {
+  const all = catalog.fts?.columns ?? [];
+  const parts = searches.filter(([text]) => text != null && text.trim() !== '').map(([text, columns]) => ({ words: searchWords(text!), columns: columns ?? all }));
+  return parts.length ? parts : undefined;
 }
 
-/** The index columns a search leaf targets, when the resource's text index has several. */
-function searchColumn(leaf: LeafNode, catalog: ResourceCatalog): string | undefined {
-  if (!catalog.fts?.columns || catalog.fts.columns.length < 2 || leaf.target.type !== 'property') return undefined;
-  const def = leaf.target.def;
-  if (!isScalar(def)) return undefined;
-  const columns = def.search?.columns ?? [def.column];
-  return columns.length === 1 ? columns[0] : `{${columns.join(' ')}}`;
+/** A search leaf's text in the index columns of its property. */
+function leafSearch(leaf: LeafNode & { op: 'search' }, catalog: ResourceCatalog): TextSearch {
+  const def = leaf.target.type === 'property' ? leaf.target.def : undefined;
+  const columns = def && isScalar(def) ? (def.search?.columns ?? [def.column]) : (catalog.fts?.columns ?? []);
+  return [{ words: searchWords(leaf.value), columns }];
 }
 
 export function leaves(node: FilterNode): LeafNode[] {
@@ -493,16 +493,10 @@ export function leaves(node: FilterNode): LeafNode[] {
 export function scoreExpression(node: FilterNode | undefined, ctx: CompileContext): Sql {
   // Not a bare `0`: SQLite reads a constant integer in ORDER BY as a result-column number.
   if (!node) return Sql.raw('CAST(0 AS INTEGER)');
-  const id = col(ctx.catalog, 'id');
   const terms = leaves(node).map((leaf) => {
     const matched = sql`(CASE WHEN ${compileLeaf(leaf, ctx)} THEN 1 ELSE 0 END)`;
     if (leaf.op !== 'search') return matched;
-    const fts = Sql.raw(ctx.catalog.fts!.table);
-    const rank = sql`coalesce((SELECT r / (1.0 + r) FROM (SELECT max(0.0, -bm25(${fts})) AS r FROM ${fts} WHERE ${fts} MATCH ${ftsQuery(
-      leaf.value,
-      searchColumn(leaf, ctx.catalog),
-    )} AND rowid = ${Sql.raw(id)})), 0)`;
-    return sql`${matched} + ${rank}`;
+    return sql`${matched} + ${ctx.dialect.searchRank(textIndex(ctx.catalog), leafSearch(leaf, ctx.catalog))}`;
   });
   return Sql.join(terms, ' + ').wrap();
 }

@@ -5,7 +5,7 @@
 import { scopeCondition } from '../auth/access.js';
 import { badRequest, formatPath } from '../http/errors.js';
 import type { Services } from '../http/services.js';
-import { hasIndexOn } from '../storage/db.js';
+import type { Dialect } from '../storage/dialect.js';
 import { Sql, sql } from '../storage/sql.js';
 import { col, type ResourceCatalog } from './catalog.js';
 import { and } from './basic.js';
@@ -71,9 +71,9 @@ export function parseQuery(
   projectId: number,
   filter: FilterNode | undefined,
   advancedFilter: unknown,
-  request: RequestScope,
+  request: RequestScope & { db: { dialect: Dialect } },
 ): ParsedQuery {
-  const ctx: CompileContext = { catalog, projectId, values: visibleValues(request, catalog, projectId) };
+  const ctx: CompileContext = { catalog, projectId, dialect: request.db.dialect, values: visibleValues(request, catalog, projectId) };
   const advanced = advancedFilter === undefined ? undefined : parseAdvancedFilter(advancedFilter, catalog);
   const node = and([filter, advanced]);
   const conditions = [sql`${Sql.raw(col(catalog, 'project_id'))} = ${projectId}`];
@@ -98,9 +98,11 @@ const SMALL_ID_SET = 5000;
  * far end. With two or more sets SQLite could look up the larger one, so the choice stays its own.
  */
 async function startsFromSmallSet(services: Services, node: FilterNode | undefined, ctx: CompileContext, parallel: boolean): Promise<boolean> {
+  // An engine without the hint (PostgreSQL) plans from its own statistics of the tables.
+  if (!ctx.dialect.notIndexed) return false;
   const sets = requiredIdSets(node, ctx);
   if (sets.length !== 1) return false;
-  const [counted] = await services.reads.all<{ n: number }>(sql`SELECT count(*) AS n FROM (${sets[0]} LIMIT ${SMALL_ID_SET + 1})`, { parallel });
+  const [counted] = await services.reads.all<{ n: number }>(sql`SELECT count(*) AS n FROM (${sets[0]} LIMIT ${SMALL_ID_SET + 1}) small`, { parallel });
   return counted.n <= SMALL_ID_SET;
 }
 
@@ -123,12 +125,13 @@ export async function runList<Row extends Record<string, unknown>>(
   const limit = req.limit ?? DEFAULT_LIMIT;
   const after = req.cursor === undefined ? undefined : services.cursors.decode(req.cursor, req.fingerprint);
   const page = await fetchPage<Row>(services.reads, {
+    dialect: ctx.dialect,
     select: Sql.raw(select),
     from: Sql.raw(`${catalog.table} ${catalog.alias}`),
-    pick: (await startsFromSmallSet(services, node, ctx, partition !== undefined)) ? Sql.raw(`${catalog.table} ${catalog.alias} NOT INDEXED`) : undefined,
+    pick: (await startsFromSmallSet(services, node, ctx, partition !== undefined)) ? Sql.raw(`${catalog.table} ${catalog.alias}${ctx.dialect.notIndexed}`) : undefined,
     where: partitionWhere ? Sql.and([where, partitionWhere]) : where,
     scope: sql`${Sql.raw(col(catalog, 'project_id'))} = ${projectId}`,
-    keys: sortKeys(sorts, ctx, advanced, (column) => hasIndexOn(services.db, catalog.table, ['project_id', column])),
+    keys: sortKeys(sorts, ctx, advanced, (column) => catalog.indexedColumns?.has(column) ?? false),
     idExpr: col(catalog, 'id'),
     limit,
     after,

@@ -14,6 +14,7 @@
  */
 import { badRequest } from '../http/errors.js';
 import type { Reader } from '../storage/read-pool.js';
+import type { Dialect } from '../storage/dialect.js';
 import { Sql, sql, type SqlValue } from '../storage/sql.js';
 
 export interface SortKey {
@@ -23,6 +24,8 @@ export interface SortKey {
   nullsFirst: boolean;
   /** An index on (project, this key) exists, so whether any item of the project lacks the key is one index probe. */
   indexed?: boolean;
+  /** A value of the key's type that stands in for a missing one where a comparison needs a value (`0`, `''`). */
+  blank?: Sql;
 }
 
 export interface PageQuery {
@@ -50,6 +53,8 @@ export interface PageQuery {
   join?: string;
   /** The client reads other parts of the result in parallel (see ReadOptions). */
   parallel?: boolean;
+  /** The engine's SQL for joining the page's text. */
+  dialect: Dialect;
 }
 
 export interface Page<Row> {
@@ -81,8 +86,8 @@ function segments(keys: readonly SortKey[], idExpr: string): Segment[] {
   const tail = rest.flatMap((k) =>
     k.nullable
       ? [
-          { expr: sql`(${k.expr} IS NULL)`, desc: k.nullsFirst },
-          { expr: sql`coalesce(${k.expr}, 0)`, desc: k.desc },
+          { expr: sql`(CASE WHEN ${k.expr} IS NULL THEN 1 ELSE 0 END)`, desc: k.nullsFirst },
+          { expr: sql`coalesce(${k.expr}, ${k.blank ?? Sql.raw('0')})`, desc: k.desc },
         ]
       : [{ expr: k.expr, desc: k.desc }],
   );
@@ -180,11 +185,17 @@ export async function fetchPage<Row extends Record<string, unknown>>(reader: Rea
     // text through the window's buffer another 2 ms. group_concat appends in the order the materialized rows
     // are read; the property tests compare every page's order with an evaluator's, so a change there would
     // not go unseen.
-    const lastKeys = seg.keys.map((_, i) => sql`(SELECT __k${Sql.raw(String(i))} FROM p LIMIT 1 OFFSET ${Math.max(wanted - 1, 0)}) AS __k${Sql.raw(String(i))}`);
+    const pOrder = Sql.join(
+      seg.keys.map((k, i) => Sql.raw(`__k${i} ${k.desc ? 'DESC' : 'ASC'}`)),
+      ', ',
+    );
+    const qOrder = seg.keys.map((k, i) => `q.__k${i} ${k.desc ? 'DESC' : 'ASC'}`).join(', ');
+    const pKeys = seg.keys.map((_, i) => `__k${i}`).join(', ');
+    const lastKeys = seg.keys.map((_, i) => sql`(SELECT __k${Sql.raw(String(i))} FROM p ORDER BY ${pOrder} LIMIT 1 OFFSET ${Math.max(wanted - 1, 0)}) AS __k${Sql.raw(String(i))}`);
     const [page] = await reader.all<Record<string, unknown>>(
-      sql`WITH p AS MATERIALIZED (${inner}) SELECT (SELECT CAST(group_concat(${Sql.raw(q.join)}, ',') AS BLOB) FROM (SELECT ${q.select} FROM (SELECT __id FROM p LIMIT ${wanted}) q JOIN ${
-        q.from
-      } ON ${Sql.raw(q.idExpr)} = q.__id)) AS __joined, (SELECT count(*) FROM p) AS __count, ${Sql.join(lastKeys, ', ')}`,
+      sql`WITH p AS MATERIALIZED (${inner}) SELECT (SELECT ${Sql.raw(q.dialect.joinBytes(q.join, ',', qOrder))} FROM (SELECT ${q.select}, ${Sql.raw(
+        seg.keys.map((_, i) => `q.__k${i}`).join(', '),
+      )} FROM (SELECT __id, ${Sql.raw(pKeys)} FROM p ORDER BY ${pOrder} LIMIT ${wanted}) q JOIN ${q.from} ON ${Sql.raw(q.idExpr)} = q.__id) q) AS __joined, (SELECT count(*) FROM p) AS __count, ${Sql.join(lastKeys, ', ')}`,
       { parallel: q.parallel },
     );
     const count = page.__count as number;

@@ -4,7 +4,7 @@
  * unknown and unseen ones alike refused with 400 `missing`.
  */
 import { badRequest, formatPath, missingItems } from '../http/errors.js';
-import type { Db } from '../storage/db.js';
+import type { Queryable } from '../storage/store.js';
 import type { Values } from '../storage/items.js';
 import { checkRef, lookupRefs, type Ref, type RefInput } from './refs.js';
 import type { Visible } from './visibility.js';
@@ -13,9 +13,9 @@ import type { Visible } from './visibility.js';
  * Resolves `{id}`/`{externalId}` references into ids of visible items; any other one is a 400 with `missing`.
  * `{id: 0}` names no item (see FilterId): it resolves to nothing and is not missing.
  */
-export function resolveReferences(db: Db, visible: Visible, projectId: number, refs: readonly RefInput[], path: Array<string | number>): number[] {
+export async function resolveReferences(db: Queryable, visible: Visible, projectId: number, refs: readonly RefInput[], path: Array<string | number>): Promise<number[]> {
   const checked: Ref[] = refs.map((r, i) => checkRef(r, [...path, i])).filter((r) => !('id' in r && r.id === 0));
-  const { byId, byExternalId } = lookupRefs(db, visible.table, projectId, checked, visible.where);
+  const { byId, byExternalId } = await lookupRefs(db, visible.table, projectId, checked, visible.where);
   const missing: Ref[] = [];
   const ids: number[] = [];
   for (const r of checked) {
@@ -34,14 +34,14 @@ export function resolveReferences(db: Db, visible: Visible, projectId: number, r
  * already held are not checked again, so items still referring to since-deleted (or unseen) ones stay
  * editable.
  */
-export function requireExistingIn(
-  db: Db,
+export async function requireExistingIn(
+  db: Queryable,
   visible: Visible,
   projectId: number,
   values: readonly Values[],
   field: string,
   previous?: readonly Values[],
-): void {
+): Promise<void> {
   const { noun } = visible;
   const idsOf = (v: Values | undefined): number[] => {
     const x = v?.[field];
@@ -53,7 +53,7 @@ export function requireExistingIn(
   });
   const wanted = [...new Set(introduced.flat())];
   if (wanted.length === 0) return;
-  const { byId } = lookupRefs(
+  const { byId } = await lookupRefs(
     db,
     visible.table,
     projectId,

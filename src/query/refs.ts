@@ -3,7 +3,7 @@
  * resolving them to internal ids in one resource table, with `missing` for the unknown ones.
  */
 import { badRequest, duplicatedItems, formatPath, missingItems } from '../http/errors.js';
-import { all, type Db } from '../storage/db.js';
+import type { Queryable } from '../storage/store.js';
 import { Sql, sql } from '../storage/sql.js';
 
 export interface InstanceId {
@@ -66,7 +66,7 @@ function chunks<T>(items: readonly T[]): T[][] {
  * Maps of known ids, external ids and instance ids (to internal id) among the given references. With
  * `where` (a condition on the rows, naming the table by its name), only rows meeting it are known.
  */
-export function lookupRefs(db: Db, table: string, projectId: number, refs: readonly Ref[], where?: Sql) {
+export async function lookupRefs(db: Queryable, table: string, projectId: number, refs: readonly Ref[], where?: Sql) {
   const ids = refs.filter((r): r is { id: number } => 'id' in r).map((r) => r.id);
   const externalIds = refs.filter((r): r is { externalId: string } => 'externalId' in r).map((r) => r.externalId);
   const instanceIds = refs.filter((r): r is { instanceId: InstanceId } => 'instanceId' in r).map((r) => r.instanceId);
@@ -76,12 +76,10 @@ export function lookupRefs(db: Db, table: string, projectId: number, refs: reado
   const t = Sql.raw(table);
   const and = where ? sql` AND ${where}` : Sql.raw('');
   for (const part of chunks(ids)) {
-    for (const row of all<{ id: number }>(db, sql`SELECT id FROM ${t} WHERE project_id = ${projectId} AND id IN (${part})${and}`)) byId.add(row.id);
+    for (const row of await db.all<{ id: number }>(sql`SELECT id FROM ${t} WHERE project_id = ${projectId} AND id IN (${part})${and}`)) byId.add(row.id);
   }
   for (const part of chunks(externalIds)) {
-    const rows = all<{ id: number; external_id: string }>(
-      db,
-      sql`SELECT id, external_id FROM ${t} WHERE project_id = ${projectId} AND external_id IN (${part})${and}`,
+    const rows = await db.all<{ id: number; external_id: string }>(sql`SELECT id, external_id FROM ${t} WHERE project_id = ${projectId} AND external_id IN (${part})${and}`,
     );
     for (const row of rows) byExternalId.set(row.external_id, row.id);
   }
@@ -90,16 +88,14 @@ export function lookupRefs(db: Db, table: string, projectId: number, refs: reado
       part.map((n) => sql`(${n.space}, ${n.externalId})`),
       ', ',
     );
-    const rows = all<{ id: number; instance_space: string; instance_external_id: string }>(
-      db,
-      sql`SELECT id, instance_space, instance_external_id FROM ${t} WHERE project_id = ${projectId} AND (instance_space, instance_external_id) IN (VALUES ${pairs})${and}`,
+    const rows = await db.all<{ id: number; instance_space: string; instance_external_id: string }>(sql`SELECT id, instance_space, instance_external_id FROM ${t} WHERE project_id = ${projectId} AND (instance_space, instance_external_id) IN (VALUES ${pairs})${and}`,
     );
     for (const row of rows) byInstanceId.set(refKey({ instanceId: { space: row.instance_space, externalId: row.instance_external_id } }), row.id);
   }
   return { byId, byExternalId, byInstanceId };
 }
 
-function resolveOne(r: Ref, found: ReturnType<typeof lookupRefs>): number | undefined {
+function resolveOne(r: Ref, found: Awaited<ReturnType<typeof lookupRefs>>): number | undefined {
   if ('id' in r) return found.byId.has(r.id) ? r.id : undefined;
   if ('externalId' in r) return found.byExternalId.get(r.externalId);
   return found.byInstanceId.get(refKey(r));
@@ -109,8 +105,8 @@ function resolveOne(r: Ref, found: ReturnType<typeof lookupRefs>): number | unde
  * Resolves references to internal ids, in request order. Unknown references (and, with `where`, those to
  * rows not meeting it) are a 400 with `missing`, or are left out when `ignoreUnknownIds` is set.
  */
-export function resolveRefs(db: Db, table: string, projectId: number, refs: readonly Ref[], ignoreUnknownIds = false, where?: Sql): number[] {
-  const found = lookupRefs(db, table, projectId, refs, where);
+export async function resolveRefs(db: Queryable, table: string, projectId: number, refs: readonly Ref[], ignoreUnknownIds = false, where?: Sql): Promise<number[]> {
+  const found = await lookupRefs(db, table, projectId, refs, where);
   const resolved: number[] = [];
   const missing: Ref[] = [];
   for (const r of refs) {
@@ -123,8 +119,8 @@ export function resolveRefs(db: Db, table: string, projectId: number, refs: read
 }
 
 /** The given references that name stored items, each with the item's id (for 409 `duplicated` on create and update). */
-export function existingRefs(db: Db, table: string, projectId: number, refs: readonly Ref[]): Array<{ ref: Ref; id: number }> {
-  const found = lookupRefs(db, table, projectId, refs);
+export async function existingRefs(db: Queryable, table: string, projectId: number, refs: readonly Ref[]): Promise<Array<{ ref: Ref; id: number }>> {
+  const found = await lookupRefs(db, table, projectId, refs);
   const out: Array<{ ref: Ref; id: number }> = [];
   for (const ref of refs) {
     const id = resolveOne(ref, found);

@@ -88,10 +88,11 @@ export function sortKeys(
       const expr = sql`(SELECT value FROM ${Sql.raw(store.table)} m WHERE m.${Sql.raw(store.itemColumn)} = ${Sql.raw(
         col(catalog, 'id'),
       )} AND m.key_lc = ${target.key.toLowerCase()} ORDER BY m.key LIMIT 1)`;
-      return { expr, nullable: true, desc, nullsFirst };
+      return { expr, nullable: true, desc, nullsFirst, blank: Sql.raw("''") };
     }
     const def = catalog.properties[target.name];
     if (!isScalar(def)) throw new Error('unreachable: array sort');
-    return { expr: Sql.raw(col(catalog, def.column)), nullable: def.nullable, desc, nullsFirst, indexed: indexed(def.column) };
+    const blank = Sql.raw(def.kind === 'string' ? "''" : '0');
+    return { expr: Sql.raw(col(catalog, def.column)), nullable: def.nullable, desc, nullsFirst, indexed: indexed(def.column), blank };
   });
 }

@@ -17,10 +17,12 @@ import type { ResourceCatalog } from '../query/catalog.js';
 import { requireExistingIn } from '../query/references.js';
 import { checkRef, claimedRefs, existingRefs, rejectDuplicateRefs, resolveRefs, type Ref, type RefInput } from '../query/refs.js';
 import { visibleIn } from '../query/visibility.js';
-import { all, inTransaction, prepare, type Db } from '../storage/db.js';
+import type { Dialect, TextSearch } from '../storage/dialect.js';
+import type { Queryable } from '../storage/store.js';
+import type { Model, PatchKind } from './model.js';
 import { Sql, sql } from '../storage/sql.js';
-import { writeProtectedDataSets } from './datasets/store.js';
-import type { FilterNode } from '../query/filter.js';
+import { writeProtectedDataSets } from './datasets/service.js';
+import { textIndex, type FilterNode } from '../query/filter.js';
 import { DEFAULT_LIMIT, parseQuery, runList, type ListResult } from '../query/list.js';
 import type { SortSpecInput } from '../query/sort.js';
 import {
@@ -42,13 +44,22 @@ import {
 
 export type Path = Array<string | number>;
 
-/** How an update request may change a field. */
-export type PatchKind = 'nullable' | 'required' | 'metadata' | { array: number };
-
 export interface WriteContext {
-  db: Db;
+  /** The write's transaction. */
+  db: Queryable;
   projectId: number;
+  /** The request's services, with `db` the write's transaction. */
   services: Services;
+}
+
+/** The parts of a resource's model the shared operations use (see model.ts). */
+export function fromModel(model: Pick<Model<never>, 'table' | 'catalog' | 'patches' | 'metadataLimits'>) {
+  return { table: model.table, catalog: model.catalog, patches: model.patches, metadataLimits: model.metadataLimits };
+}
+
+/** Runs `fn` in one transaction with the request's services bound to it: everything it does is one write. */
+export function inWrite<T>(services: Services, fn: (services: Services) => Promise<T>): Promise<T> {
+  return services.db.transaction((tx) => fn({ ...services, db: tx }));
 }
 
 export interface ResourceSpec<Create> {
@@ -70,8 +81,8 @@ export interface ResourceSpec<Create> {
   checkUpdate?(current: Values, update: Record<string, unknown>, path: Path): void;
   /** Fields holding ids of items elsewhere (a data set, assets); a write may only introduce ones the request sees. */
   references?: ReadonlyArray<{ field: string; catalog: ResourceCatalog }>;
-  /** Work to do before items are deleted (dependent data, refusals). */
-  beforeDelete?(ids: number[], ctx: WriteContext): void;
+  /** Work to do before items are deleted (dependent data, refusals), in the delete's transaction. */
+  beforeDelete?(ids: number[], ctx: WriteContext): Promise<void>;
   /** The item, with these values, write-protects its own data set (data sets themselves). */
   writeProtects?(values: Values): boolean;
   /** The status of a by-id request that names one item twice, as the reference has it for the resource; 400 unless stated. */
@@ -96,12 +107,12 @@ function copyFields(t: ItemTable, item: Record<string, unknown>): Values {
   return values;
 }
 
-function checkReferences(spec: ResourceSpec<unknown>, { db, projectId, services }: WriteContext, values: Values[], previous?: Values[]): void {
-  for (const r of spec.references ?? []) requireExistingIn(db, visibleIn(services, r.catalog), projectId, values, r.field, previous);
+async function checkReferences(spec: ResourceSpec<unknown>, { db, projectId, services }: WriteContext, values: Values[], previous?: Values[]): Promise<void> {
+  for (const r of spec.references ?? []) await requireExistingIn(db, visibleIn(services, r.catalog), projectId, values, r.field, previous);
 }
 
-function rowsInOrder(db: Db, t: ItemTable, projectId: number, ids: number[], select?: string): Row[] {
-  const rows = rowsByIds(db, t, projectId, ids, undefined, select);
+async function rowsInOrder(db: Queryable, t: ItemTable, projectId: number, ids: number[], select?: string): Promise<Row[]> {
+  const rows = await rowsByIds(db, t, projectId, ids, undefined, select);
   return ids.map((id) => rows.get(id)!);
 }
 
@@ -111,17 +122,17 @@ function rowsInOrder(db: Db, t: ItemTable, projectId: number, ids: number[], sel
  * an object per item. Both read the same rows; only the select list and the mapping of a row differ.
  */
 interface ItemReader<T> {
-  /** The select list over the table's alias; it includes the id. */
-  select(t: ItemTable, omit?: ReadonlySet<string>): string;
+  /** The select list over the table's alias on one engine; it includes the id. */
+  select(d: Dialect, t: ItemTable, omit?: ReadonlySet<string>): string;
   read(t: ItemTable, row: Row, omit?: ReadonlySet<string>): T;
 }
 
-const asObjects: ItemReader<Item> = { select: selectColumns, read: toItem };
+const asObjects: ItemReader<Item> = { select: (_d, t) => selectColumns(t), read: toItem };
 
 const ITEM_JSON = 'item_json';
 
 const asJson: ItemReader<string> = {
-  select: perTable((t, omit) => `${t.alias}.id, ${itemJsonSql(t, omit)} AS ${ITEM_JSON}`),
+  select: perTable((d, t, omit) => `${t.alias}.id, ${itemJsonSql(d, t, omit)} AS ${ITEM_JSON}`),
   read: (_t, row) => row[ITEM_JSON] as string,
 };
 
@@ -154,13 +165,13 @@ function guarded(services: Services): boolean {
  * an item in a write-protected data set (before or after the write) that the principal does not own. Every
  * write of items goes through here, in the write's transaction.
  */
-export function requireWritableTargets(services: Services, projectId: number, noun: string, targets: readonly WriteTarget[]): void {
+export async function requireWritableTargets(services: Services, projectId: number, noun: string, targets: readonly WriteTarget[]): Promise<void> {
   requireWritable(services.access, noun, targets);
   const owner = services.dataSetOwner;
   if (!limited(owner)) return;
   const dataSetIds = new Set<number>();
   for (const { target } of targets) if (target.dataSetId !== null) dataSetIds.add(target.dataSetId);
-  requireDataSetOwner(owner, writeProtectedDataSets(services.db, projectId, [...dataSetIds]), noun, targets);
+  requireDataSetOwner(owner, await writeProtectedDataSets(services.db, projectId, [...dataSetIds]), noun, targets);
 }
 
 /** The write targets of stored items (by id, as rows of `spec`'s table). */
@@ -172,7 +183,7 @@ function storedTargets(spec: ResourceSpec<unknown>, rows: readonly Row[], ids: r
  * Ids of the referenced items the request may read, in request order. A reference to an item outside the
  * scope is missing exactly like an unknown one, so a scoped principal learns nothing about other items.
  */
-function resolveReadable(spec: ResourceSpec<unknown>, services: Services, projectId: number, refs: readonly Ref[], ignoreUnknownIds: boolean): number[] {
+function resolveReadable(spec: ResourceSpec<unknown>, services: Services, projectId: number, refs: readonly Ref[], ignoreUnknownIds: boolean): Promise<number[]> {
   const { table, catalog } = spec;
   return resolveRefs(services.db, table.table, projectId, refs, ignoreUnknownIds, scopeCondition(services.access, catalog, table.table));
 }
@@ -182,58 +193,61 @@ function resolveReadable(spec: ResourceSpec<unknown>, services: Services, projec
  * unknown one; one it sees but may not write is refused with 403 (`requireWritable`). Their rows come along,
  * in the same order.
  */
-function resolveWritable(
+async function resolveWritable(
   spec: ResourceSpec<unknown>,
   services: Services,
   projectId: number,
   refs: readonly Ref[],
   ignoreUnknownIds = false,
-): { ids: number[]; rows: Row[] } {
+): Promise<{ ids: number[]; rows: Row[] }> {
   const { db } = services;
   const t = spec.table;
-  const ids = resolveRefs(db, t.table, projectId, refs, ignoreUnknownIds, visibleIn(services, spec.catalog).where);
-  const rows = rowsInOrder(db, t, projectId, ids);
-  if (guarded(services)) requireWritableTargets(services, projectId, spec.catalog.noun, storedTargets(spec, rows, ids, (i) => (ignoreUnknownIds ? ['items'] : ['items', i])));
+  const ids = await resolveRefs(db, t.table, projectId, refs, ignoreUnknownIds, visibleIn(services, spec.catalog).where);
+  const rows = await rowsInOrder(db, t, projectId, ids);
+  if (guarded(services)) {
+    await requireWritableTargets(services, projectId, spec.catalog.noun, storedTargets(spec, rows, ids, (i) => (ignoreUnknownIds ? ['items'] : ['items', i])));
+  }
   return { ids, rows };
 }
 
 /** The ids of the items an update or delete request names, checked as the write itself checks them (see `resolveWritable`). */
-export function writableIds(spec: ResourceSpec<unknown>, services: Services, projectId: number, items: readonly RefInput[]): number[] {
-  return resolveWritable(spec, services, projectId, checkRefs(items, spec)).ids;
+export async function writableIds(spec: ResourceSpec<unknown>, services: Services, projectId: number, items: readonly RefInput[]): Promise<number[]> {
+  return (await resolveWritable(spec, services, projectId, checkRefs(items, spec))).ids;
 }
 
-export function createItems<C>(spec: ResourceSpec<C>, services: Services, projectId: number, items: readonly C[]): Item[] {
-  const { db } = services;
-  const ctx: WriteContext = { db, projectId, services };
-  const values = items.map((item, i) => {
-    const v: Values = { ...copyFields(spec.table, item as Record<string, unknown>), ...spec.createValues?.(item) };
-    const md = spec.table.metadata?.field;
-    if (md) checkMetadata(v[md] as Record<string, string> | null, ['items', i, md], spec.metadataLimits);
-    spec.check?.(v, ['items', i], ctx);
-    return v;
-  });
-  const claimed = claimedRefs(values);
-  return inTransaction(db, () => {
-    requireWritableTargets(services, projectId, spec.catalog.noun, values.map((v, i) => ({ target: scopeTarget(spec as ResourceSpec<unknown>, v), path: ['items', i] })));
-    const existing = existingRefs(db, spec.table.table, projectId, claimed);
+export async function createItems<C>(spec: ResourceSpec<C>, services: Services, projectId: number, items: readonly C[]): Promise<Item[]> {
+  const claimed = claimedRefs(items.map((item) => item as { externalId?: unknown; instanceId?: unknown }));
+  return inWrite(services, async (services) => {
+    const { db } = services;
+    const ctx: WriteContext = { db, projectId, services };
+    const values = items.map((item, i) => {
+      const v: Values = { ...copyFields(spec.table, item as Record<string, unknown>), ...spec.createValues?.(item) };
+      const md = spec.table.metadata?.field;
+      if (md) checkMetadata(v[md] as Record<string, string> | null, ['items', i, md], spec.metadataLimits);
+      spec.check?.(v, ['items', i], ctx);
+      return v;
+    });
+    await requireWritableTargets(services, projectId, spec.catalog.noun, values.map((v, i) => ({ target: scopeTarget(spec as ResourceSpec<unknown>, v), path: ['items', i] })));
+    const existing = await existingRefs(db, spec.table.table, projectId, claimed);
     if (existing.length) throw duplicatedItems(existing.map((e) => e.ref));
-    checkReferences(spec, ctx, values);
+    await checkReferences(spec, ctx, values);
     const now = services.now();
-    const ids = insertItems(db, spec.table, projectId, values, now);
+    const ids = await insertItems(db, spec.table, projectId, values, now);
     return values.map((v, i) => itemFromValues(spec.table, ids[i], v, now, now));
   });
 }
 
-function retrieve<T>(
+async function retrieve<T>(
   reader: ItemReader<T>,
   spec: ResourceSpec<unknown>,
   services: Services,
   projectId: number,
   items: readonly RefInput[],
   ignoreUnknownIds: boolean,
-): T[] {
-  const ids = resolveReadable(spec, services, projectId, checkRefs(items, spec), ignoreUnknownIds);
-  return rowsInOrder(services.db, spec.table, projectId, ids, reader.select(spec.table)).map((r) => reader.read(spec.table, r));
+): Promise<T[]> {
+  const ids = await resolveReadable(spec, services, projectId, checkRefs(items, spec), ignoreUnknownIds);
+  const rows = await rowsInOrder(services.db, spec.table, projectId, ids, reader.select(services.db.dialect, spec.table));
+  return rows.map((r) => reader.read(spec.table, r));
 }
 
 export function retrieveItems(
@@ -242,51 +256,51 @@ export function retrieveItems(
   projectId: number,
   items: readonly RefInput[],
   ignoreUnknownIds = false,
-): Item[] {
+): Promise<Item[]> {
   return retrieve(asObjects, spec, services, projectId, items, ignoreUnknownIds);
 }
 
 /** The byids response `{items}`, rendered by SQL. */
-export function retrieveItemsJson(
+export async function retrieveItemsJson(
   spec: ResourceSpec<unknown>,
   services: Services,
   projectId: number,
   items: readonly RefInput[],
   ignoreUnknownIds = false,
-): JsonText {
-  return itemsJson(retrieve(asJson, spec, services, projectId, items, ignoreUnknownIds));
+): Promise<JsonText> {
+  return itemsJson(await retrieve(asJson, spec, services, projectId, items, ignoreUnknownIds));
 }
 
-function getOne<T>(reader: ItemReader<T>, spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number): T {
+async function getOne<T>(reader: ItemReader<T>, spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number): Promise<T> {
   const where = scopeCondition(services.access, spec.catalog);
-  const row = rowsByIds(services.db, spec.table, projectId, [id], where, reader.select(spec.table)).get(id);
+  const row = (await rowsByIds(services.db, spec.table, projectId, [id], where, reader.select(services.db.dialect, spec.table))).get(id);
   // An unknown id is missing as in a by-ids read (400 with `missing`): the reference lists no 404 here.
   if (!row) throw missingItems([{ id }]);
   return reader.read(spec.table, row);
 }
 
-export function getItem(spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number): Item {
+export function getItem(spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number): Promise<Item> {
   return getOne(asObjects, spec, services, projectId, id);
 }
 
 /** The item as the response, rendered by SQL. */
-export function getItemJson(spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number): JsonText {
-  return new JsonText(getOne(asJson, spec, services, projectId, id));
+export async function getItemJson(spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number): Promise<JsonText> {
+  return new JsonText(await getOne(asJson, spec, services, projectId, id));
 }
 
-export function deleteItems(
+export async function deleteItems(
   spec: ResourceSpec<unknown>,
   services: Services,
   projectId: number,
   items: readonly RefInput[],
   ignoreUnknownIds = false,
-): void {
+): Promise<void> {
   const refs = checkRefs(items, spec, false);
-  const { db } = services;
-  inTransaction(db, () => {
-    const ids = [...new Set(resolveWritable(spec, services, projectId, refs, ignoreUnknownIds).ids)];
-    spec.beforeDelete?.(ids, { db, projectId, services });
-    for (const id of ids) deleteItem(db, spec.table, id);
+  await inWrite(services, async (services) => {
+    const { db } = services;
+    const ids = [...new Set((await resolveWritable(spec, services, projectId, refs, ignoreUnknownIds)).ids)];
+    await spec.beforeDelete?.(ids, { db, projectId, services });
+    for (const id of ids) await deleteItem(db, spec.table, projectId, id);
   });
 }
 
@@ -297,13 +311,13 @@ function applyPatch(kind: PatchKind, current: unknown, patch: unknown, path: Pat
   return applyNullablePatch(current, patch as never, path);
 }
 
-export function updateItems(spec: ResourceSpec<unknown>, services: Services, projectId: number, items: readonly UpdateItem[]): Item[] {
+export async function updateItems(spec: ResourceSpec<unknown>, services: Services, projectId: number, items: readonly UpdateItem[]): Promise<Item[]> {
   const refs = checkRefs(items, spec);
-  const { db } = services;
-  const ctx: WriteContext = { db, projectId, services };
   const t = spec.table;
-  return inTransaction(db, () => {
-    const { ids, rows } = resolveWritable(spec, services, projectId, refs);
+  return inWrite(services, async (services) => {
+    const { db } = services;
+    const ctx: WriteContext = { db, projectId, services };
+    const { ids, rows } = await resolveWritable(spec, services, projectId, refs);
     const twice = ids.filter((id, i) => ids.indexOf(id) !== i);
     if (twice.length) throw duplicatedItems([...new Set(twice)].map((id) => ({ id })), spec.duplicateStatus ?? 400);
     const before = storedTargets(spec, rows, ids, (i) => ['items', i]);
@@ -320,22 +334,22 @@ export function updateItems(spec: ResourceSpec<unknown>, services: Services, pro
       return v;
     });
     const after = next.map((v, i) => ({ target: scopeTarget(spec, v, ids[i]), path: ['items', i, 'update'], protects: spec.writeProtects?.(v) }));
-    requireWritableTargets(services, projectId, spec.catalog.noun, [...before, ...after]);
+    await requireWritableTargets(services, projectId, spec.catalog.noun, [...before, ...after]);
     // External ids stay unique: among the updated items, and against items this request does not change.
     // (An update cannot change an instanceId.)
     claimedRefs(next.map((v) => ({ externalId: v.externalId })));
     const changed = next.map((v, i) => ({ v, i })).filter(({ v, i }) => v.externalId !== null && v.externalId !== rows[i].external_id);
     const updating = new Set(ids);
-    const conflicts = existingRefs(db, t.table, projectId, changed.map(({ v }) => ({ externalId: v.externalId as string })))
+    const conflicts = (await existingRefs(db, t.table, projectId, changed.map(({ v }) => ({ externalId: v.externalId as string }))))
       .filter((e) => !updating.has(e.id))
       .map((e) => e.ref);
     if (conflicts.length) throw duplicatedItems(conflicts);
-    checkReferences(spec, ctx, next, rows.map((r) => toValues(t, r)));
+    await checkReferences(spec, ctx, next, rows.map((r) => toValues(t, r)));
     // Release changed external ids first, so that swaps within one request do not collide on the unique index.
-    for (const { i } of changed) prepare(db, `UPDATE ${t.table} SET external_id = NULL WHERE id = ?`).run(ids[i]);
+    for (const { i } of changed) await db.run(sql`UPDATE ${Sql.raw(t.table)} SET external_id = NULL WHERE project_id = ${projectId} AND id = ${ids[i]}`);
     const now = services.now();
-    next.forEach((v, i) => updateItem(db, t, projectId, ids[i], v, now));
-    return rowsInOrder(db, t, projectId, ids).map((r) => toItem(t, r));
+    for (const [i, v] of next.entries()) await updateItem(db, t, projectId, ids[i], v, now, rows[i].created_time);
+    return (await rowsInOrder(db, t, projectId, ids)).map((r) => toItem(t, r));
   });
 }
 
@@ -380,7 +394,7 @@ export async function listItems(
   filterNode: FilterNode | undefined,
   omit?: ReadonlySet<string>,
 ): Promise<{ items: Item[]; nextCursor?: string }> {
-  const { rows, nextCursor } = await listPage(asObjects.select(spec.table, omit), spec, services, projectId, input, filterNode);
+  const { rows, nextCursor } = await listPage(asObjects.select(services.db.dialect, spec.table, omit), spec, services, projectId, input, filterNode);
   const items = rows.map((r) => asObjects.read(spec.table, r, omit));
   return nextCursor ? { items, nextCursor } : { items };
 }
@@ -394,58 +408,57 @@ export async function listItemsJson(
   filterNode: FilterNode | undefined,
   omit?: ReadonlySet<string>,
 ): Promise<JsonText> {
-  const { joined, nextCursor } = await listPage(asJson.select(spec.table, omit), spec, services, projectId, input, filterNode, ITEM_JSON);
+  const { joined, nextCursor } = await listPage(asJson.select(services.db.dialect, spec.table, omit), spec, services, projectId, input, filterNode, ITEM_JSON);
   return joinedItemsJson(joined, nextCursor);
 }
 
 /**
- * Relevance-ranked full-text search over the resource's text index, narrowed by the basic filter.
- * `match` is an FTS query (see `ftsQuery`); without one, items come in creation order.
+ * Relevance-ranked full-text search over the resource's text index, narrowed by the basic filter; without a
+ * text search (`search` undefined), items come in creation order.
  */
-function search<T>(
+async function search<T>(
   reader: ItemReader<T>,
   spec: ResourceSpec<unknown>,
   services: Services,
   projectId: number,
   filterNode: FilterNode | undefined,
-  match: string | undefined,
+  text: TextSearch | undefined,
   limit: number,
-): T[] {
+): Promise<T[]> {
   const { catalog, table } = spec;
+  const { db } = services;
   const { where } = parseQuery(catalog, projectId, filterNode, undefined, services);
-  const columns = Sql.raw(reader.select(table));
-  const from = Sql.raw(`${table.table} ${table.alias}`);
-  const alias = Sql.raw(table.alias);
+  const columns = Sql.raw(reader.select(db.dialect, table));
   let query: Sql;
-  if (match !== undefined && catalog.fts) {
-    const fts = Sql.raw(catalog.fts.table);
-    query = sql`SELECT ${columns} FROM ${fts} JOIN ${from} ON ${alias}.id = ${fts}.rowid
-      WHERE ${fts} MATCH ${match} AND ${where} ORDER BY bm25(${fts}), ${alias}.id LIMIT ${limit}`;
+  if (text !== undefined && catalog.fts) {
+    const ranked = db.dialect.rankedSearch(textIndex(catalog), text);
+    query = sql`SELECT ${columns} FROM ${ranked.from} WHERE ${ranked.where} AND ${where} ORDER BY ${ranked.order} LIMIT ${limit}`;
   } else {
-    query = sql`SELECT ${columns} FROM ${from} WHERE ${where} ORDER BY ${alias}.created_time, ${alias}.id LIMIT ${limit}`;
+    const alias = Sql.raw(table.alias);
+    query = sql`SELECT ${columns} FROM ${Sql.raw(`${table.table} ${table.alias}`)} WHERE ${where} ORDER BY ${alias}.created_time, ${alias}.id LIMIT ${limit}`;
   }
-  return all<Row>(services.db, query).map((r) => reader.read(table, r));
+  return (await db.all<Row>(query)).map((r) => reader.read(table, r));
 }
 
-export function searchItems(
+export async function searchItems(
   spec: ResourceSpec<unknown>,
   services: Services,
   projectId: number,
   filterNode: FilterNode | undefined,
-  match: string | undefined,
+  text: TextSearch | undefined,
   limit = DEFAULT_LIMIT,
-): { items: Item[] } {
-  return { items: search(asObjects, spec, services, projectId, filterNode, match, limit) };
+): Promise<{ items: Item[] }> {
+  return { items: await search(asObjects, spec, services, projectId, filterNode, text, limit) };
 }
 
 /** The search response `{items}`, rendered by SQL. */
-export function searchItemsJson(
+export async function searchItemsJson(
   spec: ResourceSpec<unknown>,
   services: Services,
   projectId: number,
   filterNode: FilterNode | undefined,
-  match: string | undefined,
+  text: TextSearch | undefined,
   limit = DEFAULT_LIMIT,
-): JsonText {
-  return itemsJson(search(asJson, spec, services, projectId, filterNode, match, limit));
+): Promise<JsonText> {
+  return itemsJson(await search(asJson, spec, services, projectId, filterNode, text, limit));
 }

@@ -1,91 +1,88 @@
 /**
- * A resource of items declared once: each field with its API schema, how it is stored, and what filters,
- * sorting and aggregation may do with it. Everything else derives from the declaration:
- * - the request schemas of its fields (`createFields`, `patchFields`) for the resource's schema.ts,
- * - the query catalog (`catalog`) that filters, sorting, cursors and aggregates read,
- * - the row mapping (`table`) that the shared write and read paths use,
- * - the tables (`tables`: the item table, its metadata and array side tables, full-text search), which
- *   the storage layer creates on either engine.
+ * A resource of items declared once: each field with its API schema, how it is stored, and what the filter
+ * language, sorting and aggregation may do with it. Everything else derives from the declaration:
+ * - `schemas`: each field's request schema, from which the resource's schema.ts builds its create and
+ *   update bodies (so a field's type and limits are written once);
+ * - `patches`: how an update changes each field (crud.ts applies them);
+ * - `catalog`: the query catalog that filters, sorting, cursors and aggregates read;
+ * - `table`: the row mapping of the shared write and read paths;
+ * - `tables`: the tables (the item table with its indexes, its metadata and list side tables, full-text
+ *   search), which the storage layer creates on either engine.
  */
-import { Type, type TSchema } from '@sinclair/typebox';
-import { metadataPatchSchema, metadataSchema, nullablePatch, requiredPatch, type MetadataLimits } from '../http/common-schemas.js';
-import type { ArrayProperty, MetadataStore, PropertyDef, ResourceCatalog, ScalarKind } from '../query/catalog.js';
+import type { TSchema } from '@sinclair/typebox';
+import { metadataSchema, type MetadataLimits } from '../http/common-schemas.js';
+import type { ArrayProperty, MetadataStore, PropertyDef, ResourceCatalog, ScalarKind, ScalarProperty } from '../query/catalog.js';
 import { FILTERABLE_METADATA_LENGTH, type FieldDef, type FieldType, type ItemTable } from '../storage/items.js';
 import type { ColumnDef, IndexDef, TableDef } from '../storage/schema.js';
 
 /** How an update request may change a field (see crud.ts). */
 export type PatchKind = 'nullable' | 'required' | 'metadata' | { array: number };
 
-interface Queryable {
-  /** Filterable by the advanced filter; the longest string value a leaf may give (spec: per-property limits). */
-  filter?: { maxValueLength?: number } | true;
-  /** The target of a `search` leaf, with the longest search text. */
-  search?: { maxValueLength: number };
-  sortable?: boolean;
-  aggregatable?: boolean;
-  /** An index on (project, column), with its name (default `<table>_<column>`). */
-  index?: true | string;
-}
+/** What the filter language, sorting and aggregation may do with a scalar field (see ScalarProperty). */
+export type Query = Omit<ScalarProperty, 'kind' | 'column' | 'nullable'> & {
+  /** The property can never be absent, although the column allows null (a value the service always sets). */
+  notNull?: boolean;
+};
 
-interface FieldBase extends Queryable {
+interface Common<S extends TSchema> {
+  /** The request schema of the field's value. */
+  schema: S;
   /** Column name; the field name in snake_case unless given. */
   column?: string;
-  /** The request schema of the field's value. */
-  schema: TSchema;
-  /** Set on every item (a create must give it or the service defaults it). */
-  required?: boolean;
-  /** How an update may change it; `false`: it cannot be updated. Default `nullable` (`required` when required). */
+  /** How an update may change it; `false`: it cannot be updated. */
   patch?: PatchKind | false;
+  /** The column may not be null in the table. */
+  notNull?: boolean;
+  /** An index on (project, column), by name. */
+  index?: string;
+  /** The column's default, for rows written before the field existed. */
+  default?: number | string;
 }
 
-export type FieldSpec =
-  | (FieldBase & { kind: 'string' | 'integer' | 'boolean' | 'json' })
-  | (FieldBase & { kind: 'instanceId' })
-  | (FieldBase & { kind: 'metadata'; limits: MetadataLimits; maxFilterValueLength: number; sideTable: string; itemColumn: string })
-  | (FieldBase & { kind: 'idList' | 'textList'; sideTable: string; itemColumn: string; valueColumn: string; maxItems: number; catalogName?: string });
+export type FieldSpec<S extends TSchema = TSchema> =
+  | (Common<S> & { kind: ScalarKind; query?: Query })
+  | (Common<S> & { kind: 'json' })
+  | (Common<S> & { kind: 'instanceId'; query?: Query })
+  | (Common<S> & { kind: 'metadata'; limits: MetadataLimits; store: Omit<MetadataStore, 'maxFilterableLength'> })
+  | (Common<S> & { kind: 'list'; sideTable: ArrayProperty; maxItems: number });
+
+type Options = Omit<Common<TSchema>, 'schema'>;
 
 /** Field constructors: the API schema first, then how the field is stored and queried. */
 export const field = {
-  string: (schema: TSchema, o: Omit<FieldBase, 'schema'> = {}): FieldSpec => ({ kind: 'string', schema, ...o }),
-  integer: (schema: TSchema, o: Omit<FieldBase, 'schema'> = {}): FieldSpec => ({ kind: 'integer', schema, ...o }),
-  boolean: (o: Omit<FieldBase, 'schema'> & { schema?: TSchema } = {}): FieldSpec => ({ kind: 'boolean', schema: Type.Boolean(), ...o }),
-  json: (schema: TSchema, o: Omit<FieldBase, 'schema'> = {}): FieldSpec => ({ kind: 'json', schema, ...o }),
-  instanceId: (schema: TSchema, o: Omit<FieldBase, 'schema'> = {}): FieldSpec => ({ kind: 'instanceId', schema, patch: false, ...o }),
-  metadata: (limits: MetadataLimits, o: { sideTable: string; itemColumn: string; maxFilterValueLength: number }): FieldSpec => ({
-    kind: 'metadata',
-    schema: metadataSchema(limits),
-    limits,
-    patch: 'metadata',
-    ...o,
-  }),
-  /** A list of ids kept one value per row in a side table, so filters on it use an index. */
-  idList: (schema: TSchema, o: Omit<FieldBase, 'schema'> & { sideTable: string; itemColumn: string; valueColumn: string; maxItems: number; catalogName?: string }): FieldSpec => ({
-    kind: 'idList',
+  string: <S extends TSchema>(schema: S, o: Options & { query?: Query } = {}): FieldSpec<S> => ({ kind: 'string', schema, patch: 'nullable', ...o }),
+  integer: <S extends TSchema>(schema: S, o: Options & { query?: Query } = {}): FieldSpec<S> => ({ kind: 'integer', schema, patch: 'nullable', ...o }),
+  boolean: <S extends TSchema>(schema: S, o: Options & { query?: Query } = {}): FieldSpec<S> => ({ kind: 'boolean', schema, patch: 'nullable', ...o }),
+  /** A value kept as JSON text (an object, a list no filter reaches). */
+  json: <S extends TSchema>(schema: S, o: Options = {}): FieldSpec<S> => ({ kind: 'json', schema, patch: 'nullable', ...o }),
+  /** `{space, externalId}`, kept in two columns so it can be looked up and filtered. */
+  instanceId: <S extends TSchema>(schema: S, o: Options & { query?: Query } = {}): FieldSpec<S> => ({ kind: 'instanceId', schema, patch: false, ...o }),
+  /** A string map within `limits`, with a side table of its keys and values for case-insensitive filters. */
+  metadata: (limits: MetadataLimits, store: Omit<MetadataStore, 'maxFilterableLength'>, o: Options = {}) =>
+    ({ kind: 'metadata', schema: metadataSchema(limits), limits, store, patch: 'metadata', ...o }) satisfies FieldSpec,
+  /** A list with a side table holding one row per value, so filters on it use an index. */
+  list: <S extends TSchema>(schema: S, sideTable: ArrayProperty, maxItems: number, o: Options = {}): FieldSpec<S> => ({
+    kind: 'list',
     schema,
-    patch: { array: o.maxItems },
-    ...o,
-  }),
-  /** A list of strings kept one value per row in a side table (labels). */
-  textList: (schema: TSchema, o: Omit<FieldBase, 'schema'> & { sideTable: string; itemColumn: string; valueColumn: string; maxItems: number }): FieldSpec => ({
-    kind: 'textList',
-    schema,
-    patch: { array: o.maxItems },
+    sideTable,
+    maxItems,
+    patch: { array: maxItems },
     ...o,
   }),
 };
 
-export interface ModelSpec {
+export interface ModelSpec<F extends Record<string, FieldSpec>> {
   /** Name in messages, e.g. "event"; `nouns` when its plural is not the noun and an "s". */
   noun: string;
   nouns?: string;
-  /** The ACL that guards the resource's items (its scopes decide what a principal sees). */
+  /** The ACL whose grants reach the resource's items. */
   acl: string;
   table: string;
   alias: string;
   /** API fields stored on the row, in response order (id, createdTime, lastUpdatedTime are implicit). */
-  fields: Readonly<Record<string, FieldSpec>>;
-  /** The field holding an item's data set, for data-set scopes (`id` for data sets themselves). */
-  dataSetField?: string;
+  fields: F;
+  /** The field holding an item's data set, for data-set scopes; `id` for data sets themselves. */
+  dataSetField?: (keyof F & string) | 'id';
   /** Columns that are not API fields (kept by the resource's own rules, e.g. an asset's path). */
   extraColumns?: Readonly<Record<string, ColumnDef>>;
   /** Indexes over several columns, or over columns that are not fields. */
@@ -94,105 +91,92 @@ export interface ModelSpec {
   search?: { table: string; columns: readonly string[] };
   /** Longest element of a filter's property path. */
   maxPropertyElementLength?: number;
-  /** Properties the filter language knows that are not stored fields (searchOnly). */
+  /** Properties of the filter language that are not stored fields (search-only, derived). */
   extraProperties?: Readonly<Record<string, PropertyDef>>;
+  /** Hierarchy-dependent values (see ResourceCatalog.visibleValues). */
+  visibleValues?: ResourceCatalog['visibleValues'];
   /** The row keeps its rendered JSON (see ItemTable.storesJson). */
   storesJson?: boolean;
 }
 
-export interface Model {
-  readonly spec: ModelSpec;
+export interface Model<F extends Record<string, FieldSpec>> {
   readonly catalog: ResourceCatalog;
   readonly table: ItemTable;
   readonly tables: readonly TableDef[];
-  /** The request schema of each field, for the create item (all optional; required ones are checked by the service). */
-  readonly createFields: Readonly<Record<string, TSchema>>;
-  /** The update schema of each field an update may change. */
-  readonly patchFields: Readonly<Record<string, TSchema>>;
-  /** How an update changes each field. */
+  /** Each field's request schema. */
+  readonly schemas: { readonly [K in keyof F]: F[K]['schema'] };
+  /** How an update changes each field it may change. */
   readonly patches: Readonly<Record<string, PatchKind>>;
+  /** The limits of the metadata field, when there is one. */
+  readonly metadataLimits?: MetadataLimits;
 }
 
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
-function storageType(kind: FieldSpec['kind']): FieldType {
-  if (kind === 'metadata' || kind === 'idList' || kind === 'textList') return 'json';
-  return kind;
-}
-
-function scalarKind(kind: FieldSpec['kind']): ScalarKind | undefined {
-  if (kind === 'string' || kind === 'integer' || kind === 'boolean') return kind;
-  return undefined;
-}
-
-function patchSchema(f: FieldSpec, kind: PatchKind): TSchema {
-  if (kind === 'metadata') return metadataPatchSchema((f as { limits: MetadataLimits }).limits);
-  if (typeof kind === 'object') {
-    // A list is set whole, or values are added and removed, each a list of the field's own shape.
-    return Type.Optional(Type.Object({ set: Type.Optional(f.schema), add: Type.Optional(f.schema), remove: Type.Optional(f.schema) }, { additionalProperties: false }));
-  }
-  return kind === 'required' ? requiredPatch(f.schema) : nullablePatch(f.schema);
-}
-
-const STANDARD: Record<string, PropertyDef> = {
+const STANDARD: Record<string, ScalarProperty> = {
   id: { kind: 'integer', column: 'id', nullable: false },
   createdTime: { kind: 'integer', column: 'created_time', nullable: false, sortable: true },
   lastUpdatedTime: { kind: 'integer', column: 'last_updated_time', nullable: false, sortable: true },
 };
 
-export function defineModel(spec: ModelSpec): Model {
+function storageType(f: FieldSpec): FieldType {
+  if (f.kind === 'metadata' || f.kind === 'list') return 'json';
+  return f.kind;
+}
+
+function property(kind: ScalarKind, column: string, nullable: boolean, q: Query): ScalarProperty {
+  const { notNull, ...rest } = q;
+  return { kind, column, nullable: nullable && !notNull, ...rest };
+}
+
+export function defineModel<F extends Record<string, FieldSpec>>(spec: ModelSpec<F>): Model<F> {
   const t = spec.table;
   const properties: Record<string, PropertyDef> = { id: STANDARD.id };
   const fields: FieldDef[] = [];
   const columns: Record<string, ColumnDef> = { id: { type: 'id' }, project_id: { type: 'integer', notNull: true, references: 'projects' } };
   const indexes: IndexDef[] = [];
   const side: TableDef[] = [];
-  const createFields: Record<string, TSchema> = {};
-  const patchFields: Record<string, TSchema> = {};
+  const schemas: Record<string, TSchema> = {};
   const patches: Record<string, PatchKind> = {};
-  let metadata: MetadataStore | undefined;
-  let metadataField: string | undefined;
   const arrays: Array<{ field: string; index: ArrayProperty }> = [];
+  let metadata: { field: string; store: MetadataStore } | undefined;
+  let metadataLimits: MetadataLimits | undefined;
 
   for (const [name, f] of Object.entries(spec.fields)) {
     const column = f.column ?? snake(name);
-    fields.push({ name, column, type: storageType(f.kind) });
-    createFields[name] = f.schema;
-    const patch = f.patch ?? (f.required ? 'required' : 'nullable');
-    if (patch !== false) {
-      patches[name] = patch;
-      patchFields[name] = patchSchema(f, patch);
-    }
-    if (f.kind === 'instanceId') {
-      columns.instance_space = { type: 'text' };
-      columns.instance_external_id = { type: 'text' };
-      continue;
-    }
-    columns[column] = { type: f.kind === 'integer' ? 'integer' : f.kind === 'boolean' ? 'integer' : 'text', notNull: f.required && f.kind !== 'json' ? true : undefined };
-    if (f.index) indexes.push({ name: typeof f.index === 'string' ? f.index : `${t}_${column}`, columns: ['project_id', column] });
-    const scalar = scalarKind(f.kind);
-    if (scalar && (f.filter || f.search || f.sortable || f.aggregatable)) {
-      properties[name] = {
-        kind: scalar,
-        column,
-        nullable: !f.required,
-        ...(typeof f.filter === 'object' && f.filter.maxValueLength !== undefined ? { maxValueLength: f.filter.maxValueLength } : {}),
-        ...(f.search ? { search: f.search } : {}),
-        ...(f.sortable ? { sortable: true } : {}),
-        ...(f.aggregatable ? { aggregatable: true } : {}),
-      };
-    }
-    if (f.kind === 'metadata') {
-      metadata = { table: f.sideTable, itemColumn: f.itemColumn, maxFilterableLength: FILTERABLE_METADATA_LENGTH, maxValueLength: f.maxFilterValueLength };
-      metadataField = name;
-      side.push(metadataTable(metadata));
-    }
-    if (f.kind === 'idList' || f.kind === 'textList') {
-      const index: ArrayProperty = { kind: 'integerArray', table: f.sideTable, itemColumn: f.itemColumn, valueColumn: f.valueColumn, ...(f.aggregatable ? { aggregatable: true } : {}) };
-      arrays.push({ field: name, index });
-      // Only id lists are properties of the filter language; text lists are reached by the basic filter.
-      if (f.kind === 'idList') properties[f.catalogName ?? name] = index;
-      side.push(arrayTable(index, f.kind === 'idList' ? 'integer' : 'text'));
+    fields.push({ name, column, type: storageType(f) });
+    schemas[name] = f.schema;
+    if (f.patch) patches[name] = f.patch;
+    if (f.index) indexes.push({ name: f.index, columns: ['project_id', column] });
+    switch (f.kind) {
+      case 'instanceId':
+        columns.instance_space = { type: 'text' };
+        columns.instance_external_id = { type: 'text' };
+        if (f.query) {
+          properties[`${name}.space`] = property('string', 'instance_space', true, f.query);
+          properties[`${name}.externalId`] = property('string', 'instance_external_id', true, f.query);
+        }
+        break;
+      case 'metadata': {
+        columns[column] = { type: 'text' };
+        const store = { ...f.store, maxFilterableLength: FILTERABLE_METADATA_LENGTH };
+        metadata = { field: name, store };
+        metadataLimits = f.limits;
+        side.push(metadataTable(store));
+        break;
+      }
+      case 'list':
+        columns[column] = { type: 'text' };
+        arrays.push({ field: name, index: f.sideTable });
+        properties[name] = f.sideTable;
+        side.push(listTable(f.sideTable));
+        break;
+      case 'json':
+        columns[column] = { type: 'text', notNull: f.notNull, default: f.default };
+        break;
+      default:
+        columns[column] = { type: f.kind === 'string' ? 'text' : 'integer', notNull: f.notNull, default: f.default };
+        if (f.query) properties[name] = property(f.kind, column, !f.notNull, f.query);
     }
   }
   Object.assign(columns, spec.extraColumns ?? {});
@@ -202,12 +186,12 @@ export function defineModel(spec: ModelSpec): Model {
   properties.createdTime = STANDARD.createdTime;
   properties.lastUpdatedTime = STANDARD.lastUpdatedTime;
   Object.assign(properties, spec.extraProperties ?? {});
-  if (spec.fields.instanceId) {
-    properties['instanceId.space'] = { kind: 'string', column: 'instance_space', nullable: true, sortable: true, ...instanceLimit(spec.fields.instanceId) };
-    properties['instanceId.externalId'] = { kind: 'string', column: 'instance_external_id', nullable: true, sortable: true, ...instanceLimit(spec.fields.instanceId) };
-  }
 
-  const dataSetColumn = spec.dataSetField === undefined ? undefined : spec.dataSetField === 'id' ? 'id' : (spec.fields[spec.dataSetField].column ?? snake(spec.dataSetField));
+  const dataSetColumn =
+    spec.dataSetField === undefined ? undefined : spec.dataSetField === 'id' ? 'id' : (spec.fields[spec.dataSetField].column ?? snake(spec.dataSetField));
+  const allIndexes = [...indexes, ...(spec.indexes ?? [])];
+  const indexedColumns = new Set(['created_time', 'last_updated_time', ...allIndexes.filter((i) => i.columns[0] === 'project_id' && i.columns[1]).map((i) => i.columns[1])]);
+  if (spec.fields.externalId) indexedColumns.add('external_id');
   const catalog: ResourceCatalog = {
     noun: spec.noun,
     ...(spec.nouns ? { nouns: spec.nouns } : {}),
@@ -216,15 +200,17 @@ export function defineModel(spec: ModelSpec): Model {
     alias: spec.alias,
     properties,
     ...(spec.maxPropertyElementLength ? { maxPropertyElementLength: spec.maxPropertyElementLength } : {}),
-    ...(metadata ? { metadata } : {}),
+    ...(metadata ? { metadata: metadata.store } : {}),
     ...(spec.search ? { fts: { table: spec.search.table, columns: spec.search.columns } } : {}),
     ...(dataSetColumn ? { dataSetColumn } : {}),
+    indexedColumns,
+    ...(spec.visibleValues ? { visibleValues: spec.visibleValues } : {}),
   };
   const table: ItemTable = {
     table: t,
     alias: spec.alias,
     fields,
-    ...(metadata && metadataField ? { metadata: { field: metadataField, store: metadata } } : {}),
+    ...(metadata ? { metadata } : {}),
     ...(arrays.length ? { arrays } : {}),
     ...(spec.storesJson ? { storesJson: true } : {}),
   };
@@ -233,7 +219,9 @@ export function defineModel(spec: ModelSpec): Model {
     columns,
     indexes: [
       ...(spec.fields.externalId ? [{ name: `${t}_external_id`, columns: ['project_id', 'external_id'], unique: true }] : []),
-      ...(spec.fields.instanceId ? [{ name: `${t}_instance_id`, columns: ['project_id', 'instance_space', 'instance_external_id'], unique: true }] : []),
+      ...(Object.values(spec.fields).some((f) => f.kind === 'instanceId')
+        ? [{ name: `${t}_instance_id`, columns: ['project_id', 'instance_space', 'instance_external_id'], unique: true }]
+        : []),
       { name: `${t}_created_time`, columns: ['project_id', 'created_time'] },
       { name: `${t}_last_updated_time`, columns: ['project_id', 'last_updated_time'] },
       ...indexes,
@@ -241,11 +229,7 @@ export function defineModel(spec: ModelSpec): Model {
     ],
     ...(spec.search ? { search: spec.search } : {}),
   };
-  return { spec, catalog, table, tables: [main, ...side], createFields, patchFields, patches };
-}
-
-function instanceLimit(f: FieldSpec): { maxValueLength?: number } {
-  return typeof f.filter === 'object' && f.filter.maxValueLength !== undefined ? { maxValueLength: f.filter.maxValueLength } : {};
+  return { catalog, table, tables: [main, ...side], schemas: schemas as Model<F>['schemas'], patches, ...(metadataLimits ? { metadataLimits } : {}) };
 }
 
 function metadataTable(m: MetadataStore): TableDef {
@@ -265,13 +249,13 @@ function metadataTable(m: MetadataStore): TableDef {
   };
 }
 
-function arrayTable(a: ArrayProperty, valueType: 'integer' | 'text'): TableDef {
+function listTable(a: ArrayProperty): TableDef {
   return {
     name: a.table,
     columns: {
       [a.itemColumn]: { type: 'integer', notNull: true },
       project_id: { type: 'integer', notNull: true },
-      [a.valueColumn]: { type: valueType, notNull: true },
+      [a.valueColumn]: { type: a.kind === 'stringArray' ? 'text' : 'integer', notNull: true },
     },
     primaryKey: [a.itemColumn, a.valueColumn],
     withoutRowid: true,

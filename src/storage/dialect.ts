@@ -3,7 +3,31 @@
  * subset both engines read the same way (standard SQL, `?` placeholders, row-value comparisons, CTEs,
  * `ON CONFLICT ... DO NOTHING`, integers for booleans).
  */
+import { FALSE, Sql, sql } from './sql.js';
 import type { StoreKind } from './store.js';
+
+/**
+ * A full-text search: an item matches when any word of any part is in one of that part's columns. Words are
+ * the runs of letters and digits of the text.
+ */
+export type TextSearch = ReadonlyArray<{ words: readonly string[]; columns: readonly string[] }>;
+
+/** A table's full-text index: its SQLite FTS5 table (rowid = item id) and the text columns it covers. */
+export interface TextIndex {
+  /** The item table and its alias in the query. */
+  table: string;
+  alias: string;
+  /** The FTS5 table (SQLite). */
+  fts: string;
+  columns: readonly string[];
+}
+
+/** The parts of a relevance-ordered query: FROM, its WHERE condition and ORDER BY (most relevant first). */
+export interface RankedSearch {
+  from: Sql;
+  where: Sql;
+  order: Sql;
+}
 
 export interface ColumnTypes {
   /** A service-generated id, the table's primary key. */
@@ -32,6 +56,42 @@ export interface Dialect {
   readonly notIndexed: string;
   /** Suffix of a SELECT that locks the rows read until the transaction ends (SQLite's writer holds them all). */
   readonly forUpdate: string;
+  /** A planner hint after a table name that makes it use the named index (empty where unknown). */
+  indexedBy(index: string): string;
+  /** A subquery of the ids of the items matching `search` (all of a project's rows are candidates). */
+  searchIds(index: TextIndex, search: TextSearch, projectId: number): Sql;
+  /** The relevance of the item under the index's alias for `search`, in [0, 1): 0 when it does not match. */
+  searchRank(index: TextIndex, search: TextSearch): Sql;
+  /** A query over the matching items ordered by relevance (ties by id). */
+  rankedSearch(index: TextIndex, search: TextSearch): RankedSearch;
+}
+
+/** FTS5 query text: any of the words, each part in its columns. */
+function fts5Query(index: TextIndex, search: TextSearch): string {
+  return search
+    .map(({ words, columns }) => {
+      const terms = words.length ? words.map((w) => `"${w}"`).join(' OR ') : '""';
+      const all = columns.length === index.columns.length && columns.every((c) => index.columns.includes(c));
+      return `(${all ? '' : `{${columns.join(' ')}} : `}(${terms}))`;
+    })
+    .join(' OR ');
+}
+
+/** The tsvector of one column, exactly as its GIN index is declared (schema.ts), so the index serves it. */
+const tsvector = (alias: string, column: string) => `to_tsvector('simple', coalesce(${alias}.${column}, ''))`;
+/** A tsquery matching any of the words (runs of letters and digits need no quoting). */
+const tsquery = (words: readonly string[]) => sql`to_tsquery('simple', ${words.join(' | ')})`;
+
+function tsMatch(index: TextIndex, search: TextSearch): Sql {
+  const parts = search.flatMap(({ words, columns }) => (words.length ? columns.map((c) => sql`${Sql.raw(tsvector(index.alias, c))} @@ ${tsquery(words)}`) : []));
+  return parts.length ? Sql.or(parts).wrap() : FALSE;
+}
+
+function tsRank(index: TextIndex, search: TextSearch): Sql {
+  const words = [...new Set(search.flatMap((p) => p.words))];
+  if (words.length === 0) return Sql.raw('0.0');
+  const document = index.columns.map((c) => `coalesce(${index.alias}.${c}, '')`).join(` || ' ' || `);
+  return sql`(SELECT r / (1.0 + r) FROM (SELECT ts_rank(to_tsvector('simple', ${Sql.raw(document)}), ${tsquery(words)}) AS r) rank)`;
 }
 
 export const sqliteDialect: Dialect = {
@@ -45,6 +105,19 @@ export const sqliteDialect: Dialect = {
   joinBytes: (e, s) => `CAST(group_concat(${e}, '${s}') AS BLOB)`,
   notIndexed: ' NOT INDEXED',
   forUpdate: '',
+  indexedBy: (index) => ` INDEXED BY ${index}`,
+  searchIds: (index, search) => sql`SELECT rowid FROM ${Sql.raw(index.fts)} WHERE ${Sql.raw(index.fts)} MATCH ${fts5Query(index, search)}`,
+  searchRank: (index, search) => {
+    const fts = Sql.raw(index.fts);
+    return sql`coalesce((SELECT r / (1.0 + r) FROM (SELECT max(0.0, -bm25(${fts})) AS r FROM ${fts} WHERE ${fts} MATCH ${fts5Query(index, search)} AND rowid = ${Sql.raw(
+      `${index.alias}.id`,
+    )})), 0)`;
+  },
+  rankedSearch: (index, search) => ({
+    from: Sql.raw(`${index.fts} JOIN ${index.table} ${index.alias} ON ${index.alias}.id = ${index.fts}.rowid`),
+    where: sql`${Sql.raw(index.fts)} MATCH ${fts5Query(index, search)}`,
+    order: Sql.raw(`bm25(${index.fts}), ${index.alias}.id`),
+  }),
 };
 
 export const postgresDialect: Dialect = {
@@ -57,4 +130,13 @@ export const postgresDialect: Dialect = {
   joinBytes: (e, s, order) => `convert_to(string_agg(${e}, '${s}'${order ? ` ORDER BY ${order}` : ''}), 'UTF8')`,
   notIndexed: '',
   forUpdate: ' FOR UPDATE',
+  indexedBy: () => '',
+  searchIds: (index, search, projectId) =>
+    sql`SELECT ${Sql.raw(index.alias)}.id FROM ${Sql.raw(`${index.table} ${index.alias}`)} WHERE ${Sql.raw(index.alias)}.project_id = ${projectId} AND ${tsMatch(index, search)}`,
+  searchRank: (index, search) => sql`(CASE WHEN ${tsMatch(index, search)} THEN ${tsRank(index, search)} ELSE 0 END)`,
+  rankedSearch: (index, search) => ({
+    from: Sql.raw(`${index.table} ${index.alias}`),
+    where: tsMatch(index, search),
+    order: sql`${tsRank(index, search)} DESC, ${Sql.raw(index.alias)}.id`,
+  }),
 };

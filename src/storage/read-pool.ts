@@ -10,9 +10,9 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { all, type Db } from './db.js';
 import type { ReadReply, ReadRequest } from './read-protocol.js';
 import type { Sql } from './sql.js';
+import type { Queryable } from './store.js';
 
 export interface ReadOptions {
   /** The client reads other parts of the same result at the same time (a partition). */
@@ -24,10 +24,11 @@ export interface Reader {
   all<T>(query: Sql, options?: ReadOptions): Promise<T[]>;
 }
 
-export function inProcessReader(db: Db): Reader {
+/** Reads on the store itself: the main thread's SQLite connection, or PostgreSQL's pool. */
+export function inProcessReader(db: Queryable): Reader {
   return {
-    async all<T>(query: Sql) {
-      return all<T>(db, query);
+    all<T>(query: Sql) {
+      return db.all<T>(query);
     },
   };
 }

@@ -40,8 +40,8 @@ export class Sql {
   }
 }
 
-export const TRUE = new Sql('1');
-export const FALSE = new Sql('0');
+export const TRUE = new Sql('TRUE');
+export const FALSE = new Sql('FALSE');
 
 /** Tagged template: values become `?` parameters, nested `Sql` fragments are spliced in. */
 export function sql(strings: TemplateStringsArray, ...values: Array<SqlValue | Sql | readonly SqlValue[]>): Sql {

@@ -8,7 +8,7 @@ import { propertyTarget } from '../../query/basic.js';
 import type { LeafNode } from '../../query/filter.js';
 import { sql } from '../../storage/sql.js';
 import type { GeoFilter, GeoLocation, GeometryType } from './schema.js';
-import { assetCatalog } from './store.js';
+import { assetCatalog } from './model.js';
 
 type Path = Array<string | number>;
 

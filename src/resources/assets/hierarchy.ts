@@ -16,12 +16,12 @@ import type { Services } from '../../http/services.js';
 import { ROOT_PARENT_PATH, childPath, pathIds, subtreeBounds, visiblePaths } from '../../query/assets-scope.js';
 import { lookupRefs } from '../../query/refs.js';
 import type { Visible } from '../../query/visibility.js';
-import { all, get, run, type Db } from '../../storage/db.js';
+import type { Queryable } from '../../storage/store.js';
 import { deleteItem } from '../../storage/items.js';
 import { Sql, sql } from '../../storage/sql.js';
 import { requireWritableTargets } from '../crud.js';
 import type { AssetCreate, AssetUpdateItem } from './schema.js';
-import { assetTable } from './store.js';
+import { assetTable } from './model.js';
 
 type Path = Array<string | number>;
 
@@ -37,10 +37,8 @@ interface HierarchyRow extends Placement {
   parentId: number | null;
 }
 
-function hierarchyRows(db: Db, projectId: number, ids: readonly number[]): Map<number, HierarchyRow> {
-  const rows = all<HierarchyRow>(
-    db,
-    sql`SELECT id, external_id AS externalId, parent_id AS parentId, root_id AS rootId, depth, path
+function hierarchyRows(db: Queryable, projectId: number, ids: readonly number[]): Map<number, HierarchyRow> {
+  const rows = await db.all<HierarchyRow>(sql`SELECT id, external_id AS "externalId", parent_id AS "parentId", root_id AS "rootId", depth, path
         FROM assets WHERE project_id = ${projectId} AND id IN (${[...new Set(ids)]})`,
   );
   return new Map(rows.map((r) => [r.id, r]));
@@ -72,7 +70,7 @@ interface ParentRef {
 }
 
 /** Resolves parent references to asset ids; any that names no visible asset refuses the whole request. */
-function resolveParents(db: Db, assets: Visible, projectId: number, refs: ReadonlyArray<ParentRef | undefined>): Array<number | undefined> {
+function resolveParents(db: Queryable, assets: Visible, projectId: number, refs: ReadonlyArray<ParentRef | undefined>): Array<number | undefined> {
   const wanted = refs.filter((r): r is ParentRef => r !== undefined);
   const { byId, byExternalId } = lookupRefs(
     db,
@@ -105,7 +103,7 @@ function resolveParents(db: Db, assets: Visible, projectId: number, refs: Readon
  * refused when the two disagree, or when the external id names no asset.
  */
 function refuseDisagreeingParents(
-  db: Db,
+  db: Queryable,
   assets: Visible,
   projectId: number,
   parents: ReadonlyArray<number | undefined>,
@@ -123,15 +121,15 @@ function refuseDisagreeingParents(
   });
 }
 
-function place(db: Db, id: number, parentId: number | null, at: Placement): void {
-  run(db, sql`UPDATE assets SET parent_id = ${parentId}, root_id = ${at.rootId}, depth = ${at.depth}, path = ${at.path} WHERE id = ${id}`);
+function place(db: Queryable, id: number, parentId: number | null, at: Placement): void {
+  await db.run(sql`UPDATE assets SET parent_id = ${parentId}, root_id = ${at.rootId}, depth = ${at.depth}, path = ${at.path} WHERE id = ${id}`);
 }
 
 /**
  * Puts just-created assets (`ids[i]` made from `items[i]`, all already stored) into the hierarchy. Parents
  * named by the request are placed before their children, whatever the request order.
  */
-export function placeCreatedAssets(db: Db, assets: Visible, projectId: number, items: readonly AssetCreate[], ids: readonly number[]): void {
+export function placeCreatedAssets(db: Queryable, assets: Visible, projectId: number, items: readonly AssetCreate[], ids: readonly number[]): void {
   const parentIds = resolveParents(
     db,
     assets,
@@ -196,7 +194,7 @@ function cycleError(items: readonly AssetCreate[], cycle: readonly number[]): Ap
  * Checks the parent changes of an update request (`ids[i]` is the asset of `items[i]`) against the
  * hierarchy they produce together, and returns them as asset id -> new parent id.
  */
-export function planMoves(db: Db, assets: Visible, projectId: number, items: readonly AssetUpdateItem[], ids: readonly number[]): Map<number, number> {
+export function planMoves(db: Queryable, assets: Visible, projectId: number, items: readonly AssetUpdateItem[], ids: readonly number[]): Map<number, number> {
   const byId = (item: AssetUpdateItem, i: number): ParentRef | undefined =>
     item.update.parentId && { path: ['items', i, 'update', 'parentId'], id: item.update.parentId.set };
   const byExternalId = (item: AssetUpdateItem, i: number): ParentRef | undefined =>
@@ -262,20 +260,18 @@ function finalAncestry(start: number, moves: ReadonlyMap<number, number>, rows: 
  * Rewrites `path` and `depth` of every moved asset and its subtree; `parent_id` is already stored. Assets are
  * moved from the top of the new hierarchy down, so each one's new parent already has its final path.
  */
-export function applyMoves(db: Db, projectId: number, moves: ReadonlyMap<number, number>): void {
+export function applyMoves(db: Queryable, projectId: number, moves: ReadonlyMap<number, number>): void {
   if (moves.size === 0) return;
   const rows = hierarchyRows(db, projectId, [...moves.values()]);
   const depthAfter = (id: number) => finalAncestry(moves.get(id)!, moves, rows).length;
   const order = [...moves.keys()].map((id) => ({ id, depth: depthAfter(id) })).sort((a, b) => a.depth - b.depth);
   for (const { id } of order) {
-    const current = get<Placement>(db, sql`SELECT depth, path FROM assets WHERE id = ${id}`)!;
-    const parent = get<Placement>(db, sql`SELECT depth, path FROM assets WHERE id = ${moves.get(id)!}`)!;
+    const current = await db.get<Placement>(sql`SELECT depth, path FROM assets WHERE id = ${id}`)!;
+    const parent = await db.get<Placement>(sql`SELECT depth, path FROM assets WHERE id = ${moves.get(id)!}`)!;
     const path = childPath(parent.path, id);
     if (path === current.path) continue;
     const { from, to } = subtreeBounds(current.path);
-    run(
-      db,
-      sql`UPDATE assets SET path = ${path} || substr(path, ${current.path.length + 1}), depth = depth + ${parent.depth + 1 - current.depth}
+    await db.run(sql`UPDATE assets SET path = ${path} || substr(path, ${current.path.length + 1}), depth = depth + ${parent.depth + 1 - current.depth}
           WHERE project_id = ${projectId} AND path >= ${from} AND path < ${to}`,
     );
   }
@@ -290,19 +286,17 @@ function seenColumn(assets: Visible): Sql {
  * A delete that would take or orphan assets the principal cannot see is refused without naming them: it
  * cannot succeed, and it says no more than that they exist.
  */
-function refuseHiddenDescendants(db: Db, projectId: number, access: Access | undefined, ancestorId: number): never {
+function refuseHiddenDescendants(db: Queryable, projectId: number, access: Access | undefined, ancestorId: number): never {
   const asset = hierarchyRows(db, projectId, [ancestorId]).get(ancestorId)!;
   const needed = access && !access.all ? `${formatCapability(access.capability)} ` : '';
   throw forbidden(`${describeAsset(asset)} has descendants outside what this principal can see; only a principal whose ${needed}scope includes them can delete it`);
 }
 
 /** Refuses to delete an asset that keeps a child not deleted with it. */
-export function refuseOrphans(db: Db, assets: Visible, projectId: number, ids: readonly number[], access: Access | undefined): void {
+export function refuseOrphans(db: Queryable, assets: Visible, projectId: number, ids: readonly number[], access: Access | undefined): void {
   if (ids.length === 0) return;
   const deleting = new Set(ids);
-  const children = all<{ id: number; parentId: number; seen: number }>(
-    db,
-    sql`SELECT id, parent_id AS parentId, ${seenColumn(assets)} FROM assets WHERE project_id = ${projectId} AND parent_id IN (${ids})`,
+  const children = await db.all<{ id: number; parentId: number; seen: number }>(sql`SELECT id, parent_id AS "parentId", ${seenColumn(assets)} FROM assets WHERE project_id = ${projectId} AND parent_id IN (${ids})`,
   ).filter((c) => !deleting.has(c.id));
   if (children.length === 0) return;
   const visible = children.filter((c) => c.seen);
@@ -327,9 +321,7 @@ export function deleteDescendants(services: Services, assets: Visible, projectId
   const descendants = new Map<number, number | null>();
   for (const { id: top, path } of hierarchyRows(db, projectId, ids).values()) {
     const { from, to } = subtreeBounds(path);
-    const members = all<{ id: number; dataSetId: number | null; seen: number }>(
-      db,
-      sql`SELECT id, data_set_id AS dataSetId, ${seenColumn(assets)} FROM assets WHERE project_id = ${projectId} AND path >= ${from} AND path < ${to}`,
+    const members = await db.all<{ id: number; dataSetId: number | null; seen: number }>(sql`SELECT id, data_set_id AS "dataSetId", ${seenColumn(assets)} FROM assets WHERE project_id = ${projectId} AND path >= ${from} AND path < ${to}`,
     );
     if (members.some((m) => !m.seen)) refuseHiddenDescendants(db, projectId, access, top);
     for (const m of members) if (!named.has(m.id)) descendants.set(m.id, m.dataSetId);

@@ -8,7 +8,7 @@
  */
 import { PARENT_INDEX, visiblePaths } from '../../query/assets-scope.js';
 import type { Visible } from '../../query/visibility.js';
-import { all, type Db } from '../../storage/db.js';
+import type { Queryable } from '../../storage/store.js';
 import type { Item } from '../../storage/items.js';
 import { Sql, sql } from '../../storage/sql.js';
 import type { AggregatedProperty } from './schema.js';
@@ -19,27 +19,23 @@ interface Aggregates {
   path?: Array<{ id: number }>;
 }
 
-function externalIdsOf(db: Db, projectId: number, ids: readonly number[]): Map<number, string> {
+function externalIdsOf(db: Queryable, projectId: number, ids: readonly number[]): Map<number, string> {
   if (ids.length === 0) return new Map();
-  const rows = all<{ id: number; externalId: string }>(
-    db,
-    sql`SELECT id, external_id AS externalId FROM assets WHERE project_id = ${projectId} AND id IN (${[...new Set(ids)]}) AND external_id IS NOT NULL`,
+  const rows = await db.all<{ id: number; externalId: string }>(sql`SELECT id, external_id AS "externalId" FROM assets WHERE project_id = ${projectId} AND id IN (${[...new Set(ids)]}) AND external_id IS NOT NULL`,
   );
   return new Map(rows.map((r) => [r.id, r.externalId]));
 }
 
-function childCounts(db: Db, assets: Visible, projectId: number, ids: readonly number[]): Map<number, number> {
+function childCounts(db: Queryable, assets: Visible, projectId: number, ids: readonly number[]): Map<number, number> {
   const seen = assets.where ? sql` AND ${assets.where}` : sql``;
-  const counts = all<{ id: number; n: number }>(
-    db,
-    // The visibility test must not lead SQLite to count through a data set's assets instead of the parents' children.
+  const counts = await db.all<{ id: number; n: number }>(// The visibility test must not lead SQLite to count through a data set's assets instead of the parents' children.
     sql`SELECT parent_id AS id, count(*) AS n FROM assets INDEXED BY ${Sql.raw(PARENT_INDEX)} WHERE project_id = ${projectId} AND parent_id IN (${ids})${seen} GROUP BY parent_id`,
   );
   return new Map(counts.map((c) => [c.id, c.n]));
 }
 
 /** Response form of stored assets: labels as `{externalId}` objects, hierarchy as seen, `parentExternalId`, and `aggregates`. */
-export function presentAssets(db: Db, assets: Visible, projectId: number, items: readonly Item[], aggregated: readonly AggregatedProperty[] = []): Item[] {
+export function presentAssets(db: Queryable, assets: Visible, projectId: number, items: readonly Item[], aggregated: readonly AggregatedProperty[] = []): Item[] {
   const wanted = new Set(aggregated);
   const ids = items.map((i) => i.id);
   // Stored parents and roots stand as they are when every asset is visible; paths are read only when asked for.

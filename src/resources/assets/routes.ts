@@ -65,7 +65,7 @@ export const assetRoutes: ApiRoute[] = [
     capability: WRITE,
     body: CreateAssetsBody,
     status: 201,
-    handler: ({ services, project, body }) => ({ items: createAssets(services, project.id, body.items) }),
+    handler: async ({ services, project, body }) => ({ items: await createAssets(services, project.id, body.items) }),
   }),
   route({
     method: 'GET',
@@ -99,22 +99,22 @@ export const assetRoutes: ApiRoute[] = [
     path: '/assets/byids',
     capability: READ,
     body: AssetIdsBody,
-    handler: ({ services, project, body }) => ({ items: retrieveAssets(services, project.id, body) }),
+    handler: async ({ services, project, body }) => ({ items: await retrieveAssets(services, project.id, body) }),
   }),
   route({
     method: 'POST',
     path: '/assets/update',
     capability: WRITE,
     body: UpdateAssetsBody,
-    handler: ({ services, project, body }) => ({ items: updateAssets(services, project.id, body.items) }),
+    handler: async ({ services, project, body }) => ({ items: await updateAssets(services, project.id, body.items) }),
   }),
   route({
     method: 'POST',
     path: '/assets/delete',
     capability: WRITE,
     body: DeleteAssetsBody,
-    handler: ({ services, project, body }) => {
-      deleteAssets(services, project.id, body);
+    handler: async ({ services, project, body }) => {
+      await deleteAssets(services, project.id, body);
       return {};
     },
   }),

@@ -17,41 +17,20 @@ import {
   Timestamp,
   TimestampRange,
   metadataPatchSchema,
-  metadataSchema,
   nullablePatch,
   orNull,
   partialObject,
   requiredPatch,
-  type MetadataLimits,
   listBodySchema,
   MetadataAggregateFields,
 } from '../../http/common-schemas.js';
+import { ASSET_LIMITS, ASSET_METADATA_LIMITS, assetModel, GeoLocation, Label, Labels, type GeometryType } from './model.js';
 
-export const ASSET_METADATA_LIMITS: MetadataLimits = { keyLength: 128, valueLength: 10_240, keys: 256, totalBytes: 10_240 };
+export { ASSET_LIMITS, ASSET_METADATA_LIMITS, GeoLocation, Label };
+export type { GeometryType };
 
-export const ASSET_LIMITS = {
-  name: 140,
-  description: 500,
-  source: 128,
-  labels: 10,
-  items: 1000,
-  filterIds: 100,
-  filterDataSetIds: 1000,
-} as const;
-
-const Name = Type.String({ minLength: 1, maxLength: ASSET_LIMITS.name });
-const Description = Type.String({ maxLength: ASSET_LIMITS.description });
-const Source = Type.String({ maxLength: ASSET_LIMITS.source });
-const AssetMetadata = metadataSchema(ASSET_METADATA_LIMITS);
-
-export const Label = Type.Object({ externalId: ExternalId }, { additionalProperties: false });
-export type Label = Static<typeof Label>;
-const Labels = Type.Array(Label, { maxItems: ASSET_LIMITS.labels, uniqueItems: true });
-
-const GeometryType = Type.Unsafe<GeometryType>(
-  Type.String({ enum: ['Point', 'LineString', 'Polygon', 'MultiPoint', 'MultiLineString', 'MultiPolygon'] }),
-);
-export type GeometryType = 'Point' | 'LineString' | 'Polygon' | 'MultiPoint' | 'MultiLineString' | 'MultiPolygon';
+const fields = assetModel.schemas;
+const { name: Name, description: Description, source: Source, metadata: AssetMetadata } = fields;
 
 /** The `geoLocation` filter: a relation to a shape (a geometry, MultiPoint aside); geo.ts checks the nesting. */
 export const GeoFilter = Type.Object(
@@ -69,16 +48,6 @@ export const GeoFilter = Type.Object(
 );
 export type GeoFilter = Static<typeof GeoFilter>;
 
-/** A GeoJSON feature; the nesting of `coordinates`, which depends on the type, is checked by geo.ts. */
-export const GeoLocation = Type.Object(
-  {
-    type: Type.Literal('Feature'),
-    geometry: Type.Object({ type: GeometryType, coordinates: Type.Array(Type.Unknown()) }, { additionalProperties: false }),
-    properties: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  },
-  { additionalProperties: false },
-);
-export type GeoLocation = Static<typeof GeoLocation>;
 
 export const AssetCreate = Type.Object(
   {

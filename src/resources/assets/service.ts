@@ -43,8 +43,8 @@ import {
   type Label,
   type SearchAssetsBody,
 } from './schema.js';
-import { dataSetCatalog } from '../datasets/store.js';
-import { assetCatalog as catalog, assetTable } from './store.js';
+import { dataSetCatalog } from '../datasets/model.js';
+import { assetCatalog as catalog, assetTable } from './model.js';
 
 const labelIds = (labels: readonly Label[] | undefined) => labels?.map((l) => l.externalId);
 

@@ -17,8 +17,8 @@ export const datapointRoutes: ApiRoute[] = [
     capability: WRITE,
     body: InsertDatapointsBody,
     protobufBody: decodeInsertionRequest,
-    handler: ({ services, project, body, version }) => {
-      insertDatapoints(services, project.id, body, version.at('stringDatapointMaxLength'));
+    handler: async ({ services, project, body, version }) => {
+      await insertDatapoints(services, project.id, body, version.at('stringDatapointMaxLength'));
       return {};
     },
   }),
@@ -43,8 +43,8 @@ export const datapointRoutes: ApiRoute[] = [
     path: '/timeseries/data/delete',
     capability: WRITE,
     body: DeleteDatapointsBody,
-    handler: ({ services, project, body }) => {
-      deleteDatapoints(services, project.id, body);
+    handler: async ({ services, project, body }) => {
+      await deleteDatapoints(services, project.id, body);
       return {};
     },
   }),

@@ -6,7 +6,7 @@ import { scopeCondition, type Access } from '../../auth/access.js';
 import { lookupRefs, refKey, type InstanceId, type Ref } from '../../query/refs.js';
 import { all, type Db } from '../../storage/db.js';
 import { sql, TRUE } from '../../storage/sql.js';
-import { timeSeriesCatalog } from '../timeseries/store.js';
+import { timeSeriesCatalog } from '../timeseries/model.js';
 
 export interface SeriesInfo {
   id: number;

@@ -7,25 +7,21 @@ import { route, type ApiRoute } from '../../http/route.js';
 import { runAggregate } from '../../query/aggregate.js';
 import { and, equalsLeaf, metadataNode, prefixLeaf, rangeLeaf } from '../../query/basic.js';
 import type { FilterNode } from '../../query/filter.js';
-import { createItems, listItemsJson, retrieveItemsJson, updateItems, type ResourceSpec } from '../crud.js';
+import { createItems, fromModel, listItemsJson, retrieveItemsJson, updateItems, type ResourceSpec } from '../crud.js';
 import {
   AggregateDataSetsBody,
   CreateDataSetsBody,
-  DATA_SET_METADATA_LIMITS,
   DataSetIdsBody,
   ListDataSetsBody,
   UpdateDataSetsBody,
   type DataSetCreate,
   type DataSetFilter,
 } from './schema.js';
-import { dataSetCatalog as catalog, dataSetTable } from './store.js';
+import { dataSetCatalog as catalog, dataSetModel } from './model.js';
 
 export const dataSetSpec: ResourceSpec<DataSetCreate> = {
-  table: dataSetTable,
-  catalog,
-  metadataLimits: DATA_SET_METADATA_LIMITS,
+  ...fromModel(dataSetModel),
   createValues: (item) => ({ writeProtected: item.writeProtected ?? false }),
-  patches: { externalId: 'nullable', name: 'nullable', description: 'nullable', metadata: 'metadata', writeProtected: 'required' },
   writeProtects: (values) => values.writeProtected === true,
 };
 const spec = dataSetSpec as ResourceSpec<unknown>;
@@ -51,7 +47,7 @@ export const dataSetRoutes: ApiRoute[] = [
     capability: WRITE,
     body: CreateDataSetsBody,
     // 200, where the other resources answer a create with 201: the reference lists only 200 here.
-    handler: ({ services, project, body }) => ({ items: createItems(dataSetSpec, services, project.id, body.items) }),
+    handler: async ({ services, project, body }) => ({ items: await createItems(dataSetSpec, services, project.id, body.items) }),
   }),
   route({
     method: 'POST',
@@ -79,6 +75,6 @@ export const dataSetRoutes: ApiRoute[] = [
     path: '/datasets/update',
     capability: WRITE,
     body: UpdateDataSetsBody,
-    handler: ({ services, project, body }) => ({ items: updateItems(spec, services, project.id, body.items) }),
+    handler: async ({ services, project, body }) => ({ items: await updateItems(spec, services, project.id, body.items) }),
   }),
 ];

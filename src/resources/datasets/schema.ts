@@ -9,28 +9,19 @@ import {
   ItemRefs,
   Limit,
   metadataPatchSchema,
-  metadataSchema,
   nullablePatch,
   partialObject,
   requiredPatch,
   TimestampRange,
-  type MetadataLimits,
 } from '../../http/common-schemas.js';
+import { DATA_SET_LIMITS, DATA_SET_METADATA_LIMITS, dataSetModel } from './model.js';
 
-export const DATA_SET_METADATA_LIMITS: MetadataLimits = { keyLength: 128, valueLength: 10_240, keys: 256, totalBytes: 10_240 };
-export const DATA_SET_LIMITS = { createItems: 10, name: 50, description: 500 } as const;
+export { DATA_SET_LIMITS, DATA_SET_METADATA_LIMITS };
 
-const Name = Type.String({ minLength: 1, maxLength: DATA_SET_LIMITS.name });
-const Description = Type.String({ minLength: 1, maxLength: DATA_SET_LIMITS.description });
-const DataSetMetadata = metadataSchema(DATA_SET_METADATA_LIMITS);
+const fields = dataSetModel.schemas;
+const { name: Name, description: Description, metadata: DataSetMetadata } = fields;
 
-export const DataSetCreate = partialObject({
-  externalId: ExternalId,
-  name: Name,
-  description: Description,
-  metadata: DataSetMetadata,
-  writeProtected: Type.Boolean(),
-});
+export const DataSetCreate = partialObject(fields);
 export type DataSetCreate = Static<typeof DataSetCreate>;
 
 export const CreateDataSetsBody = Type.Object(

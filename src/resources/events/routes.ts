@@ -65,7 +65,7 @@ export const eventRoutes: ApiRoute[] = [
     capability: WRITE,
     body: CreateEventsBody,
     status: 201,
-    handler: ({ services, project, body }) => ({ items: createItems(eventSpec, services, project.id, body.items) }),
+    handler: async ({ services, project, body }) => ({ items: await createItems(eventSpec, services, project.id, body.items) }),
   }),
   route({
     method: 'GET',
@@ -106,15 +106,15 @@ export const eventRoutes: ApiRoute[] = [
     path: '/events/update',
     capability: WRITE,
     body: UpdateEventsBody,
-    handler: ({ services, project, body }) => ({ items: updateItems(spec, services, project.id, body.items) }),
+    handler: async ({ services, project, body }) => ({ items: await updateItems(spec, services, project.id, body.items) }),
   }),
   route({
     method: 'POST',
     path: '/events/delete',
     capability: WRITE,
     body: EventIdsBody,
-    handler: ({ services, project, body }) => {
-      deleteItems(spec, services, project.id, body.items, body.ignoreUnknownIds);
+    handler: async ({ services, project, body }) => {
+      await deleteItems(spec, services, project.id, body.items, body.ignoreUnknownIds);
       return {};
     },
   }),

@@ -24,31 +24,12 @@ import {
   AggregateRequestFields,
   listBodySchema,
 } from '../../http/common-schemas.js';
+import { EVENT_LIMITS, eventModel } from './model.js';
 
-export const EVENT_LIMITS = {
-  externalId: 255,
-  type: 64,
-  subtype: 64,
-  source: 128,
-  description: 500,
-  assetIds: 10_000,
-  createItems: 1000,
-  filterAssetIds: 5000,
-  filterAssetSubtrees: 100,
-} as const;
+export { EVENT_LIMITS };
 
-const eventFields = {
-  externalId: ExternalId,
-  dataSetId: InternalId,
-  startTime: Timestamp,
-  endTime: Timestamp,
-  type: Type.String({ maxLength: EVENT_LIMITS.type }),
-  subtype: Type.String({ maxLength: EVENT_LIMITS.subtype }),
-  description: Type.String({ maxLength: EVENT_LIMITS.description }),
-  metadata: Metadata,
-  assetIds: Type.Array(InternalId, { maxItems: EVENT_LIMITS.assetIds, uniqueItems: true }),
-  source: Type.String({ maxLength: EVENT_LIMITS.source }),
-};
+/** Each field's schema, as the model declares it. */
+const eventFields = eventModel.schemas;
 
 export const EventCreate = partialObject(eventFields);
 export type EventCreate = Static<typeof EventCreate>;

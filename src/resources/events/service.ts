@@ -5,32 +5,19 @@ import { badRequest, formatPath } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { runAggregate, type AggregateRequest } from '../../query/aggregate.js';
 import { and, containsAnyLeaf, equalsLeaf, inLeaf, isNullNode, metadataNode, prefixLeaf, propertyTarget, rangeLeaf } from '../../query/basic.js';
-import { ftsAnyOf, type FilterNode } from '../../query/filter.js';
+import { textSearchOf, type FilterNode } from '../../query/filter.js';
 import type { Values } from '../../storage/items.js';
 import { assetScopeNode } from '../../query/assets-scope.js';
 import { visibleIn } from '../../query/visibility.js';
-import { assetCatalog } from '../assets/store.js';
-import { dataSetCatalog } from '../datasets/store.js';
+import { assetCatalog } from '../assets/model.js';
+import { dataSetCatalog } from '../datasets/model.js';
 import { resolveReferences } from '../../query/references.js';
-import { listItemsJson, searchItemsJson, type ListInput, type ResourceSpec } from '../crud.js';
-import { EVENT_LIMITS, type EventCreate, type EventFilter } from './schema.js';
-import { eventCatalog as catalog, eventTable } from './store.js';
+import { fromModel, listItemsJson, searchItemsJson, type ListInput, type ResourceSpec } from '../crud.js';
+import type { EventCreate, EventFilter } from './schema.js';
+import { eventCatalog as catalog, eventModel } from './model.js';
 
 export const eventSpec: ResourceSpec<EventCreate> = {
-  table: eventTable,
-  catalog,
-  patches: {
-    externalId: 'nullable',
-    dataSetId: 'nullable',
-    startTime: 'nullable',
-    endTime: 'nullable',
-    type: 'nullable',
-    subtype: 'nullable',
-    description: 'nullable',
-    source: 'nullable',
-    metadata: 'metadata',
-    assetIds: { array: EVENT_LIMITS.assetIds },
-  },
+  ...fromModel(eventModel),
   references: [
     { field: 'dataSetId', catalog: dataSetCatalog },
     { field: 'assetIds', catalog: assetCatalog },
@@ -48,7 +35,7 @@ export const eventSpec: ResourceSpec<EventCreate> = {
  * The basic `filter` object as filter language, so it shares the compiler and the semantics; its references
  * to assets and data sets are resolved among those the request sees.
  */
-export function eventFilterNode(f: EventFilter | undefined, services: Services, projectId: number): FilterNode | undefined {
+export async function eventFilterNode(f: EventFilter | undefined, services: Services, projectId: number): Promise<FilterNode | undefined> {
   if (!f) return undefined;
   let endTime: FilterNode | undefined;
   if (f.endTime && 'isNull' in f.endTime) endTime = isNullNode(catalog, 'endTime', f.endTime.isNull);
@@ -63,40 +50,43 @@ export function eventFilterNode(f: EventFilter | undefined, services: Services, 
       min !== undefined ? { op: 'or', args: [isNullNode(catalog, 'endTime', true), rangeLeaf(catalog, 'endTime', { min })!] } : undefined,
     ]);
   }
+  const assets = await assetScopeNode(services.db, visibleIn(services, assetCatalog), projectId, catalog, 'assetIds', f);
+  const dataSetIds = f.dataSetIds && (await resolveReferences(services.db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds']));
   return and([
     rangeLeaf(catalog, 'startTime', f.startTime),
     endTime,
     active,
     metadataNode(catalog, f.metadata),
     containsAnyLeaf(catalog, 'assetIds', f.assetIds),
-    assetScopeNode(services.db, visibleIn(services, assetCatalog), projectId, catalog, 'assetIds', f),
+    assets,
     equalsLeaf(catalog, 'source', f.source),
     equalsLeaf(catalog, 'type', f.type),
     equalsLeaf(catalog, 'subtype', f.subtype),
     rangeLeaf(catalog, 'createdTime', f.createdTime),
     rangeLeaf(catalog, 'lastUpdatedTime', f.lastUpdatedTime),
     prefixLeaf(catalog, 'externalId', f.externalIdPrefix),
-    f.dataSetIds && inLeaf(catalog, 'dataSetId', resolveReferences(services.db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds'])),
+    dataSetIds && inLeaf(catalog, 'dataSetId', dataSetIds),
   ]);
 }
 
 const WITHOUT_METADATA = new Set(['metadata']);
 
-export function listEvents(services: Services, projectId: number, req: ListEventsInput, includeMetadata = true) {
-  return listItemsJson(eventSpec as ResourceSpec<unknown>, services, projectId, req, eventFilterNode(req.filter, services, projectId), includeMetadata ? undefined : WITHOUT_METADATA);
+export async function listEvents(services: Services, projectId: number, req: ListEventsInput, includeMetadata = true) {
+  const node = await eventFilterNode(req.filter, services, projectId);
+  return listItemsJson(eventSpec as ResourceSpec<unknown>, services, projectId, req, node, includeMetadata ? undefined : WITHOUT_METADATA);
 }
 
-export function searchEvents(
+export async function searchEvents(
   services: Services,
   projectId: number,
   req: { filter?: EventFilter; search?: { description?: string | null }; limit?: number },
 ) {
-  const match = ftsAnyOf([[req.search?.description]]);
-  return searchItemsJson(eventSpec as ResourceSpec<unknown>, services, projectId, eventFilterNode(req.filter, services, projectId), match, req.limit);
+  const text = textSearchOf(catalog, [[req.search?.description]]);
+  return searchItemsJson(eventSpec as ResourceSpec<unknown>, services, projectId, await eventFilterNode(req.filter, services, projectId), text, req.limit);
 }
 
-export function aggregateEvents(services: Services, projectId: number, req: Omit<AggregateRequest, 'filter'> & { filter?: EventFilter }) {
-  return runAggregate(services, catalog, projectId, { ...req, filter: eventFilterNode(req.filter, services, projectId) });
+export async function aggregateEvents(services: Services, projectId: number, req: Omit<AggregateRequest, 'filter'> & { filter?: EventFilter }) {
+  return runAggregate(services, catalog, projectId, { ...req, filter: await eventFilterNode(req.filter, services, projectId) });
 }
 
 export type ListEventsInput = ListInput & { filter?: EventFilter };

@@ -28,7 +28,7 @@ export const timeSeriesRoutes: ApiRoute[] = [
     capability: WRITE,
     body: CreateTimeSeriesBody,
     status: 201,
-    handler: ({ services, project, body }) => ({ items: createTimeSeries(services, project.id, body.items) }),
+    handler: async ({ services, project, body }) => ({ items: await createTimeSeries(services, project.id, body.items) }),
   }),
   route({
     method: 'GET',
@@ -70,15 +70,15 @@ export const timeSeriesRoutes: ApiRoute[] = [
     path: '/timeseries/update',
     capability: WRITE,
     body: UpdateTimeSeriesBody,
-    handler: ({ services, project, body }) => ({ items: updateItems(spec, services, project.id, body.items) }),
+    handler: async ({ services, project, body }) => ({ items: await updateItems(spec, services, project.id, body.items) }),
   }),
   route({
     method: 'POST',
     path: '/timeseries/delete',
     capability: WRITE,
     body: TimeSeriesDeleteBody,
-    handler: ({ services, project, body }) => {
-      deleteItems(spec, services, project.id, body.items, body.ignoreUnknownIds);
+    handler: async ({ services, project, body }) => {
+      await deleteItems(spec, services, project.id, body.items, body.ignoreUnknownIds);
       return {};
     },
   }),

@@ -13,48 +13,34 @@ import {
   ItemRef,
   Limit,
   metadataPatchSchema,
-  metadataSchema,
   nullablePatch,
   orNull,
   partialObject,
   Partition,
   requiredPatch,
   TimestampRange,
-  type MetadataLimits,
   listBodySchema,
 } from '../../http/common-schemas.js';
+import { InstanceId, TIME_SERIES_LIMITS, TIME_SERIES_METADATA_LIMITS, timeSeriesModel } from './model.js';
 
-export const TIME_SERIES_METADATA_LIMITS: MetadataLimits = { keyLength: 128, valueLength: 10_000, keys: 256, totalBytes: 10_000 };
-export const TIME_SERIES_LIMITS = {
-  items: 1000,
-  name: 255,
-  unit: 32,
-  unitExternalId: 64,
-  unitQuantity: 256,
-  description: 1000,
-  securityCategories: 100,
-  filterIds: 100,
-} as const;
+export { InstanceId, TIME_SERIES_LIMITS, TIME_SERIES_METADATA_LIMITS };
 
-export const InstanceId = Type.Object(
-  { space: Type.String({ minLength: 1, maxLength: 43 }), externalId: Type.String({ minLength: 1, maxLength: 255 }) },
-  { additionalProperties: false },
-);
+const model = timeSeriesModel.schemas;
+const Metadata = model.metadata;
+const SecurityCategories = model.securityCategories;
 
-const Metadata = metadataSchema(TIME_SERIES_METADATA_LIMITS);
-const SecurityCategories = Type.Array(InternalId, { maxItems: TIME_SERIES_LIMITS.securityCategories, uniqueItems: true });
-
+/** The fields a create or an update gives, as the model declares them. */
 const fields = {
-  externalId: ExternalId,
-  name: Type.String({ maxLength: TIME_SERIES_LIMITS.name }),
-  metadata: Metadata,
-  unit: Type.String({ maxLength: TIME_SERIES_LIMITS.unit }),
-  unitExternalId: Type.String({ maxLength: TIME_SERIES_LIMITS.unitExternalId }),
-  assetId: InternalId,
-  isStep: Type.Boolean(),
-  description: Type.String({ maxLength: TIME_SERIES_LIMITS.description }),
-  securityCategories: SecurityCategories,
-  dataSetId: InternalId,
+  externalId: model.externalId,
+  name: model.name,
+  metadata: model.metadata,
+  unit: model.unit,
+  unitExternalId: model.unitExternalId,
+  assetId: model.assetId,
+  isStep: model.isStep,
+  description: model.description,
+  securityCategories: model.securityCategories,
+  dataSetId: model.dataSetId,
 };
 
 export const TimeSeriesCreate = partialObject({
@@ -63,7 +49,7 @@ export const TimeSeriesCreate = partialObject({
   // Deprecated by the reference and ignored; accepted so that older clients keep working.
   legacyName: Type.String({ maxLength: 255 }),
   // A series managed by data modeling carries its instance id; Strata lets a create set it to stand in for one.
-  instanceId: InstanceId,
+  instanceId: model.instanceId,
 });
 export type TimeSeriesCreate = Static<typeof TimeSeriesCreate>;
 

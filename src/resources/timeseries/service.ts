@@ -5,18 +5,18 @@ import { badRequest, formatPath } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { runAggregate, type AggregateRequest } from '../../query/aggregate.js';
 import { and, equalsLeaf, inLeaf, metadataNode, prefixLeaf, rangeLeaf } from '../../query/basic.js';
-import { ftsAnyOf, type FilterNode } from '../../query/filter.js';
+import { textSearchOf, type FilterNode } from '../../query/filter.js';
 import { assetScopeNode } from '../../query/assets-scope.js';
 import { visibleIn } from '../../query/visibility.js';
-import { assetCatalog } from '../assets/store.js';
-import { dataSetCatalog } from '../datasets/store.js';
+import { assetCatalog } from '../assets/model.js';
+import { dataSetCatalog } from '../datasets/model.js';
 import { resolveReferences } from '../../query/references.js';
 import type { Values } from '../../storage/items.js';
 import { deleteSeriesData } from '../datapoints/series-data.js';
-import { createItems, listItemsJson, searchItemsJson, type ListInput, type ResourceSpec } from '../crud.js';
+import { createItems, fromModel, listItemsJson, searchItemsJson, type ListInput, type ResourceSpec } from '../crud.js';
 import { requireUnit } from '../units/catalog.js';
-import { TIME_SERIES_METADATA_LIMITS, type TimeSeriesCreate, type TimeSeriesFilter } from './schema.js';
-import { timeSeriesCatalog as catalog, timeSeriesTable } from './store.js';
+import type { TimeSeriesCreate, TimeSeriesFilter } from './schema.js';
+import { timeSeriesCatalog as catalog, timeSeriesModel } from './model.js';
 
 /**
  * Fields that data modeling owns on a series that carries an `instanceId`; only the others may be updated.
@@ -25,27 +25,13 @@ import { timeSeriesCatalog as catalog, timeSeriesTable } from './store.js';
 export const MANAGED_BY_DATA_MODELING = ['name', 'description', 'unit', 'unitExternalId', 'isStep'] as const;
 
 export const timeSeriesSpec: ResourceSpec<TimeSeriesCreate> = {
-  table: timeSeriesTable,
-  catalog,
+  ...fromModel(timeSeriesModel),
   instanceIds: true,
-  metadataLimits: TIME_SERIES_METADATA_LIMITS,
   createValues: (item) => ({
     isString: item.isString ?? false,
     type: item.isString ? 'string' : 'numeric',
     isStep: item.isStep ?? false,
   }),
-  patches: {
-    externalId: 'nullable',
-    name: 'nullable',
-    metadata: 'metadata',
-    unit: 'nullable',
-    unitExternalId: 'nullable',
-    assetId: 'nullable',
-    isStep: 'required',
-    description: 'nullable',
-    securityCategories: { array: 100 },
-    dataSetId: 'nullable',
-  },
   check(v: Values, path) {
     if (v.isString && v.unitExternalId !== null) {
       throw badRequest(`${formatPath([...path, 'unitExternalId'])}: a unit from the unit catalog applies only to numeric time series`);
@@ -72,8 +58,8 @@ export const timeSeriesSpec: ResourceSpec<TimeSeriesCreate> = {
     { field: 'dataSetId', catalog: dataSetCatalog },
     { field: 'assetId', catalog: assetCatalog },
   ],
-  beforeDelete(ids, { db, projectId }) {
-    deleteSeriesData(db, projectId, ids);
+  async beforeDelete(ids, { db, projectId }) {
+    await deleteSeriesData(db, projectId, ids);
   },
   duplicateStatus: 422,
 };
@@ -89,8 +75,10 @@ export function createTimeSeries(services: Services, projectId: number, items: r
 }
 
 /** The basic `filter` object as filter language; its references are resolved among what the request sees. */
-export function timeSeriesFilterNode(f: TimeSeriesFilter | undefined, services: Services, projectId: number): FilterNode | undefined {
+export async function timeSeriesFilterNode(f: TimeSeriesFilter | undefined, services: Services, projectId: number): Promise<FilterNode | undefined> {
   if (!f) return undefined;
+  const assets = await assetScopeNode(services.db, visibleIn(services, assetCatalog), projectId, catalog, 'assetId', f);
+  const dataSetIds = f.dataSetIds && (await resolveReferences(services.db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds']));
   return and([
     equalsLeaf(catalog, 'name', f.name),
     equalsLeaf(catalog, 'unit', f.unit),
@@ -100,8 +88,8 @@ export function timeSeriesFilterNode(f: TimeSeriesFilter | undefined, services: 
     f.isStep === undefined ? undefined : equalsLeaf(catalog, 'isStep', f.isStep ? 1 : 0),
     metadataNode(catalog, f.metadata),
     inLeaf(catalog, 'assetId', f.assetIds),
-    assetScopeNode(services.db, visibleIn(services, assetCatalog), projectId, catalog, 'assetId', f),
-    f.dataSetIds && inLeaf(catalog, 'dataSetId', resolveReferences(services.db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds'])),
+    assets,
+    dataSetIds && inLeaf(catalog, 'dataSetId', dataSetIds),
     prefixLeaf(catalog, 'externalId', f.externalIdPrefix),
     rangeLeaf(catalog, 'createdTime', f.createdTime),
     rangeLeaf(catalog, 'lastUpdatedTime', f.lastUpdatedTime),
@@ -110,35 +98,35 @@ export function timeSeriesFilterNode(f: TimeSeriesFilter | undefined, services: 
 
 const WITHOUT_METADATA = new Set(['metadata']);
 
-export function listTimeSeries(
+export async function listTimeSeries(
   services: Services,
   projectId: number,
   req: ListInput & { filter?: TimeSeriesFilter },
   includeMetadata = true,
 ) {
-  const node = timeSeriesFilterNode(req.filter, services, projectId);
+  const node = await timeSeriesFilterNode(req.filter, services, projectId);
   return listItemsJson(anyTimeSeriesSpec, services, projectId, req, node, includeMetadata ? undefined : WITHOUT_METADATA);
 }
 
 /** `name`, `description` and `query` (both) searches; an item matching any of them is found. */
-export function searchTimeSeries(
+export async function searchTimeSeries(
   services: Services,
   projectId: number,
   req: { filter?: TimeSeriesFilter; search?: { name?: string | null; description?: string | null; query?: string | null }; limit?: number },
 ) {
-  const match = ftsAnyOf([
-    [req.search?.name, 'name'],
-    [req.search?.description, 'description'],
-    [req.search?.query, '{name description}'],
+  const text = textSearchOf(catalog, [
+    [req.search?.name, ['name']],
+    [req.search?.description, ['description']],
+    [req.search?.query, ['name', 'description']],
   ]);
-  const node = timeSeriesFilterNode(req.filter, services, projectId);
-  return searchItemsJson(anyTimeSeriesSpec, services, projectId, node, match, req.limit);
+  const node = await timeSeriesFilterNode(req.filter, services, projectId);
+  return searchItemsJson(anyTimeSeriesSpec, services, projectId, node, text, req.limit);
 }
 
-export function aggregateTimeSeries(
+export async function aggregateTimeSeries(
   services: Services,
   projectId: number,
   req: Omit<AggregateRequest, 'filter'> & { filter?: TimeSeriesFilter },
 ) {
-  return runAggregate(services, catalog, projectId, { ...req, filter: timeSeriesFilterNode(req.filter, services, projectId) });
+  return runAggregate(services, catalog, projectId, { ...req, filter: await timeSeriesFilterNode(req.filter, services, projectId) });
 }
