@@ -1,10 +1,30 @@
 import { defineConfig } from 'vitest/config';
+import { hasPostgres } from './test/support/postgres.js';
 
+const shared = { pool: 'forks' as const, testTimeout: 60_000, hookTimeout: 60_000 };
+/** Tests of what does not touch a database, or that pick their engines themselves: run once. */
+const engineFree = ['test/evals/**', 'test/throttle-store.test.ts', 'test/store.test.ts'];
+
+// The suite runs on SQLite, and again on PostgreSQL where its server programs are installed (each harness then
+// gets a new database on one throw-away cluster; see test/support/test-store.ts).
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    pool: 'forks',
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    projects: [
+      { test: { ...shared, name: 'sqlite', include: ['test/**/*.test.ts'] } },
+      ...(hasPostgres()
+        ? [
+            {
+              test: {
+                ...shared,
+                name: 'postgres',
+                include: ['test/**/*.test.ts'],
+                exclude: engineFree,
+                env: { STRATA_TEST_STORE: 'postgres' },
+                globalSetup: ['test/support/postgres-setup.ts'],
+              },
+            },
+          ]
+        : []),
+    ],
   },
 });

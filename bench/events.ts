@@ -5,7 +5,9 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
-import { openDatabase } from '../src/storage/db.js';
+import { appSchema } from '../src/resources/tables.js';
+import { migrate } from '../src/storage/migrate.js';
+import { SqliteStore } from '../src/storage/sqlite-store.js';
 import type { BenchContext, Suite } from './lib/context.js';
 import { benchEvents, YEAR_MS, YEAR_START } from './events-data.js';
 import { expectStatus } from './lib/http.js';
@@ -146,7 +148,9 @@ async function seedReference(ctx: BenchContext, n: number, seeded: SeedResult): 
   const apiRate = (k * 1000) / seeded.completions[Math.ceil(k / BATCH) - 1];
   const apiCpuPer1000 = (seeded.cpuAtReference * 1000) / k;
   const dir = join(ctx.tmpDir, 'reference-insert');
-  const db = openDatabase({ dataDir: dir });
+  const store = new SqliteStore({ dataDir: dir });
+  await migrate(store, appSchema());
+  const db = store.connection;
   try {
     db.prepare('INSERT INTO projects (name, created_time) VALUES (?, ?)').run('bench', Date.now());
     const projectId = (db.prepare('SELECT id FROM projects WHERE name = ?').get('bench') as { id: number }).id;
@@ -210,7 +214,7 @@ async function seedReference(ctx: BenchContext, n: number, seeded: SeedResult): 
       `Create reference: the first ${fmtInt(k)} of the same rows bulk-inserted through better-sqlite3 (multi-row INSERTs of 500, explicit ids, metadata rows sorted in index order) into a fresh database with the server schema and pragmas (indexes, metadata table, FTS trigger), 1000 events per transaction, in the benchmark process; no HTTP, JSON or validation. Compared with Strata over the same first events: rate, and CPU time per 1000 events (server child vs. benchmark process).`,
     );
   } finally {
-    db.close();
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -4,12 +4,17 @@
  */
 import { CONFIG_HELP, ConfigError, loadConfig, type Config } from './config.js';
 import { buildApp } from './http/app.js';
+import { appSchema } from './resources/tables.js';
+import { migrate, SchemaTooNew } from './storage/migrate.js';
+import { openStore } from './storage/open.js';
+import { StoreUnavailable } from './storage/store.js';
 
 const USAGE = `usage: strata <command> [options]
 
 commands:
   serve            start the server (default)
   token            print an access token of the built-in identity provider's dev client
+  migrate          bring the database to this build's schema, then exit (serve does it at start too)
   evals validate PATH                 check an agent evaluation suite and the files it includes
   evals resolve PATH [--agent NAME]   print each case of a suite as it will run (--format json|table)
 
@@ -24,7 +29,7 @@ async function serve(config: Config): Promise<void> {
   const project = config.projects[0];
   const { clientId, secret } = strata.idp.devClient;
   const ms = Math.round(performance.now() - started);
-  process.stdout.write(`Strata is listening on ${address} (ready in ${ms} ms; data in ${config.dataDir})
+  process.stdout.write(`Strata is listening on ${address} (ready in ${ms} ms; data in ${strata.store.location})
 
   Projects:       ${config.projects.join(', ')}
   Base URL:       ${base}/api/v1/projects/${project}
@@ -57,6 +62,16 @@ async function printToken(config: Config): Promise<void> {
   }
 }
 
+async function runMigrate(config: Config): Promise<void> {
+  const store = openStore({ dataDir: config.dataDir, synchronous: config.synchronous, databaseUrl: config.databaseUrl });
+  try {
+    const { from, to } = await migrate(store, appSchema());
+    process.stdout.write(from === to ? `The database at ${store.location} is at schema version ${to}; nothing to do.\n` : `Migrated ${store.location} from schema version ${from} to ${to}.\n`);
+  } finally {
+    await store.close();
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
   const command = first === undefined || first.startsWith('-') ? 'serve' : first;
@@ -73,14 +88,23 @@ async function main(argv: string[]): Promise<number> {
     const config = loadConfig(args);
     if (command === 'serve') await serve(config);
     else if (command === 'token') await printToken(config);
+    else if (command === 'migrate') {
+      await runMigrate(config);
+      return 0;
+    }
     else {
       process.stderr.write(`unknown command "${command}"\n\n${USAGE}\n`);
       return 2;
     }
     return -1;
   } catch (err) {
-    if (err instanceof ConfigError) {
+    if (err instanceof ConfigError || err instanceof SchemaTooNew) {
       process.stderr.write(`strata: ${err.message}\n`);
+      return 2;
+    }
+    if (err instanceof StoreUnavailable) {
+      const cause = (err.cause as Error | undefined)?.message;
+      process.stderr.write(`strata: ${err.message}${cause ? ` (${cause})` : ''}; check STRATA_DATABASE_URL (--database-url) and that the database server is running\n`);
       return 2;
     }
     throw err;

@@ -13,6 +13,12 @@ export interface Config {
   port: number;
   /** Directory of the embedded store, or `:memory:` for a throwaway in-memory store. */
   dataDir: string;
+  /** A PostgreSQL database to use instead of the embedded store. */
+  databaseUrl?: string;
+  /** A read replica of that database, for list, search and aggregate reads. */
+  databaseReadUrl?: string;
+  /** Connections each PostgreSQL pool keeps. */
+  databasePoolSize: number;
   /** Projects created on start (if missing). */
   projects: string[];
   /** Public origin of this server: the issuer of built-in tokens and the base of printed URLs. */
@@ -106,6 +112,9 @@ const FLAGS: Record<string, string> = {
   '--port': 'STRATA_PORT',
   '--host': 'STRATA_HOST',
   '--data-dir': 'STRATA_DATA_DIR',
+  '--database-url': 'STRATA_DATABASE_URL',
+  '--database-read-url': 'STRATA_DATABASE_READ_URL',
+  '--database-pool-size': 'STRATA_DATABASE_POOL_SIZE',
   '--projects': 'STRATA_PROJECTS',
   '--public-url': 'STRATA_PUBLIC_URL',
   '--body-limit': 'STRATA_BODY_LIMIT',
@@ -182,6 +191,17 @@ function parseUrl(text: string): URL | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A PostgreSQL connection URL, checked: `postgres://` or `postgresql://` with a host and a database name. */
+function databaseUrl(name: string, raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  const url = parseUrl(raw);
+  const shown = url ? `${url.protocol}//${url.host}${url.pathname}` : '(not a URL)';
+  if (!url || !['postgres:', 'postgresql:'].includes(url.protocol) || !url.hostname || url.pathname.length < 2) {
+    throw new ConfigError(`${name} must be a PostgreSQL URL such as postgres://user:password@host:5432/strata, got ${shown}`);
+  }
+  return raw;
 }
 
 function show(raw: unknown): string {
@@ -450,12 +470,18 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
       throw new ConfigError(`STRATA_PROJECTS: "${p}" is not a valid project name (lower-case letters, digits and '-', at most 64)`);
     }
   }
+  if (values.STRATA_DATABASE_READ_URL && !values.STRATA_DATABASE_URL) {
+    throw new ConfigError('STRATA_DATABASE_READ_URL (--database-read-url) is a replica of STRATA_DATABASE_URL (--database-url), which is not set');
+  }
   const synchronous = values.STRATA_SYNC ?? 'normal';
   if (synchronous !== 'normal' && synchronous !== 'full') throw new ConfigError(`STRATA_SYNC must be "normal" or "full", got "${synchronous}"`);
   return {
     host,
     port,
     dataDir,
+    databaseUrl: databaseUrl('STRATA_DATABASE_URL (--database-url)', values.STRATA_DATABASE_URL),
+    databaseReadUrl: databaseUrl('STRATA_DATABASE_READ_URL (--database-read-url)', values.STRATA_DATABASE_READ_URL),
+    databasePoolSize: integer('STRATA_DATABASE_POOL_SIZE (--database-pool-size)', values.STRATA_DATABASE_POOL_SIZE ?? '10', 1, 1000),
     projects,
     publicUrl: (values.STRATA_PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
     devClientSecret: values.STRATA_DEV_CLIENT_SECRET || undefined,

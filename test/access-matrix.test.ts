@@ -41,7 +41,7 @@ function request(route: ApiRoute, authorization: Record<string, string>) {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'strata-matrix-'));
   h = await startHarness({ dataDir: dir });
-  const signer = builtInSigner(dir);
+  const signer = await builtInSigner(h);
   const capabilities = distinct(guarded(h.strata.routes));
   for (const c of capabilities) {
     const key = keyOf(c);

@@ -5,6 +5,7 @@
  *
  * Deterministic: the forest, the events and the queries come from fixed seeds.
  */
+import { sql } from '../src/storage/sql.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subtreeAssetIds } from '../src/query/assets-scope.js';
@@ -242,9 +243,9 @@ describe('asset filters on events', () => {
     const EVERY_ASSET = { table: 'assets', noun: 'asset' };
     const root = [...parentOf].find(([, p]) => p === null)![0];
     const size = descendants(root).size;
-    const project = h.strata.services.db.prepare("SELECT id FROM projects WHERE name = 'dev'").get() as { id: number };
-    expect(() => subtreeAssetIds(h.strata.services.db, EVERY_ASSET, project.id, [{ id: root }], ['filter', 'assetSubtreeIds'], size)).not.toThrow();
-    expect(() => subtreeAssetIds(h.strata.services.db, EVERY_ASSET, project.id, [{ id: root }], ['filter', 'assetSubtreeIds'], size - 1)).toThrow(
+    const project = (await h.strata.services.db.get<{ id: number }>(sql`SELECT id FROM projects WHERE name = 'dev'`))!;
+    await expect(subtreeAssetIds(h.strata.services.db, EVERY_ASSET, project.id, [{ id: root }], ['filter', 'assetSubtreeIds'], size)).resolves.toBeDefined();
+    await expect(subtreeAssetIds(h.strata.services.db, EVERY_ASSET, project.id, [{ id: root }], ['filter', 'assetSubtreeIds'], size - 1)).rejects.toThrow(
       /filter\.assetSubtreeIds: the given subtrees hold more than \d+ assets/,
     );
   });

@@ -21,7 +21,7 @@ let idp: TestIssuer;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'strata-attacks-'));
   h = await startHarness({ dataDir: dir, jwksRefreshIntervalMs: 0 }, { ...LOOPBACK_PROVIDERS, STRATA_PROJECTS: 'dev,other,ext' });
-  builtIn = builtInSigner(dir);
+  builtIn = await builtInSigner(h);
   idp = await startTestIssuer();
   await createGroup(h, { name: 'ext admins', sourceId: 'ext-admins', capabilities: [capability('eventsAcl', ['READ', 'WRITE'])] }, 'ext');
   const res = await h.post('/api/v1/projects/ext/update', {

@@ -1,9 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
+import { builtInKey } from './support/auth.js';
 
 let h: Harness;
 let dir: string;
@@ -13,7 +14,7 @@ const issuer = 'http://localhost:4000';
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'strata-auth-'));
   h = await startHarness({ dataDir: dir });
-  signingJwk = JSON.parse(readFileSync(join(dir, 'idp-signing-key.json'), 'utf8')).privateJwk;
+  signingJwk = await builtInKey(h);
 });
 afterAll(async () => {
   await h.close();

@@ -3,6 +3,7 @@
  * (plain and compressed), decoding that stops at the body limit, the small body limit of routes that need no
  * token, header and request timeouts (408), and the cap on connections per client address.
  */
+import { sql } from '../src/storage/sql.js';
 import { once } from 'node:events';
 import { Agent, request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
@@ -253,7 +254,7 @@ describe('timeouts', () => {
 });
 
 async function eventCount(h: Harness): Promise<number> {
-  return (h.strata.services.db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
+  return (await h.strata.services.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM events`))!.n;
 }
 
 describe('connections per client address', () => {

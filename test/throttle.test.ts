@@ -3,6 +3,7 @@
  * 429 with a message naming the maximum and Retry-After, nothing changed by a refused request, configuration
  * (flags, environment, per-project overrides) and refusal of nonsense limits.
  */
+import { sql } from '../src/storage/sql.js';
 import { spawnSync } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { once } from 'node:events';
@@ -12,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import { route } from '../src/http/route.js';
-import { openDatabase } from '../src/storage/db.js';
+import { openTestStore } from './support/test-store.js';
 import { ensureProjects } from '../src/storage/projects.js';
 import { bearer, capability, clientToken, createGroup } from './support/auth.js';
 import { errorMessage, type Harness } from './support/harness.js';
@@ -32,7 +33,7 @@ async function start(opts: CustomHarnessOptions): Promise<Harness> {
 }
 
 async function eventCount(h: Harness): Promise<number> {
-  return (h.strata.services.db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
+  return (await h.strata.services.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM events`))!.n;
 }
 
 describe('request rate', () => {
@@ -93,13 +94,13 @@ describe('request rate', () => {
 
   it('takes per-project overrides from STRATA_PROJECT_LIMITS over those stored with the project', async () => {
     const clock = manualClock();
-    const db = openDatabase({ dataDir: ':memory:' });
-    ensureProjects(db, ['dev', 'other', 'third'], 0);
-    db.prepare(`UPDATE projects SET config = ? WHERE name = ?`).run(JSON.stringify({ limits: { project: { rate: 1, burst: 1 } } }), 'other');
-    db.prepare(`UPDATE projects SET config = ? WHERE name = ?`).run(JSON.stringify({ limits: { project: { rate: 1, burst: 1 } } }), 'third');
+    const db = await openTestStore();
+    await ensureProjects(db, ['dev', 'other', 'third'], 0);
+    const limited = JSON.stringify({ limits: { project: { rate: 1, burst: 1 } } });
+    await db.run(sql`UPDATE projects SET config = ${limited} WHERE name IN ('other', 'third')`);
     const h = await start({
       env: { STRATA_PROJECTS: 'dev,other,third', STRATA_PROJECT_LIMITS: JSON.stringify({ third: { project: { burst: 2 } } }) },
-      build: { now: clock.now, db },
+      build: { now: clock.now, store: db },
     });
     try {
       const burstOf = async (project: string) => {
@@ -113,7 +114,7 @@ describe('request rate', () => {
     } finally {
       await h.close();
       open.splice(open.indexOf(h), 1);
-      db.close();
+      await db.close();
     }
   });
 });
@@ -338,19 +339,19 @@ describe('configuration', () => {
   });
 
   it('refuses to build an app whose stored project limits are nonsense', async () => {
-    const db = openDatabase({ dataDir: ':memory:' });
+    const db = await openTestStore();
     try {
-      ensureProjects(db, ['dev'], 0);
-      db.prepare(`UPDATE projects SET config = ? WHERE name = 'dev'`).run(JSON.stringify({ limits: { principal: { concurrency: -1 } } }));
+      await ensureProjects(db, ['dev'], 0);
+      await db.run(sql`UPDATE projects SET config = ${JSON.stringify({ limits: { principal: { concurrency: -1 } } })} WHERE name = 'dev'`);
       const config = loadConfig([], { STRATA_DATA_DIR: ':memory:', STRATA_PROJECTS: 'dev' });
-      const error = await buildApp(config, { db, logger: false }).then(
+      const error = await buildApp(config, { store: db, logger: false }).then(
         () => undefined,
         (err: unknown) => err,
       );
       expect(error).toBeInstanceOf(ConfigError);
       expect((error as Error).message).toMatch(/project "dev" stored limits \(projects\.config\.limits\)\.principal\.concurrency must be a whole number .* got -1/);
     } finally {
-      db.close();
+      await db.close();
     }
   });
 

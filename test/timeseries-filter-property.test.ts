@@ -7,6 +7,7 @@
  * Deterministic: the data and the queries come from fixed seeds and the server's clock is a test value.
  * STRATA_FC_SEED and STRATA_FC_RUNS override the query seed and run count for exploration.
  */
+import { sql } from '../src/storage/sql.js';
 import { readFileSync } from 'node:fs';
 import fc, { type Arbitrary } from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -201,7 +202,7 @@ beforeAll(async () => {
     ok(await h.post('/timeseries/update', { items: [{ id: ids[index], update: { dataSetId: { set: dataSets.get(ds) } } }] }), 'update');
   }
   const withBar = listed.find((s) => s.unitExternalId === 'pressure:bar')!;
-  h.strata.services.db.prepare('UPDATE timeseries SET unit_external_id = ? WHERE id = ?').run(LEGACY_UNIT, withBar.id);
+  await h.strata.services.db.run(sql`UPDATE timeseries SET unit_external_id = ${LEGACY_UNIT} WHERE id = ${withBar.id}`);
   series = ok(await h.post('/timeseries/list', { limit: 1000 }), 'list').items;
   expect(series.length).toBe(SERIES);
   modelSeries = series.map((s) => {

@@ -1,3 +1,4 @@
+import { sql } from '../src/storage/sql.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
 
@@ -298,7 +299,7 @@ describe('list, search and aggregate', () => {
       { externalId: 'uq/legacy', name: 'uq oven' },
     ]).then((items) => items.slice(4));
     // A series stored with a unit the catalog lacks has no quantity.
-    h.strata.services.db.prepare('UPDATE timeseries SET unit_external_id = ? WHERE id = ?').run('temperature:legacy', legacy.id);
+    await h.strata.services.db.run(sql`UPDATE timeseries SET unit_external_id = 'temperature:legacy' WHERE id = ${legacy.id}`);
     const scope = { externalIdPrefix: 'uq/' };
     const listed = async (body: object) => {
       const res = await h.post('/timeseries/list', body);

@@ -3,6 +3,7 @@
  * and unit conversion of data points (`targetUnit`, `targetUnitSystem` on list, aggregates and latest):
  * converted values against hand-computed ones, the response's unit fields, and every refusal.
  */
+import { sql } from '../src/storage/sql.js';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGGREGATES } from '../src/resources/datapoints/schema.js';
@@ -349,7 +350,7 @@ describe('refusals', () => {
 
   it('reads a series stored with a unit the catalog lacks, and refuses only to convert it', async () => {
     const legacy = await series({ unitExternalId: 'temperature:deg_c' }, [[T0, 5]]);
-    h.strata.services.db.prepare('UPDATE timeseries SET unit_external_id = ? WHERE id = ?').run('temperature:legacy', legacy.id);
+    await h.strata.services.db.run(sql`UPDATE timeseries SET unit_external_id = 'temperature:legacy' WHERE id = ${legacy.id}`);
     const [plain] = await list({ items: [{ id: legacy.id, start: T0, end: T0 + 1 }] });
     expect(plain).toMatchObject({ unitExternalId: 'temperature:legacy', datapoints: [{ timestamp: T0, value: 5 }] });
     const latest = await h.post('/timeseries/data/latest', { items: [{ id: legacy.id }] });

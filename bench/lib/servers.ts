@@ -14,7 +14,8 @@ import Fastify from 'fastify';
 import { loadConfig } from '../../src/config.js';
 import type { Server as HttpServer } from 'node:http';
 import { buildApp } from '../../src/http/app.js';
-import { openDatabase } from '../../src/storage/db.js';
+import { openStore } from '../../src/storage/open.js';
+import { SqliteStore } from '../../src/storage/sqlite-store.js';
 import { recordStatements, type StatementRecorder } from './capture.js';
 
 export const PROJECT = 'bench';
@@ -53,20 +54,20 @@ export const LIMITED_PROJECT_LIMITS = { [PROJECT]: { project: { rate: 100, burst
 
 export async function startServers(dataDir: string, opts: { capture?: boolean; noLayers?: boolean; limited?: boolean } = {}): Promise<Servers> {
   const config = loadConfig([], { ...BENCH_SERVER_ENV, STRATA_DATA_DIR: dataDir });
-  const db = openDatabase({ dataDir: config.dataDir, synchronous: config.synchronous });
-  const recorder = opts.capture ? recordStatements(db) : undefined;
-  const strata = await buildApp(config, { db, logger: false });
+  const db = openStore({ dataDir: config.dataDir, synchronous: config.synchronous, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
+  const recorder = opts.capture && db instanceof SqliteStore ? recordStatements(db.connection) : undefined;
+  const strata = await buildApp(config, { store: db, logger: false });
   if (recorder) strata.services.reads = recorder.wrapReader(strata.services.reads);
   const api = await strata.app.listen({ host: '127.0.0.1', port: 0 });
 
   // `apiLayers: false` leaves out versioning and throttling (an option meant for this measurement).
-  const noLayers = opts.noLayers ? await buildApp(config, { db, logger: false, apiLayers: false } as Parameters<typeof buildApp>[1]) : undefined;
+  const noLayers = opts.noLayers ? await buildApp(config, { store: db, logger: false, apiLayers: false }) : undefined;
   const noLayersOrigin = noLayers ? await noLayers.app.listen({ host: '127.0.0.1', port: 0 }) : undefined;
 
   const limitedConfig = opts.limited
     ? loadConfig([], { ...BENCH_SERVER_ENV, STRATA_DATA_DIR: dataDir, STRATA_PROJECT_LIMITS: JSON.stringify(LIMITED_PROJECT_LIMITS) })
     : undefined;
-  const limited = limitedConfig ? await buildApp(limitedConfig, { db, logger: false }) : undefined;
+  const limited = limitedConfig ? await buildApp(limitedConfig, { store: db, logger: false }) : undefined;
   const limitedOrigin = limited ? await limited.app.listen({ host: '127.0.0.1', port: 0 }) : undefined;
 
   let payload = '{}';
@@ -93,7 +94,7 @@ export async function startServers(dataDir: string, opts: { capture?: boolean; n
       await limited?.close();
       await noLayers?.close();
       await strata.close();
-      db.close();
+      await db.close();
     },
   };
 }

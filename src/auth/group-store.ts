@@ -3,7 +3,8 @@
  * members: by the identity provider's group id (`sourceId`, matched against the token's access claims) or
  * by an explicit list of subjects (`members`).
  */
-import { all, run, type Db } from '../storage/db.js';
+import { allocateIds } from '../storage/ids.js';
+import type { Queryable } from '../storage/store.js';
 import { sql } from '../storage/sql.js';
 import type { CapabilityObject } from './capabilities.js';
 
@@ -52,23 +53,21 @@ function toRecord(r: GroupRow): GroupRecord {
 
 const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
 
-export function insertGroup(db: Db, projectId: number, g: NewGroup, now: number): number {
-  const result = run(
-    db,
-    sql`INSERT INTO access_groups (project_id, name, source_id, members, capabilities, metadata, attributes, created_time)
-        VALUES (${projectId}, ${g.name}, ${g.sourceId ?? null}, ${json(g.members)}, ${JSON.stringify(g.capabilities)}, ${json(g.metadata)}, ${json(g.attributes)}, ${now})`,
-  );
-  return Number(result.lastInsertRowid);
+export async function insertGroup(db: Queryable, projectId: number, g: NewGroup, now: number): Promise<number> {
+  const [id] = await allocateIds(db, 'access_groups', 1);
+  await db.run(sql`INSERT INTO access_groups (id, project_id, name, source_id, members, capabilities, metadata, attributes, created_time)
+        VALUES (${id}, ${projectId}, ${g.name}, ${g.sourceId ?? null}, ${json(g.members)}, ${JSON.stringify(g.capabilities)}, ${json(g.metadata)}, ${json(g.attributes)}, ${now})`);
+  return id;
 }
 
-export function projectGroups(db: Db, projectId: number): GroupRecord[] {
-  return all<GroupRow>(db, sql`SELECT * FROM access_groups WHERE project_id = ${projectId} ORDER BY id`).map(toRecord);
+export async function projectGroups(db: Queryable, projectId: number): Promise<GroupRecord[]> {
+  return (await db.all<GroupRow>(sql`SELECT * FROM access_groups WHERE project_id = ${projectId} ORDER BY id`)).map(toRecord);
 }
 
-export function existingGroupIds(db: Db, projectId: number, ids: readonly number[]): Set<number> {
-  return new Set(all<{ id: number }>(db, sql`SELECT id FROM access_groups WHERE project_id = ${projectId} AND id IN (${ids})`).map((r) => r.id));
+export async function existingGroupIds(db: Queryable, projectId: number, ids: readonly number[]): Promise<Set<number>> {
+  return new Set((await db.all<{ id: number }>(sql`SELECT id FROM access_groups WHERE project_id = ${projectId} AND id IN (${ids})`)).map((r) => r.id));
 }
 
-export function deleteGroups(db: Db, projectId: number, ids: readonly number[]): void {
-  run(db, sql`DELETE FROM access_groups WHERE project_id = ${projectId} AND id IN (${ids})`);
+export async function deleteGroups(db: Queryable, projectId: number, ids: readonly number[]): Promise<void> {
+  await db.run(sql`DELETE FROM access_groups WHERE project_id = ${projectId} AND id IN (${ids})`);
 }

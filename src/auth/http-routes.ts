@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { ApiError, notFound, unauthorized } from '../http/errors.js';
-import type { Db } from '../storage/db.js';
+import type { Queryable } from '../storage/store.js';
 import { findProjectAuth } from '../storage/projects.js';
 import { SessionTokenBody } from '../resources/sessions/schema.js';
 import { sessionToken, type SessionTokenRequest } from './sessions.js';
@@ -16,7 +16,7 @@ export const API_KEYS_REMOVED = 'API keys were removed; authenticate with "Autho
 const LOGIN_REMOVED =
   'Sign-in through /login was removed; get an access token from the project\'s OpenID Connect identity provider and send it as "Authorization: Bearer <access token>"';
 
-export function registerAuthRoutes(app: FastifyInstance, auth: AuthRuntime, db: Db): void {
+export function registerAuthRoutes(app: FastifyInstance, auth: AuthRuntime, db: Queryable): void {
   app.get('/api/v1/token/inspect', async (req) => {
     if (req.headers['api-key'] !== undefined) throw unauthorized(API_KEYS_REMOVED);
     return auth.inspect(req.headers.authorization);
@@ -24,7 +24,7 @@ export function registerAuthRoutes(app: FastifyInstance, auth: AuthRuntime, db: 
 
   app.post('/api/v1/projects/:project/sessions/token', { schema: { body: SessionTokenBody } }, async (req) => {
     const name = (req.params as { project: string }).project;
-    const project = findProjectAuth(db, name);
+    const project = await findProjectAuth(db, name);
     if (!project) throw notFound(`Project "${name}" does not exist on this server`);
     return sessionToken(auth, db, project, req.body as SessionTokenRequest);
   });

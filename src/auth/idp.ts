@@ -1,14 +1,17 @@
 /**
  * The built-in OpenID Connect identity provider: discovery document, JWKS and a client-credentials token
- * endpoint, on the server's own origin. Its signing key and the dev client's secret live in the data
- * directory, so tokens stay valid across restarts. Besides the administrator it serves the configured extra
- * clients, whose tokens carry a `groups` claim, and it signs the access tokens of sessions.
+ * endpoint, on the server's own origin. Its signing key and the dev client's secret are kept in the database
+ * (`server_meta`), so tokens stay valid across restarts and every process on the database signs and accepts
+ * the same tokens. Besides the administrator it serves the configured extra clients, whose tokens carry a
+ * `groups` claim, and it signs the access tokens of sessions.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { BuiltInClientConfig } from '../config.js';
+import { sharedValue } from '../storage/projects.js';
+import type { Queryable } from '../storage/store.js';
 
 export const DEV_CLIENT_ID = 'strata-admin';
 export const TOKEN_LIFETIME_SECONDS = 3600;
@@ -16,6 +19,8 @@ export const TOKEN_LIFETIME_SECONDS = 3600;
 export const GROUPS_CLAIM = 'groups';
 
 export interface IdentityProviderOptions {
+  db: Queryable;
+  /** Where an earlier build kept the key and secret in files; they move into the database once. */
   dataDir: string;
   issuer: string;
   audience: string;
@@ -61,25 +66,29 @@ interface StoredKey {
   privateJwk: JWK;
 }
 
-async function loadOrCreateKey(dataDir: string): Promise<JWK> {
-  const file = dataDir === ':memory:' ? undefined : join(dataDir, 'idp-signing-key.json');
-  if (file && existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as StoredKey).privateJwk;
-  const { privateKey } = await generateKeyPair('RS256', { extractable: true, modulusLength: 2048 });
-  const privateJwk = await exportJWK(privateKey);
-  privateJwk.kid = randomBytes(8).toString('hex');
-  privateJwk.alg = 'RS256';
-  privateJwk.use = 'sig';
-  if (file) writeFileSync(file, JSON.stringify({ privateJwk } satisfies StoredKey), { mode: 0o600 });
-  return privateJwk;
+/** A file an earlier build kept in the data directory, if there is one. */
+function legacyFile(dataDir: string, name: string): string | undefined {
+  const file = dataDir === ':memory:' ? undefined : join(dataDir, name);
+  return file && existsSync(file) ? readFileSync(file, 'utf8') : undefined;
 }
 
-function loadOrCreateSecret(dataDir: string, configured: string | undefined): string {
+async function loadOrCreateKey(db: Queryable, dataDir: string): Promise<JWK> {
+  const stored = await sharedValue(db, 'idp-signing-key', async () => {
+    const legacy = legacyFile(dataDir, 'idp-signing-key.json');
+    if (legacy) return JSON.stringify((JSON.parse(legacy) as StoredKey).privateJwk);
+    const { privateKey } = await generateKeyPair('RS256', { extractable: true, modulusLength: 2048 });
+    const privateJwk = await exportJWK(privateKey);
+    privateJwk.kid = randomBytes(8).toString('hex');
+    privateJwk.alg = 'RS256';
+    privateJwk.use = 'sig';
+    return JSON.stringify(privateJwk);
+  });
+  return JSON.parse(stored) as JWK;
+}
+
+async function loadOrCreateSecret(db: Queryable, dataDir: string, configured: string | undefined): Promise<string> {
   if (configured) return configured;
-  const file = dataDir === ':memory:' ? undefined : join(dataDir, 'dev-client-secret');
-  if (file && existsSync(file)) return readFileSync(file, 'utf8').trim();
-  const secret = randomBytes(24).toString('base64url');
-  if (file) writeFileSync(file, secret + '\n', { mode: 0o600 });
-  return secret;
+  return sharedValue(db, 'dev-client-secret', () => legacyFile(dataDir, 'dev-client-secret')?.trim() || randomBytes(24).toString('base64url'));
 }
 
 function publicPart(jwk: JWK): JWK {
@@ -94,9 +103,9 @@ function secretsEqual(a: string, b: string): boolean {
 }
 
 export async function createIdentityProvider(opts: IdentityProviderOptions): Promise<IdentityProvider> {
-  const privateJwk = await loadOrCreateKey(opts.dataDir);
+  const privateJwk = await loadOrCreateKey(opts.db, opts.dataDir);
   const signingKey = await importJWK(privateJwk, 'RS256');
-  const devClient: BuiltInClient = { clientId: DEV_CLIENT_ID, secret: loadOrCreateSecret(opts.dataDir, opts.devClientSecret) };
+  const devClient: BuiltInClient = { clientId: DEV_CLIENT_ID, secret: await loadOrCreateSecret(opts.db, opts.dataDir, opts.devClientSecret) };
   const clients: BuiltInClient[] = [devClient, ...(opts.extraClients ?? []).map((c) => ({ clientId: c.clientId, secret: c.clientSecret, groups: c.groups }))];
   const issuer = opts.issuer;
 

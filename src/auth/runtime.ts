@@ -8,7 +8,7 @@ import { createLocalJWKSet, errors, type JWTPayload } from 'jose';
 import { ApiError, badRequest, unauthorized } from '../http/errors.js';
 import { OutboundError, type OutboundResponse } from '../http/outbound.js';
 import type { Services } from '../http/services.js';
-import type { Db } from '../storage/db.js';
+import type { Queryable } from '../storage/store.js';
 import { allProjectsAuth, readProjectConfig, type ProjectAuthRow } from '../storage/projects.js';
 import type { AclRegistry } from './acls.js';
 import { projectGroups } from './group-store.js';
@@ -21,7 +21,7 @@ import { effectiveStatus, sessionById } from './session-store.js';
 import { bearerToken, unverifiedClaims, verifyToken, type VerificationTarget } from './verify.js';
 
 export interface AuthRuntimeOptions {
-  db: Db;
+  db: Queryable;
   idp: IdentityProvider;
   acls: AclRegistry;
   now: () => number;
@@ -59,8 +59,8 @@ export interface AuthRuntime {
   /** The same for a bare token, bypassing the cache (a session's source token). */
   principalForToken(token: string, project: ProjectAuthRow): Promise<Principal>;
   /** The principal that delegated claims stand for in a project now (sessions). */
-  principalForClaims(project: ProjectAuthRow, claims: Claims, expiresAt: number, sessionId?: number): Principal;
-  provider(project: ProjectAuthRow): ProjectProvider;
+  principalForClaims(project: ProjectAuthRow, claims: Claims, expiresAt: number, sessionId?: number): Promise<Principal>;
+  provider(project: ProjectAuthRow): Promise<ProjectProvider>;
   /** Checks a new configuration against the provider's discovery document and keys; 400 naming what is wrong. */
   resolveConfiguration(input: OidcConfigurationInput, where: string): Promise<OidcConfiguration>;
   /** Obtains an access token for client credentials from the project's provider; 400 when it refuses. */
@@ -126,10 +126,10 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
     return set;
   }
 
-  function provider(project: ProjectAuthRow): ProjectProvider {
+  async function provider(project: ProjectAuthRow): Promise<ProjectProvider> {
     const cached = providers.get(project.id);
     if (cached && cached.version === project.authVersion) return cached.provider;
-    const stored = readProjectConfig(db, project.id).oidc as OidcConfiguration | undefined;
+    const stored = (await readProjectConfig(db, project.id)).oidc as OidcConfiguration | undefined;
     const config = stored ?? builtInConfiguration(idp);
     const builtIn = config.issuer === idp.issuer;
     const p: ProjectProvider = {
@@ -147,21 +147,21 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
     return p;
   }
 
-  function groupsOf(project: ProjectAuthRow): ResolvedGroup[] {
+  async function groupsOf(project: ProjectAuthRow): Promise<ResolvedGroup[]> {
     const cached = groups.get(project.id);
     if (cached && cached.version === project.authVersion) return cached.groups;
-    const resolved = resolveGroups(projectGroups(db, project.id), acls, project.name);
+    const resolved = resolveGroups(await projectGroups(db, project.id), acls, project.name);
     groups.set(project.id, { version: project.authVersion, groups: resolved });
     return resolved;
   }
 
-  function principalForClaims(project: ProjectAuthRow, claims: Claims, expiresAt: number, sessionId?: number): Principal {
-    const p = provider(project);
+  async function principalForClaims(project: ProjectAuthRow, claims: Claims, expiresAt: number, sessionId?: number): Promise<Principal> {
+    const p = await provider(project);
     const subject = String(claims.sub);
     const clientId = appIdOf(claims);
     const base = { subject, ...(clientId !== undefined ? { clientId } : {}), expiresAt, claims, ...(sessionId !== undefined ? { sessionId } : {}) };
     if (p.builtIn && claims.iss === idp.issuer && subject === DEV_CLIENT_ID) return { ...base, projects: '*', grants: ADMIN_GRANTS, groupIds: [] };
-    const member = memberGroups(groupsOf(project), claims, p.accessClaims);
+    const member = memberGroups(await groupsOf(project), claims, p.accessClaims);
     return { ...base, projects: [project.name], grants: member.flatMap((g) => g.grants), groupIds: member.map((g) => g.id) };
   }
 
@@ -181,11 +181,11 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
   async function sessionPrincipal(token: string, project: ProjectAuthRow): Promise<Principal> {
     const claims = await verifiedClaims(token, { issuer: idp.issuer, audience: sessionAudience(project.name), keys: builtInKeys, keysUrl: builtInKeysUrl });
     const id = Number(claims.sid);
-    const session = Number.isSafeInteger(id) ? sessionById(db, id) : undefined;
+    const session = Number.isSafeInteger(id) ? await sessionById(db, id) : undefined;
     if (!session || session.projectId !== project.id) throw unauthorized(`The session of this access token does not exist in project "${project.name}"`);
     const status = effectiveStatus(session, now());
     if (status !== 'ACTIVE') throw unauthorized(`The session ${session.id} of this access token is ${status.toLowerCase()}; create a new session`);
-    if (session.claims.iss !== provider(project).config.issuer) {
+    if (session.claims.iss !== (await provider(project)).config.issuer) {
       throw unauthorized(`The session ${session.id} delegates a token of "${String(session.claims.iss)}", which project "${project.name}" no longer accepts`);
     }
     return principalForClaims(project, session.claims, Math.min(claims.exp!, Math.floor(session.expirationTime / 1000)), session.id);
@@ -194,7 +194,7 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
   async function principalForToken(token: string, project: ProjectAuthRow): Promise<Principal> {
     const unverified = unverifiedClaims(token);
     if (unverified.iss === idp.issuer && unverified.sid !== undefined) return sessionPrincipal(token, project);
-    const p = provider(project);
+    const p = await provider(project);
     if (unverified.iss !== p.config.issuer) {
       throw unauthorized(
         `The access token's "iss" claim (${JSON.stringify(unverified.iss ?? null)}) is not accepted: project "${project.name}" accepts tokens from "${p.config.issuer}"`,
@@ -232,7 +232,7 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
   }
 
   async function clientCredentialsToken(project: ProjectAuthRow, clientId: string, clientSecret: string): Promise<string> {
-    const p = provider(project);
+    const p = await provider(project);
     if (p.builtIn) {
       const client = idp.authenticate(clientId, clientSecret);
       if (!client) throw badRequest(`The identity provider refused the client credentials of "${clientId}": unknown client or wrong secret`);
@@ -269,7 +269,7 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
     const accepted: Principal[] = [];
     const projects: TokenInspection['projects'] = [];
     let refusal: ApiError | undefined;
-    for (const project of allProjectsAuth(db)) {
+    for (const project of await allProjectsAuth(db)) {
       let principal: Principal;
       try {
         principal = cachedPrincipal(authorization!, project) ?? (await authenticate(authorization, project));

@@ -1,47 +1,49 @@
 /**
- * The tables of authentication, as migrations: the projects' authentication version (bumped whenever
- * what a project's tokens grant changes, so every process drops what it cached), groups and sessions, then
- * the sessions' parents. Kept free of imports so the migration list can load it without import cycles.
+ * The tables of authentication: groups and sessions. (Each project's authentication version, bumped whenever
+ * what its tokens grant changes, is a column of `projects`; see storage/projects.ts.)
  */
-export const authSchemaSql = `
-ALTER TABLE projects ADD COLUMN auth_version INTEGER NOT NULL DEFAULT 0;
-CREATE TABLE access_groups (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  project_id INTEGER NOT NULL REFERENCES projects (id),
-  name TEXT NOT NULL,
-  source_id TEXT,
-  members TEXT,
-  capabilities TEXT NOT NULL,
-  metadata TEXT,
-  attributes TEXT,
-  created_time INTEGER NOT NULL
-);
-CREATE INDEX access_groups_project ON access_groups (project_id, id);
-CREATE TABLE sessions (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  project_id INTEGER NOT NULL REFERENCES projects (id),
-  type TEXT NOT NULL,
-  status TEXT NOT NULL,
-  subject TEXT NOT NULL,
-  client_id TEXT,
-  claims TEXT NOT NULL,
-  nonce_hash TEXT,
-  nonce_expires INTEGER NOT NULL,
-  key_hash TEXT,
-  creation_time INTEGER NOT NULL,
-  expiration_time INTEGER NOT NULL,
-  max_expiration_time INTEGER,
-  extendable INTEGER NOT NULL
-);
-CREATE INDEX sessions_project ON sessions (project_id, id);
-CREATE UNIQUE INDEX sessions_nonce ON sessions (nonce_hash);
-`;
+import type { TableDef } from '../storage/schema.js';
 
-/**
- * A session created with another session's access token records that session as its parent: it never
- * outlives it and is revoked with it.
- */
-export const sessionParentsSql = `
-ALTER TABLE sessions ADD COLUMN parent_id INTEGER REFERENCES sessions (id);
-CREATE INDEX sessions_parent ON sessions (parent_id);
-`;
+export const authTables: readonly TableDef[] = [
+  {
+    name: 'access_groups',
+    columns: {
+      id: { type: 'id' },
+      project_id: { type: 'integer', notNull: true, references: 'projects' },
+      name: { type: 'text', notNull: true },
+      source_id: { type: 'text' },
+      members: { type: 'text' },
+      capabilities: { type: 'text', notNull: true },
+      metadata: { type: 'text' },
+      attributes: { type: 'text' },
+      created_time: { type: 'integer', notNull: true },
+    },
+    indexes: [{ name: 'access_groups_project', columns: ['project_id', 'id'] }],
+  },
+  {
+    name: 'sessions',
+    columns: {
+      id: { type: 'id' },
+      project_id: { type: 'integer', notNull: true, references: 'projects' },
+      type: { type: 'text', notNull: true },
+      status: { type: 'text', notNull: true },
+      subject: { type: 'text', notNull: true },
+      client_id: { type: 'text' },
+      claims: { type: 'text', notNull: true },
+      nonce_hash: { type: 'text' },
+      nonce_expires: { type: 'integer', notNull: true },
+      key_hash: { type: 'text' },
+      creation_time: { type: 'integer', notNull: true },
+      expiration_time: { type: 'integer', notNull: true },
+      max_expiration_time: { type: 'integer' },
+      extendable: { type: 'integer', notNull: true },
+      // A session created with another session's access token: it never outlives it and is revoked with it.
+      parent_id: { type: 'integer' },
+    },
+    indexes: [
+      { name: 'sessions_project', columns: ['project_id', 'id'] },
+      { name: 'sessions_nonce', columns: ['nonce_hash'], unique: true },
+      { name: 'sessions_parent', columns: ['parent_id'] },
+    ],
+  },
+];

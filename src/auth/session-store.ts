@@ -4,7 +4,8 @@
  * hashes of nonces and keys are stored.
  */
 import { createHash } from 'node:crypto';
-import { all, get, run, type Db } from '../storage/db.js';
+import { allocateIds } from '../storage/ids.js';
+import type { Queryable } from '../storage/store.js';
 import { sql } from '../storage/sql.js';
 import type { Claims } from './principal.js';
 
@@ -84,48 +85,43 @@ export interface NewSession {
   parentId?: number;
 }
 
-export function insertSession(db: Db, projectId: number, s: NewSession): SessionRecord {
-  const result = run(
-    db,
-    sql`INSERT INTO sessions (project_id, type, status, subject, client_id, claims, nonce_hash, nonce_expires, creation_time, expiration_time, extendable, parent_id)
-        VALUES (${projectId}, ${s.type}, 'READY', ${s.subject}, ${s.clientId ?? null}, ${JSON.stringify(s.claims)}, ${secretHash(s.nonce)}, ${s.nonceExpires},
+export async function insertSession(db: Queryable, projectId: number, s: NewSession): Promise<SessionRecord> {
+  const [id] = await allocateIds(db, 'sessions', 1);
+  await db.run(sql`INSERT INTO sessions (id, project_id, type, status, subject, client_id, claims, nonce_hash, nonce_expires, creation_time, expiration_time, extendable, parent_id)
+        VALUES (${id}, ${projectId}, ${s.type}, 'READY', ${s.subject}, ${s.clientId ?? null}, ${JSON.stringify(s.claims)}, ${secretHash(s.nonce)}, ${s.nonceExpires},
                 ${s.creationTime}, ${s.expirationTime}, ${s.extendable ? 1 : 0}, ${s.parentId ?? null})`,
   );
-  return sessionById(db, Number(result.lastInsertRowid))!;
+  return (await sessionById(db, id))!;
 }
 
-export function sessionById(db: Db, id: number): SessionRecord | undefined {
-  const row = get<SessionRow>(db, sql`SELECT ${COLUMNS} FROM sessions WHERE id = ${id}`);
+export async function sessionById(db: Queryable, id: number): Promise<SessionRecord | undefined> {
+  const row = await db.get<SessionRow>(sql`SELECT ${COLUMNS} FROM sessions WHERE id = ${id}`);
   return row && toRecord(row);
 }
 
-export function sessionByNonce(db: Db, projectId: number, nonce: string): SessionRecord | undefined {
-  const row = get<SessionRow>(db, sql`SELECT ${COLUMNS} FROM sessions WHERE nonce_hash = ${secretHash(nonce)} AND project_id = ${projectId}`);
+export async function sessionByNonce(db: Queryable, projectId: number, nonce: string): Promise<SessionRecord | undefined> {
+  const row = await db.get<SessionRow>(sql`SELECT ${COLUMNS} FROM sessions WHERE nonce_hash = ${secretHash(nonce)} AND project_id = ${projectId}`);
   return row && toRecord(row);
 }
 
-export function sessionKeyMatches(db: Db, id: number, key: string): boolean {
-  return get<{ n: number }>(db, sql`SELECT count(*) AS n FROM sessions WHERE id = ${id} AND key_hash = ${secretHash(key)}`)!.n === 1;
+export async function sessionKeyMatches(db: Queryable, id: number, key: string): Promise<boolean> {
+  return (await db.get<{ n: number }>(sql`SELECT count(*) AS n FROM sessions WHERE id = ${id} AND key_hash = ${secretHash(key)}`))!.n === 1;
 }
 
 /** Binds a ready session: the nonce is spent and the session key's hash recorded. */
-export function bindSession(db: Db, id: number, key: string, expirationTime: number, maxExpirationTime: number | null): void {
-  run(
-    db,
-    sql`UPDATE sessions SET status = 'ACTIVE', nonce_hash = NULL, key_hash = ${secretHash(key)}, expiration_time = ${expirationTime},
+export async function bindSession(db: Queryable, id: number, key: string, expirationTime: number, maxExpirationTime: number | null): Promise<void> {
+  await db.run(sql`UPDATE sessions SET status = 'ACTIVE', nonce_hash = NULL, key_hash = ${secretHash(key)}, expiration_time = ${expirationTime},
         max_expiration_time = ${maxExpirationTime} WHERE id = ${id}`,
   );
 }
 
-export function extendSession(db: Db, id: number, expirationTime: number): void {
-  run(db, sql`UPDATE sessions SET expiration_time = ${expirationTime} WHERE id = ${id}`);
+export async function extendSession(db: Queryable, id: number, expirationTime: number): Promise<void> {
+  await db.run(sql`UPDATE sessions SET expiration_time = ${expirationTime} WHERE id = ${id}`);
 }
 
 /** Revokes the sessions and every session created from them, at any depth. */
-export function revokeSessions(db: Db, projectId: number, ids: readonly number[]): void {
-  run(
-    db,
-    sql`WITH RECURSIVE revoked (id) AS (
+export async function revokeSessions(db: Queryable, projectId: number, ids: readonly number[]): Promise<void> {
+  await db.run(sql`WITH RECURSIVE revoked (id) AS (
           SELECT id FROM sessions WHERE project_id = ${projectId} AND id IN (${ids})
           UNION SELECT s.id FROM sessions s JOIN revoked r ON s.parent_id = r.id
         )
@@ -133,13 +129,13 @@ export function revokeSessions(db: Db, projectId: number, ids: readonly number[]
   );
 }
 
-export function sessionsByIds(db: Db, projectId: number, ids: readonly number[]): SessionRecord[] {
-  return all<SessionRow>(db, sql`SELECT ${COLUMNS} FROM sessions WHERE project_id = ${projectId} AND id IN (${ids})`).map(toRecord);
+export async function sessionsByIds(db: Queryable, projectId: number, ids: readonly number[]): Promise<SessionRecord[]> {
+  return (await db.all<SessionRow>(sql`SELECT ${COLUMNS} FROM sessions WHERE project_id = ${projectId} AND id IN (${ids})`)).map(toRecord);
 }
 
 /** A page of the project's sessions in id order, after `afterId`. */
-export function sessionsPage(db: Db, projectId: number, afterId: number, limit: number): SessionRecord[] {
-  return all<SessionRow>(db, sql`SELECT ${COLUMNS} FROM sessions WHERE project_id = ${projectId} AND id > ${afterId} ORDER BY id LIMIT ${limit}`).map(toRecord);
+export async function sessionsPage(db: Queryable, projectId: number, afterId: number, limit: number): Promise<SessionRecord[]> {
+  return (await db.all<SessionRow>(sql`SELECT ${COLUMNS} FROM sessions WHERE project_id = ${projectId} AND id > ${afterId} ORDER BY id LIMIT ${limit}`)).map(toRecord);
 }
 
 /** The status a client sees: a ready session whose nonce expired was cancelled; a session past its time expired. */

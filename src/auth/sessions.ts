@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ApiError, badRequest, unauthorized } from '../http/errors.js';
-import { inTransaction, type Db } from '../storage/db.js';
+import type { Queryable } from '../storage/store.js';
 import type { ProjectAuthRow } from '../storage/projects.js';
 import type { Principal } from './principal.js';
 import type { AuthRuntime } from './runtime.js';
@@ -66,21 +66,21 @@ function secret(): string {
  * The session whose access token the caller used, which a session it creates lives within; 401 when it
  * ended meanwhile (revoked by another request).
  */
-function liveParent(db: Db, project: ProjectAuthRow, id: number, now: number): SessionRecord {
-  const parent = sessionById(db, id);
+async function liveParent(db: Queryable, project: ProjectAuthRow, id: number, now: number): Promise<SessionRecord> {
+  const parent = await sessionById(db, id);
   const status = parent && parent.projectId === project.id ? effectiveStatus(parent, now) : 'REVOKED';
   if (!parent || status !== 'ACTIVE') throw unauthorized(`The session ${id} of this access token is ${status.toLowerCase()}; create a new session`);
   return parent;
 }
 
 /** The latest a session may last: never past the session it was created from. */
-function parentEnd(db: Db, s: SessionRecord): number {
-  return s.parentId === undefined ? Number.POSITIVE_INFINITY : (sessionById(db, s.parentId)?.expirationTime ?? 0);
+async function parentEnd(db: Queryable, s: SessionRecord): Promise<number> {
+  return s.parentId === undefined ? Number.POSITIVE_INFINITY : ((await sessionById(db, s.parentId))?.expirationTime ?? 0);
 }
 
 export async function createSession(
   auth: AuthRuntime,
-  db: Db,
+  db: Queryable,
   project: ProjectAuthRow,
   caller: Principal,
   credentials: SessionCredentials,
@@ -92,11 +92,11 @@ export async function createSession(
   const claims = delegate.claims;
   if (!claims) throw new ApiError(500, 'The principal has no verified claims to delegate');
   const nonce = secret();
-  const record = inTransaction(db, () => {
+  const record = await db.transaction(async (db) => {
     const now = auth.now();
     // A session created with a session's access token lives within that session: one-shot when it is,
     // never past its end, and revoked with it.
-    const parent = caller.sessionId === undefined ? undefined : liveParent(db, project, caller.sessionId, now);
+    const parent = caller.sessionId === undefined ? undefined : await liveParent(db, project, caller.sessionId, now);
     const oneShot = 'oneshotTokenExchange' in credentials || parent?.extendable === false;
     const type: SessionType = 'clientId' in credentials ? 'CLIENT_CREDENTIALS' : oneShot ? 'ONESHOT_TOKEN_EXCHANGE' : 'TOKEN_EXCHANGE';
     const own = type === 'ONESHOT_TOKEN_EXCHANGE' ? Math.min(now + ONESHOT_TTL_MS, (caller.expiresAt ?? 0) * 1000) : now + SESSION_TTL_MS;
@@ -149,30 +149,30 @@ async function issue(auth: AuthRuntime, project: ProjectAuthRow, s: SessionRecor
 }
 
 /** Binds a session with its nonce (returning the session key) or refreshes a bound one with its key. */
-export async function sessionToken(auth: AuthRuntime, db: Db, project: ProjectAuthRow, req: SessionTokenRequest): Promise<SessionTokenResponse> {
+export async function sessionToken(auth: AuthRuntime, db: Queryable, project: ProjectAuthRow, req: SessionTokenRequest): Promise<SessionTokenResponse> {
   const now = auth.now();
   if ('nonce' in req) {
     const key = secret();
-    const bound = inTransaction(db, () => {
-      const s = sessionByNonce(db, project.id, req.nonce);
+    const bound = await db.transaction(async (db) => {
+      const s = await sessionByNonce(db, project.id, req.nonce);
       if (!s) throw unauthorized(`nonce: not a nonce of a session of project "${project.name}", or it was already used`);
       const status = effectiveStatus(s, now);
       if (status !== 'READY') throw unauthorized(`nonce: the session ${s.id} is ${status.toLowerCase()}; create a new session`);
       const cap = req.maxExpirationSeconds == null ? null : now + req.maxExpirationSeconds * 1000;
-      const expiration = Math.min(s.extendable ? now + SESSION_TTL_MS : s.expirationTime, cap ?? Number.POSITIVE_INFINITY, parentEnd(db, s));
-      bindSession(db, s.id, key, expiration, cap);
+      const expiration = Math.min(s.extendable ? now + SESSION_TTL_MS : s.expirationTime, cap ?? Number.POSITIVE_INFINITY, await parentEnd(db, s));
+      await bindSession(db, s.id, key, expiration, cap);
       return { s, expiration };
     });
     return issue(auth, project, bound.s, bound.expiration, key);
   }
-  const s = sessionById(db, req.sessionId);
-  if (!s || s.projectId !== project.id || !sessionKeyMatches(db, s.id, req.sessionKey)) {
+  const s = await sessionById(db, req.sessionId);
+  if (!s || s.projectId !== project.id || !await sessionKeyMatches(db, s.id, req.sessionKey)) {
     throw unauthorized(`sessionKey: not the key of session ${req.sessionId} in project "${project.name}"`);
   }
   const status = effectiveStatus(s, now);
   if (status !== 'ACTIVE') throw unauthorized(`The session ${s.id} is ${status.toLowerCase()}; create a new session`);
   if (!s.extendable) throw badRequest(`The session ${s.id} is a one-shot session: it is not refreshed; create a new session when it expires`);
-  const expiration = Math.min(now + SESSION_TTL_MS, s.maxExpirationTime ?? Number.POSITIVE_INFINITY, parentEnd(db, s));
-  extendSession(db, s.id, expiration);
+  const expiration = Math.min(now + SESSION_TTL_MS, s.maxExpirationTime ?? Number.POSITIVE_INFINITY, await parentEnd(db, s));
+  await extendSession(db, s.id, expiration);
   return issue(auth, project, s, expiration);
 }

@@ -24,8 +24,12 @@ import { projectRoutes } from '../resources/projects/routes.js';
 import { sessionRoutes } from '../resources/sessions/routes.js';
 import { timeSeriesRoutes } from '../resources/timeseries/routes.js';
 import { unitRoutes } from '../resources/units/routes.js';
-import { openDatabase, type Db } from '../storage/db.js';
-import { inProcessReader, ReadPool, sharedReader } from '../storage/read-pool.js';
+import { appSchema } from '../resources/tables.js';
+import { migrate } from '../storage/migrate.js';
+import { openStore } from '../storage/open.js';
+import { inProcessReader, ReadPool, sharedReader, type Reader } from '../storage/read-pool.js';
+import { SqliteStore } from '../storage/sqlite-store.js';
+import { StoreUnavailable, type Store } from '../storage/store.js';
 import { ensureProjects, findProjectAuthRecent, serverSecret } from '../storage/projects.js';
 import { createOutboundClient } from './outbound.js';
 import { clientAddress } from './client-address.js';
@@ -64,14 +68,16 @@ export interface Strata {
   idp: IdentityProvider;
   auth: AuthRuntime;
   routes: readonly ApiRoute[];
-  /** The read workers, when the store is a file and STRATA_READ_WORKERS is not 0. */
+  /** The store the app reads and writes. */
+  store: Store;
+  /** The read workers, when the store is a SQLite file and STRATA_READ_WORKERS is not 0. */
   readPool?: ReadPool;
   close(): Promise<void>;
 }
 
 export interface BuildOptions {
-  /** Use an already-open database (tests share one between app instances). */
-  db?: Db;
+  /** Use an already-open store (tests share one between app instances); it is not closed with the app. */
+  store?: Store;
   now?: () => number;
   logger?: boolean;
   /** Operations served besides allRoutes() (tests declare test-only operations here). */
@@ -90,11 +96,15 @@ export function allRoutes(): ApiRoute[] {
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Strata> {
-  const db = options.db ?? openDatabase({ dataDir: config.dataDir, synchronous: config.synchronous });
+  const db =
+    options.store ?? openStore({ dataDir: config.dataDir, synchronous: config.synchronous, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
+  const replica = config.databaseReadUrl ? openStore({ dataDir: config.dataDir, databaseUrl: config.databaseReadUrl, poolSize: config.databasePoolSize }) : undefined;
+  await migrate(db, appSchema());
   const now = options.now ?? Date.now;
-  ensureProjects(db, config.projects, now());
+  await ensureProjects(db, config.projects, now());
 
   const idp = await createIdentityProvider({
+    db,
     dataDir: config.dataDir,
     issuer: config.publicUrl,
     audience: config.publicUrl,
@@ -113,13 +123,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   // Requests between arrival and the end of their response: a lone one reads in process (see sharedReader).
   let inFlight = 0;
-  // Read workers need the database in a file (an in-memory one is private to its connection).
+  // Read workers share a SQLite file (an in-memory database is private to its connection); PostgreSQL reads
+  // on its pool, or on a replica when one is configured.
   const pool =
-    config.readWorkers > 0 && !db.memory
-      ? new ReadPool(db.name, config.readWorkers, (err) => app.log.error({ err }, 'a read worker stopped; its reads run on the main thread meanwhile'))
+    config.readWorkers > 0 && db instanceof SqliteStore && !db.memory
+      ? new ReadPool(db.location, config.readWorkers, (err) => app.log.error({ err }, 'a read worker stopped; its reads run on the main thread meanwhile'))
       : undefined;
-  const reads = pool ? sharedReader(pool, inProcessReader(db), options.readsOnWorkers ? () => true : () => inFlight > 1) : inProcessReader(db);
-  const services: Services = { db, reads, cursors: createCursorCodec(serverSecret(db, 'cursor-secret')), now, auth, outbound };
+  const reads: Reader = pool
+    ? sharedReader(pool, inProcessReader(db), options.readsOnWorkers ? () => true : () => inFlight > 1)
+    : inProcessReader(replica ?? db);
+  const services: Services = { db, reads, cursors: createCursorCodec(await serverSecret(db, 'cursor-secret')), now, auth, outbound };
 
   const app = Fastify({
     logger: options.logger === false ? false : { level: config.logLevel },
@@ -203,20 +216,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
 
   app.setErrorHandler((error, req, reply) => {
-    if (error instanceof ApiError) {
-      return reply.code(error.status).headers(error.headers).send(error.body());
-    }
-    if ((error as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return reply.code(413).send(bodyTooLarge(req.routeOptions.bodyLimit).body());
-    }
-    const status = (error as { statusCode?: number }).statusCode ?? 500;
-    if (status < 500) {
-      return reply.code(status).send({ error: { code: status, message: fastifyMessage(error as Error & { code?: string }) } });
-    }
-    req.log.error({ err: error }, 'request failed');
-    return reply.code(500).send({
-      error: { code: 500, message: `Internal server error; report request id ${req.id} if it happens again` },
-    });
+    const refused = asApiError(error, req);
+    return reply.code(refused.status).headers(refused.headers).send(refused.body());
   });
 
   app.setNotFoundHandler((req, reply) => {
@@ -240,7 +241,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           const authorization = req.headers.authorization;
           if (!authorization && !options.principal) throw unauthorized(MISSING_AUTHORIZATION);
           const name = (req.params as { project: string }).project;
-          const project = findProjectAuthRecent(db, name);
+          const recent = findProjectAuthRecent(db, name);
+          const project = recent instanceof Promise ? await recent : recent;
           if (!project) throw notFound(`Project "${name}" does not exist on this server`);
           const principal = options.principal ?? auth.cachedPrincipal(authorization!, project) ?? (await auth.authenticate(authorization, project));
           if (!canAccessProject(principal, name)) throw forbidden(`The principal "${principal.subject}" has no access to project "${name}"`);
@@ -304,6 +306,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   return {
     app,
     services,
+    store: db,
     readPool: pool,
     idp,
     auth,
@@ -313,9 +316,23 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await layers.close();
       await pool?.close();
       await outbound.close();
-      if (!options.db) db.close();
+      await replica?.close();
+      if (!options.store) await db.close();
     },
   };
+}
+
+/** Every error a request ends with, as the API's error: what is not ours is a 4xx from Fastify, the store being unavailable, or a 500. */
+function asApiError(error: unknown, req: FastifyRequest): ApiError {
+  if (error instanceof ApiError) return error;
+  const code = (error as { code?: string }).code;
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return bodyTooLarge(req.routeOptions.bodyLimit);
+  // Nothing of the request was applied (its transaction did not commit), so the client may send it again.
+  if (error instanceof StoreUnavailable) return new ApiError(503, `The service is unavailable: ${error.message}`, {}, { 'retry-after': '1' });
+  const status = (error as { statusCode?: number }).statusCode ?? 500;
+  if (status < 500) return new ApiError(status, fastifyMessage(error as Error & { code?: string }));
+  req.log.error({ err: error }, 'request failed');
+  return new ApiError(500, `Internal server error; report request id ${req.id} if it happens again`);
 }
 
 function noOperation(method: string, url: string) {

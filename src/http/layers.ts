@@ -7,7 +7,7 @@
  */
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ThrottleConfig } from '../config.js';
-import type { Db } from '../storage/db.js';
+import type { Queryable } from '../storage/store.js';
 import type { ApiRoute } from './route.js';
 import { createThrottle, type Admit } from './throttle.js';
 import { applyVersion, channelGate, decorateVersion } from './versioning.js';
@@ -33,7 +33,7 @@ export interface LayerOptions {
   /** False leaves both layers out (every request is served as the latest stable version, unthrottled): only to measure their cost. */
   enabled: boolean;
   throttle: ThrottleConfig;
-  db: Db;
+  db: Queryable;
   routes: readonly ApiRoute[];
   now: () => number;
   log: FastifyBaseLogger;

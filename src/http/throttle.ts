@@ -14,7 +14,8 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { applyLimitsOverride, parseLimitsOverride, type LimitsOverride, type ThrottleConfig, type ThrottleLimits } from '../config.js';
-import type { Db } from '../storage/db.js';
+import type { Queryable } from '../storage/store.js';
+import { ApiError } from './errors.js';
 import { storedProjectLimits } from '../storage/projects.js';
 import { operationName, type ApiRoute, type RouteRate } from './route.js';
 import { RedisThrottleStore } from './throttle-redis.js';
@@ -35,7 +36,7 @@ export interface Throttle {
 
 export interface ThrottleOptions {
   config: ThrottleConfig;
-  db: Db;
+  db: Queryable;
   routes: readonly ApiRoute[];
   /** Milliseconds; the in-process store refills by this clock (tests step it). */
   now: () => number;
@@ -94,7 +95,7 @@ interface RouteBudgets {
 export async function createThrottle(opts: ThrottleOptions): Promise<Throttle> {
   const { config, db, log } = opts;
   const overrides = new Map<string, LimitsOverride>();
-  for (const { name, limits } of storedProjectLimits(db)) {
+  for (const { name, limits } of await storedProjectLimits(db)) {
     overrides.set(name, parseLimitsOverride(limits, `project "${name}" stored limits (projects.config.limits)`));
   }
   const routeBudgets = new Map<ApiRoute, RouteBudgets>();
@@ -105,30 +106,42 @@ export async function createThrottle(opts: ThrottleOptions): Promise<Throttle> {
   const plans = new Map<string, Map<RouteBudgets, Plan>>();
   const limitsOf = new Map<string, ThrottleLimits>();
 
-  function projectLimits(project: string): ThrottleLimits {
-    let limits = limitsOf.get(project);
-    if (limits) return limits;
+  /** A project's budgets: known ones at once, a project seen for the first time after a read of its stored limits. */
+  function projectLimits(project: string): ThrottleLimits | Promise<ThrottleLimits> {
+    const limits = limitsOf.get(project);
+    return limits ?? readProjectLimits(project);
+  }
+
+  async function readProjectLimits(project: string): Promise<ThrottleLimits> {
     let stored = overrides.get(project);
     if (stored === undefined) {
       // No override at start-up (or a project created since by another process): look once more, then keep it.
       try {
-        const raw = storedProjectLimits(db, project)[0]?.limits;
+        const raw = (await storedProjectLimits(db, project))[0]?.limits;
         stored = raw === undefined ? {} : parseLimitsOverride(raw, `project "${project}" stored limits (projects.config.limits)`);
       } catch (err) {
         log.error({ err }, `ignoring the stored limits of project "${project}"`);
         stored = {};
       }
     }
-    limits = applyLimitsOverride(applyLimitsOverride(config.limits, stored), config.projectLimits[project]);
+    const limits = applyLimitsOverride(applyLimitsOverride(config.limits, stored), config.projectLimits[project]);
     limitsOf.set(project, limits);
     return limits;
   }
 
-  function planFor(project: string, route: RouteBudgets): Plan {
+  /** The plan of a project and operation: kept, so that only a project's first request waits for it. */
+  function planFor(project: string, route: RouteBudgets): Plan | Promise<Plan> {
+    const plan = plans.get(project)?.get(route);
+    if (plan) return plan;
+    const limits = projectLimits(project);
+    return limits instanceof Promise ? limits.then((l) => keepPlan(project, route, l)) : keepPlan(project, route, limits);
+  }
+
+  function keepPlan(project: string, route: RouteBudgets, limits: ThrottleLimits): Plan {
     let byRoute = plans.get(project);
     if (!byRoute) plans.set(project, (byRoute = new Map()));
     let plan = byRoute.get(route);
-    if (!plan) byRoute.set(route, (plan = buildPlan(project, projectLimits(project), route)));
+    if (!plan) byRoute.set(route, (plan = buildPlan(project, limits, route)));
     return plan;
   }
 
@@ -153,12 +166,16 @@ export async function createThrottle(opts: ThrottleOptions): Promise<Throttle> {
       return true;
     }
 
-    return function admit(req, reply) {
-      const plan = planFor(req.project!.name, route);
+    function admitOn(req: FastifyRequest, reply: FastifyReply, plan: Plan): boolean | Promise<boolean> {
       const subject = req.principal!.subject;
       const value = plan.param === undefined ? '' : String((req.params as Record<string, unknown>)[plan.param]);
       const result = gateFor(store, plan, subject, value).acquire();
       return result instanceof Promise ? result.then((r) => settle(req, reply, plan, r)) : settle(req, reply, plan, result);
+    }
+
+    return function admit(req, reply) {
+      const plan = planFor(req.project!.name, route);
+      return plan instanceof Promise ? plan.then((p) => admitOn(req, reply, p)) : admitOn(req, reply, plan);
     };
   }
 
@@ -266,7 +283,7 @@ function refuse(reply: FastifyReply, { message, retryAfter }: { message: string;
     .code(429)
     .header('retry-after', String(retryAfter))
     .type('application/json; charset=utf-8')
-    .send(JSON.stringify({ error: { code: 429, message } }));
+    .send(JSON.stringify(new ApiError(429, message).body()));
 }
 
 function tooMany(plan: Plan, denial: Denial, req: FastifyRequest): { message: string; retryAfter: number } {

@@ -56,6 +56,12 @@ export interface Dialect {
   readonly notIndexed: string;
   /** Suffix of a SELECT that locks the rows read until the transaction ends (SQLite's writer holds them all). */
   readonly forUpdate: string;
+  /**
+   * A statement that, run first in a transaction, makes all its reads see one snapshot of the database and
+   * refuses writes (PostgreSQL gives each statement its own snapshot at READ COMMITTED); empty where every
+   * transaction already reads one state (SQLite's writer holds the database while it is open).
+   */
+  readonly snapshotReads: string;
   /** A planner hint after a table name that makes it use the named index (empty where unknown). */
   indexedBy(index: string): string;
   /** A subquery of the ids of the items matching `search` (all of a project's rows are candidates). */
@@ -105,6 +111,7 @@ export const sqliteDialect: Dialect = {
   joinBytes: (e, s) => `CAST(group_concat(${e}, '${s}') AS BLOB)`,
   notIndexed: ' NOT INDEXED',
   forUpdate: '',
+  snapshotReads: '',
   indexedBy: (index) => ` INDEXED BY ${index}`,
   searchIds: (index, search) => sql`SELECT rowid FROM ${Sql.raw(index.fts)} WHERE ${Sql.raw(index.fts)} MATCH ${fts5Query(index, search)}`,
   searchRank: (index, search) => {
@@ -130,6 +137,7 @@ export const postgresDialect: Dialect = {
   joinBytes: (e, s, order) => `convert_to(string_agg(${e}, '${s}'${order ? ` ORDER BY ${order}` : ''}), 'UTF8')`,
   notIndexed: '',
   forUpdate: ' FOR UPDATE',
+  snapshotReads: 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY',
   indexedBy: () => '',
   searchIds: (index, search, projectId) =>
     sql`SELECT ${Sql.raw(index.alias)}.id FROM ${Sql.raw(`${index.table} ${index.alias}`)} WHERE ${Sql.raw(index.alias)}.project_id = ${projectId} AND ${tsMatch(index, search)}`,

@@ -43,7 +43,7 @@ export class Sql {
 export const TRUE = new Sql('TRUE');
 export const FALSE = new Sql('FALSE');
 
-/** Tagged template: values become `?` parameters, nested `Sql` fragments are spliced in. */
+/** Tagged template: values become `?` parameters (a list becomes a list of them), nested `Sql` fragments are spliced in. */
 export function sql(strings: TemplateStringsArray, ...values: Array<SqlValue | Sql | readonly SqlValue[]>): Sql {
   let text = strings[0];
   const params: SqlValue[] = [];
@@ -52,7 +52,9 @@ export function sql(strings: TemplateStringsArray, ...values: Array<SqlValue | S
       text += v.text;
       params.push(...v.params);
     } else if (Array.isArray(v)) {
-      text += v.map(() => '?').join(', ');
+      // An empty list is NULL, so that `x IN (...)` matches nothing on every engine (PostgreSQL refuses
+      // `IN ()`). Lists are for IN only: under NOT IN an empty one would match nothing too.
+      text += v.length === 0 ? 'NULL' : v.map(() => '?').join(', ');
       params.push(...v);
     } else {
       text += '?';

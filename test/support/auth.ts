@@ -1,11 +1,10 @@
 /**
- * Helpers for authentication tests: tokens of the built-in provider for any subject (signed with the key
- * from the data directory, as the provider would), client-credentials tokens, and groups created through
- * the API.
+ * Helpers for authentication tests: tokens of the built-in provider for any subject (signed with the key the
+ * provider keeps in the database, as it would sign them), client-credentials tokens, and groups created
+ * through the API.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { SignJWT, importJWK, type JWK } from 'jose';
+import { sql } from '../../src/storage/sql.js';
 import type { Harness } from './harness.js';
 
 export const BUILT_IN_ISSUER = 'http://localhost:4000';
@@ -15,8 +14,14 @@ export interface BuiltInSigner {
   sign(claims: Record<string, unknown>, opts?: { key?: JWK; alg?: string; kid?: string; exp?: number; nbf?: number; iss?: string; aud?: string }): Promise<string>;
 }
 
-export function builtInSigner(dataDir: string): BuiltInSigner {
-  const jwk = (JSON.parse(readFileSync(join(dataDir, 'idp-signing-key.json'), 'utf8')) as { privateJwk: JWK }).privateJwk;
+/** The built-in provider's signing key, as the app stored it. */
+export async function builtInKey(h: Harness): Promise<JWK> {
+  const row = await h.strata.store.get<{ value: string }>(sql`SELECT value FROM server_meta WHERE key = 'idp-signing-key'`);
+  return JSON.parse(row!.value) as JWK;
+}
+
+export async function builtInSigner(h: Harness): Promise<BuiltInSigner> {
+  const jwk = await builtInKey(h);
   return {
     jwk,
     async sign(claims, opts = {}) {

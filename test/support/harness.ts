@@ -4,6 +4,7 @@
  */
 import { loadConfig, type Config } from '../../src/config.js';
 import { buildApp, type BuildOptions, type Strata } from '../../src/http/app.js';
+import { storeEnv } from './test-store.js';
 
 export interface Harness {
   strata: Strata;
@@ -22,7 +23,7 @@ export interface Response {
 }
 
 export async function startHarness(overrides: Partial<Config> = {}, env: Record<string, string> = {}, build: BuildOptions = {}): Promise<Harness> {
-  const config = { ...loadConfig([], { STRATA_DATA_DIR: ':memory:', STRATA_PROJECTS: 'dev,other', ...env }), ...overrides };
+  const config = { ...loadConfig([], { STRATA_DATA_DIR: ':memory:', STRATA_PROJECTS: 'dev,other', ...(build.store ? {} : await storeEnv()), ...env }), ...overrides };
   const strata = await buildApp(config, { logger: false, ...build });
   const base = `/api/v1/projects/${config.projects[0]}`;
   const tokenResponse = await strata.app.inject({

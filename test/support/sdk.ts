@@ -15,6 +15,7 @@ import { CogniteClient, CogniteError, CogniteMultiError } from '@cognite/sdk';
 import { loadConfig, type Config } from '../../src/config.js';
 import { buildApp, type BuildOptions, type Strata } from '../../src/http/app.js';
 import { freePort } from './net.js';
+import { storeEnv } from './test-store.js';
 
 export interface SdkHarness {
   strata: Strata;
@@ -74,7 +75,7 @@ export async function sdkClient(baseUrl: string, project: string, token: string)
 
 export async function startSdkHarness(opts: SdkHarnessOptions = {}): Promise<SdkHarness> {
   const config: Config = {
-    ...loadConfig([], { STRATA_DATA_DIR: ':memory:', STRATA_PROJECTS: 'dev,other', ...opts.env }),
+    ...loadConfig([], { STRATA_DATA_DIR: ':memory:', STRATA_PROJECTS: 'dev,other', ...(await storeEnv()), ...opts.env }),
     ...opts.config,
   };
   const port = await freePort();

@@ -37,7 +37,7 @@ interface HierarchyRow extends Placement {
   parentId: number | null;
 }
 
-function hierarchyRows(db: Queryable, projectId: number, ids: readonly number[]): Map<number, HierarchyRow> {
+async function hierarchyRows(db: Queryable, projectId: number, ids: readonly number[]): Promise<Map<number, HierarchyRow>> {
   const rows = await db.all<HierarchyRow>(sql`SELECT id, external_id AS "externalId", parent_id AS "parentId", root_id AS "rootId", depth, path
         FROM assets WHERE project_id = ${projectId} AND id IN (${[...new Set(ids)]})`,
   );
@@ -70,9 +70,9 @@ interface ParentRef {
 }
 
 /** Resolves parent references to asset ids; any that names no visible asset refuses the whole request. */
-function resolveParents(db: Queryable, assets: Visible, projectId: number, refs: ReadonlyArray<ParentRef | undefined>): Array<number | undefined> {
+async function resolveParents(db: Queryable, assets: Visible, projectId: number, refs: ReadonlyArray<ParentRef | undefined>): Promise<Array<number | undefined>> {
   const wanted = refs.filter((r): r is ParentRef => r !== undefined);
-  const { byId, byExternalId } = lookupRefs(
+  const { byId, byExternalId } = await lookupRefs(
     db,
     assets.table,
     projectId,
@@ -102,15 +102,15 @@ function resolveParents(db: Queryable, assets: Visible, projectId: number, refs:
  * parent `parentId` named; `alsoNamed[i]` the item's `parentExternalId` when it gave both. The request is
  * refused when the two disagree, or when the external id names no asset.
  */
-function refuseDisagreeingParents(
+async function refuseDisagreeingParents(
   db: Queryable,
   assets: Visible,
   projectId: number,
   parents: ReadonlyArray<number | undefined>,
   alsoNamed: ReadonlyArray<ParentRef | undefined>,
-): void {
+): Promise<void> {
   if (alsoNamed.every((r) => r === undefined)) return;
-  const named = resolveParents(db, assets, projectId, alsoNamed);
+  const named = await resolveParents(db, assets, projectId, alsoNamed);
   named.forEach((id, i) => {
     const ref = alsoNamed[i];
     if (ref !== undefined && id !== parents[i]) {
@@ -121,7 +121,7 @@ function refuseDisagreeingParents(
   });
 }
 
-function place(db: Queryable, id: number, parentId: number | null, at: Placement): void {
+async function place(db: Queryable, id: number, parentId: number | null, at: Placement): Promise<void> {
   await db.run(sql`UPDATE assets SET parent_id = ${parentId}, root_id = ${at.rootId}, depth = ${at.depth}, path = ${at.path} WHERE id = ${id}`);
 }
 
@@ -129,8 +129,8 @@ function place(db: Queryable, id: number, parentId: number | null, at: Placement
  * Puts just-created assets (`ids[i]` made from `items[i]`, all already stored) into the hierarchy. Parents
  * named by the request are placed before their children, whatever the request order.
  */
-export function placeCreatedAssets(db: Queryable, assets: Visible, projectId: number, items: readonly AssetCreate[], ids: readonly number[]): void {
-  const parentIds = resolveParents(
+export async function placeCreatedAssets(db: Queryable, assets: Visible, projectId: number, items: readonly AssetCreate[], ids: readonly number[]): Promise<void> {
+  const parentIds = await resolveParents(
     db,
     assets,
     projectId,
@@ -140,7 +140,7 @@ export function placeCreatedAssets(db: Queryable, assets: Visible, projectId: nu
       return undefined;
     }),
   );
-  refuseDisagreeingParents(
+  await refuseDisagreeingParents(
     db,
     assets,
     projectId,
@@ -150,7 +150,7 @@ export function placeCreatedAssets(db: Queryable, assets: Visible, projectId: nu
     ),
   );
   const indexOf = new Map(ids.map((id, i) => [id, i]));
-  const storedParents = hierarchyRows(
+  const storedParents = await hierarchyRows(
     db,
     projectId,
     parentIds.filter((p): p is number => p !== undefined && !indexOf.has(p)),
@@ -178,7 +178,7 @@ export function placeCreatedAssets(db: Queryable, assets: Visible, projectId: nu
         at = { rootId: above.rootId, depth: above.depth + 1, path: childPath(above.path, id) };
       }
       placements[j] = at;
-      place(db, id, parent ?? null, at);
+      await place(db, id, parent ?? null, at);
     }
   }
 }
@@ -194,19 +194,19 @@ function cycleError(items: readonly AssetCreate[], cycle: readonly number[]): Ap
  * Checks the parent changes of an update request (`ids[i]` is the asset of `items[i]`) against the
  * hierarchy they produce together, and returns them as asset id -> new parent id.
  */
-export function planMoves(db: Queryable, assets: Visible, projectId: number, items: readonly AssetUpdateItem[], ids: readonly number[]): Map<number, number> {
+export async function planMoves(db: Queryable, assets: Visible, projectId: number, items: readonly AssetUpdateItem[], ids: readonly number[]): Promise<Map<number, number>> {
   const byId = (item: AssetUpdateItem, i: number): ParentRef | undefined =>
     item.update.parentId && { path: ['items', i, 'update', 'parentId'], id: item.update.parentId.set };
   const byExternalId = (item: AssetUpdateItem, i: number): ParentRef | undefined =>
     item.update.parentExternalId && { path: ['items', i, 'update', 'parentExternalId'], externalId: item.update.parentExternalId.set };
   const refs = items.map((item, i) => byId(item, i) ?? byExternalId(item, i));
-  const parents = resolveParents(db, assets, projectId, refs);
-  refuseDisagreeingParents(db, assets, projectId, parents, items.map((item, i) => (item.update.parentId ? byExternalId(item, i) : undefined)));
+  const parents = await resolveParents(db, assets, projectId, refs);
+  await refuseDisagreeingParents(db, assets, projectId, parents, items.map((item, i) => (item.update.parentId ? byExternalId(item, i) : undefined)));
   const moved = items.map((_, i) => i).filter((i) => parents[i] !== undefined);
   const moves = new Map(moved.map((i) => [ids[i], parents[i]!]));
   if (moves.size === 0) return moves;
-  const rows = hierarchyRows(db, projectId, [...moves.keys(), ...moves.values()]);
-  const seen = visiblePaths(db, assets, projectId, [...moves.keys(), ...moves.values()]);
+  const rows = await hierarchyRows(db, projectId, [...moves.keys(), ...moves.values()]);
+  const seen = await visiblePaths(db, assets, projectId, [...moves.keys(), ...moves.values()]);
 
   for (const i of moved) {
     const asset = rows.get(ids[i])!;
@@ -260,14 +260,14 @@ function finalAncestry(start: number, moves: ReadonlyMap<number, number>, rows: 
  * Rewrites `path` and `depth` of every moved asset and its subtree; `parent_id` is already stored. Assets are
  * moved from the top of the new hierarchy down, so each one's new parent already has its final path.
  */
-export function applyMoves(db: Queryable, projectId: number, moves: ReadonlyMap<number, number>): void {
+export async function applyMoves(db: Queryable, projectId: number, moves: ReadonlyMap<number, number>): Promise<void> {
   if (moves.size === 0) return;
-  const rows = hierarchyRows(db, projectId, [...moves.values()]);
+  const rows = await hierarchyRows(db, projectId, [...moves.values()]);
   const depthAfter = (id: number) => finalAncestry(moves.get(id)!, moves, rows).length;
   const order = [...moves.keys()].map((id) => ({ id, depth: depthAfter(id) })).sort((a, b) => a.depth - b.depth);
   for (const { id } of order) {
-    const current = await db.get<Placement>(sql`SELECT depth, path FROM assets WHERE id = ${id}`)!;
-    const parent = await db.get<Placement>(sql`SELECT depth, path FROM assets WHERE id = ${moves.get(id)!}`)!;
+    const current = (await db.get<Placement>(sql`SELECT depth, path FROM assets WHERE id = ${id}`))!;
+    const parent = (await db.get<Placement>(sql`SELECT depth, path FROM assets WHERE id = ${moves.get(id)!}`))!;
     const path = childPath(parent.path, id);
     if (path === current.path) continue;
     const { from, to } = subtreeBounds(current.path);
@@ -286,24 +286,24 @@ function seenColumn(assets: Visible): Sql {
  * A delete that would take or orphan assets the principal cannot see is refused without naming them: it
  * cannot succeed, and it says no more than that they exist.
  */
-function refuseHiddenDescendants(db: Queryable, projectId: number, access: Access | undefined, ancestorId: number): never {
-  const asset = hierarchyRows(db, projectId, [ancestorId]).get(ancestorId)!;
+async function refuseHiddenDescendants(db: Queryable, projectId: number, access: Access | undefined, ancestorId: number): Promise<never> {
+  const asset = (await hierarchyRows(db, projectId, [ancestorId])).get(ancestorId)!;
   const needed = access && !access.all ? `${formatCapability(access.capability)} ` : '';
   throw forbidden(`${describeAsset(asset)} has descendants outside what this principal can see; only a principal whose ${needed}scope includes them can delete it`);
 }
 
 /** Refuses to delete an asset that keeps a child not deleted with it. */
-export function refuseOrphans(db: Queryable, assets: Visible, projectId: number, ids: readonly number[], access: Access | undefined): void {
+export async function refuseOrphans(db: Queryable, assets: Visible, projectId: number, ids: readonly number[], access: Access | undefined): Promise<void> {
   if (ids.length === 0) return;
   const deleting = new Set(ids);
-  const children = await db.all<{ id: number; parentId: number; seen: number }>(sql`SELECT id, parent_id AS "parentId", ${seenColumn(assets)} FROM assets WHERE project_id = ${projectId} AND parent_id IN (${ids})`,
-  ).filter((c) => !deleting.has(c.id));
+  const children = (await db.all<{ id: number; parentId: number; seen: number }>(sql`SELECT id, parent_id AS "parentId", ${seenColumn(assets)} FROM assets WHERE project_id = ${projectId} AND parent_id IN (${ids})`,
+  )).filter((c) => !deleting.has(c.id));
   if (children.length === 0) return;
   const visible = children.filter((c) => c.seen);
-  if (visible.length === 0) refuseHiddenDescendants(db, projectId, access, children[0].parentId);
+  if (visible.length === 0) await refuseHiddenDescendants(db, projectId, access, children[0].parentId);
   const parentId = visible[0].parentId;
   const kept = visible.filter((c) => c.parentId === parentId).map((c) => c.id);
-  const parent = hierarchyRows(db, projectId, [parentId]).get(parentId)!;
+  const parent = (await hierarchyRows(db, projectId, [parentId])).get(parentId)!;
   const shown = kept.slice(0, 5).join(', ') + (kept.length > 5 ? `, and ${kept.length - 5} more` : '');
   throw badRequest(
     `${describeAsset(parent)} has children that this request does not delete (${shown}); delete them too, or set "recursive": true to delete its whole subtree`,
@@ -314,23 +314,23 @@ export function refuseOrphans(db: Queryable, assets: Visible, projectId: number,
  * Deletes every descendant of the given assets (the assets themselves are left to the caller). The request
  * must be allowed to delete each of them (scope, write-protected data sets), as it must the assets it names.
  */
-export function deleteDescendants(services: Services, assets: Visible, projectId: number, ids: readonly number[]): void {
+export async function deleteDescendants(services: Services, assets: Visible, projectId: number, ids: readonly number[]): Promise<void> {
   if (ids.length === 0) return;
   const { db, access } = services;
   const named = new Set(ids);
   const descendants = new Map<number, number | null>();
-  for (const { id: top, path } of hierarchyRows(db, projectId, ids).values()) {
+  for (const { id: top, path } of (await hierarchyRows(db, projectId, ids)).values()) {
     const { from, to } = subtreeBounds(path);
     const members = await db.all<{ id: number; dataSetId: number | null; seen: number }>(sql`SELECT id, data_set_id AS "dataSetId", ${seenColumn(assets)} FROM assets WHERE project_id = ${projectId} AND path >= ${from} AND path < ${to}`,
     );
-    if (members.some((m) => !m.seen)) refuseHiddenDescendants(db, projectId, access, top);
+    if (members.some((m) => !m.seen)) await refuseHiddenDescendants(db, projectId, access, top);
     for (const m of members) if (!named.has(m.id)) descendants.set(m.id, m.dataSetId);
   }
-  requireWritableTargets(
+  await requireWritableTargets(
     services,
     projectId,
     'asset',
     [...descendants].map(([id, dataSetId]) => ({ target: { id, dataSetId }, path: ['items'] })),
   );
-  for (const id of descendants.keys()) deleteItem(db, assetTable, id);
+  for (const id of descendants.keys()) await deleteItem(db, assetTable, projectId, id);
 }

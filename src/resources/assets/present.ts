@@ -19,14 +19,14 @@ interface Aggregates {
   path?: Array<{ id: number }>;
 }
 
-function externalIdsOf(db: Queryable, projectId: number, ids: readonly number[]): Map<number, string> {
+async function externalIdsOf(db: Queryable, projectId: number, ids: readonly number[]): Promise<Map<number, string>> {
   if (ids.length === 0) return new Map();
   const rows = await db.all<{ id: number; externalId: string }>(sql`SELECT id, external_id AS "externalId" FROM assets WHERE project_id = ${projectId} AND id IN (${[...new Set(ids)]}) AND external_id IS NOT NULL`,
   );
   return new Map(rows.map((r) => [r.id, r.externalId]));
 }
 
-function childCounts(db: Queryable, assets: Visible, projectId: number, ids: readonly number[]): Map<number, number> {
+async function childCounts(db: Queryable, assets: Visible, projectId: number, ids: readonly number[]): Promise<Map<number, number>> {
   const seen = assets.where ? sql` AND ${assets.where}` : sql``;
   const counts = await db.all<{ id: number; n: number }>(// The visibility test must not lead SQLite to count through a data set's assets instead of the parents' children.
     sql`SELECT parent_id AS id, count(*) AS n FROM assets INDEXED BY ${Sql.raw(PARENT_INDEX)} WHERE project_id = ${projectId} AND parent_id IN (${ids})${seen} GROUP BY parent_id`,
@@ -35,18 +35,18 @@ function childCounts(db: Queryable, assets: Visible, projectId: number, ids: rea
 }
 
 /** Response form of stored assets: labels as `{externalId}` objects, hierarchy as seen, `parentExternalId`, and `aggregates`. */
-export function presentAssets(db: Queryable, assets: Visible, projectId: number, items: readonly Item[], aggregated: readonly AggregatedProperty[] = []): Item[] {
+export async function presentAssets(db: Queryable, assets: Visible, projectId: number, items: readonly Item[], aggregated: readonly AggregatedProperty[] = []): Promise<Item[]> {
   const wanted = new Set(aggregated);
   const ids = items.map((i) => i.id);
   // Stored parents and roots stand as they are when every asset is visible; paths are read only when asked for.
-  const paths = assets.where || wanted.has('path') || wanted.has('depth') ? visiblePaths(db, assets, projectId, ids) : undefined;
+  const paths = assets.where || wanted.has('path') || wanted.has('depth') ? await visiblePaths(db, assets, projectId, ids) : undefined;
   const parentOf = (item: Item): number | undefined => {
     if (!paths) return typeof item.parentId === 'number' ? item.parentId : undefined;
     const path = paths.get(item.id)!;
     return path.length > 1 ? path[path.length - 2] : undefined;
   };
-  const parents = externalIdsOf(db, projectId, items.map(parentOf).filter((p): p is number => p !== undefined));
-  const counts = wanted.has('childCount') && ids.length ? childCounts(db, assets, projectId, ids) : undefined;
+  const parents = await externalIdsOf(db, projectId, items.map(parentOf).filter((p): p is number => p !== undefined));
+  const counts = wanted.has('childCount') && ids.length ? await childCounts(db, assets, projectId, ids) : undefined;
   return items.map((item) => {
     const { createdTime, lastUpdatedTime, ...fields } = item;
     const out: Record<string, unknown> = { ...fields };

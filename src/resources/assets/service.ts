@@ -7,16 +7,17 @@ import type { Services } from '../../http/services.js';
 import { runAggregate } from '../../query/aggregate.js';
 import { assetIdsOfExternalIds, assetScopeNode, hierarchiesOf, inAssetSetNode } from '../../query/assets-scope.js';
 import { and, equalsLeaf, inLeaf, isNullNode, metadataNode, prefixLeaf, propertyTarget, rangeLeaf } from '../../query/basic.js';
-import { ftsAnyOf, type FilterNode, type LeafNode } from '../../query/filter.js';
+import { textSearchOf, type FilterNode, type LeafNode } from '../../query/filter.js';
 import { resolveReferences } from '../../query/references.js';
 import type { RefInput } from '../../query/refs.js';
 import { visibleIn, type Visible } from '../../query/visibility.js';
-import { inTransaction } from '../../storage/db.js';
 import { sql } from '../../storage/sql.js';
 import type { Item } from '../../storage/items.js';
 import {
   createItems,
   deleteItems,
+  fromModel,
+  inWrite,
   getItem,
   listItems,
   retrieveItems,
@@ -31,8 +32,6 @@ import { checkGeoLocation, geoFilterNode } from './geo.js';
 import { applyMoves, deleteDescendants, placeCreatedAssets, planMoves, refuseOrphans } from './hierarchy.js';
 import { presentAssets } from './present.js';
 import {
-  ASSET_LIMITS,
-  ASSET_METADATA_LIMITS,
   type AggregateAssetsBody,
   type AggregatedProperty,
   type AssetCreate,
@@ -44,14 +43,12 @@ import {
   type SearchAssetsBody,
 } from './schema.js';
 import { dataSetCatalog } from '../datasets/model.js';
-import { assetCatalog as catalog, assetTable } from './model.js';
+import { assetCatalog as catalog, assetModel } from './model.js';
 
 const labelIds = (labels: readonly Label[] | undefined) => labels?.map((l) => l.externalId);
 
 export const assetSpec: ResourceSpec<AssetCreate> = {
-  table: assetTable,
-  catalog,
-  metadataLimits: ASSET_METADATA_LIMITS,
+  ...fromModel(assetModel),
   createValues: (item) => ({
     // Set by placeCreatedAssets once every asset of the request exists, since a parent may be one of them.
     parentId: null,
@@ -59,17 +56,6 @@ export const assetSpec: ResourceSpec<AssetCreate> = {
     // Stored as label external ids; presentAssets gives them back as `{externalId}` objects.
     labels: labelIds(item.labels) ?? null,
   }),
-  patches: {
-    externalId: 'nullable',
-    name: 'required',
-    description: 'nullable',
-    dataSetId: 'nullable',
-    metadata: 'metadata',
-    source: 'nullable',
-    parentId: 'required',
-    labels: { array: ASSET_LIMITS.labels },
-    geoLocation: 'nullable',
-  },
   check(v, path) {
     checkGeoLocation(v.geoLocation as GeoLocation | null, [...path, 'geoLocation']);
   },
@@ -102,17 +88,17 @@ function childrenOf(assets: Visible, projectId: number, parentIds: number[]): Fi
  * The basic `filter` object as filter language, with its references to other assets and data sets resolved
  * among those the request sees.
  */
-export function assetFilterNode(f: AssetFilter | undefined, services: Services, projectId: number): FilterNode | undefined {
+export async function assetFilterNode(f: AssetFilter | undefined, services: Services, projectId: number): Promise<FilterNode | undefined> {
   if (!f) return undefined;
   const { db } = services;
   const assets = visibleIn(services, catalog);
   return and([
     equalsLeaf(catalog, 'name', f.name),
     f.parentIds && childrenOf(assets, projectId, f.parentIds),
-    f.parentExternalIds && childrenOf(assets, projectId, assetIdsOfExternalIds(db, assets, projectId, f.parentExternalIds, ['filter', 'parentExternalIds'])),
-    f.rootIds && inAssetSetNode(catalog, 'id', hierarchiesOf(db, assets, projectId, resolveReferences(db, assets, projectId, f.rootIds, ['filter', 'rootIds']))),
-    assetScopeNode(db, assets, projectId, catalog, 'id', { assetSubtreeIds: f.assetSubtreeIds }),
-    f.dataSetIds && inLeaf(catalog, 'dataSetId', resolveReferences(db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds'])),
+    f.parentExternalIds && childrenOf(assets, projectId, await assetIdsOfExternalIds(db, assets, projectId, f.parentExternalIds, ['filter', 'parentExternalIds'])),
+    f.rootIds && inAssetSetNode(catalog, 'id', await hierarchiesOf(db, assets, projectId, await resolveReferences(db, assets, projectId, f.rootIds, ['filter', 'rootIds']))),
+    await assetScopeNode(db, assets, projectId, catalog, 'id', { assetSubtreeIds: f.assetSubtreeIds }),
+    f.dataSetIds && inLeaf(catalog, 'dataSetId', await resolveReferences(db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds'])),
     metadataNode(catalog, f.metadata),
     equalsLeaf(catalog, 'source', f.source),
     rangeLeaf(catalog, 'createdTime', f.createdTime),
@@ -125,15 +111,15 @@ export function assetFilterNode(f: AssetFilter | undefined, services: Services, 
 }
 
 /** Assets as the request sees them (see present.ts). */
-function present(services: Services, projectId: number, items: readonly Item[], aggregated?: AggregatedProperty[]): Item[] {
-  return presentAssets(services.db, visibleIn(services, catalog), projectId, items, aggregated);
+async function present(services: Services, projectId: number, items: readonly Item[], aggregated?: AggregatedProperty[]): Promise<Item[]> {
+  return await presentAssets(services.db, visibleIn(services, catalog), projectId, items, aggregated);
 }
 
-export function createAssets(services: Services, projectId: number, items: readonly AssetCreate[]): Item[] {
-  return inTransaction(services.db, () => {
-    const ids = createItems(assetSpec, services, projectId, items).map((a) => a.id);
-    placeCreatedAssets(services.db, visibleIn(services, catalog), projectId, items, ids);
-    return present(services, projectId, retrieveItems(spec, services, projectId, ids.map((id) => ({ id }))));
+export async function createAssets(services: Services, projectId: number, items: readonly AssetCreate[]): Promise<Item[]> {
+  return await inWrite(services, async (services) => {
+    const ids = (await createItems(assetSpec, services, projectId, items)).map((a) => a.id);
+    await placeCreatedAssets(services.db, visibleIn(services, catalog), projectId, items, ids);
+    return present(services, projectId, await retrieveItems(spec, services, projectId, ids.map((id) => ({ id }))));
   });
 }
 
@@ -148,42 +134,42 @@ function storedPatch(update: AssetPatch, parentId: number | undefined): Record<s
   return out;
 }
 
-export function updateAssets(services: Services, projectId: number, items: readonly AssetUpdateItem[]): Item[] {
-  const { db } = services;
-  return inTransaction(db, () => {
+export async function updateAssets(services: Services, projectId: number, items: readonly AssetUpdateItem[]): Promise<Item[]> {
+  return await inWrite(services, async (services) => {
+    const { db } = services;
     // Resolved as the update resolves them, so that an asset the request cannot write is refused before
     // its move is looked at.
-    const ids = writableIds(spec, services, projectId, items);
-    const moves = planMoves(db, visibleIn(services, catalog), projectId, items, ids);
+    const ids = await writableIds(spec, services, projectId, items);
+    const moves = await planMoves(db, visibleIn(services, catalog), projectId, items, ids);
     const updates: UpdateItem[] = items.map((item, i) => ({ ...item, update: storedPatch(item.update, moves.get(ids[i])) }));
-    const updated = updateItems(spec, services, projectId, updates);
-    applyMoves(db, projectId, moves);
+    const updated = await updateItems(spec, services, projectId, updates);
+    await applyMoves(db, projectId, moves);
     return present(services, projectId, updated);
   });
 }
 
-export function deleteAssets(
+export async function deleteAssets(
   services: Services,
   projectId: number,
   req: { items: RefInput[]; recursive?: boolean; ignoreUnknownIds?: boolean },
-): void {
+): Promise<void> {
   const beforeDelete: ResourceSpec<unknown>['beforeDelete'] = req.recursive
     ? (ids, ctx) => deleteDescendants(ctx.services, visibleIn(ctx.services, catalog), ctx.projectId, ids)
     : (ids, ctx) => refuseOrphans(ctx.db, visibleIn(ctx.services, catalog), ctx.projectId, ids, ctx.services.access);
-  deleteItems({ ...spec, beforeDelete }, services, projectId, req.items, req.ignoreUnknownIds);
+  await deleteItems({ ...spec, beforeDelete }, services, projectId, req.items, req.ignoreUnknownIds);
 }
 
-export function retrieveAssets(
+export async function retrieveAssets(
   services: Services,
   projectId: number,
   req: { items: RefInput[]; ignoreUnknownIds?: boolean; aggregatedProperties?: AggregatedProperty[] },
-): Item[] {
-  const items = retrieveItems(spec, services, projectId, req.items, req.ignoreUnknownIds);
+): Promise<Item[]> {
+  const items = await retrieveItems(spec, services, projectId, req.items, req.ignoreUnknownIds);
   return present(services, projectId, items, req.aggregatedProperties);
 }
 
-export function getAsset(services: Services, projectId: number, id: number): Item {
-  return present(services, projectId, [getItem(spec, services, projectId, id)])[0];
+export async function getAsset(services: Services, projectId: number, id: number): Promise<Item> {
+  return (await present(services, projectId, [await getItem(spec, services, projectId, id)]))[0];
 }
 
 export type ListAssetsInput = ListInput & { filter?: AssetFilter; aggregatedProperties?: AggregatedProperty[] };
@@ -191,22 +177,22 @@ export type ListAssetsInput = ListInput & { filter?: AssetFilter; aggregatedProp
 const WITHOUT_METADATA = new Set(['metadata']);
 
 export async function listAssets(services: Services, projectId: number, req: ListAssetsInput, includeMetadata = true) {
-  const page = await listItems(spec, services, projectId, req, assetFilterNode(req.filter, services, projectId), includeMetadata ? undefined : WITHOUT_METADATA);
-  return { ...page, items: present(services, projectId, page.items, req.aggregatedProperties) };
+  const page = await listItems(spec, services, projectId, req, await assetFilterNode(req.filter, services, projectId), includeMetadata ? undefined : WITHOUT_METADATA);
+  return { ...page, items: await present(services, projectId, page.items, req.aggregatedProperties) };
 }
 
 /** `name`, `description` and `query` (both) searches, ranked by relevance; an item matching any of them is found. */
-export function searchAssets(services: Services, projectId: number, req: SearchAssetsBody) {
-  const match = ftsAnyOf([
-    [req.search?.name, 'name'],
-    [req.search?.description, 'description'],
-    [req.search?.query, '{name description}'],
+export async function searchAssets(services: Services, projectId: number, req: SearchAssetsBody) {
+  const match = textSearchOf(catalog, [
+    [req.search?.name, ['name']],
+    [req.search?.description, ['description']],
+    [req.search?.query, ['name', 'description']],
   ]);
-  const node = assetFilterNode(req.filter, services, projectId);
-  const { items } = searchItems(spec, services, projectId, node, match, req.limit);
-  return { items: present(services, projectId, items) };
+  const node = await assetFilterNode(req.filter, services, projectId);
+  const { items } = await searchItems(spec, services, projectId, node, match, req.limit);
+  return { items: await present(services, projectId, items) };
 }
 
-export function aggregateAssets(services: Services, projectId: number, req: AggregateAssetsBody) {
-  return runAggregate(services, catalog, projectId, { ...req, filter: assetFilterNode(req.filter, services, projectId) });
+export async function aggregateAssets(services: Services, projectId: number, req: AggregateAssetsBody) {
+  return runAggregate(services, catalog, projectId, { ...req, filter: await assetFilterNode(req.filter, services, projectId) });
 }

@@ -15,7 +15,7 @@ import { authRuntime } from '../../auth/runtime.js';
 import { formatCapability, type Capability, type Grant, type Principal } from '../../auth/principal.js';
 import { badRequest, forbidden, formatPath, missingItems } from '../../http/errors.js';
 import { route, type ApiRoute } from '../../http/route.js';
-import { inTransaction } from '../../storage/db.js';
+
 import { bumpAuthVersion, findProjectAuth } from '../../storage/projects.js';
 import { CreateGroupsBody, DeleteGroupsBody, GROUP_LIMITS, ListGroupsQuery, type GroupCreate } from './schema.js';
 
@@ -70,12 +70,12 @@ export const groupRoutes: ApiRoute[] = [
     path: '/groups',
     capability: LIST,
     query: ListGroupsQuery,
-    handler: ({ services, project, principal, query }) => {
+    handler: async ({ services, project, principal, query }) => {
       const access = services.access;
       if (query.all && access !== undefined && !access.all) {
         throw forbidden(`Listing every group (all=true) needs ${formatCapability(LIST)} with scope all; this principal has it only in ${describeScope(access)}`);
       }
-      const groups = projectGroups(services.db, project.id);
+      const groups = await projectGroups(services.db, project.id);
       const own = new Set(principal.groupIds ?? []);
       return { items: groups.filter((g) => query.all || own.has(g.id)).map(groupView) };
     },
@@ -86,7 +86,7 @@ export const groupRoutes: ApiRoute[] = [
     capability: CREATE,
     body: CreateGroupsBody,
     status: 201,
-    handler: ({ services, project, principal, body }) => {
+    handler: async ({ services, project, principal, body }) => {
       const auth = authRuntime(services);
       const registry = auth.acls;
       const granted: Array<{ grant: Grant; path: Array<string | number> }> = [];
@@ -112,7 +112,7 @@ export const groupRoutes: ApiRoute[] = [
       });
       const access = services.access;
       if (access !== undefined && !access.all) {
-        const accessClaims = auth.provider(findProjectAuth(services.db, project.name)!).accessClaims;
+        const accessClaims = (await auth.provider((await findProjectAuth(services.db, project.name))!)).accessClaims;
         groups.forEach((g, i) => {
           if (!wouldBeMember(g, principal, accessClaims)) {
             notOwnGroup(['items', i], CREATE, access, `principal "${principal.subject}" would not be a member of this group (by its sourceId, members or appIds)`);
@@ -121,12 +121,13 @@ export const groupRoutes: ApiRoute[] = [
       }
       requireHeld(principal, project.name, granted, NOT_HELD);
       const { db } = services;
-      const ids = inTransaction(db, () => {
-        const created = groups.map((g) => insertGroup(db, project.id, g, services.now()));
-        bumpAuthVersion(db, project.id);
+      const ids = await db.transaction(async (db) => {
+        const created: number[] = [];
+        for (const g of groups) created.push(await insertGroup(db, project.id, g, services.now()));
+        await bumpAuthVersion(db, project.id);
         return new Set(created);
       });
-      return { items: projectGroups(db, project.id).filter((g) => ids.has(g.id)).map(groupView) };
+      return { items: (await projectGroups(db, project.id)).filter((g) => ids.has(g.id)).map(groupView) };
     },
   }),
   route({
@@ -134,7 +135,7 @@ export const groupRoutes: ApiRoute[] = [
     path: '/groups/delete',
     capability: DELETE,
     body: DeleteGroupsBody,
-    handler: ({ services, project, principal, body }) => {
+    handler: async ({ services, project, principal, body }) => {
       const { db, access } = services;
       if (access !== undefined && !access.all) {
         // Checked before existence, so that the answer is the same for another's group and a missing one.
@@ -143,12 +144,12 @@ export const groupRoutes: ApiRoute[] = [
           if (!own.has(id)) notOwnGroup(['items', i], DELETE, access, `group ${id} is not one of the groups of principal "${principal.subject}"`);
         });
       }
-      inTransaction(db, () => {
-        const existing = existingGroupIds(db, project.id, body.items);
+      await db.transaction(async (db) => {
+        const existing = await existingGroupIds(db, project.id, body.items);
         const missing = body.items.filter((id) => !existing.has(id));
         if (missing.length) throw missingItems(missing.map((id) => ({ id })));
-        deleteGroups(db, project.id, body.items);
-        bumpAuthVersion(db, project.id);
+        await deleteGroups(db, project.id, body.items);
+        await bumpAuthVersion(db, project.id);
       });
       return {};
     },

@@ -12,7 +12,7 @@ import { projectGroups } from '../../auth/group-store.js';
 import { resolveGroups } from '../../auth/membership.js';
 import { applyModify, type OidcConfiguration } from '../../auth/oidc-config.js';
 import { authRuntime, type AuthRuntime } from '../../auth/runtime.js';
-import { inTransaction, type Db } from '../../storage/db.js';
+import type { Queryable } from '../../storage/store.js';
 import { bumpAuthVersion, findProjectAuth, readProjectConfig, writeProjectConfigMember, type ProjectAuthRow } from '../../storage/projects.js';
 import { route, type ApiRoute, type Project } from '../../http/route.js';
 import { ProjectUpdateBody } from './schema.js';
@@ -24,17 +24,17 @@ interface ProjectView {
   userProfilesConfiguration: { enabled: boolean };
 }
 
-function authRow(db: Db, project: Project): ProjectAuthRow {
-  return findProjectAuth(db, project.name)!;
+async function authRow(db: Queryable, project: Project): Promise<ProjectAuthRow> {
+  return (await findProjectAuth(db, project.name))!;
 }
 
-function view(auth: AuthRuntime, db: Db, project: Project): ProjectView {
-  const config = readProjectConfig(db, project.id);
+async function view(auth: AuthRuntime, db: Queryable, project: Project): Promise<ProjectView> {
+  const config = await readProjectConfig(db, project.id);
   const profiles = config.userProfiles as { enabled?: boolean } | undefined;
   return {
     name: typeof config.name === 'string' ? config.name : project.name,
     urlName: project.name,
-    oidcConfiguration: auth.provider(authRow(db, project)).config,
+    oidcConfiguration: (await auth.provider(await authRow(db, project))).config,
     userProfilesConfiguration: { enabled: profiles?.enabled ?? false },
   };
 }
@@ -58,25 +58,25 @@ export const projectRoutes: ApiRoute[] = [
       const oidc = update.oidcConfiguration;
       if (oidc) {
         const path = ['update', 'oidcConfiguration'];
-        const granted = resolveGroups(projectGroups(db, project.id), auth.acls, project.name).flatMap((g) => g.grants.map((grant) => ({ grant, path })));
+        const granted = resolveGroups(await projectGroups(db, project.id), auth.acls, project.name).flatMap((g) => g.grants.map((grant) => ({ grant, path })));
         requireHeld(principal, project.name, granted, 'the identity provider configuration decides who belongs to every group, so changing it needs every capability the groups grant');
       }
       let next: OidcConfiguration | null | undefined;
       if (oidc && 'set' in oidc) next = await auth.resolveConfiguration(oidc.set, 'update.oidcConfiguration.set');
       else if (oidc && 'modify' in oidc) {
-        const current = auth.provider(authRow(db, project)).config;
+        const current = (await auth.provider(await authRow(db, project))).config;
         next = await auth.resolveConfiguration(applyModify(current, oidc.modify), 'update.oidcConfiguration.modify');
       } else if (oidc) next = null;
-      inTransaction(db, () => {
-        if (update.name) writeProjectConfigMember(db, project.id, 'name', update.name.set);
+      await db.transaction(async (db) => {
+        if (update.name) await writeProjectConfigMember(db, project.id, 'name', update.name.set);
         const profiles = update.userProfilesConfiguration;
         if (profiles) {
           const enabled = 'set' in profiles ? profiles.set.enabled : profiles.modify.enabled;
-          if (enabled !== undefined) writeProjectConfigMember(db, project.id, 'userProfiles', { enabled });
+          if (enabled !== undefined) await writeProjectConfigMember(db, project.id, 'userProfiles', { enabled });
         }
         // Leaving the configuration out of the stored project makes it accept the built-in provider again.
-        if (next !== undefined) writeProjectConfigMember(db, project.id, 'oidc', next ?? undefined);
-        bumpAuthVersion(db, project.id);
+        if (next !== undefined) await writeProjectConfigMember(db, project.id, 'oidc', next ?? undefined);
+        await bumpAuthVersion(db, project.id);
       });
       return view(auth, db, project);
     },

@@ -9,15 +9,15 @@ import { createSession, sessionView, type SessionView } from '../../auth/session
 import { revokeSessions, sessionsByIds, sessionsPage, type SessionRecord } from '../../auth/session-store.js';
 import { missingItems } from '../../http/errors.js';
 import { route, type ApiRoute } from '../../http/route.js';
-import { inTransaction, type Db } from '../../storage/db.js';
+import type { Queryable } from '../../storage/store.js';
 import { bumpAuthVersion, findProjectAuth } from '../../storage/projects.js';
 import { CreateSessionsBody, ListSessionsQuery, SessionIdsBody } from './schema.js';
 
 const LIST = { acl: 'sessionsAcl', action: 'LIST' };
 
 /** Sessions in request order; unknown ids are a 400 with `missing`. */
-function byIds(db: Db, projectId: number, ids: number[]): SessionRecord[] {
-  const found = new Map(sessionsByIds(db, projectId, ids).map((s) => [s.id, s]));
+async function byIds(db: Queryable, projectId: number, ids: number[]): Promise<SessionRecord[]> {
+  const found = new Map((await sessionsByIds(db, projectId, ids)).map((s) => [s.id, s]));
   const missing = ids.filter((id) => !found.has(id));
   if (missing.length) throw missingItems(missing.map((id) => ({ id })));
   return ids.map((id) => found.get(id)!);
@@ -31,7 +31,7 @@ export const sessionRoutes: ApiRoute[] = [
     body: CreateSessionsBody,
     handler: async ({ services, project, principal, body }) => {
       const auth = authRuntime(services);
-      const row = findProjectAuth(services.db, project.name)!;
+      const row = (await findProjectAuth(services.db, project.name))!;
       const created = await createSession(auth, services.db, row, principal, body.items[0]);
       return { items: [{ id: created.id, type: created.type, status: created.status, nonce: created.nonce, ...(created.clientId ? { clientId: created.clientId } : {}) }] };
     },
@@ -41,7 +41,7 @@ export const sessionRoutes: ApiRoute[] = [
     path: '/sessions',
     capability: LIST,
     query: ListSessionsQuery,
-    handler: ({ services, project, query }) => {
+    handler: async ({ services, project, query }) => {
       const limit = query.limit ?? 25;
       const status = query.status?.toUpperCase();
       const fingerprint = { resource: 'sessions', status };
@@ -51,7 +51,7 @@ export const sessionRoutes: ApiRoute[] = [
       // one more match than asked for shows that a next page exists.
       const matches: SessionView[] = [];
       for (;;) {
-        const page = sessionsPage(services.db, project.id, after, limit + 1);
+        const page = await sessionsPage(services.db, project.id, after, limit + 1);
         for (const s of page) {
           const v = sessionView(s, now);
           if (status === undefined || v.status === status) matches.push(v);
@@ -68,9 +68,9 @@ export const sessionRoutes: ApiRoute[] = [
     path: '/sessions/byids',
     capability: LIST,
     body: SessionIdsBody,
-    handler: ({ services, project, body }) => {
+    handler: async ({ services, project, body }) => {
       const now = services.now();
-      return { items: byIds(services.db, project.id, body.items.map((i) => i.id)).map((s) => sessionView(s, now)) };
+      return { items: (await byIds(services.db, project.id, body.items.map((i) => i.id))).map((s) => sessionView(s, now)) };
     },
   }),
   route({
@@ -78,13 +78,13 @@ export const sessionRoutes: ApiRoute[] = [
     path: '/sessions/revoke',
     capability: { acl: 'sessionsAcl', action: 'DELETE' },
     body: SessionIdsBody,
-    handler: ({ services, project, principal, body }) => {
+    handler: async ({ services, project, principal, body }) => {
       const { db } = services;
       const ids = body.items.map((i) => i.id);
-      const revoked = inTransaction(db, () => {
-        byIds(db, project.id, ids);
-        revokeSessions(db, project.id, ids);
-        bumpAuthVersion(db, project.id);
+      const revoked = await db.transaction(async (db) => {
+        await byIds(db, project.id, ids);
+        await revokeSessions(db, project.id, ids);
+        await bumpAuthVersion(db, project.id);
         return byIds(db, project.id, ids);
       });
       // Without the right to list sessions, a caller learns only which ids it revoked.

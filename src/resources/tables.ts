@@ -1,0 +1,32 @@
+/**
+ * Everything this build stores: the tables of every module and the data steps that rewrite rows written by
+ * earlier builds (see storage/migrate.ts). Storage knows none of the resources; they are gathered here.
+ */
+import { authTables } from '../auth/schema.js';
+import { emptyCollectionsAbsent, renderMissingJson } from '../storage/items.js';
+import type { Schema } from '../storage/migrate.js';
+import { coreTables } from '../storage/projects.js';
+import { assetModel } from './assets/model.js';
+import { datapointTables } from './datapoints/store-schema.js';
+import { dataSetModel } from './datasets/model.js';
+import { eventModel } from './events/model.js';
+import { timeSeriesModel } from './timeseries/model.js';
+
+const itemModels = [eventModel, dataSetModel, timeSeriesModel, assetModel];
+
+export function appSchema(): Schema {
+  return {
+    tables: [...coreTables, ...authTables, ...itemModels.flatMap((m) => m.tables), ...datapointTables],
+    steps: [
+      // Events came to keep their rendered JSON; rows written before have none.
+      { version: 7, run: (db) => renderMissingJson(db, eventModel.table) },
+      // Empty lists and maps came to be stored as absent.
+      {
+        version: 9,
+        async run(db) {
+          for (const m of itemModels) await emptyCollectionsAbsent(db, m.table);
+        },
+      },
+    ],
+  };
+}
