@@ -19,6 +19,8 @@ export interface Config {
   databaseReadUrl?: string;
   /** Connections each PostgreSQL pool keeps. */
   databasePoolSize: number;
+  /** Serve `GET /metrics` (Prometheus text format). */
+  metrics: boolean;
   /** Projects created on start (if missing). */
   projects: string[];
   /** Public origin of this server: the issuer of built-in tokens and the base of printed URLs. */
@@ -115,6 +117,7 @@ const FLAGS: Record<string, string> = {
   '--database-url': 'STRATA_DATABASE_URL',
   '--database-read-url': 'STRATA_DATABASE_READ_URL',
   '--database-pool-size': 'STRATA_DATABASE_POOL_SIZE',
+  '--metrics': 'STRATA_METRICS',
   '--projects': 'STRATA_PROJECTS',
   '--public-url': 'STRATA_PUBLIC_URL',
   '--body-limit': 'STRATA_BODY_LIMIT',
@@ -191,6 +194,11 @@ function parseUrl(text: string): URL | undefined {
   } catch {
     return undefined;
   }
+}
+
+function onOff(name: string, raw: string): boolean {
+  if (raw !== 'on' && raw !== 'off') throw new ConfigError(`${name} must be "on" or "off", got "${raw}"`);
+  return raw === 'on';
 }
 
 /** A PostgreSQL connection URL, checked: `postgres://` or `postgresql://` with a host and a database name. */
@@ -482,6 +490,7 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
     databaseUrl: databaseUrl('STRATA_DATABASE_URL (--database-url)', values.STRATA_DATABASE_URL),
     databaseReadUrl: databaseUrl('STRATA_DATABASE_READ_URL (--database-read-url)', values.STRATA_DATABASE_READ_URL),
     databasePoolSize: integer('STRATA_DATABASE_POOL_SIZE (--database-pool-size)', values.STRATA_DATABASE_POOL_SIZE ?? '10', 1, 1000),
+    metrics: onOff('STRATA_METRICS (--metrics)', values.STRATA_METRICS ?? 'on'),
     projects,
     publicUrl: (values.STRATA_PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
     devClientSecret: values.STRATA_DEV_CLIENT_SECRET || undefined,

@@ -9,6 +9,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oracleAggregates, oracleBounds, HOUR, type OraclePoint } from './support/aggregate-oracle.js';
+import { sql } from '../src/storage/sql.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
 
 let h: Harness;
@@ -295,7 +296,7 @@ describe('aggregates agree with the definitions', () => {
     expect(compared).toBeGreaterThan(2000);
     // The random series were dense enough in places for stored rollups to take part.
     const db = h.strata.services.db;
-    const levels = db.prepare('SELECT DISTINCT level FROM datapoint_rollups ORDER BY level').all() as Array<{ level: number }>;
+    const levels = await db.all<{ level: number }>(sql`SELECT DISTINCT level FROM datapoint_rollups ORDER BY level`);
     expect(levels.map((l) => l.level)).toEqual([1, 2, 3]);
   });
 
@@ -313,7 +314,7 @@ describe('aggregates agree with the definitions', () => {
     await insert(xid, points);
     await insert(step, points.map((p) => ({ ...p, code: (p.ts - T) % 97_000 === 0 ? BAD : 0 })));
     const db = h.strata.services.db;
-    const idOf = (x: string) => (db.prepare('SELECT id FROM timeseries WHERE external_id = ?').get(x) as { id: number }).id;
+    const idOf = async (x: string) => (await db.get<{ id: number }>(sql`SELECT id FROM timeseries WHERE external_id = ${x}`))!.id;
     const queries = [
       { granularity: '1h', timeZone: 'Europe/Oslo' },
       { granularity: '1d', timeZone: 'Australia/Adelaide' },
@@ -328,8 +329,8 @@ describe('aggregates agree with the definitions', () => {
         [xid, step].flatMap((x) => queries.map((q) => fetchAll({ externalId: x, start: T - DAY, end: T + 2 * DAY, aggregates: [...AGGREGATES], ...q }))),
       );
     const withRollups = await answers();
-    expect((db.prepare('SELECT count(*) AS n FROM datapoint_rollups WHERE series_id = ?').get(idOf(xid)) as { n: number }).n).toBeGreaterThan(0);
-    db.prepare('DELETE FROM datapoint_rollups WHERE series_id IN (?, ?)').run(idOf(xid), idOf(step));
+    expect((await db.get<{ n: number }>(sql`SELECT count(*) AS n FROM datapoint_rollups WHERE series_id = ${await idOf(xid)}`))!.n).toBeGreaterThan(0);
+    await db.run(sql`DELETE FROM datapoint_rollups WHERE series_id IN (${await idOf(xid)}, ${await idOf(step)})`);
     const rawOnly = await answers();
     withRollups.forEach((buckets, i) => compareBuckets(buckets, rawOnly[i], 100, `query ${i % queries.length} of ${i < queries.length ? 'continuous' : 'step'}`));
   });

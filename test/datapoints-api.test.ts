@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, capability, clientToken, createGroup } from './support/auth.js';
+import { Sql, sql } from '../src/storage/sql.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
 
 let h: Harness;
@@ -223,7 +224,7 @@ describe('aggregates', () => {
       });
     }
     const db = h.strata.services.db;
-    expect((db.prepare('SELECT count(*) AS n FROM datapoint_rollups WHERE series_id = ? AND level = 1').get(appended.id) as { n: number }).n).toBeGreaterThan(0);
+    expect((await db.get<{ n: number }>(sql`SELECT count(*) AS n FROM datapoint_rollups WHERE series_id = ${appended.id} AND level = 1`))!.n).toBeGreaterThan(0);
   });
 
   it('aligns days to the time zone, with 23- and 25-hour days at daylight-saving changes', async () => {
@@ -300,6 +301,40 @@ describe('latest', () => {
     expect(errorMessage(missing, 400)).toMatch(/not found/);
     expect(missing.body.error.missing).toEqual([{ externalId: 'nope' }]);
   });
+
+  it('reaches back past stored points the treatment leaves out, however many', async () => {
+    // 100 Good points, then 3000 Bad ones: the last Good point lies several chunks back.
+    const s = await series();
+    const datapoints = Array.from({ length: 3100 }, (_, i) => (i < 100 ? { timestamp: T0 + i, value: i } : { timestamp: T0 + i, value: i, status: { code: BAD } }));
+    await insert([{ id: s.id, datapoints }]);
+    const res = await h.post('/timeseries/data/latest', { items: [{ id: s.id }, { id: s.id, ignoreBadDataPoints: false }, { id: s.id, before: T0 + 50 }] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.items.map((i: any) => i.datapoints)).toEqual([[{ timestamp: T0 + 99, value: 99 }], [{ timestamp: T0 + 3099, value: 3099 }], [{ timestamp: T0 + 49, value: 49 }]]);
+  });
+});
+
+describe('concurrent writes', () => {
+  it('to one series all count, in its points and in its aggregates', async () => {
+    const writers = 8;
+    const perWriter = 900;
+    // Rounds of writers whose points interleave with every other's, over two hours of 1 s data.
+    for (let round = 0; round < 3; round++) {
+      const s = await series();
+      const writes = Array.from({ length: writers }, (_, w) =>
+        insert([{ id: s.id, datapoints: Array.from({ length: perWriter }, (_, i) => ({ timestamp: T0 + (i * writers + w) * 1000, value: w })) }]),
+      );
+      for (const res of await Promise.all(writes)) expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const points = await all({ id: s.id });
+      expect(points.length).toBe(writers * perWriter);
+      points.forEach((p, k) => expect(p).toEqual({ timestamp: T0 + k * 1000, value: k % writers }));
+      const [hours] = await list({ items: [{ id: s.id, start: T0, end: T0 + 86_400_000, granularity: '1h', aggregates: ['count', 'sum'] }] });
+      const sumOf = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => (from + i) % writers).reduce((x, y) => x + y, 0);
+      expect(hours.datapoints).toEqual([
+        { timestamp: T0, count: 3600, sum: sumOf(0, 3600) },
+        { timestamp: T0 + 3_600_000, count: 3600, sum: sumOf(3600, 7200) },
+      ]);
+    }
+  });
 });
 
 describe('delete', () => {
@@ -320,12 +355,12 @@ describe('delete', () => {
     const s = await series();
     await insert([{ id: s.id, datapoints: Array.from({ length: 2000 }, (_, i) => ({ timestamp: i * 1000, value: i })) }]);
     const db = h.strata.services.db;
-    const rows = (table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table} WHERE series_id = ?`).get(s.id) as { n: number }).n;
-    expect(rows('datapoint_chunks')).toBeGreaterThan(0);
-    expect(rows('datapoint_rollups')).toBeGreaterThan(0);
+    const rows = async (table: string) => (await db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${Sql.raw(table)} WHERE series_id = ${s.id}`))!.n;
+    expect(await rows('datapoint_chunks')).toBeGreaterThan(0);
+    expect(await rows('datapoint_rollups')).toBeGreaterThan(0);
     expect((await h.post('/timeseries/delete', { items: [{ id: s.id }] })).status).toBe(200);
-    expect(rows('datapoint_chunks')).toBe(0);
-    expect(rows('datapoint_rollups')).toBe(0);
+    expect(await rows('datapoint_chunks')).toBe(0);
+    expect(await rows('datapoint_rollups')).toBe(0);
     const again = await h.post('/timeseries', { items: [{ externalId: s.externalId }] });
     expect(await all({ id: again.body.items[0].id })).toEqual([]);
     expect(errorMessage(await h.post('/timeseries/data/list', { items: [{ id: s.id }] }), 400)).toMatch(/not found/);

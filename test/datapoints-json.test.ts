@@ -7,13 +7,14 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listDatapoints, listDatapointsObject } from '../src/resources/datapoints/read-service.js';
 import type { ListDatapointsBody } from '../src/resources/datapoints/schema.js';
+import { sql } from '../src/storage/sql.js';
 import { startHarness, type Harness } from './support/harness.js';
 
 let h: Harness;
 let projectId: number;
 beforeAll(async () => {
   h = await startHarness();
-  projectId = (h.strata.services.db.prepare("SELECT id FROM projects WHERE name = 'dev'").get() as { id: number }).id;
+  projectId = (await h.strata.services.db.get<{ id: number }>(sql`SELECT id FROM projects WHERE name = 'dev'`))!.id;
 });
 afterAll(() => h.close());
 
@@ -105,9 +106,9 @@ async function makeSeries(r: () => number, fields: Record<string, unknown>, n: n
 }
 
 /** The route's text equals JSON.stringify of the objects; returns the objects. */
-function same(body: ListDatapointsBody): { items: Array<Record<string, unknown>> } {
-  const objects = listDatapointsObject(h.strata.services, projectId, body);
-  expect(listDatapoints(h.strata.services, projectId, body).body).toBe(JSON.stringify(objects));
+async function same(body: ListDatapointsBody): Promise<{ items: Array<Record<string, unknown>> }> {
+  const objects = await listDatapointsObject(h.strata.services, projectId, body);
+  expect((await listDatapoints(h.strata.services, projectId, body)).body).toBe(JSON.stringify(objects));
   return objects as { items: Array<Record<string, unknown>> };
 }
 
@@ -128,12 +129,12 @@ describe('list response JSON text', () => {
     made.push({ externalId: 'json-edges', id: res.body.items[0].id, isString: false, first: MIN_T, last: MAX_T });
   }, 60_000);
 
-  it('renders -0, exponents and other number forms as JSON.stringify does', () => {
+  it('renders -0, exponents and other number forms as JSON.stringify does', async () => {
     expect(String(-0)).toBe(JSON.stringify(-0));
     let text = '';
     for (const s of made) {
-      same({ items: [{ externalId: s.externalId, start: MIN_T, end: MAX_T + 1, limit: 100_000 }] });
-      text += listDatapoints(h.strata.services, projectId, { items: [{ externalId: s.externalId, start: MIN_T, end: MAX_T + 1, limit: 100_000, includeStatus: true, ignoreBadDataPoints: false }] }).body;
+      await same({ items: [{ externalId: s.externalId, start: MIN_T, end: MAX_T + 1, limit: 100_000 }] });
+      text += (await listDatapoints(h.strata.services, projectId, { items: [{ externalId: s.externalId, start: MIN_T, end: MAX_T + 1, limit: 100_000, includeStatus: true, ignoreBadDataPoints: false }] })).body;
     }
     // The cases the series were made to hold reached the output.
     for (const part of ['"value":0}', '"value":1e-7}', '"value":1e+21}', '"value":5e-324}', '"value":"NaN"', '"value":"-Infinity"', '\\u0000', '\\"', '🚀', '"timestamp":-22', '"status":{"code":']) {
@@ -142,7 +143,7 @@ describe('list response JSON text', () => {
     for (const small of [/"timestamp":-\d{1,5},/, /"timestamp":\d{1,7},/]) expect(small.test(text), String(small)).toBe(true);
   });
 
-  it('matches over random queries, statuses, outside points and treatments', () => {
+  it('matches over random queries, statuses, outside points and treatments', async () => {
     const r = rng(7);
     for (let run = 0; run < 300; run++) {
       const count = 1 + Math.floor(r() * 3);
@@ -166,11 +167,11 @@ describe('list response JSON text', () => {
         body.ignoreUnknownIds = true;
       }
       if (r() < 0.2) body.includeStatus = true;
-      same(JSON.parse(JSON.stringify(body)) as ListDatapointsBody);
+      await same(JSON.parse(JSON.stringify(body)) as ListDatapointsBody);
     }
   });
 
-  it('matches page after page, following nextCursor', () => {
+  it('matches page after page, following nextCursor', async () => {
     const r = rng(11);
     for (const s of made.filter((m) => m.last - m.first > 1 && m.externalId !== 'json-edges')) {
       for (const includeStatus of [false, true]) {
@@ -179,7 +180,7 @@ describe('list response JSON text', () => {
         let pages = 0;
         let points = 0;
         do {
-          const res = same({ items: [{ ...query, ...(cursor ? { cursor } : {}) }] } as ListDatapointsBody);
+          const res = await same({ items: [{ ...query, ...(cursor ? { cursor } : {}) }] } as ListDatapointsBody);
           const item = res.items[0];
           points += (item.datapoints as unknown[]).length;
           cursor = item.nextCursor as string | undefined;
@@ -201,6 +202,6 @@ describe('list response JSON text', () => {
     });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.body).toBe(JSON.stringify(listDatapointsObject(h.strata.services, projectId, body as ListDatapointsBody)));
+    expect(res.body).toBe(JSON.stringify(await listDatapointsObject(h.strata.services, projectId, body as ListDatapointsBody)));
   });
 });

@@ -29,8 +29,10 @@ import { migrate } from '../storage/migrate.js';
 import { openStore } from '../storage/open.js';
 import { inProcessReader, ReadPool, sharedReader, type Reader } from '../storage/read-pool.js';
 import { SqliteStore } from '../storage/sqlite-store.js';
+import { sql } from '../storage/sql.js';
 import { StoreUnavailable, type Store } from '../storage/store.js';
 import { ensureProjects, findProjectAuthRecent, serverSecret } from '../storage/projects.js';
+import { createMetrics, type Metrics } from './metrics.js';
 import { createOutboundClient } from './outbound.js';
 import { clientAddress } from './client-address.js';
 import { capConnectionsPerAddress, serverTimeouts } from './connections.js';
@@ -190,6 +192,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   app.addHook('preParsing', decodeRequestBody);
 
+  // Operations' figures (GET /metrics), by route: the operation's template, `unknown` for no operation.
+  const metrics = config.metrics ? createMetrics() : undefined;
+  if (metrics) {
+    metrics.watchPool(() => db.connections());
+    app.addHook('onResponse', (req, reply, done) => {
+      const route = req.routeOptions.url;
+      metrics.observe(route ? `${req.method} ${route.replace(API_PREFIX, '')}` : 'unknown', reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
+  }
+  registerHealthRoutes(app, db, metrics);
+
   // The API speaks JSON (and protocol buffers where an operation says so); the form parser serves the OAuth
   // token endpoint.
   app.removeContentTypeParser(['text/plain', 'application/json']);
@@ -344,6 +358,28 @@ function fastifyMessage(error: Error & { code?: string }): string {
   return error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
     ? 'Unsupported Content-Type; send the request body as JSON with "Content-Type: application/json"'
     : error.message;
+}
+
+/**
+ * Liveness (the process answers), readiness (it can reach its database: a load balancer sends it requests)
+ * and the metrics, outside the project API: they need no token.
+ */
+function registerHealthRoutes(app: FastifyInstance, db: Store, metrics: Metrics | undefined): void {
+  app.get('/health/live', async () => ({ status: 'live' }));
+  app.get('/health/ready', async (req, reply) => {
+    try {
+      await db.get(sql`SELECT 1 AS ok`);
+      return { status: 'ready' };
+    } catch (err) {
+      // The cause goes to the log only: this answer needs no token, and a database address is not for everyone.
+      req.log.warn({ err }, 'not ready: the database cannot be reached');
+      const refused = new ApiError(503, 'Not ready: the database cannot be reached', {}, { 'retry-after': '1' });
+      return reply.code(503).headers(refused.headers).send(refused.body());
+    }
+  });
+  if (metrics) {
+    app.get('/metrics', async (_req, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
+  }
 }
 
 function registerIdentityRoutes(app: FastifyInstance, idp: IdentityProvider, failures: TokenFailures): void {

@@ -21,8 +21,7 @@ export interface Metrics {
   readonly registry: client.Registry;
   /** Records one answered request. */
   observe(operation: string, status: number, seconds: number): void;
-  /** Records one request refused by the throttle, by the budget that refused it. */
-  throttled(budget: string): void;
+
   /** Where the database's connection figures come from, read at each scrape. */
   watchPool(read: () => PoolFigures): void;
 }
@@ -45,8 +44,8 @@ export function createMetrics(): Metrics {
   });
   const refused = new client.Counter({
     name: 'strata_throttled_requests_total',
-    help: 'Requests refused with 429 by the throttle, by the budget that was exceeded',
-    labelNames: ['budget'] as const,
+    help: 'Requests refused with 429 (over a rate or concurrency budget), by operation',
+    labelNames: ['operation'] as const,
     registers: [registry],
   });
   let pool: (() => PoolFigures) | undefined;
@@ -68,9 +67,7 @@ export function createMetrics(): Metrics {
     observe(operation, status, seconds) {
       requests.inc({ operation, status: String(status) });
       latency.observe({ operation }, seconds);
-    },
-    throttled(budget) {
-      refused.inc({ budget });
+      if (status === 429) refused.inc({ operation });
     },
     watchPool(read) {
       pool = read;

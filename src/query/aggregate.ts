@@ -136,7 +136,7 @@ function compileValueFilter(raw: unknown, value: Sql, path: Array<string | numbe
       return (op === 'and' ? Sql.and(parts) : Sql.or(parts)).wrap();
     }
     case 'not':
-      return sql`NOT coalesce(${compileValueFilter(body, value, here, depth + 1)}, 0)`;
+      return sql`NOT coalesce(${compileValueFilter(body, value, here, depth + 1)}, FALSE)`;
     case 'in': {
       const f = fields(['values']);
       if (!Array.isArray(f.values) || f.values.length < 1 || f.values.length > FILTER_LIMITS.maxValues) {
@@ -213,8 +213,10 @@ export async function runAggregate(services: Services, catalog: ResourceCatalog,
     return { items: [{ count: row?.n ?? 0 }] };
   }
   // Each item counts once per distinct value it holds.
-  const rows = await db.all<{ v: unknown; n: number }>(sql`SELECT ${source!.value} AS v, count(DISTINCT ${id}) AS n FROM ${from}${join} WHERE ${whereAll}
-        GROUP BY ${source!.value} ORDER BY n DESC, v ASC LIMIT ${MAX_BUCKETS}`,
+  // Grouped over a subquery: a value read through an expression (visibleValues) is then a plain column to group by.
+  const rows = await db.all<{ v: unknown; n: number }>(
+    sql`SELECT v, count(DISTINCT i) AS n FROM (SELECT ${source!.value} AS v, ${id} AS i FROM ${from}${join} WHERE ${whereAll}) x
+        GROUP BY v ORDER BY n DESC, v ASC LIMIT ${MAX_BUCKETS}`,
   );
   return {
     items: rows.map((r) => {

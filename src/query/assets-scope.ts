@@ -62,9 +62,9 @@ async function subtreesSql(assets: Visible, projectId: number, rootIds: readonly
     // project's assets once per step, or walk the data set index the visibility test offers: seconds per
     // filter on a hierarchy of a few thousand assets.
     return sql`WITH RECURSIVE tree(id) AS (SELECT id FROM assets WHERE project_id = ${projectId} AND id IN (${rootIds})
-      UNION SELECT assets.id FROM tree CROSS JOIN assets${Sql.raw(db.dialect.indexedBy(PARENT_INDEX))} ON assets.project_id = ${projectId} AND assets.parent_id = tree.id
-      WHERE ${assets.where}${capped})
-      SELECT id FROM tree`;
+      UNION SELECT assets.id FROM tree CROSS JOIN assets${Sql.raw(db.dialect.indexedBy(PARENT_INDEX))}
+      WHERE assets.project_id = ${projectId} AND assets.parent_id = tree.id AND ${assets.where})
+      SELECT id FROM tree${capped}`;
   }
   const paths = (await db.all<{ path: string }>(sql`SELECT path FROM assets WHERE project_id = ${projectId} AND id IN (${rootIds})`)).map((r) => r.path);
   // A path inside another one adds nothing; dropping it keeps the subtrees disjoint and the count exact.
@@ -125,7 +125,7 @@ export function visibleHierarchyValues(visible: (alias: string) => Sql, projectI
   const mixed = sql`SELECT h.root_id FROM assets h WHERE h.project_id = ${projectId} AND NOT coalesce(${visible('h')}, FALSE)`;
   // Up through visible parents; the top is the one whose parent is none or hidden.
   const walk = sql`(WITH RECURSIVE up(id, parent) AS (SELECT a.id, a.parent_id
-      UNION ALL SELECT p.id, p.parent_id FROM up CROSS JOIN assets p ON p.id = up.parent WHERE ${visible('p')})
+      UNION ALL SELECT p.id, p.parent_id FROM up CROSS JOIN assets p WHERE p.id = up.parent AND ${visible('p')})
     SELECT id FROM up WHERE parent IS NULL OR NOT EXISTS (SELECT 1 FROM assets q WHERE q.id = up.parent AND ${visible('q')}))`;
   return {
     parentId: sql`(SELECT p.id FROM assets p WHERE p.id = a.parent_id AND ${visible('p')})`,

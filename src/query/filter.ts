@@ -306,7 +306,7 @@ export function compileFilter(node: FilterNode, ctx: CompileContext): Sql {
       return Sql.or(node.args.map((a) => compileFilter(a, ctx))).wrap();
     case 'not':
       // SQL is three-valued; a leaf on a null value is false here, so `not` must see 0 rather than NULL.
-      return sql`NOT coalesce(${compileFilter(node.arg, ctx).wrap()}, 0)`;
+      return sql`NOT coalesce(${compileFilter(node.arg, ctx).wrap()}, FALSE)`;
     default:
       return compileLeaf(node, ctx);
   }
@@ -330,18 +330,41 @@ function prefixCondition(value: Sql, prefix: string): Sql {
   return upper === undefined ? sql`${value} >= ${prefix}` : sql`${value} >= ${prefix} AND ${value} < ${upper}`;
 }
 
-function scalarCondition(leaf: LeafNode, value: Sql, fold: (v: Primitive) => Primitive): Sql {
+/**
+ * A number compared with an integer property, as the integer bound that selects the same integers (`> 1000.5`
+ * is `> 1000`, `>= 1000.5` is `>= 1001`), clamped to the stored range: every engine then compares integers
+ * with integers, through the column's index. Undefined for `equals` on a number no integer equals.
+ */
+function integerBound(v: Primitive, op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte'): Primitive | undefined {
+  if (typeof v !== 'number' || Number.isSafeInteger(v)) return v;
+  if (Number.isNaN(v)) return undefined;
+  const clamped = Math.max(-Number.MAX_SAFE_INTEGER - 1, Math.min(Number.MAX_SAFE_INTEGER + 1, v));
+  if (op === 'eq') return Number.isInteger(clamped) && Number.isSafeInteger(clamped) ? clamped : undefined;
+  return op === 'gt' || op === 'lte' ? Math.floor(clamped) : Math.ceil(clamped);
+}
+
+function scalarCondition(leaf: LeafNode, value: Sql, fold: (v: Primitive) => Primitive, integer = false): Sql {
+  const bound = (v: Primitive, op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte') => (integer ? integerBound(fold(v), op) : fold(v));
   switch (leaf.op) {
-    case 'equals':
-      return sql`${value} = ${fold(leaf.value)}`;
-    case 'in':
-      return sql`${value} IN (${leaf.values.map(fold)})`;
+    case 'equals': {
+      const v = bound(leaf.value, 'eq');
+      return v === undefined ? FALSE : sql`${value} = ${v}`;
+    }
+    case 'in': {
+      const values = leaf.values.map((v) => bound(v, 'eq')).filter((v): v is Primitive => v !== undefined);
+      return values.length ? sql`${value} IN (${values})` : FALSE;
+    }
     case 'range': {
       const parts: Sql[] = [];
-      if (leaf.gt !== undefined) parts.push(sql`${value} > ${fold(leaf.gt)}`);
-      if (leaf.gte !== undefined) parts.push(sql`${value} >= ${fold(leaf.gte)}`);
-      if (leaf.lt !== undefined) parts.push(sql`${value} < ${fold(leaf.lt)}`);
-      if (leaf.lte !== undefined) parts.push(sql`${value} <= ${fold(leaf.lte)}`);
+      const edge = (v: Primitive | undefined, op: 'gt' | 'gte' | 'lt' | 'lte', symbol: string) => {
+        if (v === undefined) return;
+        const b = bound(v, op);
+        parts.push(b === undefined ? FALSE : sql`${value} ${Sql.raw(symbol)} ${b}`);
+      };
+      edge(leaf.gt, 'gt', '>');
+      edge(leaf.gte, 'gte', '>=');
+      edge(leaf.lt, 'lt', '<');
+      edge(leaf.lte, 'lte', '<=');
       return Sql.and(parts);
     }
     case 'prefix':
@@ -364,7 +387,7 @@ function compileLeaf(leaf: LeafNode, ctx: CompileContext): Sql {
   if (target.type === 'property' && isScalar(target.def)) {
     if (leaf.op === 'inSet') return sql`${Sql.raw(col(catalog, target.def.column))} IN (${leaf.ids})`;
     if (target.def.derived) return derivedCondition(leaf, col(catalog, target.def.column), target.def.derived);
-    return scalarCondition(leaf, propertyValue(ctx, target.name, target.def), same);
+    return scalarCondition(leaf, propertyValue(ctx, target.name, target.def), same, target.def.kind === 'integer');
   }
   throw new Error(`unreachable: ${leaf.op} on ${target.type}`);
 }

@@ -3,7 +3,6 @@
  * of schema imports so that a read worker loads only this and better-sqlite3.
  */
 import type Database from 'better-sqlite3';
-import { geoRelationSql } from './geometry.js';
 
 export function configureConnection(db: Database.Database): void {
   db.pragma('busy_timeout = 5000');
@@ -12,7 +11,6 @@ export function configureConnection(db: Database.Database): void {
   db.pragma('mmap_size = 1073741824');
   // Full Unicode lower-casing for case-insensitive matching (SQLite's lower() folds ASCII only).
   db.function('unicode_lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toLowerCase() : s));
-  db.function('geo_relation', { deterministic: true }, geoRelationSql());
 }
 
 const statementCaches = new WeakMap<Database.Database, Map<string, Database.Statement>>();

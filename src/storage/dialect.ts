@@ -56,12 +56,6 @@ export interface Dialect {
   readonly notIndexed: string;
   /** Suffix of a SELECT that locks the rows read until the transaction ends (SQLite's writer holds them all). */
   readonly forUpdate: string;
-  /**
-   * A statement that, run first in a transaction, makes all its reads see one snapshot of the database and
-   * refuses writes (PostgreSQL gives each statement its own snapshot at READ COMMITTED); empty where every
-   * transaction already reads one state (SQLite's writer holds the database while it is open).
-   */
-  readonly snapshotReads: string;
   /** A planner hint after a table name that makes it use the named index (empty where unknown). */
   indexedBy(index: string): string;
   /** A subquery of the ids of the items matching `search` (all of a project's rows are candidates). */
@@ -70,6 +64,8 @@ export interface Dialect {
   searchRank(index: TextIndex, search: TextSearch): Sql;
   /** A query over the matching items ordered by relevance (ties by id). */
   rankedSearch(index: TextIndex, search: TextSearch): RankedSearch;
+  /** A subquery of these ids (column `id`), passed as one parameter, however many they are. */
+  idList(ids: readonly number[]): Sql;
 }
 
 /** FTS5 query text: any of the words, each part in its columns. */
@@ -111,7 +107,6 @@ export const sqliteDialect: Dialect = {
   joinBytes: (e, s) => `CAST(group_concat(${e}, '${s}') AS BLOB)`,
   notIndexed: ' NOT INDEXED',
   forUpdate: '',
-  snapshotReads: '',
   indexedBy: (index) => ` INDEXED BY ${index}`,
   searchIds: (index, search) => sql`SELECT rowid FROM ${Sql.raw(index.fts)} WHERE ${Sql.raw(index.fts)} MATCH ${fts5Query(index, search)}`,
   searchRank: (index, search) => {
@@ -120,6 +115,7 @@ export const sqliteDialect: Dialect = {
       `${index.alias}.id`,
     )})), 0)`;
   },
+  idList: (ids) => sql`SELECT value AS id FROM json_each(${JSON.stringify(ids)})`,
   rankedSearch: (index, search) => ({
     from: Sql.raw(`${index.fts} JOIN ${index.table} ${index.alias} ON ${index.alias}.id = ${index.fts}.rowid`),
     where: sql`${Sql.raw(index.fts)} MATCH ${fts5Query(index, search)}`,
@@ -131,17 +127,17 @@ export const postgresDialect: Dialect = {
   kind: 'postgres',
   types: { id: 'BIGINT PRIMARY KEY', integer: 'BIGINT', real: 'DOUBLE PRECISION', text: 'TEXT', blob: 'BYTEA' },
   withoutRowid: '',
-  jsonQuote: (e) => `to_json(${e}::text)::text`,
+  jsonQuote: (e) => `to_json(${e})::text`,
   greatest: (a, b) => `greatest(${a}, ${b})`,
   least: (a, b) => `least(${a}, ${b})`,
   joinBytes: (e, s, order) => `convert_to(string_agg(${e}, '${s}'${order ? ` ORDER BY ${order}` : ''}), 'UTF8')`,
   notIndexed: '',
   forUpdate: ' FOR UPDATE',
-  snapshotReads: 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY',
   indexedBy: () => '',
   searchIds: (index, search, projectId) =>
     sql`SELECT ${Sql.raw(index.alias)}.id FROM ${Sql.raw(`${index.table} ${index.alias}`)} WHERE ${Sql.raw(index.alias)}.project_id = ${projectId} AND ${tsMatch(index, search)}`,
   searchRank: (index, search) => sql`(CASE WHEN ${tsMatch(index, search)} THEN ${tsRank(index, search)} ELSE 0 END)`,
+  idList: (ids) => sql`SELECT unnest(${`{${ids.join(',')}}`}::bigint[]) AS id`,
   rankedSearch: (index, search) => ({
     from: Sql.raw(`${index.table} ${index.alias}`),
     where: tsMatch(index, search),

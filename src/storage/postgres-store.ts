@@ -91,7 +91,7 @@ async function query<T>(client: Client, q: Sql): Promise<pg.QueryResult<T & pg.Q
   }
 }
 
-function handle(client: Client, dialect: Dialect, inTransaction: boolean, transaction: Queryable['transaction']): Queryable {
+function handle(client: Client, dialect: Dialect, inTransaction: boolean, transaction: Queryable['transaction'], snapshot: Queryable['snapshot']): Queryable {
   return {
     dialect,
     inTransaction,
@@ -99,6 +99,7 @@ function handle(client: Client, dialect: Dialect, inTransaction: boolean, transa
     get: async <T>(q: Sql) => (await query<T>(client, q)).rows[0] as T | undefined,
     run: async (q: Sql): Promise<RunResult> => ({ changes: (await query(client, q)).rowCount ?? 0 }),
     transaction,
+    snapshot,
   };
 }
 
@@ -117,7 +118,13 @@ export class PostgresStore implements Store {
     const parsed = new URL(url);
     parsed.password = '';
     this.location = parsed.toString();
-    this.outside = handle(this.pool, this.dialect, false, (fn) => this.transaction(fn));
+    this.outside = handle(
+      this.pool,
+      this.dialect,
+      false,
+      (fn) => this.transaction(fn),
+      (fn) => this.snapshot(fn),
+    );
   }
 
   all<T = Row>(q: Sql): Promise<T[]> {
@@ -139,7 +146,16 @@ export class PostgresStore implements Store {
     });
   }
 
-  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  snapshot<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.run_('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn);
+  }
+
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.run_('BEGIN', fn);
+  }
+
+  /** Runs `fn` in a transaction begun with `begin`, again from the start after a conflict that a re-run resolves. */
+  private async run_<T>(begin: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       let client: pg.PoolClient;
       try {
@@ -149,8 +165,8 @@ export class PostgresStore implements Store {
       }
       let broken = false;
       try {
-        await client.query('BEGIN');
-        const tx: Queryable & { client: pg.PoolClient } = { ...handle(client, this.dialect, true, (inner) => inner(tx)), client };
+        await client.query(begin);
+        const tx: Queryable & { client: pg.PoolClient } = { ...handle(client, this.dialect, true, (inner) => inner(tx), (inner) => inner(tx)), client };
         const result = await fn(tx);
         await client.query('COMMIT');
         return result;
@@ -168,6 +184,10 @@ export class PostgresStore implements Store {
         client.release(broken);
       }
     }
+  }
+
+  connections(): { total: number; idle: number; waiting: number } {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
   async close(): Promise<void> {

@@ -69,6 +69,7 @@ export class SqliteStore implements Store {
       get: async <T>(q: Sql) => all<T>(q)[0],
       run: async (q: Sql) => run(q),
       transaction: (fn) => fn(tx),
+      snapshot: (fn) => fn(tx),
     };
     this.tx = tx;
   }
@@ -120,6 +121,16 @@ export class SqliteStore implements Store {
   }
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.inTurn('BEGIN IMMEDIATE', fn);
+  }
+
+  // A deferred transaction takes the database's read lock only: other processes' writers go on (WAL).
+  snapshot<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.inTurn('BEGIN', fn);
+  }
+
+  /** Runs `fn` in a transaction begun with `begin`, after the transactions queued before it. */
+  private inTurn<T>(begin: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const previous = this.tail;
     let done!: () => void;
     this.tail = new Promise<void>((resolve) => (done = resolve));
@@ -128,7 +139,7 @@ export class SqliteStore implements Store {
     return previous.then(async () => {
       try {
         try {
-          db.exec('BEGIN IMMEDIATE');
+          db.exec(begin);
         } catch (error) {
           unavailable(error);
         }
@@ -145,6 +156,10 @@ export class SqliteStore implements Store {
         done();
       }
     });
+  }
+
+  connections(): { total: number; idle: number; waiting: number } {
+    return { total: 1, idle: this.open === 0 ? 1 : 0, waiting: Math.max(0, this.open - 1) };
   }
 
   async close(): Promise<void> {

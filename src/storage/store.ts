@@ -25,6 +25,11 @@ export interface Queryable {
   run(query: Sql): Promise<RunResult>;
   /** Runs `fn` in one transaction (or in the one this handle is in): all of it is applied or none of it. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn`'s reads on one snapshot of the store (or in the transaction this handle is in): a read-only
+   * transaction, which does not hold up writers.
+   */
+  snapshot<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Whether this handle is inside a transaction. */
   readonly inTransaction: boolean;
 }
@@ -37,6 +42,8 @@ export interface Store extends Queryable {
   readonly location: string;
   /** Runs a script of schema statements (no parameters) in one transaction. */
   exec(script: string): Promise<void>;
+  /** The store's connections now, for metrics: open, idle, and requests waiting for one (or for the writer). */
+  connections(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 

@@ -24,7 +24,8 @@ export interface Response {
 
 export async function startHarness(overrides: Partial<Config> = {}, env: Record<string, string> = {}, build: BuildOptions = {}): Promise<Harness> {
   const config = { ...loadConfig([], { STRATA_DATA_DIR: ':memory:', STRATA_PROJECTS: 'dev,other', ...(build.store ? {} : await storeEnv()), ...env }), ...overrides };
-  const strata = await buildApp(config, { logger: false, ...build });
+  // STRATA_TEST_LOG=1 logs the app's errors (a 500's cause), which tests otherwise keep quiet.
+  const strata = await buildApp(process.env.STRATA_TEST_LOG ? { ...config, logLevel: 'error' } : config, { logger: !!process.env.STRATA_TEST_LOG, ...build });
   const base = `/api/v1/projects/${config.projects[0]}`;
   const tokenResponse = await strata.app.inject({
     method: 'POST',
@@ -39,7 +40,7 @@ export async function startHarness(overrides: Partial<Config> = {}, env: Record<
   const token = tokenResponse.json().access_token as string;
 
   async function request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
-    const url = /^\/(api|\.well-known|oauth2)\b/.test(path) ? path : `${base}${path}`;
+    const url = /^\/(api|\.well-known|oauth2|health|metrics)\b/.test(path) ? path : `${base}${path}`;
     const res = await strata.app.inject({
       method: method as 'GET',
       url,

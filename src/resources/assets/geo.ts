@@ -7,6 +7,8 @@ import { badRequest, formatPath } from '../../http/errors.js';
 import { propertyTarget } from '../../query/basic.js';
 import type { LeafNode } from '../../query/filter.js';
 import { sql } from '../../storage/sql.js';
+import type { Queryable } from '../../storage/store.js';
+import { geoRelation, type Geometry } from './geometry.js';
 import type { GeoFilter, GeoLocation, GeometryType } from './schema.js';
 import { assetCatalog } from './model.js';
 
@@ -46,13 +48,15 @@ export function checkGeoLocation(geo: GeoLocation | null | undefined, path: Path
 }
 
 /**
- * The assets whose geometry stands in the filter's relation to its shape. Assets without a geoLocation have
- * no relation to any shape: no geographic filter matches them, DISJOINT included.
+ * The assets whose geometry stands in the filter's relation to its shape, computed here over the project's
+ * located assets (there is no spatial index; the same code on either engine). Assets without a geoLocation
+ * have no relation to any shape: no geographic filter matches them, DISJOINT included.
  */
-export function geoFilterNode(projectId: number, filter: GeoFilter | undefined, path: Path): LeafNode | undefined {
+export async function geoFilterNode(db: Queryable, projectId: number, filter: GeoFilter | undefined, path: Path): Promise<LeafNode | undefined> {
   if (!filter) return undefined;
   checkGeometry(filter.shape, [...path, 'shape']);
-  const ids = sql`SELECT id FROM assets WHERE project_id = ${projectId} AND geo_location IS NOT NULL
-    AND geo_relation(geo_location, ${filter.relation}, ${JSON.stringify(filter.shape)}) = 1`;
-  return { op: 'inSet', target: propertyTarget(assetCatalog, 'id'), ids };
+  const located = await db.all<{ id: number; geo: string }>(sql`SELECT id, geo_location AS geo FROM assets WHERE project_id = ${projectId} AND geo_location IS NOT NULL`);
+  const shape = filter.shape as Geometry;
+  const matching = located.filter((a) => geoRelation((JSON.parse(a.geo) as { geometry: Geometry }).geometry, filter.relation, shape)).map((a) => a.id);
+  return { op: 'inSet', target: propertyTarget(assetCatalog, 'id'), ids: db.dialect.idList(matching) };
 }

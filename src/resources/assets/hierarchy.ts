@@ -279,7 +279,7 @@ export async function applyMoves(db: Queryable, projectId: number, moves: Readon
 
 /** Whether each asset is one the request sees, as a column `seen` (1 or 0). */
 function seenColumn(assets: Visible): Sql {
-  return assets.where ? sql`coalesce(${assets.where}, 0) AS seen` : Sql.raw('1 AS seen');
+  return assets.where ? sql`(CASE WHEN ${assets.where} THEN 1 ELSE 0 END) AS seen` : Sql.raw('1 AS seen');
 }
 
 /**

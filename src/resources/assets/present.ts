@@ -29,7 +29,7 @@ async function externalIdsOf(db: Queryable, projectId: number, ids: readonly num
 async function childCounts(db: Queryable, assets: Visible, projectId: number, ids: readonly number[]): Promise<Map<number, number>> {
   const seen = assets.where ? sql` AND ${assets.where}` : sql``;
   const counts = await db.all<{ id: number; n: number }>(// The visibility test must not lead SQLite to count through a data set's assets instead of the parents' children.
-    sql`SELECT parent_id AS id, count(*) AS n FROM assets INDEXED BY ${Sql.raw(PARENT_INDEX)} WHERE project_id = ${projectId} AND parent_id IN (${ids})${seen} GROUP BY parent_id`,
+    sql`SELECT parent_id AS id, count(*) AS n FROM assets${Sql.raw(db.dialect.indexedBy(PARENT_INDEX))} WHERE project_id = ${projectId} AND parent_id IN (${ids})${seen} GROUP BY parent_id`,
   );
   return new Map(counts.map((c) => [c.id, c.n]));
 }

@@ -2,7 +2,7 @@
  * Request shapes of the assets resource.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { GEO_RELATIONS, type GeoRelation } from '../../storage/geometry.js';
+import { GEO_RELATIONS, type GeoRelation } from './geometry.js';
 import {
   AggregateRequestFields,
   Cursor,

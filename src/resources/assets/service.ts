@@ -106,7 +106,7 @@ export async function assetFilterNode(f: AssetFilter | undefined, services: Serv
     f.root === undefined ? undefined : isNullNode(catalog, 'parentId', f.root),
     prefixLeaf(catalog, 'externalId', f.externalIdPrefix),
     labelsNode(f.labels),
-    geoFilterNode(projectId, f.geoLocation, ['filter', 'geoLocation']),
+    await geoFilterNode(db, projectId, f.geoLocation, ['filter', 'geoLocation']),
   ]);
 }
 

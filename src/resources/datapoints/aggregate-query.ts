@@ -4,7 +4,7 @@
  * edges, and their absence tells the walker the series ends). Long empty stretches are skipped without
  * visiting their buckets.
  */
-import type { Db } from '../../storage/db.js';
+import type { Queryable } from '../../storage/store.js';
 import { aggregateValue, wantsOf, type AggregateValue } from './aggregates.js';
 import type { BucketGrid } from './bucket-grid.js';
 import { BucketWalker, type StatusTreatment } from './bucket-walker.js';
@@ -33,7 +33,7 @@ export interface AggregateQuery {
 
 export type AggregateBucket = { timestamp: number } & Partial<Record<AggregateName, AggregateValue>>;
 
-export function aggregateSeries(db: Db, projectId: number, seriesId: number, q: AggregateQuery): { buckets: AggregateBucket[]; nextStart?: number } {
+export async function aggregateSeries(db: Queryable, projectId: number, seriesId: number, q: AggregateQuery): Promise<{ buckets: AggregateBucket[]; nextStart?: number }> {
   const { grid, aggregates, isStep, includeStatus } = q;
   const buckets: AggregateBucket[] = [];
   const wants = wantsOf(aggregates);
@@ -69,7 +69,7 @@ export function aggregateSeries(db: Db, projectId: number, seriesId: number, q: 
   };
 
   if (grid.count > 0) {
-    context(needsChain ? reader.lastBefore(start, inChain) : undefined, wants.durations ? reader.lastBefore(start, any) : undefined);
+    context(needsChain ? await reader.lastBefore(start, inChain) : undefined, wants.durations ? await reader.lastBefore(start, any) : undefined);
     const suits = rollupSuits(q.treatment);
     // Stored cells hold the stretches between their points whole; with gap filling only cells too short to
     // hold a gap longer than the limit can stand for their points.
@@ -77,18 +77,18 @@ export function aggregateSeries(db: Db, projectId: number, seriesId: number, q: 
     let k = 0;
     let window = MIN_WINDOW;
     while (k < grid.count && !walker.done) {
-      const next = reader.chunks.nextPointAtOrAfter(grid.start(k));
+      const next = await reader.chunks.nextPointAtOrAfter(grid.start(k));
       if (next >= end) break;
       k = Math.max(k, grid.indexOf(next));
       const k1 = Math.min(grid.count, k + window);
       const before = walker.items;
-      reader.visitBuckets(grid, k, k1, top, walker, suits);
+      await reader.visitBuckets(grid, k, k1, top, walker, suits);
       window = walker.items - before >= (k1 - k) / 2 ? Math.min(MAX_WINDOW, window * 2) : Math.max(MIN_WINDOW, window >> 1);
       k = k1;
     }
     if (!walker.done) {
-      const chain = needsChain ? reader.firstAtOrAfter(end, inChain) : undefined;
-      const all = wants.durations ? reader.firstAtOrAfter(end, any) : undefined;
+      const chain = needsChain ? await reader.firstAtOrAfter(end, inChain) : undefined;
+      const all = wants.durations ? await reader.firstAtOrAfter(end, any) : undefined;
       context(chain, all);
       walker.finish({ chain: chain === undefined, any: all === undefined });
     }

@@ -3,12 +3,12 @@
  * as the JSON text of the `datapoints` array (`rawSeriesJson`, what `/timeseries/data/list` sends: the
  * same bytes JSON.stringify would make of the objects, without making them).
  */
-import type { Db } from '../../storage/db.js';
+import type { Queryable } from '../../storage/store.js';
 import type { StatusTreatment } from './bucket-walker.js';
 import { decodeChunk } from './chunk-codec.js';
-import { ChunkStore } from './chunk-store.js';
+import { ChunkStore, lastChunksBefore } from './chunk-store.js';
 import { lowerBound, type PointBlock } from './point-block.js';
-import { SeriesReader, type PointAt } from './series-reader.js';
+import { lastInBlock, SeriesReader, type PointAt } from './series-reader.js';
 import { statusOutput } from './status-codes.js';
 import { shownBy } from './treatment.js';
 
@@ -289,12 +289,12 @@ class JsonSink implements RawSink {
  * when more remain. With `includeOutsidePoints`, returns the points just outside the range instead. A limit
  * of 0 takes no points and has no next page (with `includeOutsidePoints`: the outside points alone).
  */
-function scanRaw(db: Db, projectId: number, seriesId: number, q: RawQuery, sink: RawSink): { nextStart?: number; before?: RawPoint; after?: RawPoint } {
+async function scanRaw(db: Queryable, projectId: number, seriesId: number, q: RawQuery, sink: RawSink): Promise<{ nextStart?: number; before?: RawPoint; after?: RawPoint }> {
   const keep = shownBy(q.treatment);
   let nextStart: number | undefined;
   const store = new ChunkStore(db, projectId, seriesId);
   if (q.start < q.end && q.limit > 0) {
-    store.forEach(q.start, q.end, (row) => {
+    await store.forEach(q.start, q.end, (row) => {
       const block = convertBlock(decodeChunk(row.data), q.convert);
       let i = sink.block(block, lowerBound(block, q.start), q.end, q.limit, keep, q.includeStatus);
       if (sink.count < q.limit) return true;
@@ -305,26 +305,26 @@ function scanRaw(db: Db, projectId: number, seriesId: number, q: RawQuery, sink:
         }
       }
       return false;
-    });
+    }, q.limit);
   }
   if (q.limit > 0 && sink.count === q.limit && nextStart === undefined) {
     const after = sink.count ? sink.lastTs + 1 : q.start;
-    const more = new SeriesReader(db, projectId, seriesId).firstAtOrAfter(after, keep);
+    const more = await new SeriesReader(db, projectId, seriesId).firstAtOrAfter(after, keep);
     if (more && more.ts < q.end) nextStart = more.ts;
   }
   if (q.includeOutsidePoints) {
     const reader = new SeriesReader(db, projectId, seriesId);
-    const before = reader.lastBefore(q.start, keep);
-    const after = reader.firstAtOrAfter(q.end, keep);
+    const before = await reader.lastBefore(q.start, keep);
+    const after = await reader.firstAtOrAfter(q.end, keep);
     return { before: before && toRaw(before, q.includeStatus, q.convert), after: after && toRaw(after, q.includeStatus, q.convert) };
   }
   return nextStart === undefined ? {} : { nextStart };
 }
 
 /** Points in [start, end) up to `limit`; `nextStart` is where the next page begins when more remain. */
-export function rawSeries(db: Db, projectId: number, seriesId: number, q: RawQuery): { points: RawPoint[]; nextStart?: number } {
+export async function rawSeries(db: Queryable, projectId: number, seriesId: number, q: RawQuery): Promise<{ points: RawPoint[]; nextStart?: number }> {
   const sink = new ObjectSink();
-  const { nextStart, before, after } = scanRaw(db, projectId, seriesId, q, sink);
+  const { nextStart, before, after } = await scanRaw(db, projectId, seriesId, q, sink);
   const { points } = sink;
   if (before) points.unshift(before);
   if (after) points.push(after);
@@ -332,23 +332,36 @@ export function rawSeries(db: Db, projectId: number, seriesId: number, q: RawQue
 }
 
 /** `rawSeries` with the points as the JSON text of the array: exactly JSON.stringify(rawSeries(...).points). */
-export function rawSeriesJson(db: Db, projectId: number, seriesId: number, q: RawQuery): { json: string; nextStart?: number } {
+export async function rawSeriesJson(db: Queryable, projectId: number, seriesId: number, q: RawQuery): Promise<{ json: string; nextStart?: number }> {
   const sink = new JsonSink();
-  const { nextStart, before, after } = scanRaw(db, projectId, seriesId, q, sink);
+  const { nextStart, before, after } = await scanRaw(db, projectId, seriesId, q, sink);
   const json = sink.json(before, after);
   return nextStart === undefined ? { json } : { json, nextStart };
 }
 
-/** The last point before `before` that the treatment shows; `convert` as in RawQuery. */
-export function latestPoint(
-  db: Db,
-  projectId: number,
-  seriesId: number,
-  before: number,
-  treatment: StatusTreatment,
-  includeStatus: boolean,
-  convert?: (v: number) => number,
-): RawPoint | undefined {
-  const p = new SeriesReader(db, projectId, seriesId).lastBefore(before, shownBy(treatment));
-  return p && toRaw(p, includeStatus, convert);
+export interface LatestQuery {
+  seriesId: number;
+  before: number;
+  treatment: StatusTreatment;
+  includeStatus: boolean;
+  /** As in RawQuery. */
+  convert?: (v: number) => number;
+}
+
+/**
+ * The last point before `before` that the treatment shows, of each series asked for. The last chunk of every
+ * series is read in one statement; only a series whose last chunk holds no point the treatment shows is
+ * read further back.
+ */
+export async function latestPoints(db: Queryable, projectId: number, queries: readonly LatestQuery[]): Promise<Array<RawPoint | undefined>> {
+  const last = await lastChunksBefore(db, projectId, queries);
+  const out: Array<RawPoint | undefined> = [];
+  for (const [i, q] of queries.entries()) {
+    const row = last[i];
+    const keep = shownBy(q.treatment);
+    let p = row && lastInBlock(decodeChunk(row.data), q.before, keep);
+    if (row && !p) p = await new SeriesReader(db, projectId, q.seriesId).lastBefore(row.start, keep);
+    out.push(p && toRaw(p, q.includeStatus, q.convert));
+  }
+  return out;
 }

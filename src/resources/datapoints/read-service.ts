@@ -8,12 +8,11 @@ import { EncodedBody, JsonText } from '../../http/json-text.js';
 import { encodeDatapointList, PROTOBUF_TYPE } from './protobuf.js';
 import type { Services } from '../../http/services.js';
 import { checkRef, type Ref } from '../../query/refs.js';
-import type { Db } from '../../storage/db.js';
 import { aggregateSeries } from './aggregate-query.js';
 import { bucketGrid } from './bucket-grid.js';
 import { parseGranularity, type Granularity } from './granularity.js';
 import { DATAPOINT_LIMITS as L } from './limits.js';
-import { latestPoint, rawSeries, rawSeriesJson } from './raw-query.js';
+import { latestPoints, rawSeries, rawSeriesJson } from './raw-query.js';
 import type { LatestDatapointsBody, ListDatapointsBody, ListQueryItem } from './schema.js';
 import { findSeries, seriesHeader, seriesLabel, type SeriesInfo } from './series-lookup.js';
 import { parseDuration, parseTime } from './time-spec.js';
@@ -43,9 +42,12 @@ interface Planned {
   target?: Target;
 }
 
-/** Reads in one snapshot: a deferred transaction takes no write lock. */
-function snapshot<T>(db: Db, fn: () => T): T {
-  return db.inTransaction ? fn() : db.transaction(fn).deferred();
+/**
+ * Runs `fn` with the request's services bound to one snapshot of the store: a transaction that only reads
+ * (or the one the services are already in).
+ */
+function inSnapshot<T>(services: Services, fn: (services: Services) => Promise<T>): Promise<T> {
+  return services.db.snapshot((db) => fn({ ...services, db }));
 }
 
 const EXTREME_POINT_AGGREGATES = ['maxDatapoint', 'minDatapoint'];
@@ -113,8 +115,8 @@ function checkTotals(planned: Planned[]): void {
   }
 }
 
-function resolve(services: Services, projectId: number, refs: Ref[], ignoreUnknownIds: boolean): Array<SeriesInfo | undefined> {
-  const series = findSeries(services.db, projectId, refs, services.access);
+async function resolve(services: Services, projectId: number, refs: Ref[], ignoreUnknownIds: boolean): Promise<Array<SeriesInfo | undefined>> {
+  const series = await findSeries(services.db, projectId, refs, services.access);
   const missing = refs.filter((_, i) => series[i] === undefined);
   if (missing.length && !ignoreUnknownIds) throw missingItems(missing);
   return series;
@@ -134,8 +136,8 @@ interface Result {
  * JSON.stringify of `listDatapointsObject`. `extremePoints`: whether the requested API version has the
  * maxDatapoint and minDatapoint aggregates.
  */
-export function listDatapoints(services: Services, projectId: number, body: ListDatapointsBody, extremePoints = true): JsonText {
-  const items = runList(services, projectId, body, extremePoints, true).map((r) => {
+export async function listDatapoints(services: Services, projectId: number, body: ListDatapointsBody, extremePoints = true): Promise<JsonText> {
+  const items = (await runList(services, projectId, body, extremePoints, true)).map((r) => {
     const head = JSON.stringify(r.head);
     const points = typeof r.datapoints === 'string' ? r.datapoints : JSON.stringify(r.datapoints);
     const cursor = r.nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(r.nextCursor)}`;
@@ -145,14 +147,14 @@ export function listDatapoints(services: Services, projectId: number, body: List
 }
 
 /** The response of `listDatapoints` as protocol buffers (see protobuf.ts). */
-export function listDatapointsProtobuf(services: Services, projectId: number, body: ListDatapointsBody, extremePoints = true): EncodedBody {
-  const items = runList(services, projectId, body, extremePoints, false) as Array<Result & { datapoints: unknown[] }>;
+export async function listDatapointsProtobuf(services: Services, projectId: number, body: ListDatapointsBody, extremePoints = true): Promise<EncodedBody> {
+  const items = (await runList(services, projectId, body, extremePoints, false)) as Array<Result & { datapoints: unknown[] }>;
   return new EncodedBody(PROTOBUF_TYPE, encodeDatapointList(items));
 }
 
 /** The response of `listDatapoints` as objects (the reference its text is tested against). */
-export function listDatapointsObject(services: Services, projectId: number, body: ListDatapointsBody, extremePoints = true) {
-  const items = runList(services, projectId, body, extremePoints, false).map((r) => {
+export async function listDatapointsObject(services: Services, projectId: number, body: ListDatapointsBody, extremePoints = true) {
+  const items = (await runList(services, projectId, body, extremePoints, false)).map((r) => {
     const out: Record<string, unknown> = { ...r.head, datapoints: r.datapoints };
     if (r.nextCursor !== undefined) out.nextCursor = r.nextCursor;
     return out;
@@ -160,12 +162,11 @@ export function listDatapointsObject(services: Services, projectId: number, body
   return { items };
 }
 
-function runList(services: Services, projectId: number, body: ListDatapointsBody, extremePoints: boolean, asText: boolean): Result[] {
+async function runList(services: Services, projectId: number, body: ListDatapointsBody, extremePoints: boolean, asText: boolean): Promise<Result[]> {
   const planned = plan(services, body, services.now(), extremePoints);
   checkTotals(planned);
-  const { db } = services;
-  return snapshot(db, () => {
-    const series = resolve(services, projectId, planned.map((p) => p.ref), body.ignoreUnknownIds ?? false);
+  return inSnapshot(services, async (services) => {
+    const series = await resolve(services, projectId, planned.map((p) => p.ref), body.ignoreUnknownIds ?? false);
     const conversions = planned.map((p) => {
       const s = series[p.index];
       if (!s) return undefined;
@@ -175,13 +176,13 @@ function runList(services: Services, projectId: number, body: ListDatapointsBody
     const items: Result[] = [];
     for (const p of planned) {
       const s = series[p.index];
-      if (s) items.push(runQuery(services, projectId, s, p, asText, conversions[p.index]));
+      if (s) items.push(await runQuery(services, projectId, s, p, asText, conversions[p.index]));
     }
     return items;
   });
 }
 
-function runQuery(services: Services, projectId: number, s: SeriesInfo, p: Planned, asText: boolean, unit: UnitConversion | undefined): Result {
+async function runQuery(services: Services, projectId: number, s: SeriesInfo, p: Planned, asText: boolean, unit: UnitConversion | undefined): Promise<Result> {
   const head = seriesHeader(s);
   if (unit) convertHeader(head, unit);
   const kind = p.q.aggregates ? 'aggregate' : s.isString ? 'string' : 'numeric';
@@ -196,17 +197,17 @@ function runQuery(services: Services, projectId: number, s: SeriesInfo, p: Plann
     if (p.limit === 0 || from >= p.end) return { kind, head, datapoints: [] };
     const grid = bucketGrid(p.granularity!, p.zone, from, p.end);
     const aggregates = aggregatesToRead(p.q.aggregates, unit);
-    const result = aggregateSeries(services.db, projectId, s.id, { grid, aggregates, treatment, isStep: s.isStep, includeStatus, fill: p.fill, limit: p.limit });
+    const result = await aggregateSeries(services.db, projectId, s.id, { grid, aggregates, treatment, isStep: s.isStep, includeStatus, fill: p.fill, limit: p.limit });
     datapoints = unit ? result.buckets.map((b) => convertBucket(b, p.q.aggregates!, unit)) : result.buckets;
     nextStart = result.nextStart;
   } else {
     const q = { start: from, end: p.end, limit: p.limit, treatment, includeStatus, includeOutsidePoints: p.q.includeOutsidePoints ?? false, convert: unit?.value };
     if (asText) {
-      const result = rawSeriesJson(services.db, projectId, s.id, q);
+      const result = await rawSeriesJson(services.db, projectId, s.id, q);
       datapoints = result.json;
       nextStart = result.nextStart;
     } else {
-      const result = rawSeries(services.db, projectId, s.id, q);
+      const result = await rawSeries(services.db, projectId, s.id, q);
       datapoints = result.points;
       nextStart = result.nextStart;
     }
@@ -214,7 +215,7 @@ function runQuery(services: Services, projectId: number, s: SeriesInfo, p: Plann
   return nextStart === undefined ? { kind, head, datapoints } : { kind, head, datapoints, nextCursor: services.cursors.encode({ t: nextStart }, p.binding) };
 }
 
-export function latestDatapoints(services: Services, projectId: number, body: LatestDatapointsBody) {
+export function latestDatapoints(services: Services, projectId: number, body: LatestDatapointsBody): Promise<{ items: Array<Record<string, unknown>> }> {
   const now = services.now();
   const queries = body.items.map((item, i) => {
     const { id, externalId, instanceId, ...q } = item;
@@ -222,9 +223,8 @@ export function latestDatapoints(services: Services, projectId: number, body: La
     const before = parseTime(q.before ?? 'now', now, `items[${i}].before`);
     return { ref, q, before, target: parseTarget(q, ['items', i]) };
   });
-  const { db } = services;
-  return snapshot(db, () => {
-    const series = resolve(
+  return inSnapshot(services, async (services) => {
+    const series = await resolve(
       services,
       projectId,
       queries.map((q) => q.ref),
@@ -234,16 +234,19 @@ export function latestDatapoints(services: Services, projectId: number, body: La
       const target = queries[i].target;
       return s && target && targetConversion(target, s, ['items', i]);
     });
-    const items: Array<Record<string, unknown>> = [];
-    queries.forEach(({ q, before }, i) => {
+    const found = queries.flatMap(({ q, before }, i) => {
       const s = series[i];
-      if (!s) return;
-      const out = seriesHeader(s);
+      if (!s) return [];
       const unit = conversions[i];
+      return [{ s, unit, query: { seriesId: s.id, before, treatment: treatmentOf(q), includeStatus: q.includeStatus ?? false, convert: unit?.value } }];
+    });
+    const points = await latestPoints(services.db, projectId, found.map((f) => f.query));
+    const items = found.map(({ s, unit }, i) => {
+      const out = seriesHeader(s);
       if (unit) convertHeader(out, unit);
-      const point = latestPoint(db, projectId, s.id, before, treatmentOf(q), q.includeStatus ?? false, unit?.value);
+      const point = points[i];
       out.datapoints = point ? [point] : [];
-      items.push(out);
+      return out;
     });
     return { items };
   });

@@ -4,7 +4,7 @@
  * from the one below, the lowest from the points); after a delete, the cells inside the range go and the
  * cells across its ends are recomputed.
  */
-import type { Db } from '../../storage/db.js';
+import type { Queryable } from '../../storage/store.js';
 import type { BucketGrid } from './bucket-grid.js';
 import { BucketWalker, DEFAULT_TREATMENT, WANTS_ALL } from './bucket-walker.js';
 import type { PointBlock } from './point-block.js';
@@ -19,7 +19,7 @@ function oneCell(start: number, size: number): BucketGrid {
 }
 
 /** Folds what `feed` gives into the summary of one cell; null when it holds too few points to be stored. */
-function fold(level: number, start: number, feed: (walker: BucketWalker) => void): Summary | null {
+async function fold(level: number, start: number, feed: (walker: BucketWalker) => Promise<void>): Promise<Summary | null> {
   let cell: Summary | null = null;
   const walker = new BucketWalker(oneCell(start, LEVEL_SIZE[level]), {
     isStep: false,
@@ -30,29 +30,29 @@ function fold(level: number, start: number, feed: (walker: BucketWalker) => void
       cell = acc.slice(0, SUMMARY_FIELDS);
     },
   });
-  feed(walker);
+  await feed(walker);
   // A cell is a window of the series, not its end: nothing is held past its last point.
   walker.finish({ chain: false, any: false });
   return cell && totalCount(cell) >= MIN_CELL_POINTS ? cell : null;
 }
 
 /** The summary of one cell from the level below. */
-function recompute(reader: SeriesReader, level: number, start: number): Summary | null {
+function recompute(reader: SeriesReader, level: number, start: number): Promise<Summary | null> {
   return fold(level, start, (walker) => reader.visitRange(start, start + LEVEL_SIZE[level], level - 1, walker, suitsAll));
 }
 
 /** Recomputes the given cells of a level, in order, and stores the results. */
-function refresh(reader: SeriesReader, level: number, starts: Iterable<number>): void {
+async function refresh(reader: SeriesReader, level: number, starts: Iterable<number>): Promise<void> {
   const changes = new Map<number, Summary | null>();
-  for (const start of starts) changes.set(start, recompute(reader, level, start));
-  if (changes.size) reader.rollups.update(level, changes);
+  for (const start of starts) changes.set(start, await recompute(reader, level, start));
+  if (changes.size) await reader.rollups.update(level, changes);
 }
 
 /**
  * After points were written: `written` are their timestamps (ascending); `span` holds every stored point
  * between the first and last timestamp the write touched.
  */
-export function refreshAfterWrite(db: Db, projectId: number, seriesId: number, written: Float64Array, span: PointBlock): void {
+export async function refreshAfterWrite(db: Queryable, projectId: number, seriesId: number, written: Float64Array, span: PointBlock): Promise<void> {
   const reader = new SeriesReader(db, projectId, seriesId, span);
   // The lowest level's cells, each with the first timestamp written into it.
   let starts: number[] = [];
@@ -66,19 +66,22 @@ export function refreshAfterWrite(db: Db, projectId: number, seriesId: number, w
   }
   // Points appended after the end of a stored cell extend it; recomputing it would read every point of it
   // again, which for fast signals written in small batches is most of the work.
-  const stored = reader.rollups.cellsAt(1, starts);
+  const stored = await reader.rollups.cellsAt(1, starts);
   const changes = new Map<number, Summary | null>();
-  starts.forEach((start, i) => {
+  for (const [i, start] of starts.entries()) {
     const old = stored.get(start);
     const end = start + LEVEL_SIZE[1];
     if (old && firstWritten[i] > old[F.lastAnyTs]) {
-      changes.set(start, fold(1, start, (walker) => {
-        walker.summary(old);
-        reader.visitRaw(old[F.lastAnyTs] + 1, end, walker);
-      }));
-    } else changes.set(start, recompute(reader, 1, start));
-  });
-  reader.rollups.update(1, changes);
+      changes.set(
+        start,
+        await fold(1, start, (walker) => {
+          walker.summary(old);
+          return reader.visitRaw(old[F.lastAnyTs] + 1, end, walker);
+        }),
+      );
+    } else changes.set(start, await recompute(reader, 1, start));
+  }
+  await reader.rollups.update(1, changes);
   for (let level = 2; level <= TOP_LEVEL; level++) {
     const parents: number[] = [];
     for (const s of starts) {
@@ -86,21 +89,21 @@ export function refreshAfterWrite(db: Db, projectId: number, seriesId: number, w
       if (parents.length === 0 || parents[parents.length - 1] !== c) parents.push(c);
     }
     starts = parents;
-    refresh(reader, level, starts);
+    await refresh(reader, level, starts);
   }
 }
 
 /** After the points in [a, b) were deleted. */
-export function refreshAfterDelete(db: Db, projectId: number, seriesId: number, a: number, b: number): void {
+export async function refreshAfterDelete(db: Queryable, projectId: number, seriesId: number, a: number, b: number): Promise<void> {
   const reader = new SeriesReader(db, projectId, seriesId);
   for (let level = 1; level <= TOP_LEVEL; level++) {
     const size = LEVEL_SIZE[level];
-    reader.rollups.removeRange(level, Math.ceil(a / size) * size, floorTo(b, size));
+    await reader.rollups.removeRange(level, Math.ceil(a / size) * size, floorTo(b, size));
     const first = floorTo(a, size);
     const last = floorTo(b - 1, size);
     const edges = new Set<number>();
     if (first < a || first + size > b) edges.add(first);
     if (last + size > b) edges.add(last);
-    refresh(reader, level, edges);
+    await refresh(reader, level, edges);
   }
 }

@@ -4,8 +4,8 @@
  */
 import { scopeCondition, type Access } from '../../auth/access.js';
 import { lookupRefs, refKey, type InstanceId, type Ref } from '../../query/refs.js';
-import { all, type Db } from '../../storage/db.js';
-import { sql, TRUE } from '../../storage/sql.js';
+import { Sql, sql, TRUE } from '../../storage/sql.js';
+import type { Queryable } from '../../storage/store.js';
 import { timeSeriesCatalog } from '../timeseries/model.js';
 
 export interface SeriesInfo {
@@ -33,22 +33,24 @@ interface Row {
 
 /**
  * The series each reference names, in order (undefined for unknown ones). A series outside the request's
- * scope (`access`) is unknown too, so a scoped principal learns nothing about series it may not use.
+ * scope (`access`) is unknown too, so a scoped principal learns nothing about series it may not use. With
+ * `lock`, in a transaction, their rows stay locked until it ends (taken in id order, so that two writes
+ * naming the same series wait for each other instead of deadlocking).
  */
-export function findSeries(db: Db, projectId: number, refs: readonly Ref[], access?: Access): Array<SeriesInfo | undefined> {
-  const found = lookupRefs(db, 'timeseries', projectId, refs);
+export async function findSeries(db: Queryable, projectId: number, refs: readonly Ref[], access?: Access, lock = false): Promise<Array<SeriesInfo | undefined>> {
+  const found = await lookupRefs(db, 'timeseries', projectId, refs);
   const ids = refs.map((r) =>
     'id' in r ? (found.byId.has(r.id) ? r.id : undefined) : 'externalId' in r ? found.byExternalId.get(r.externalId) : found.byInstanceId.get(refKey(r)),
   );
-  const wanted = [...new Set(ids.filter((id): id is number => id !== undefined))];
+  const wanted = [...new Set(ids.filter((id): id is number => id !== undefined))].sort((x, y) => x - y);
+  const locking = Sql.raw(lock ? db.dialect.forUpdate : '');
   const byId = new Map<number, SeriesInfo>();
   const scope = scopeCondition(access, timeSeriesCatalog) ?? TRUE;
   for (let i = 0; i < wanted.length; i += 500) {
     const part = wanted.slice(i, i + 500);
-    const rows = all<Row>(
-      db,
+    const rows = await db.all<Row>(
       sql`SELECT t.id, t.external_id, t.instance_space, t.instance_external_id, t.is_string, t.is_step, t.unit, t.unit_external_id, t.data_set_id
-          FROM timeseries t WHERE t.project_id = ${projectId} AND t.id IN (${part}) AND ${scope}`,
+          FROM timeseries t WHERE t.project_id = ${projectId} AND t.id IN (${part}) AND ${scope} ORDER BY t.id${locking}`,
     );
     for (const r of rows) {
       byId.set(r.id, {

@@ -10,7 +10,7 @@ import { lowerBound, type PointBlock } from './point-block.js';
 import { ceilTo, floorTo, LEVEL_SIZE } from './rollup-levels.js';
 import { RollupStore } from './rollup-store.js';
 import type { Summary } from './summary.js';
-import type { Db } from '../../storage/db.js';
+import type { Queryable } from '../../storage/store.js';
 
 export interface ItemSink {
   point(ts: number, v: number, code: number): void;
@@ -44,7 +44,7 @@ export class SeriesReader {
    *   memory (the span a write just touched); reads inside it skip the database.
    */
   constructor(
-    db: Db,
+    db: Queryable,
     projectId: number,
     seriesId: number,
     private readonly overlay?: PointBlock,
@@ -54,84 +54,77 @@ export class SeriesReader {
   }
 
   /** Feeds the raw points in [a, b). */
-  visitRaw(a: number, b: number, sink: ItemSink): void {
+  async visitRaw(a: number, b: number, sink: ItemSink): Promise<void> {
     const o = this.overlay;
     if (o && o.n > 0) {
       const lo = o.ts[0];
       const hi = o.ts[o.n - 1] + 1;
-      if (a < lo) this.visitStored(a, Math.min(b, lo), sink);
-      if (b > lo && a < hi) feedBlock(o, Math.max(a, lo), Math.min(b, hi), sink);
-      if (b > hi) this.visitStored(Math.max(a, hi), b, sink);
+      if (a < lo) await this.visitStored(a, Math.min(b, lo), sink);
+      if (b > lo && a < hi && !sink.done) feedBlock(o, Math.max(a, lo), Math.min(b, hi), sink);
+      if (b > hi && !sink.done) await this.visitStored(Math.max(a, hi), b, sink);
       return;
     }
-    this.visitStored(a, b, sink);
+    await this.visitStored(a, b, sink);
   }
 
-  private visitStored(a: number, b: number, sink: ItemSink): void {
+  private async visitStored(a: number, b: number, sink: ItemSink): Promise<void> {
     if (a >= b) return;
-    this.chunks.forEach(a, b, (row) => {
+    await this.chunks.forEach(a, b, (row) => {
       feedBlock(decodeChunk(row.data), a, b, sink);
       return !sink.done;
     });
   }
 
   /** Feeds [a, b) (aligned to `level`) from that level's cells; gaps and unsuitable cells come from below. */
-  private visitCells(level: number, a: number, b: number, sink: ItemSink, suits: (s: Summary) => boolean): void {
+  private async visitCells(level: number, a: number, b: number, sink: ItemSink, suits: (s: Summary) => boolean): Promise<void> {
     const size = LEVEL_SIZE[level];
     let pos = a;
-    for (const cell of this.rollups.cells(level, a, b)) {
+    for (const cell of await this.rollups.cells(level, a, b)) {
       if (sink.done) return;
-      if (cell.start > pos) this.visitRaw(pos, cell.start, sink);
+      if (cell.start > pos) await this.visitRaw(pos, cell.start, sink);
       if (suits(cell.s)) sink.summary(cell.s);
-      else this.visitRange(cell.start, cell.start + size, level - 1, sink, suits);
+      else await this.visitRange(cell.start, cell.start + size, level - 1, sink, suits);
       pos = cell.start + size;
     }
-    if (pos < b && !sink.done) this.visitRaw(pos, b, sink);
+    if (pos < b && !sink.done) await this.visitRaw(pos, b, sink);
   }
 
   /** Feeds [a, b) using levels up to `top`. */
-  visitRange(a: number, b: number, top: number, sink: ItemSink, suits: (s: Summary) => boolean): void {
+  visitRange(a: number, b: number, top: number, sink: ItemSink, suits: (s: Summary) => boolean): Promise<void> {
     const segments: Segment[] = [];
     decompose(a, b, top, segments);
-    this.visitSegments(segments, sink, suits);
+    return this.visitSegments(segments, sink, suits);
   }
 
   /** Feeds the points of buckets k0..k1-1 of a grid, reading adjacent runs of one level together. */
-  visitBuckets(grid: BucketGrid, k0: number, k1: number, top: number, sink: ItemSink, suits: (s: Summary) => boolean): void {
+  visitBuckets(grid: BucketGrid, k0: number, k1: number, top: number, sink: ItemSink, suits: (s: Summary) => boolean): Promise<void> {
     const segments: Segment[] = [];
     for (let k = k0; k < k1; k++) decompose(grid.start(k), grid.start(k + 1), top, segments);
-    this.visitSegments(segments, sink, suits);
+    return this.visitSegments(segments, sink, suits);
   }
 
-  private visitSegments(segments: Segment[], sink: ItemSink, suits: (s: Summary) => boolean): void {
+  private async visitSegments(segments: Segment[], sink: ItemSink, suits: (s: Summary) => boolean): Promise<void> {
     for (const s of segments) {
       if (sink.done) return;
-      if (s.level === 0) this.visitRaw(s.a, s.b, sink);
-      else this.visitCells(s.level, s.a, s.b, sink, suits);
+      if (s.level === 0) await this.visitRaw(s.a, s.b, sink);
+      else await this.visitCells(s.level, s.a, s.b, sink, suits);
     }
   }
 
   /** The last point before t that `keep` accepts (by status code). */
-  lastBefore(t: number, keep: (code: number) => boolean): PointAt | undefined {
+  async lastBefore(t: number, keep: (code: number) => boolean): Promise<PointAt | undefined> {
     let found: PointAt | undefined;
-    this.chunks.forEachBefore(t, (row) => {
-      const block = decodeChunk(row.data);
-      for (let i = lowerBound(block, t) - 1; i >= 0; i--) {
-        const code = block.codes ? block.codes[i] : 0;
-        if (keep(code)) {
-          found = pointAt(block, i);
-          return false;
-        }
-      }
-      return true;
+    await this.chunks.forEachBefore(t, (row) => {
+      found = lastInBlock(decodeChunk(row.data), t, keep);
+      return found === undefined;
     });
     return found;
   }
 
   /** The first point at or after t that `keep` accepts. */
-  firstAtOrAfter(t: number, keep: (code: number) => boolean): PointAt | undefined {
+  async firstAtOrAfter(t: number, keep: (code: number) => boolean): Promise<PointAt | undefined> {
     let found: PointAt | undefined;
-    this.chunks.forEach(t, MAX_TIME, (row) => {
+    await this.chunks.forEach(t, MAX_TIME, (row) => {
       const block = decodeChunk(row.data);
       for (let i = lowerBound(block, t); i < block.n; i++) {
         const code = block.codes ? block.codes[i] : 0;
@@ -141,9 +134,17 @@ export class SeriesReader {
         }
       }
       return true;
-    });
+    }, 1);
     return found;
   }
+}
+
+/** The last point of a block before t that `keep` accepts. */
+export function lastInBlock(block: PointBlock, t: number, keep: (code: number) => boolean): PointAt | undefined {
+  for (let i = lowerBound(block, t) - 1; i >= 0; i--) {
+    if (keep(block.codes ? block.codes[i] : 0)) return pointAt(block, i);
+  }
+  return undefined;
 }
 
 export function pointAt(b: PointBlock, i: number): PointAt {

@@ -5,22 +5,32 @@
  * and aligned UTC cell (15 minutes, 1 hour, 1 day; see `rollup-levels.ts`), a block of adjacent cells per
  * row, so that aggregates over long ranges read a row per block instead of every point.
  */
-export const datapointsSchemaSql = `
-CREATE TABLE datapoint_chunks (
-  project_id INTEGER NOT NULL,
-  series_id INTEGER NOT NULL,
-  start_ts INTEGER NOT NULL,
-  end_ts INTEGER NOT NULL,
-  n INTEGER NOT NULL,
-  data BLOB NOT NULL,
-  PRIMARY KEY (project_id, series_id, start_ts)
-) WITHOUT ROWID;
-CREATE TABLE datapoint_rollups (
-  project_id INTEGER NOT NULL,
-  series_id INTEGER NOT NULL,
-  level INTEGER NOT NULL,
-  block_start INTEGER NOT NULL,
-  data BLOB NOT NULL,
-  PRIMARY KEY (project_id, series_id, level, block_start)
-) WITHOUT ROWID;
-`;
+import type { TableDef } from '../../storage/schema.js';
+
+export const datapointTables: readonly TableDef[] = [
+  {
+    name: 'datapoint_chunks',
+    columns: {
+      project_id: { type: 'integer', notNull: true },
+      series_id: { type: 'integer', notNull: true },
+      start_ts: { type: 'integer', notNull: true },
+      end_ts: { type: 'integer', notNull: true },
+      n: { type: 'integer', notNull: true },
+      data: { type: 'blob', notNull: true },
+    },
+    primaryKey: ['project_id', 'series_id', 'start_ts'],
+    withoutRowid: true,
+  },
+  {
+    name: 'datapoint_rollups',
+    columns: {
+      project_id: { type: 'integer', notNull: true },
+      series_id: { type: 'integer', notNull: true },
+      level: { type: 'integer', notNull: true },
+      block_start: { type: 'integer', notNull: true },
+      data: { type: 'blob', notNull: true },
+    },
+    primaryKey: ['project_id', 'series_id', 'level', 'block_start'],
+    withoutRowid: true,
+  },
+];

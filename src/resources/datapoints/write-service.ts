@@ -6,8 +6,7 @@
 import { badRequest, duplicatedItems, missingItems } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { checkRef, type Ref } from '../../query/refs.js';
-import { inTransaction } from '../../storage/db.js';
-import { requireWritableTargets } from '../crud.js';
+import { inWrite, requireWritableTargets } from '../crud.js';
 import { ChunkStore } from './chunk-store.js';
 import { packPoints, type StringLimit } from './insert-points.js';
 import { DATAPOINT_LIMITS as L } from './limits.js';
@@ -15,23 +14,26 @@ import { refreshAfterDelete, refreshAfterWrite } from './rollup-maintenance.js';
 import type { DeleteDatapointsBody, InsertDatapointsBody } from './schema.js';
 import { findSeries, seriesLabel, type SeriesInfo } from './series-lookup.js';
 
-/** The series of the request, each of which it must be allowed to write. */
-function resolveWritable(services: Services, projectId: number, refs: Ref[]): SeriesInfo[] {
-  const series = findSeries(services.db, projectId, refs, services.access);
+/**
+ * The series of the request, each of which it must be allowed to write, locked until the write ends: a write
+ * reads, merges and rewrites a series' chunks and rollups, which no other write of the series may interleave.
+ */
+async function resolveWritable(services: Services, projectId: number, refs: Ref[]): Promise<SeriesInfo[]> {
+  const series = await findSeries(services.db, projectId, refs, services.access, true);
   const missing = refs.filter((_, i) => series[i] === undefined);
   if (missing.length) throw missingItems(missing);
   const found = series as SeriesInfo[];
-  requireWritableTargets(services, projectId, 'time series', found.map((s, i) => ({ target: { id: s.id, dataSetId: s.dataSetId }, path: ['items', i] })));
+  await requireWritableTargets(services, projectId, 'time series', found.map((s, i) => ({ target: { id: s.id, dataSetId: s.dataSetId }, path: ['items', i] })));
   return found;
 }
 
-export function insertDatapoints(services: Services, projectId: number, body: InsertDatapointsBody, stringLimit: StringLimit): void {
+export async function insertDatapoints(services: Services, projectId: number, body: InsertDatapointsBody, stringLimit: StringLimit): Promise<void> {
   const refs = body.items.map((item, i) => checkRef(item, ['items', i], true));
   const total = body.items.reduce((sum, item) => sum + item.datapoints.length, 0);
   if (total > L.insertPoints) throw badRequest(`items: at most ${L.insertPoints} data points per request (across all items), got ${total}`);
-  const { db } = services;
-  inTransaction(db, () => {
-    const series = resolveWritable(services, projectId, refs);
+  await inWrite(services, async (services) => {
+    const { db } = services;
+    const series = await resolveWritable(services, projectId, refs);
     const seen = new Map<number, number>();
     const duplicated: Ref[] = [];
     series.forEach((s, i) => {
@@ -40,16 +42,16 @@ export function insertDatapoints(services: Services, projectId: number, body: In
     });
     if (duplicated.length) throw duplicatedItems(duplicated, 422);
     const blocks = body.items.map((item, i) => packPoints(item.datapoints, i, { isString: series[i].isString, label: seriesLabel(series[i]) }, stringLimit));
-    blocks.forEach((block, i) => {
-      if (block.n === 0) return;
+    for (const [i, block] of blocks.entries()) {
+      if (block.n === 0) continue;
       const s = series[i];
-      const span = new ChunkStore(db, projectId, s.id).write(block);
-      if (!s.isString) refreshAfterWrite(db, projectId, s.id, block.ts, span);
-    });
+      const span = await new ChunkStore(db, projectId, s.id).write(block);
+      if (!s.isString) await refreshAfterWrite(db, projectId, s.id, block.ts, span);
+    }
   });
 }
 
-export function deleteDatapoints(services: Services, projectId: number, body: DeleteDatapointsBody): void {
+export async function deleteDatapoints(services: Services, projectId: number, body: DeleteDatapointsBody): Promise<void> {
   const refs = body.items.map((item, i) => checkRef(item, ['items', i], true));
   const ranges = body.items.map((item, i) => {
     const end = item.exclusiveEnd ?? item.inclusiveBegin + 1;
@@ -58,14 +60,14 @@ export function deleteDatapoints(services: Services, projectId: number, body: De
     }
     return { begin: item.inclusiveBegin, end };
   });
-  const { db } = services;
-  inTransaction(db, () => {
-    const series = resolveWritable(services, projectId, refs);
-    series.forEach((s, i) => {
+  await inWrite(services, async (services) => {
+    const { db } = services;
+    const series = await resolveWritable(services, projectId, refs);
+    for (const [i, s] of series.entries()) {
       const { begin, end } = ranges[i];
-      const changed = new ChunkStore(db, projectId, s.id).deleteRange(begin, end);
-      if (changed && !s.isString) refreshAfterDelete(db, projectId, s.id, begin, end);
-    });
+      const changed = await new ChunkStore(db, projectId, s.id).deleteRange(begin, end);
+      if (changed && !s.isString) await refreshAfterDelete(db, projectId, s.id, begin, end);
+    }
   });
 }
 

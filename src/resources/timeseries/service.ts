@@ -59,7 +59,7 @@ export const timeSeriesSpec: ResourceSpec<TimeSeriesCreate> = {
     { field: 'assetId', catalog: assetCatalog },
   ],
   async beforeDelete(ids, { db, projectId }) {
-    deleteSeriesData(db, projectId, ids);
+    await deleteSeriesData(db, projectId, ids);
   },
   duplicateStatus: 422,
 };

@@ -2,9 +2,6 @@
  * Relations between GeoJSON geometries for the assets' geographic filter: does an asset's geometry intersect
  * a shape, or lie within it. Coordinates are taken as x and y in a plane (no curvature of the earth), and a
  * boundary belongs to its polygon: a point on a polygon's edge intersects it and lies within it.
- *
- * The relation is an SQL function (`geo_relation`, registered on every connection by connection.ts), so a
- * filter on it runs inside the query that reads the assets, on whichever connection runs it.
  */
 type Position = readonly [number, number];
 type Ring = readonly Position[];
@@ -167,23 +164,4 @@ export function geoRelation(geometry: Geometry, relation: GeoRelation, shape: Ge
   const s = parts(shape);
   if (relation === 'WITHIN') return within(g, s);
   return intersects(g, s) === (relation === 'INTERSECTS');
-}
-
-/**
- * The SQL function: `geo_relation(feature, relation, shape)` is 1 when the GeoJSON feature's geometry stands
- * in the relation to the shape (both JSON texts, as stored and as sent), 0 otherwise or without a feature.
- */
-export function geoRelationSql(): (feature: unknown, relation: unknown, shape: unknown) => number {
-  // The shape is the same text for every row of one query: parsed once.
-  let lastText: unknown;
-  let lastShape: Geometry | undefined;
-  return (feature, relation, shape) => {
-    if (typeof feature !== 'string' || typeof shape !== 'string') return 0;
-    if (shape !== lastText) {
-      lastShape = JSON.parse(shape) as Geometry;
-      lastText = shape;
-    }
-    const { geometry } = JSON.parse(feature) as { geometry: Geometry };
-    return geoRelation(geometry, relation as GeoRelation, lastShape!) ? 1 : 0;
-  };
 }
