@@ -2,8 +2,11 @@ import { defineConfig } from 'vitest/config';
 import { hasPostgres } from './test/support/postgres.js';
 
 const shared = { pool: 'forks' as const, testTimeout: 60_000, hookTimeout: 60_000 };
-/** Tests of what does not touch a database, or that pick their engines themselves: run once. */
-const engineFree = ['test/evals/**', 'test/throttle-store.test.ts', 'test/store.test.ts'];
+/**
+ * Tests run once, on the SQLite project: of what touches no database, of what picks its engines itself, and of
+ * SQLite's own machinery (read workers on a database file).
+ */
+const once = ['test/evals/**', 'test/throttle-store.test.ts', 'test/store.test.ts', 'test/read-workers.test.ts'];
 
 // The suite runs on SQLite, and again on PostgreSQL where its server programs are installed (each harness then
 // gets a new database on one throw-away cluster; see test/support/test-store.ts).
@@ -18,7 +21,7 @@ export default defineConfig({
                 ...shared,
                 name: 'postgres',
                 include: ['test/**/*.test.ts'],
-                exclude: engineFree,
+                exclude: once,
                 env: { STRATA_TEST_STORE: 'postgres' },
                 globalSetup: ['test/support/postgres-setup.ts'],
               },

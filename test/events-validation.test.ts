@@ -20,13 +20,17 @@ describe('request bodies', () => {
     expect(errorMessage(await h.post('/events', big), 413)).toMatch(/larger than the limit of 65536 bytes/);
   });
 
-  it('refuses what is not Unicode text (invalid UTF-8, unpaired surrogate escapes) and creates nothing', async () => {
+  it('refuses what no store can keep as text (invalid UTF-8, unpaired surrogate escapes, NUL) and creates nothing', async () => {
     const json = { 'content-type': 'application/json' };
     const before = (await h.post('/events/aggregate', { aggregate: 'count' })).body.items[0].count;
     const lone = await h.request('POST', '/events', '{"items":[{"externalId":"ok-1"},{"externalId":"a\\ud800"}]}', json);
     expect(errorMessage(lone, 400)).toMatch(/^items\[1\]\.externalId: contains an unpaired UTF-16 surrogate/);
     const key = await h.request('POST', '/events', '{"items":[{"metadata":{"k\\udc00":"v"}}]}', json);
     expect(errorMessage(key, 400)).toMatch(/^items\[0\]\.metadata: a key contains an unpaired UTF-16 surrogate/);
+    const nul = await h.request('POST', '/events', '{"items":[{"externalId":"ok-2","description":"a\\u0000b"}]}', json);
+    expect(errorMessage(nul, 400)).toBe('items[0].description: contains the character U+0000 (NUL, "\\u0000"), which a text value cannot hold');
+    const nulKey = await h.request('POST', '/events', '{"items":[{"metadata":{"\\u0000":"v"}}]}', json);
+    expect(errorMessage(nulKey, 400)).toMatch(/^items\[0\]\.metadata: a key contains the character U\+0000/);
     const bytes = Buffer.concat([Buffer.from('{"items":[{"externalId":"'), Buffer.from([0xff]), Buffer.from('"}]}')]);
     expect(errorMessage(await h.request('POST', '/events', bytes, json), 400)).toBe('The request body is not valid UTF-8');
     const proto = await h.request('POST', '/events', '{"items":[{"__proto__":{"x":1}}]}', json);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_AUTH_FRESH_MS } from '../src/storage/projects.js';
 import { bearer, capability, clientToken, createGroup } from './support/auth.js';
+import { newPostgresDatabase, testEngine } from './support/test-store.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
 
 const CLIENTS = [
@@ -123,10 +124,12 @@ describe('token inspection', () => {
   });
 });
 
-describe('two processes on one data directory', () => {
+describe('two processes on one store', () => {
   it('takes a group deleted through one away in the other within PROJECT_AUTH_FRESH_MS', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'strata-two-'));
-    const env = { STRATA_DATA_DIR: dir, STRATA_CLIENTS: JSON.stringify(CLIENTS) };
+    // One data directory, or one PostgreSQL database, for both.
+    const shared: Record<string, string> = testEngine() === 'postgres' ? { STRATA_DATABASE_URL: await newPostgresDatabase() } : {};
+    const env = { STRATA_DATA_DIR: dir, STRATA_CLIENTS: JSON.stringify(CLIENTS), ...shared };
     const a = await startHarness({}, env);
     const b = await startHarness({}, env);
     try {

@@ -7,10 +7,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { freePort } from './support/net.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storeEnv } from './support/test-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'strata-proc-'));
 const children: ChildProcess[] = [];
+// The engine of this run: the data directory's SQLite file, or a PostgreSQL database of its own.
+let engine: Record<string, string> = {};
+beforeAll(async () => {
+  engine = await storeEnv();
+});
 afterAll(() => {
   for (const c of children) c.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
@@ -18,7 +24,7 @@ afterAll(() => {
 
 async function start(port: number): Promise<{ child: ChildProcess; output: string }> {
   const child = spawn(process.execPath, ['dist/cli.js', 'serve', '--port', String(port), '--data-dir', dir], {
-    env: { ...process.env, STRATA_PROJECTS: 'dev', STRATA_DEV_CLIENT_SECRET: '' },
+    env: { ...process.env, STRATA_PROJECTS: 'dev', STRATA_DEV_CLIENT_SECRET: '', ...engine },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);

@@ -275,13 +275,13 @@ describe('connections per client address', () => {
       // The connections already open are served as before, and another address is not affected.
       expect((await get()).status).toBe(200);
       const elsewhere = rawConnection(port, '127.0.0.2');
-      elsewhere.socket.end(`GET /api/v1/projects/dev/events?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.token}\r\nConnection: close\r\n\r\n`);
+      elsewhere.socket.write(`GET /api/v1/projects/dev/events?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.token}\r\nConnection: close\r\n\r\n`);
       expect(parseRaw(await elsewhere.received).status).toBe(200);
       // Once a connection closes, its place is free again.
       agent.destroy();
       await Promise.all(closedOnServer);
       const again = rawConnection(port);
-      again.socket.end(`GET /api/v1/projects/dev/events?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.token}\r\nConnection: close\r\n\r\n`);
+      again.socket.write(`GET /api/v1/projects/dev/events?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.token}\r\nConnection: close\r\n\r\n`);
       expect(parseRaw(await again.received).status).toBe(200);
     } finally {
       agent.destroy();

@@ -1,8 +1,9 @@
 /**
- * Request bodies as JSON. A body must be UTF-8 and its strings must be Unicode text: invalid UTF-8 bytes and
- * unpaired surrogate escapes (`"\ud800"`) are refused with a 400 rather than stored changed. SQLite keeps
- * text as UTF-8, which cannot hold a lone surrogate, so such a value would be stored as other characters than
- * the response showed, and could not be found again by the value the client sent.
+ * Request bodies as JSON. A body must be UTF-8 and its strings must be text both stores can keep: invalid
+ * UTF-8 bytes, unpaired surrogate escapes (`"\ud800"`) and the NUL character (`"\u0000"`) are refused with a
+ * 400 rather than stored changed or failing. Both stores keep text as UTF-8, which cannot hold a lone
+ * surrogate (the value would be stored as other characters than the response showed, and could not be found
+ * again by the value the client sent), and PostgreSQL's text cannot hold NUL at all.
  *
  * Nesting is limited before the body is parsed: a few kilobytes of brackets (a few bytes gzip'd) would
  * otherwise cost the parser seconds and gigabytes, and every walk over the parsed value a deep stack.
@@ -18,8 +19,11 @@ declare global {
   }
 }
 
-/** A surrogate code unit written as a JSON escape: the only way a lone surrogate reaches a parsed string. */
-const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+/**
+ * A surrogate code unit or NUL written as a JSON escape: the only ways a lone surrogate or a NUL reaches a
+ * parsed string (JSON refuses raw control characters in strings).
+ */
+const UNSTORABLE_ESCAPE = /\\u(?:[dD][89a-fA-F]|0000)/;
 
 export function parseJsonBody(raw: Buffer, maxDepth: number): unknown {
   if (raw.length === 0) throw badRequest('The request body is empty but Content-Type is application/json; send a JSON object');
@@ -38,7 +42,7 @@ export function parseJsonBody(raw: Buffer, maxDepth: number): unknown {
     }
     throw badRequest(`The request body is not valid JSON: ${message}`);
   }
-  if (text.includes('\\u') && SURROGATE_ESCAPE.test(text)) rejectLoneSurrogates(value);
+  if (text.includes('\\u') && UNSTORABLE_ESCAPE.test(text)) rejectUnstorableText(value);
   return value;
 }
 
@@ -77,18 +81,22 @@ interface Visit {
   parent: Visit | undefined;
 }
 
-/** Walks the body with a stack of its own (never the call stack), in document order, and refuses the first lone surrogate. */
-function rejectLoneSurrogates(root: unknown): void {
+/** Walks the body with a stack of its own (never the call stack), in document order, and refuses the first string no store can keep. */
+function rejectUnstorableText(root: unknown): void {
   const pending: Visit[] = [{ value: root, key: '', parent: undefined }];
   for (let at = pending.pop(); at !== undefined; at = pending.pop()) {
     const { value } = at;
     if (typeof value === 'string') {
       if (!value.isWellFormed()) throw badRequest(`${where(at)}: ${UNPAIRED}`);
+      if (value.includes('\0')) throw badRequest(`${where(at)}: ${NUL}`);
     } else if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) pending.push({ value: value[i], key: i, parent: at });
     } else if (value !== null && typeof value === 'object') {
       const entries = Object.entries(value);
-      for (const [key] of entries) if (!key.isWellFormed()) throw badRequest(`${where(at)}: a key ${UNPAIRED}`);
+      for (const [key] of entries) {
+        if (!key.isWellFormed()) throw badRequest(`${where(at)}: a key ${UNPAIRED}`);
+        if (key.includes('\0')) throw badRequest(`${where(at)}: a key ${NUL}`);
+      }
       for (let i = entries.length - 1; i >= 0; i--) pending.push({ value: entries[i][1], key: entries[i][0], parent: at });
     }
   }
@@ -101,3 +109,4 @@ function where(visit: Visit): string {
 }
 
 const UNPAIRED = 'contains an unpaired UTF-16 surrogate escape (such as "\\ud800"), which is not a Unicode character';
+const NUL = 'contains the character U+0000 (NUL, "\\u0000"), which a text value cannot hold';

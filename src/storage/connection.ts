@@ -9,8 +9,6 @@ export function configureConnection(db: Database.Database): void {
   db.pragma('cache_size = -262144');
   db.pragma('temp_store = MEMORY');
   db.pragma('mmap_size = 1073741824');
-  // Full Unicode lower-casing for case-insensitive matching (SQLite's lower() folds ASCII only).
-  db.function('unicode_lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toLowerCase() : s));
 }
 
 const statementCaches = new WeakMap<Database.Database, Map<string, Database.Statement>>();

@@ -1,0 +1,152 @@
+/**
+ * Several Strata processes on one PostgreSQL database (and Redis, where installed) serve the same projects:
+ * a write through one is read through the other, cursors and tokens of one are accepted by the other, a
+ * group change through one applies in the other, concurrent creates of one externalId through both leave
+ * exactly one, and killing a process in the middle of writes loses nothing acknowledged and leaves nothing
+ * half written.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from './support/net.js';
+import { hasRedis, startRedisServer, type RedisServer } from './support/redis-server.js';
+import { newPostgresDatabase, testEngine } from './support/test-store.js';
+
+interface Server {
+  base: string;
+  child: ChildProcess;
+}
+
+const SECRET = 'multi-process-secret';
+const children: ChildProcess[] = [];
+let redis: RedisServer | undefined;
+let databaseUrl: string;
+let a: Server;
+let b: Server;
+
+async function start(extra: Record<string, string> = {}): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['dist/cli.js', 'serve', '--port', String(port)], {
+    env: {
+      ...process.env,
+      STRATA_DATABASE_URL: databaseUrl,
+      STRATA_PROJECTS: 'dev',
+      STRATA_DEV_CLIENT_SECRET: SECRET,
+      // Both processes are one service: one issuer, whichever process issues a token.
+      STRATA_PUBLIC_URL: 'http://strata.test',
+      ...(redis ? { STRATA_REDIS_URL: redis.url } : {}),
+      ...extra,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d) => {
+      output += d;
+      if (output.includes('Get a token')) resolve();
+    });
+    child.stderr!.on('data', (d) => (output += d));
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
+  });
+  return { base: `http://127.0.0.1:${port}`, child };
+}
+
+async function token(s: Server, clientId = 'strata-admin', secret = SECRET): Promise<string> {
+  const res = await fetch(`${s.base}/oauth2/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret }) });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+async function call(s: Server, bearer: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${s.base}/api/v1/projects/dev${path}`, {
+    method,
+    headers: { authorization: `Bearer ${bearer}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+describe.runIf(testEngine() === 'postgres')('several processes on one PostgreSQL database', () => {
+  let admin: string;
+  beforeAll(async () => {
+    databaseUrl = await newPostgresDatabase();
+    if (hasRedis()) redis = await startRedisServer();
+    // Extra built-in clients (the same in both): a reader whose groups claim is "readers".
+    const clients = JSON.stringify([{ clientId: 'reader', clientSecret: 'reader-secret-1', groups: ['readers'] }]);
+    [a, b] = await Promise.all([start({ STRATA_CLIENTS: clients }), start({ STRATA_CLIENTS: clients })]);
+    admin = await token(a);
+  });
+  afterAll(async () => {
+    for (const c of children) c.kill('SIGKILL');
+    await redis?.stop();
+  });
+
+  it('reads through one process what was written through the other, with its cursors and tokens', async () => {
+    const items = Array.from({ length: 5 }, (_, i) => ({ externalId: `mp-${i}`, startTime: 1000 + i }));
+    expect((await call(a, admin, 'POST', '/events', { items })).status).toBe(201);
+    const fromB = await call(b, admin, 'POST', '/events/byids', { items: [{ externalId: 'mp-3' }] });
+    expect(fromB.status).toBe(200);
+    expect(fromB.body.items[0].startTime).toBe(1003);
+    const query = { filter: { externalIdPrefix: 'mp-' }, sort: [{ property: ['startTime'], order: 'desc' }], limit: 2 };
+    const first = await call(a, admin, 'POST', '/events/list', query);
+    const second = await call(b, admin, 'POST', '/events/list', { ...query, cursor: first.body.nextCursor });
+    expect(second.status).toBe(200);
+    expect(second.body.items.map((e: { externalId: string }) => e.externalId)).toEqual(['mp-2', 'mp-1']);
+    // A token issued by b is accepted by a (one signing key, kept in the database).
+    expect((await call(a, await token(b), 'GET', '/events?limit=1')).status).toBe(200);
+  });
+
+  it('applies a group change made through one process in the other', async () => {
+    const reader = await token(a, 'reader', 'reader-secret-1');
+    expect((await call(b, reader, 'GET', '/events?limit=1')).status).toBe(403);
+    const group = await call(a, admin, 'POST', '/groups', {
+      items: [{ name: 'readers', sourceId: 'readers', capabilities: [{ eventsAcl: { actions: ['READ'], scope: { all: {} } } }] }],
+    });
+    expect(group.status).toBe(201);
+    // Another process sees the change once its copy of the project's authentication version is read again
+    // (within PROJECT_AUTH_FRESH_MS, a quarter of a second): ask until it does, for at most five seconds.
+    const deadline = Date.now() + 5000;
+    let status = 403;
+    while (status === 403 && Date.now() < deadline) status = (await call(b, reader, 'GET', '/events?limit=1')).status;
+    expect(status).toBe(200);
+  });
+
+  it('creates one externalId once when both processes are asked for it at the same time', async () => {
+    for (let round = 0; round < 10; round++) {
+      const item = { items: [{ externalId: `race-${round}` }] };
+      const answers = await Promise.all([call(a, admin, 'POST', '/events', item), call(b, admin, 'POST', '/events', item)]);
+      expect(answers.map((r) => r.status).sort()).toEqual([201, 409]);
+      expect(answers.find((r) => r.status === 409)!.body.error.duplicated).toEqual([{ externalId: `race-${round}` }]);
+    }
+    const stored = await call(b, admin, 'POST', '/events/list', { filter: { externalIdPrefix: 'race-' }, limit: 100 });
+    expect(stored.body.items).toHaveLength(10);
+  });
+
+  it('loses nothing acknowledged and leaves no request half applied when a process is killed mid-write', async () => {
+    const victim = await start();
+    const bearer = await token(victim);
+    const batches = Array.from({ length: 40 }, (_, n) => ({ items: Array.from({ length: 50 }, (_, i) => ({ externalId: `kill-${n}-${i}`, metadata: { batch: String(n) } })) }));
+    const acknowledged: number[] = [];
+    let third!: () => void;
+    const someAcknowledged = new Promise<void>((resolve) => (third = resolve));
+    const writes = batches.map((batch, n) =>
+      call(victim, bearer, 'POST', '/events', batch).then(
+        (res) => {
+          if (res.status === 201 && acknowledged.push(n) === 3) third();
+        },
+        () => undefined,
+      ),
+    );
+    // Kill it once some writes are acknowledged and others are still under way.
+    await Promise.race([someAcknowledged, Promise.allSettled(writes)]);
+    victim.child.kill('SIGKILL');
+    await Promise.allSettled(writes);
+    for (let n = 0; n < batches.length; n++) {
+      const stored = await call(a, admin, 'POST', '/events/aggregate', { filter: { externalIdPrefix: `kill-${n}-` } });
+      const count = stored.body.items[0].count;
+      if (acknowledged.includes(n)) expect(count, `batch ${n} was acknowledged`).toBe(50);
+      else expect([0, 50], `batch ${n} is whole or absent`).toContain(count);
+    }
+  });
+});
