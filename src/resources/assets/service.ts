@@ -112,11 +112,11 @@ export async function assetFilterNode(f: AssetFilter | undefined, services: Serv
 
 /** Assets as the request sees them (see present.ts). */
 async function present(services: Services, projectId: number, items: readonly Item[], aggregated?: AggregatedProperty[]): Promise<Item[]> {
-  return await presentAssets(services.db, visibleIn(services, catalog), projectId, items, aggregated);
+  return presentAssets(services.db, visibleIn(services, catalog), projectId, items, aggregated);
 }
 
 export async function createAssets(services: Services, projectId: number, items: readonly AssetCreate[]): Promise<Item[]> {
-  return await inWrite(services, async (services) => {
+  return inWrite(services, async (services) => {
     const ids = (await createItems(assetSpec, services, projectId, items)).map((a) => a.id);
     await placeCreatedAssets(services.db, visibleIn(services, catalog), projectId, items, ids);
     return present(services, projectId, await retrieveItems(spec, services, projectId, ids.map((id) => ({ id }))));
@@ -135,7 +135,7 @@ function storedPatch(update: AssetPatch, parentId: number | undefined): Record<s
 }
 
 export async function updateAssets(services: Services, projectId: number, items: readonly AssetUpdateItem[]): Promise<Item[]> {
-  return await inWrite(services, async (services) => {
+  return inWrite(services, async (services) => {
     const { db } = services;
     // Resolved as the update resolves them, so that an asset the request cannot write is refused before
     // its move is looked at.
