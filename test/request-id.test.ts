@@ -9,10 +9,13 @@ import { manualClock, startCustomHarness } from './support/custom-harness.js';
 
 let h: Harness;
 beforeAll(async () => {
+  // A clock that stands still, so the principal's bucket (10 requests, refilled at 1 per second) empties
+  // however slowly the requests run.
+  const clock = manualClock();
   h = await startCustomHarness({
     env: { STRATA_PRINCIPAL_RATE_LIMIT: '1', STRATA_PRINCIPAL_RATE_BURST: '10' },
     build: {
-      now: manualClock().now,
+      now: clock.now,
       extraRoutes: [
         route({
           method: 'GET',
@@ -25,6 +28,8 @@ beforeAll(async () => {
       ],
     },
   });
+  // The harness's token was issued after start-up by the real time; the clock must not be behind it.
+  clock.catchUp();
 });
 afterAll(() => h.close());
 

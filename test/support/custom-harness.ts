@@ -65,13 +65,20 @@ export class Holds {
   }
 }
 
-/** A clock the test steps by hand; it starts at the real time, so tokens issued now are valid by it. */
-export function manualClock(start = Date.now()): { now: () => number; advance(ms: number): void } {
+/**
+ * A clock the test steps by hand; it starts at the real time, so tokens issued now are valid by it. Tokens
+ * issued later (the harness gets its token once the app is built, which may take seconds on a busy machine)
+ * are valid by it after `catchUp()`, which moves it on to the real time if it is behind.
+ */
+export function manualClock(start = Date.now()): { now: () => number; advance(ms: number): void; catchUp(): void } {
   let t = start;
   return {
     now: () => t,
     advance(ms) {
       t += ms;
+    },
+    catchUp() {
+      t = Math.max(t, Date.now());
     },
   };
 }
