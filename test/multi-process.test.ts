@@ -6,6 +6,7 @@
  * half written.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from './support/net.js';
 import { hasRedis, startRedisServer, type RedisServer } from './support/redis-server.js';
@@ -121,6 +122,74 @@ describe.runIf(testEngine() === 'postgres')('several processes on one PostgreSQL
     }
     const stored = await call(b, admin, 'POST', '/events/list', { filter: { externalIdPrefix: 'race-' }, limit: 100 });
     expect(stored.body.items).toHaveLength(10);
+  });
+
+  it('keeps every one of concurrent updates of one item through both processes', async () => {
+    expect((await call(a, admin, 'POST', '/events', { items: [{ externalId: 'contended' }] })).status).toBe(201);
+    // Each request adds its own metadata key: an update computed from a stale read would drop another's key.
+    const keys = Array.from({ length: 24 }, (_, i) => `k${i}`);
+    const answers = await Promise.all(
+      keys.map((k, i) => call(i % 2 ? a : b, admin, 'POST', '/events/update', { items: [{ externalId: 'contended', update: { metadata: { add: { [k]: 'v' } } } }] })),
+    );
+    expect(answers.map((r) => r.status)).toEqual(keys.map(() => 200));
+    const stored = await call(a, admin, 'POST', '/events/byids', { items: [{ externalId: 'contended' }] });
+    expect(Object.keys(stored.body.items[0].metadata).sort()).toEqual([...keys].sort());
+  });
+
+  it('leaves no data points of a deleted series when points are inserted through the other process meanwhile', async () => {
+    for (let round = 0; round < 5; round++) {
+      const xid = `doomed-${round}`;
+      expect((await call(a, admin, 'POST', '/timeseries', { items: [{ externalId: xid }] })).status).toBe(201);
+      const inserts = Array.from({ length: 6 }, (_, i) =>
+        call(b, admin, 'POST', '/timeseries/data', { items: [{ externalId: xid, datapoints: [{ timestamp: 1000 + i, value: i }] }] }),
+      );
+      const deletion = call(a, admin, 'POST', '/timeseries/delete', { items: [{ externalId: xid }] });
+      const answers = await Promise.all([...inserts, deletion]);
+      expect((await deletion).status).toBe(200);
+      // An insert after the delete names a missing series; none may leave points behind.
+      for (const r of answers.slice(0, -1)) expect([200, 400]).toContain(r.status);
+    }
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    try {
+      const orphans = await db.query(
+        'SELECT count(*)::int AS n FROM datapoint_chunks c WHERE NOT EXISTS (SELECT 1 FROM timeseries t WHERE t.project_id = c.project_id AND t.id = c.series_id)',
+      );
+      expect(orphans.rows[0].n).toBe(0);
+    } finally {
+      await db.end();
+    }
+  });
+
+  it('keeps the asset hierarchy whole when both processes change it at the same time', async () => {
+    for (let round = 0; round < 8; round++) {
+      const [r, x, y, z] = ['r', 'x', 'y', 'z'].map((n) => `h${round}-${n}`);
+      expect((await call(a, admin, 'POST', '/assets', { items: [{ externalId: r, name: r }] })).status).toBe(201);
+      const children = [x, y, z].map((c) => ({ externalId: c, name: c, parentExternalId: r }));
+      expect((await call(a, admin, 'POST', '/assets', { items: children })).status).toBe(201);
+      // Two moves that would each be fine alone and together make a cycle; a child created under an asset
+      // that is deleted meanwhile.
+      const [m1, m2, created, deleted] = await Promise.all([
+        call(a, admin, 'POST', '/assets/update', { items: [{ externalId: x, update: { parentExternalId: { set: y } } }] }),
+        call(b, admin, 'POST', '/assets/update', { items: [{ externalId: y, update: { parentExternalId: { set: x } } }] }),
+        call(a, admin, 'POST', '/assets', { items: [{ externalId: `h${round}-child`, name: 'child', parentExternalId: z }] }),
+        call(b, admin, 'POST', '/assets/delete', { items: [{ externalId: z }] }),
+      ]);
+      expect([m1.status, m2.status].sort(), JSON.stringify([m1.body, m2.body])).toEqual([200, 400]);
+      // Either the child was created first (and the delete is refused) or the parent was deleted first.
+      expect([[201, 400], [400, 200]].map(String)).toContain(String([created.status, deleted.status]));
+      const all = await call(a, admin, 'POST', '/assets/list', { filter: { externalIdPrefix: `h${round}-` }, limit: 10 });
+      const byId = new Map<number, { parentId?: number }>(all.body.items.map((i: { id: number; parentId?: number }) => [i.id, i]));
+      for (const item of byId.values()) if (item.parentId !== undefined) expect(byId.has(item.parentId), 'a parent that exists').toBe(true);
+      // Every asset reaches the root by its parents.
+      for (const start of byId.keys()) {
+        let at: number | undefined = start;
+        for (let hops = 0; at !== undefined; hops++) {
+          expect(hops, 'a path to the root without a cycle').toBeLessThan(byId.size);
+          at = byId.get(at)!.parentId;
+        }
+      }
+    }
   });
 
   it('loses nothing acknowledged and leaves no request half applied when a process is killed mid-write', async () => {

@@ -31,6 +31,7 @@ import {
   itemFromValues,
   itemJsonSql,
   perTable,
+  lockItems,
   rowsByIds,
   selectColumns,
   toItem,
@@ -203,6 +204,7 @@ async function resolveWritable(
   const { db } = services;
   const t = spec.table;
   const ids = await resolveRefs(db, t.table, projectId, refs, ignoreUnknownIds, visibleIn(services, spec.catalog).where);
+  await lockItems(db, t, projectId, ids);
   const rows = await rowsInOrder(db, t, projectId, ids);
   if (guarded(services)) {
     await requireWritableTargets(services, projectId, spec.catalog.noun, storedTargets(spec, rows, ids, (i) => (ignoreUnknownIds ? ['items'] : ['items', i])));

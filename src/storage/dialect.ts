@@ -66,6 +66,11 @@ export interface Dialect {
   rankedSearch(index: TextIndex, search: TextSearch): RankedSearch;
   /** A subquery of these ids (column `id`), passed as one parameter, however many they are. */
   idList(ids: readonly number[]): Sql;
+  /**
+   * A statement that makes the transaction wait for, then hold until it ends, the lock named by these two
+   * numbers, or undefined where write transactions run one at a time anyway (SQLite).
+   */
+  exclusive(space: number, key: number): Sql | undefined;
 }
 
 /** FTS5 query text: any of the words, each part in its columns. */
@@ -116,6 +121,7 @@ export const sqliteDialect: Dialect = {
     )})), 0)`;
   },
   idList: (ids) => sql`SELECT value AS id FROM json_each(${JSON.stringify(ids)})`,
+  exclusive: () => undefined,
   rankedSearch: (index, search) => ({
     from: Sql.raw(`${index.fts} JOIN ${index.table} ${index.alias} ON ${index.alias}.id = ${index.fts}.rowid`),
     where: sql`${Sql.raw(index.fts)} MATCH ${fts5Query(index, search)}`,
@@ -138,6 +144,7 @@ export const postgresDialect: Dialect = {
     sql`SELECT ${Sql.raw(index.alias)}.id FROM ${Sql.raw(`${index.table} ${index.alias}`)} WHERE ${Sql.raw(index.alias)}.project_id = ${projectId} AND ${tsMatch(index, search)}`,
   searchRank: (index, search) => sql`(CASE WHEN ${tsMatch(index, search)} THEN ${tsRank(index, search)} ELSE 0 END)`,
   idList: (ids) => sql`SELECT unnest(${`{${ids.join(',')}}`}::bigint[]) AS id`,
+  exclusive: (space, key) => sql`SELECT pg_advisory_xact_lock(${space}::int, ${key}::int)`,
   rankedSearch: (index, search) => ({
     from: Sql.raw(`${index.table} ${index.alias}`),
     where: tsMatch(index, search),

@@ -187,6 +187,17 @@ export function toValues(t: ItemTable, row: Row): Values {
  * Rows by id; `where` (a condition on the table's alias, such as the request's scope) narrows them further.
  * `select` replaces the stored columns (it must include the id).
  */
+/**
+ * Locks the rows of items a write is about to change or delete until its transaction ends (a no-op where
+ * writes are serialized anyway), in id order so that two writes never wait for each other. A write reads
+ * the rows after this, so it never computes a change from a version another write is replacing, and a
+ * delete's clean-up sees whatever a concurrent write attached to the item before it.
+ */
+export async function lockItems(db: Queryable, t: ItemTable, projectId: number, ids: readonly number[]): Promise<void> {
+  if (!db.dialect.forUpdate || ids.length === 0) return;
+  await db.all(sql`SELECT id FROM ${Sql.raw(t.table)} WHERE project_id = ${projectId} AND id IN (${db.dialect.idList(ids)}) ORDER BY id${Sql.raw(db.dialect.forUpdate)}`);
+}
+
 export async function rowsByIds(db: Queryable, t: ItemTable, projectId: number, ids: readonly number[], where?: Sql, select = selectColumns(t)): Promise<Map<number, Row>> {
   const out = new Map<number, Row>();
   const extra = where ? ` AND ${where.text}` : '';

@@ -9,6 +9,7 @@
  * write lock (SQLite) or an advisory lock (PostgreSQL), so the second waits and then finds nothing to do.
  */
 import { ensureTables, type TableDef } from './schema.js';
+import { holdLock } from './locks.js';
 import { Sql, sql } from './sql.js';
 import type { Queryable, Store } from './store.js';
 
@@ -30,9 +31,6 @@ export interface Schema {
 export const SCHEMA_VERSION = 10;
 
 export class SchemaTooNew extends Error {}
-
-/** A key for PostgreSQL's advisory lock held while migrating (any constant; it names this use). */
-const MIGRATION_LOCK = 0x5374_7261;
 
 async function readVersion(db: Queryable): Promise<number> {
   if (db.dialect.kind === 'sqlite') return (await db.get<{ user_version: number }>(Sql.raw('PRAGMA user_version')))!.user_version;
@@ -56,7 +54,7 @@ export async function schemaVersion(store: Store): Promise<number> {
 
 export async function migrate(store: Store, schema: Schema): Promise<{ from: number; to: number }> {
   return store.transaction(async (db) => {
-    if (db.dialect.kind === 'postgres') await db.run(sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    await holdLock(db, 'migration');
     const from = await readVersion(db);
     if (from > SCHEMA_VERSION) {
       throw new SchemaTooNew(

@@ -44,6 +44,7 @@ import {
 } from './schema.js';
 import { dataSetCatalog } from '../datasets/model.js';
 import { assetCatalog as catalog, assetModel } from './model.js';
+import { holdLock } from '../../storage/locks.js';
 
 const labelIds = (labels: readonly Label[] | undefined) => labels?.map((l) => l.externalId);
 
@@ -115,8 +116,18 @@ async function present(services: Services, projectId: number, items: readonly It
   return presentAssets(services.db, visibleIn(services, catalog), projectId, items, aggregated);
 }
 
+/**
+ * Creates, moves and deletes hold the project's hierarchy lock: each checks the hierarchy as it stands (a
+ * parent exists, a move makes no cycle, a deleted asset has no children), and two such checks made side by
+ * side could each pass and together break it.
+ */
+function lockHierarchy(services: Services, projectId: number): Promise<void> {
+  return holdLock(services.db, 'assetHierarchy', projectId);
+}
+
 export async function createAssets(services: Services, projectId: number, items: readonly AssetCreate[]): Promise<Item[]> {
   return inWrite(services, async (services) => {
+    await lockHierarchy(services, projectId);
     const ids = (await createItems(assetSpec, services, projectId, items)).map((a) => a.id);
     await placeCreatedAssets(services.db, visibleIn(services, catalog), projectId, items, ids);
     return present(services, projectId, await retrieveItems(spec, services, projectId, ids.map((id) => ({ id }))));
@@ -137,6 +148,7 @@ function storedPatch(update: AssetPatch, parentId: number | undefined): Record<s
 export async function updateAssets(services: Services, projectId: number, items: readonly AssetUpdateItem[]): Promise<Item[]> {
   return inWrite(services, async (services) => {
     const { db } = services;
+    if (items.some((item) => item.update.parentId !== undefined || item.update.parentExternalId !== undefined)) await lockHierarchy(services, projectId);
     // Resolved as the update resolves them, so that an asset the request cannot write is refused before
     // its move is looked at.
     const ids = await writableIds(spec, services, projectId, items);
@@ -156,7 +168,10 @@ export async function deleteAssets(
   const beforeDelete: ResourceSpec<unknown>['beforeDelete'] = req.recursive
     ? (ids, ctx) => deleteDescendants(ctx.services, visibleIn(ctx.services, catalog), ctx.projectId, ids)
     : (ids, ctx) => refuseOrphans(ctx.db, visibleIn(ctx.services, catalog), ctx.projectId, ids, ctx.services.access);
-  await deleteItems({ ...spec, beforeDelete }, services, projectId, req.items, req.ignoreUnknownIds);
+  await inWrite(services, async (services) => {
+    await lockHierarchy(services, projectId);
+    await deleteItems({ ...spec, beforeDelete }, services, projectId, req.items, req.ignoreUnknownIds);
+  });
 }
 
 export async function retrieveAssets(

@@ -1,0 +1,19 @@
+/**
+ * Named locks a write transaction can hold until it ends, for rules that span rows (a hierarchy without
+ * cycles, a schema migrated once). Where write transactions already run one at a time (SQLite) taking one
+ * costs nothing; on PostgreSQL it is an advisory lock, so writes under the same name and key wait for each
+ * other and all others go on.
+ */
+import type { Queryable } from './store.js';
+
+const LOCKS = {
+  /** Migrating the schema (key 0). */
+  migration: 1,
+  /** Changing the shape of a project's asset hierarchy (key: the project id). */
+  assetHierarchy: 2,
+} as const;
+
+export async function holdLock(db: Queryable, name: keyof typeof LOCKS, key = 0): Promise<void> {
+  const statement = db.dialect.exclusive(LOCKS[name], key);
+  if (statement) await db.run(statement);
+}
