@@ -75,7 +75,7 @@ export function writeSources(body: ApplyInstancesBody): { views: ViewId[]; conta
 export function normalizeInstanceApply(body: ApplyInstancesBody, schema: FilterSchema): InstanceApply {
   const deletes = body.delete ?? [];
   if (body.items.length + deletes.length > DM_LIMITS.instanceItems) {
-    fail([], `items and delete together hold at most ${DM_LIMITS.instanceItems} instances, got ${body.items.length + deletes.length}`);
+    fail(['delete'], `items and delete together hold at most ${DM_LIMITS.instanceItems} instances, got ${body.items.length + deletes.length}`);
   }
   checkNoDuplicates(body.items, instanceKey, idOf);
   checkNoDuplicates(deletes, instanceKey, idOf);
