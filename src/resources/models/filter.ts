@@ -216,7 +216,7 @@ function parseLeaf(op: string, raw: unknown, state: State, path: Path, depth: nu
       const start = parseTarget(body.startProperty, state, [...path, 'startProperty']);
       const end = parseTarget(body.endProperty, state, [...path, 'endProperty']);
       for (const [t, key] of [[start, 'startProperty'], [end, 'endProperty']] as const) {
-        if (!RANGE_TYPES.has(t.type.type) || isList(t.type)) fail([...path, key], `overlaps applies to number, timestamp and date properties, not ${describeType(t.type)}`);
+        if (!OVERLAP_TYPES.has(t.type.type) || isList(t.type)) fail([...path, key], `overlaps applies to number, timestamp and date properties, not ${describeType(t.type)}`);
       }
       if (family(start.type) !== family(end.type)) {
         fail(path, `startProperty (${describeType(start.type)}) and endProperty (${describeType(end.type)}) must be of the same kind`);
@@ -257,6 +257,7 @@ function parseLeaf(op: string, raw: unknown, state: State, path: Path, depth: nu
 const TEXT: PropertyType = { type: 'text', list: false, collation: 'ucs_basic' };
 
 const RANGE_TYPES: ReadonlySet<string> = new Set(['int32', 'int64', 'float32', 'float64', 'timestamp', 'date', 'text', 'enum', 'timeseries', 'file', 'sequence']);
+const OVERLAP_TYPES: ReadonlySet<string> = new Set(['int32', 'int64', 'float32', 'float64', 'timestamp', 'date']);
 const PREFIX_TYPES: ReadonlySet<string> = new Set(['text', 'enum', 'timeseries', 'file', 'sequence']);
 
 /** Kinds of values that compare with each other. */
