@@ -3,7 +3,6 @@
  * constraint delete, the three retry operations, and inspect.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Cursor } from '../../http/common-schemas.js';
 import {
   ContainerReference,
   Description,
@@ -15,6 +14,7 @@ import {
   ViewReference,
 } from './identifiers.js';
 import { DM_LIMITS } from './limits.js';
+import { LIST_QUERY_FIELDS } from './list-params.js';
 import { PropertyTypeCreate } from './property-types.js';
 
 const strict = { additionalProperties: false } as const;
@@ -118,13 +118,7 @@ export type InspectContainersBody = Static<typeof InspectContainersBody>;
 
 /** `usedFor` arrives as repeated parameters or one `[node,edge]`; `parseUsedFor` reads both. */
 export const ListContainersQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: DM_LIMITS.listMax, default: DM_LIMITS.listDefault })),
-    cursor: Type.Optional(Cursor),
-    space: Type.Optional(SpaceId),
-    includeGlobal: Type.Optional(Type.Boolean()),
-    usedFor: Type.Optional(Type.Array(Type.String())),
-  },
+  { ...LIST_QUERY_FIELDS, space: Type.Optional(SpaceId), usedFor: Type.Optional(Type.Array(Type.String())) },
   strict,
 );
 export type ListContainersQuery = Static<typeof ListContainersQuery>;

@@ -6,7 +6,6 @@
  * definition names exist (`containerDependencies`), and how a new definition relates to a stored one
  * (container-changes.ts).
  */
-import { badRequest } from '../../http/errors.js';
 import type { ConstraintCreate, ContainerCreate, ContainerPropertyCreate, ContainerRead, PropertyConstraintState, State } from './container-schema.js';
 import {
   checkNoDuplicates,
@@ -15,6 +14,7 @@ import {
   containerKey,
   containerRef,
   fail,
+  missingContainers,
   sameContainer,
   type ContainerId,
   type Path,
@@ -213,10 +213,8 @@ export function containerDependencies(def: ContainerDefinition): ContainerId[] {
 
 /** A 400 listing the containers of `wanted` that `exists` does not know, in the reference form. */
 export function requireContainers(wanted: readonly ContainerId[], exists: (id: ContainerId) => boolean): void {
-  const missing = wanted.filter((id) => !exists(id)).map(containerRef);
-  if (missing.length > 0) {
-    throw badRequest(`One or more containers do not exist: ${missing.map((m) => containerKey(m)).join(', ')}`, { missing });
-  }
+  const missing = wanted.filter((id) => !exists(id));
+  if (missing.length > 0) throw missingContainers(missing);
 }
 
 /** The validity state of each bound and index, kept by the storage layer; `current` where it has none. */

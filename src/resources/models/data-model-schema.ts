@@ -2,10 +2,10 @@
  * Request and response shapes of the data model operations: apply, list, by ids, delete.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Cursor } from '../../http/common-schemas.js';
-import { Description, DmsExternalId, DmsVersion, Name, SpaceId, ViewReference } from './identifiers.js';
+import { SpaceId, ViewReference } from './identifiers.js';
 import { DM_LIMITS } from './limits.js';
-import { MaybeVersionedId, ViewCreate, ViewRead } from './view-schema.js';
+import { LIST_QUERY_FIELDS } from './list-params.js';
+import { MaybeVersionedId, VERSIONED_FIELDS, ViewCreate, ViewRead } from './view-schema.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -14,14 +14,7 @@ const strict = { additionalProperties: false } as const;
  * the data model). Which one an entry is follows its `type`, checked by `normalizeDataModel`.
  */
 export const DataModelCreate = Type.Object(
-  {
-    space: SpaceId,
-    externalId: DmsExternalId,
-    version: DmsVersion,
-    name: Type.Optional(Name),
-    description: Type.Optional(Description),
-    views: Type.Optional(Type.Array(Type.Union([ViewReference, ViewCreate]))),
-  },
+  { ...VERSIONED_FIELDS, views: Type.Optional(Type.Array(Type.Union([ViewReference, ViewCreate]))) },
   strict,
 );
 export type DataModelCreate = Static<typeof DataModelCreate>;
@@ -37,25 +30,14 @@ export const DataModelByIdsQuery = Type.Object({ inlineViews: Type.Optional(Type
 export type DataModelByIdsQuery = Static<typeof DataModelByIdsQuery>;
 
 export const ListDataModelsQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: DM_LIMITS.listMax, default: DM_LIMITS.listDefault })),
-    cursor: Type.Optional(Cursor),
-    inlineViews: Type.Optional(Type.Boolean()),
-    space: Type.Optional(SpaceId),
-    allVersions: Type.Optional(Type.Boolean()),
-    includeGlobal: Type.Optional(Type.Boolean()),
-  },
+  { ...LIST_QUERY_FIELDS, inlineViews: Type.Optional(Type.Boolean()), space: Type.Optional(SpaceId), allVersions: Type.Optional(Type.Boolean()) },
   strict,
 );
 export type ListDataModelsQuery = Static<typeof ListDataModelsQuery>;
 
 export const DataModelRead = Type.Object(
   {
-    space: SpaceId,
-    externalId: DmsExternalId,
-    version: DmsVersion,
-    name: Type.Optional(Name),
-    description: Type.Optional(Description),
+    ...VERSIONED_FIELDS,
     views: Type.Array(Type.Union([ViewReference, ViewRead])),
     createdTime: Type.Integer(),
     lastUpdatedTime: Type.Integer(),

@@ -22,10 +22,10 @@ import { ApiError, badRequest } from '../../http/errors.js';
 import { isPlainObject, type BooleanNode } from '../../query/filter.js';
 import type { ContainerDefinition } from './containers.js';
 import {
-  containerRef,
   fail,
+  missingContainers,
+  missingViews,
   viewKey,
-  viewRef,
   type ContainerId,
   type DirectRelationReference,
   type InstanceType,
@@ -292,15 +292,9 @@ export function describeTarget(t: PropertyTarget): string {
   return JSON.stringify([t.container.space, t.container.externalId, t.property]);
 }
 
-function missingViews(ids: ViewId[]): never {
-  throw badRequest(`One or more views do not exist: ${ids.map(viewKey).join(', ')}`, { missing: ids.map(viewRef) });
-}
-
-function missingContainers(ids: ContainerId[]): never {
-  throw badRequest(`One or more containers do not exist: ${ids.map((c) => `${c.space}:${c.externalId}`).join(', ')}`, {
-    missing: ids.map(containerRef),
-  });
-}
+const raise = (e: Error): never => {
+  throw e;
+};
 
 function viewProperty(view: ResolvedView, property: string, path: Path): PropertyTarget {
   const p = view.properties.get(property);
@@ -340,18 +334,18 @@ function parseTarget(raw: unknown, state: State, path: Path): PropertyTarget {
   }
   if (parts.length === 1) {
     if (!view) fail(path, `a property of one element names a property of the request's view, and this request has none; use [space, "view/version", property]`);
-    const resolved = schema.view(view) ?? missingViews([view]);
+    const resolved = schema.view(view) ?? raise(missingViews([view]));
     return viewProperty(resolved, parts[0], path);
   }
   const [space, source, property] = parts;
   const slash = source.indexOf('/');
   if (slash >= 0) {
     const id = { space, externalId: source.slice(0, slash), version: source.slice(slash + 1) };
-    const resolved = schema.view(id) ?? missingViews([id]);
+    const resolved = schema.view(id) ?? raise(missingViews([id]));
     return viewProperty(resolved, property, path);
   }
   const id = { space, externalId: source };
-  const container = schema.container(id) ?? missingContainers([id]);
+  const container = schema.container(id) ?? raise(missingContainers([id]));
   const def = container.properties[property];
   if (!Object.hasOwn(container.properties, property)) fail(path, `the container ${space}:${source} has no property ${JSON.stringify(property)}`);
   return { kind: 'container', container: id, property, type: def.type };
@@ -451,8 +445,8 @@ function parseHasData(body: unknown, state: State, path: Path): DmFilter {
     }
     sources.push(hasDataOfView(view, state));
   });
-  if (missingV.length > 0) missingViews(missingV);
-  if (missingC.length > 0) missingContainers(missingC);
+  if (missingV.length > 0) throw missingViews(missingV);
+  if (missingC.length > 0) throw missingContainers(missingC);
   return { op: 'hasData', sources };
 }
 

@@ -4,7 +4,7 @@
  * or an instance in maps and messages.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { badRequest, duplicatedItems, formatPath } from '../../http/errors.js';
+import { badRequest, duplicatedItems, formatPath, type ApiError } from '../../http/errors.js';
 import { DM_LIMITS } from './limits.js';
 
 export type Path = ReadonlyArray<string | number>;
@@ -123,6 +123,18 @@ export const sameView = (a: ViewId, b: ViewId): boolean => sameContainer(a, b) &
 
 export function fail(path: Path, message: string): never {
   throw badRequest(`${formatPath(path)}: ${message}`);
+}
+
+/** The 400 for views a request names that do not exist, listing them under `missing`; `where` prefixes the message. */
+export function missingViews(ids: readonly ViewId[], where?: Path): ApiError {
+  const text = `one or more views do not exist: ${ids.map(viewKey).join(', ')}`;
+  return badRequest(where ? `${formatPath(where)}: ${text}` : text[0].toUpperCase() + text.slice(1), { missing: ids.map(viewRef) });
+}
+
+/** The 400 for containers a request names that do not exist, listing them under `missing`. */
+export function missingContainers(ids: readonly ContainerId[], where?: Path): ApiError {
+  const text = `one or more containers do not exist: ${ids.map(containerKey).join(', ')}`;
+  return badRequest(where ? `${formatPath(where)}: ${text}` : text[0].toUpperCase() + text.slice(1), { missing: ids.map(containerRef) });
 }
 
 export function checkSpaceName(space: string, path: Path): void {

@@ -3,11 +3,10 @@
  * views read, the units to convert to, sort keys, the properties searched, grouped and aggregated. Each
  * gives a 400 naming the place, or what the storage layer needs to answer the request.
  */
-import { badRequest } from '../../http/errors.js';
 import { unitCatalog } from '../units/catalog.js';
 import { unitConversion, type UnitConversion } from '../units/conversion.js';
 import { describeTarget, parsePropertyReference, type FilterOptions, type FilterSchema, type PropertyTarget } from './filter.js';
-import { fail, viewKey, viewRef, type Path, type ViewId } from './identifiers.js';
+import { fail, missingViews, viewKey, type Path, type ViewId } from './identifiers.js';
 import type { Aggregate, AggregateInstancesBody, PropertySort, SearchInstancesBody, SourceSelector, TargetUnit } from './instance-schema.js';
 import { isList, isNumericType } from './property-types.js';
 import type { EffectiveProperty, ResolvedView } from './view-resolution.js';
@@ -16,7 +15,7 @@ import { describeType } from './values.js';
 /** The views of `ids`, resolved; a 400 listing those that do not exist. */
 export function requireViews(ids: readonly ViewId[], schema: FilterSchema): ResolvedView[] {
   const missing = ids.filter((id) => !schema.view(id));
-  if (missing.length > 0) throw badRequest(`One or more views do not exist: ${missing.map(viewKey).join(', ')}`, { missing: missing.map(viewRef) });
+  if (missing.length > 0) throw missingViews(missing);
   return ids.map((id) => schema.view(id)!);
 }
 

@@ -12,7 +12,6 @@ import {
   InstanceType,
   PropertyId,
   SourceReference,
-  SpaceId,
   ViewReference,
 } from './identifiers.js';
 import { DM_LIMITS } from './limits.js';
@@ -32,9 +31,7 @@ export type SourceData = Static<typeof SourceData>;
 /** A node or an edge to create or update; an edge also needs `type`, `startNode` and `endNode` (instance-writes.ts). */
 export const InstanceWriteItem = Type.Object(
   {
-    instanceType: InstanceType,
-    space: SpaceId,
-    externalId: InstanceExternalId,
+    ...InstanceId.properties,
     existingVersion: Type.Optional(Type.Integer({ minimum: 0 })),
     type: Type.Optional(DirectRelationReference),
     startNode: Type.Optional(DirectRelationReference),
@@ -46,7 +43,7 @@ export const InstanceWriteItem = Type.Object(
 export type InstanceWriteItem = Static<typeof InstanceWriteItem>;
 
 export const InstanceDeleteItem = Type.Object(
-  { instanceType: InstanceType, space: SpaceId, externalId: InstanceExternalId, existingVersion: Type.Optional(Type.Integer({ minimum: 0 })) },
+  { ...InstanceId.properties, existingVersion: Type.Optional(Type.Integer({ minimum: 0 })) },
   strict,
 );
 export type InstanceDeleteItem = Static<typeof InstanceDeleteItem>;
@@ -209,13 +206,13 @@ export type InspectInstancesBody = Static<typeof InspectInstancesBody>;
 const Times = { createdTime: Type.Integer(), lastUpdatedTime: Type.Integer() };
 
 export const SlimInstance = Type.Object(
-  { instanceType: InstanceType, space: SpaceId, externalId: InstanceExternalId, version: Type.Integer(), wasModified: Type.Boolean(), ...Times },
+  { ...InstanceId.properties, version: Type.Integer(), wasModified: Type.Boolean(), ...Times },
   strict,
 );
 export type SlimInstance = Static<typeof SlimInstance>;
 
 export const ApplyInstancesResponse = Type.Object(
-  { items: Type.Array(SlimInstance), deleted: Type.Array(Type.Object({ instanceType: InstanceType, space: SpaceId, externalId: InstanceExternalId }, strict)) },
+  { items: Type.Array(SlimInstance), deleted: Type.Array(InstanceId) },
   strict,
 );
 export type ApplyInstancesResponse = Static<typeof ApplyInstancesResponse>;
@@ -225,9 +222,7 @@ export const InstanceProperties = Type.Record(Type.String(), Type.Record(Type.St
 
 export const InstanceRead = Type.Object(
   {
-    instanceType: InstanceType,
-    space: SpaceId,
-    externalId: InstanceExternalId,
+    ...InstanceId.properties,
     version: Type.Integer(),
     type: Type.Optional(DirectRelationReference),
     startNode: Type.Optional(DirectRelationReference),
@@ -283,9 +278,7 @@ export type AggregateInstancesResponse = Static<typeof AggregateInstancesRespons
 
 export const InstanceInspectResult = Type.Object(
   {
-    instanceType: InstanceType,
-    space: SpaceId,
-    externalId: InstanceExternalId,
+    ...InstanceId.properties,
     inspectionResults: Type.Object(
       { involvedViews: Type.Optional(Type.Array(ViewReference)), involvedContainers: Type.Optional(Type.Array(ContainerReference)) },
       strict,

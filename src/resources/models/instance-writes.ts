@@ -12,11 +12,11 @@ import type { FilterSchema } from './filter.js';
 import {
   checkNoDuplicates,
   containerKey,
-  containerRef,
   fail,
   instanceKey,
+  missingContainers,
+  missingViews,
   viewKey,
-  viewRef,
   type ContainerId,
   type DirectRelationReference,
   type InstanceType,
@@ -84,12 +84,10 @@ export function normalizeInstanceApply(body: ApplyInstancesBody, schema: FilterS
   if (both.length > 0) throw badRequest('The request both writes and deletes the same instance', { duplicated: both });
 
   const { views, containers } = writeSources(body);
-  const missingViews = views.filter((v) => !schema.view(v));
-  if (missingViews.length > 0) throw badRequest(`One or more views do not exist: ${missingViews.map(viewKey).join(', ')}`, { missing: missingViews.map(viewRef) });
-  const missingContainers = containers.filter((c) => !schema.container(c));
-  if (missingContainers.length > 0) {
-    throw badRequest(`One or more containers do not exist: ${missingContainers.map(containerKey).join(', ')}`, { missing: missingContainers.map(containerRef) });
-  }
+  const unknownViews = views.filter((v) => !schema.view(v));
+  if (unknownViews.length > 0) throw missingViews(unknownViews);
+  const unknownContainers = containers.filter((c) => !schema.container(c));
+  if (unknownContainers.length > 0) throw missingContainers(unknownContainers);
   return {
     items: body.items.map((item, i) => normalizeItem(item, schema, ['items', i])),
     delete: deletes,

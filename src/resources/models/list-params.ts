@@ -1,9 +1,19 @@
 /**
- * Query parameters of the GET lists that arrive in more than one form: `usedFor` as repeated parameters
+ * Query parameters of the GET lists: those they all take, and `usedFor`, which arrives as repeated parameters
  * (`usedFor=node&usedFor=edge`), as the JavaScript SDK writes arrays (`usedFor=[node,edge]`), or as JSON
  * (`usedFor=["node","edge"]`).
  */
+import { Type } from '@sinclair/typebox';
+import { Cursor } from '../../http/common-schemas.js';
 import { badRequest } from '../../http/errors.js';
+import { DM_LIMITS } from './limits.js';
+
+/** The query parameters every GET list of spaces, containers, views and data models takes. */
+export const LIST_QUERY_FIELDS = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: DM_LIMITS.listMax, default: DM_LIMITS.listDefault })),
+  cursor: Type.Optional(Cursor),
+  includeGlobal: Type.Optional(Type.Boolean()),
+};
 
 export const USED_FOR_VALUES = ['node', 'edge', 'all', 'record'] as const;
 export type UsedForFilter = (typeof USED_FOR_VALUES)[number];

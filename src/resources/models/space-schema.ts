@@ -2,9 +2,9 @@
  * Request and response shapes of the space operations: apply, list, by ids, delete.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Cursor } from '../../http/common-schemas.js';
 import { Description, Name, SpaceId } from './identifiers.js';
 import { DM_LIMITS } from './limits.js';
+import { LIST_QUERY_FIELDS } from './list-params.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -22,11 +22,7 @@ export const SpaceIdsBody = Type.Object(
 export type SpaceIdsBody = Static<typeof SpaceIdsBody>;
 
 export const ListSpacesQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: DM_LIMITS.listMax, default: DM_LIMITS.listDefault })),
-    cursor: Type.Optional(Cursor),
-    includeGlobal: Type.Optional(Type.Boolean()),
-  },
+  LIST_QUERY_FIELDS,
   strict,
 );
 export type ListSpacesQuery = Static<typeof ListSpacesQuery>;

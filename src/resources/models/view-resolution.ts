@@ -12,7 +12,6 @@
  * must not form a cycle, its containers must agree on nodes or edges, and its filter must hold. Views it
  * merely inherits from are read leniently: a property whose container has gone is left out.
  */
-import { badRequest, formatPath } from '../../http/errors.js';
 import type { ContainerDefinition, ContainerProperty, ContainerStates, UsedFor } from './containers.js';
 import { propertyConstraintState, propertyReadFields } from './containers.js';
 import { parseFilter, type FilterSchema } from './filter.js';
@@ -20,6 +19,8 @@ import {
   containerKey,
   containerRef,
   fail,
+  missingContainers,
+  missingViews,
   viewKey,
   viewRef,
   type ContainerId,
@@ -87,9 +88,14 @@ export class ViewResolver implements FilterSchema {
     return this.cache.get(key) ?? undefined;
   }
 
-  /** The views in precedence order, starting with `def`; a view reached twice (or through a cycle) counts once. */
-  private precedence(def: ViewDefinition): ViewDefinition[] {
-    const order: ViewDefinition[] = [];
+  /**
+   * One walk of the implements graph from `def` (a view reached twice, or through a cycle, counts once): the
+   * views in precedence order, starting with `def`, and the property identifiers in reading order, each
+   * implemented view's (in `implements` order) before the view's own.
+   */
+  private walk(def: ViewDefinition): { precedence: ViewDefinition[]; display: string[] } {
+    const postorder: ViewDefinition[] = [];
+    const display = new Set<string>();
     const visited = new Set<string>();
     const visit = (v: ViewDefinition) => {
       visited.add(viewKey(v));
@@ -97,33 +103,18 @@ export class ViewResolver implements FilterSchema {
         const parent = visited.has(viewKey(parentId)) ? undefined : this.source.view(parentId);
         if (parent) visit(parent);
       }
-      order.push(v);
+      postorder.push(v);
+      for (const id of Object.keys(v.properties)) display.add(id);
     };
     visit(def);
-    return order.reverse();
-  }
-
-  /** Property identifiers in reading order: each implemented view's (in `implements` order), then the view's own. */
-  private displayOrder(def: ViewDefinition): string[] {
-    const ids = new Set<string>();
-    const visited = new Set<string>();
-    const visit = (v: ViewDefinition) => {
-      visited.add(viewKey(v));
-      for (const parentId of v.implements) {
-        const parent = visited.has(viewKey(parentId)) ? undefined : this.source.view(parentId);
-        if (parent) visit(parent);
-      }
-      for (const id of Object.keys(v.properties)) ids.add(id);
-    };
-    visit(def);
-    return [...ids];
+    return { precedence: postorder.reverse(), display: [...display] };
   }
 
   /** The mapped container property an identifier of a view gives, by precedence, without resolving the whole view. */
   private mappedOf(viewId: ViewId, identifier: string): ContainerProperty | undefined {
     const def = this.source.view(viewId);
     if (!def) return undefined;
-    for (const v of this.precedence(def)) {
+    for (const v of this.walk(def).precedence) {
       if (!Object.hasOwn(v.properties, identifier)) continue;
       const p = v.properties[identifier];
       return p.kind === 'mapped' ? this.source.container(p.container)?.properties[p.containerPropertyIdentifier] : undefined;
@@ -140,13 +131,14 @@ export class ViewResolver implements FilterSchema {
   }
 
   private resolve(def: ViewDefinition): ResolvedView {
+    const { precedence, display } = this.walk(def);
     const winners = new Map<string, { p: MappedProperty | EdgeConnection | ReverseRelation; from: ViewId }>();
-    for (const v of this.precedence(def)) {
+    for (const v of precedence) {
       for (const [id, p] of Object.entries(v.properties)) if (!winners.has(id)) winners.set(id, { p, from: idOf(v) });
     }
     const properties = new Map<string, EffectiveProperty>();
     const mapped = new Map<string, ContainerId>();
-    for (const id of this.displayOrder(def)) {
+    for (const id of display) {
       const { p, from } = winners.get(id)!;
       if (p.kind === 'mapped') {
         const container = this.source.container(p.container);
@@ -184,23 +176,18 @@ export class ViewResolver implements FilterSchema {
    * new or changed view must pass; a 400 naming the place otherwise.
    */
   validate(def: ViewDefinition, path: Path): ResolvedView {
-    const missingViews = def.implements.filter((id) => !this.source.view(id));
-    const missingContainers = new Map<string, ContainerId>();
+    const unknownViews = def.implements.filter((id) => !this.source.view(id));
+    const unknownContainers = new Map<string, ContainerId>();
     for (const p of Object.values(def.properties)) {
-      if (p.kind === 'mapped' && !this.source.container(p.container)) missingContainers.set(containerKey(p.container), p.container);
+      if (p.kind === 'mapped' && !this.source.container(p.container)) unknownContainers.set(containerKey(p.container), p.container);
       if (p.kind === 'reverse') {
         const s = p.through.source;
-        if (s.type === 'view' && !this.source.view(s)) missingViews.push(s);
-        if (s.type === 'container' && !this.source.container(s)) missingContainers.set(containerKey(s), s);
+        if (s.type === 'view' && !this.source.view(s)) unknownViews.push(s);
+        if (s.type === 'container' && !this.source.container(s)) unknownContainers.set(containerKey(s), s);
       }
     }
-    if (missingViews.length > 0) {
-      throw badRequest(`${formatPath(path)}: one or more views do not exist: ${missingViews.map(viewKey).join(', ')}`, { missing: missingViews.map(viewRef) });
-    }
-    if (missingContainers.size > 0) {
-      const missing = [...missingContainers.values()];
-      throw badRequest(`${formatPath(path)}: one or more containers do not exist: ${missing.map(containerKey).join(', ')}`, { missing: missing.map(containerRef) });
-    }
+    if (unknownViews.length > 0) throw missingViews(unknownViews, path);
+    if (unknownContainers.size > 0) throw missingContainers([...unknownContainers.values()], path);
     this.checkNoCycle(def, [...path, 'implements']);
 
     for (const [id, p] of Object.entries(def.properties)) {

@@ -2,7 +2,6 @@
  * Request and response shapes of the view operations: apply, list, by ids, delete.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Cursor } from '../../http/common-schemas.js';
 import { ContainerPropertyRead } from './container-schema.js';
 import {
   ContainerReference,
@@ -17,6 +16,7 @@ import {
   ViewReference,
 } from './identifiers.js';
 import { DM_LIMITS } from './limits.js';
+import { LIST_QUERY_FIELDS } from './list-params.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -45,13 +45,18 @@ export const ViewPropertyCreate = Type.Object(
 );
 export type ViewPropertyCreate = Static<typeof ViewPropertyCreate>;
 
+/** The identity, name and description of a view or a data model. */
+export const VERSIONED_FIELDS = {
+  space: SpaceId,
+  externalId: DmsExternalId,
+  version: DmsVersion,
+  name: Type.Optional(Name),
+  description: Type.Optional(Description),
+};
+
 export const ViewCreate = Type.Object(
   {
-    space: SpaceId,
-    externalId: DmsExternalId,
-    version: DmsVersion,
-    name: Type.Optional(Name),
-    description: Type.Optional(Description),
+    ...VERSIONED_FIELDS,
     /** The filter language; parsed against the schema when the view is resolved (filter.ts). */
     filter: Type.Optional(Type.Unknown()),
     implements: Type.Optional(Type.Array(ViewReference)),
@@ -88,12 +93,10 @@ export type VersionedIdsBody = Static<typeof VersionedIdsBody>;
 /** The Python SDK also sends `usedFor` (read with `parseUsedFor`). */
 export const ListViewsQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: DM_LIMITS.listMax, default: DM_LIMITS.listDefault })),
-    cursor: Type.Optional(Cursor),
+    ...LIST_QUERY_FIELDS,
     space: Type.Optional(SpaceId),
     includeInheritedProperties: Type.Optional(Type.Boolean()),
     allVersions: Type.Optional(Type.Boolean()),
-    includeGlobal: Type.Optional(Type.Boolean()),
     usedFor: Type.Optional(Type.Array(Type.String())),
   },
   strict,
@@ -139,11 +142,7 @@ export const ReverseRelationRead = Type.Object(
 
 export const ViewRead = Type.Object(
   {
-    space: SpaceId,
-    externalId: DmsExternalId,
-    version: DmsVersion,
-    name: Type.Optional(Name),
-    description: Type.Optional(Description),
+    ...VERSIONED_FIELDS,
     filter: Type.Optional(Type.Unknown()),
     implements: Type.Array(ViewReference),
     properties: Type.Record(Type.String(), Type.Union([MappedPropertyRead, EdgeConnectionRead, ReverseRelationRead])),
