@@ -302,18 +302,27 @@ export function propertyValue(ctx: CompileContext, name: string, def: ScalarProp
   return ctx.values?.[name] ?? Sql.raw(col(ctx.catalog, def.column));
 }
 
-export function compileFilter(node: FilterNode, ctx: CompileContext): Sql {
-  switch (node.op) {
+/**
+ * The SQL of a boolean tree whose leaves `leaf` compiles, in the two-valued logic of both filter languages: a
+ * leaf may come out NULL where its value is missing (SQL's third value); AND and OR treat NULL as false
+ * already, and `not` reads it as false before inverting.
+ */
+export function compileBoolean<L extends { op: string }>(node: BooleanNode<L>, leaf: (l: L) => Sql): Sql {
+  const bool = node as { op: string; args?: Array<BooleanNode<L>>; arg?: BooleanNode<L> };
+  switch (bool.op) {
     case 'and':
-      return Sql.and(node.args.map((a) => compileFilter(a, ctx)));
+      return Sql.and(bool.args!.map((a) => compileBoolean(a, leaf)));
     case 'or':
-      return Sql.or(node.args.map((a) => compileFilter(a, ctx))).wrap();
+      return Sql.or(bool.args!.map((a) => compileBoolean(a, leaf))).wrap();
     case 'not':
-      // SQL is three-valued; a leaf on a null value is false here, so `not` must see 0 rather than NULL.
-      return sql`NOT coalesce(${compileFilter(node.arg, ctx).wrap()}, FALSE)`;
+      return sql`NOT coalesce(${compileBoolean(bool.arg!, leaf).wrap()}, FALSE)`;
     default:
-      return compileLeaf(node, ctx);
+      return leaf(node as L);
   }
+}
+
+export function compileFilter(node: FilterNode, ctx: CompileContext): Sql {
+  return compileBoolean(node, (l) => compileLeaf(l, ctx));
 }
 
 /** The smallest string greater than every string that starts with `prefix` (binary/code point order). */

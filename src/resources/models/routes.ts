@@ -13,6 +13,9 @@ import {
   ListContainersQuery,
 } from './container-schema.js';
 import { ApplyDataModelsBody, DataModelByIdsQuery, DataModelIdsBody, ListDataModelsQuery } from './data-model-schema.js';
+import { ApplyInstancesBody, DeleteInstancesBody, InspectInstancesBody, InstanceIdsBody, ListInstancesBody } from './instance-schema.js';
+import { inspectInstances, instancesByIds, listInstances } from './instance-reads-store.js';
+import { applyInstances, deleteInstances } from './instance-writes-store.js';
 import { parseUsedFor } from './list-params.js';
 import {
   applyContainers,
@@ -197,4 +200,45 @@ const schemaRoutes: ApiRoute[] = [
   }),
 ];
 
-export const modelRoutes: ApiRoute[] = [...schemaRoutes];
+export const INSTANCES_READ = { acl: 'dataModelInstancesAcl', action: 'READ' };
+export const INSTANCES_WRITE = { acl: 'dataModelInstancesAcl', action: 'WRITE' };
+
+const instanceRoutes: ApiRoute[] = [
+  route({
+    method: 'POST',
+    path: '/models/instances',
+    capability: INSTANCES_WRITE,
+    body: ApplyInstancesBody,
+    handler: ({ services, project, body }) => applyInstances(services, project.id, body),
+  }),
+  route({
+    method: 'POST',
+    path: '/models/instances/delete',
+    capability: INSTANCES_WRITE,
+    body: DeleteInstancesBody,
+    handler: ({ services, project, body }) => deleteInstances(services, project.id, body.items),
+  }),
+  route({
+    method: 'POST',
+    path: '/models/instances/byids',
+    capability: INSTANCES_READ,
+    body: InstanceIdsBody,
+    handler: ({ services, project, body }) => instancesByIds(services, project.id, body),
+  }),
+  route({
+    method: 'POST',
+    path: '/models/instances/list',
+    capability: INSTANCES_READ,
+    body: ListInstancesBody,
+    handler: ({ services, project, body }) => listInstances(services, project.id, body),
+  }),
+  route({
+    method: 'POST',
+    path: '/models/instances/inspect',
+    capability: INSTANCES_READ,
+    body: InspectInstancesBody,
+    handler: ({ services, project, body }) => inspectInstances(services, project.id, body),
+  }),
+];
+
+export const modelRoutes: ApiRoute[] = [...schemaRoutes, ...instanceRoutes];
