@@ -68,3 +68,22 @@ export const DM_LIMITS = {
   filterValues: 1000,
   hasDataSources: 10,
 } as const;
+
+/**
+ * What a project may hold, reported by the statistics operation. The schema counts are enforced when
+ * definitions are applied; the instance counts are reported, not enforced.
+ */
+export const DM_PROJECT_LIMITS = {
+  spaces: 100,
+  containers: 1000,
+  containerProperties: 25_000,
+  /** View versions. */
+  views: 2000,
+  /** Data model versions. */
+  dataModels: 500,
+  instances: 5_000_000,
+  softDeletedInstances: 10_000_000,
+  concurrentRead: 8,
+  concurrentWrite: 4,
+  concurrentDelete: 2,
+} as const;

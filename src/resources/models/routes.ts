@@ -13,7 +13,17 @@ import {
   ListContainersQuery,
 } from './container-schema.js';
 import { ApplyDataModelsBody, DataModelByIdsQuery, DataModelIdsBody, ListDataModelsQuery } from './data-model-schema.js';
-import { ApplyInstancesBody, DeleteInstancesBody, InspectInstancesBody, InstanceIdsBody, ListInstancesBody } from './instance-schema.js';
+import {
+  AggregateInstancesBody,
+  ApplyInstancesBody,
+  DeleteInstancesBody,
+  InspectInstancesBody,
+  InstanceIdsBody,
+  ListInstancesBody,
+  SearchInstancesBody,
+} from './instance-schema.js';
+import { aggregateInstances, searchInstances } from './instance-search.js';
+import { projectStatistics, spaceStatistics } from './statistics.js';
 import { inspectInstances, instancesByIds, listInstances } from './instance-reads-store.js';
 import { applyInstances, deleteInstances } from './instance-writes-store.js';
 import { parseUsedFor } from './list-params.js';
@@ -241,4 +251,42 @@ const instanceRoutes: ApiRoute[] = [
   }),
 ];
 
-export const modelRoutes: ApiRoute[] = [...schemaRoutes, ...instanceRoutes];
+const otherRoutes: ApiRoute[] = [
+  route({
+    method: 'POST',
+    path: '/models/instances/search',
+    capability: INSTANCES_READ,
+    body: SearchInstancesBody,
+    handler: ({ services, project, body }) => searchInstances(services, project.id, body),
+  }),
+  route({
+    method: 'POST',
+    path: '/models/instances/aggregate',
+    capability: INSTANCES_READ,
+    body: AggregateInstancesBody,
+    handler: ({ services, project, body }) => aggregateInstances(services, project.id, body),
+  }),
+  route({
+    method: 'GET',
+    path: '/models/statistics',
+    capability: MODELS_READ,
+    query: NoQuery,
+    handler: ({ services, project }) => projectStatistics(services, project.id),
+  }),
+  route({
+    method: 'GET',
+    path: '/models/statistics/spaces',
+    capability: MODELS_READ,
+    query: NoQuery,
+    handler: ({ services, project }) => spaceStatistics(services, project.id),
+  }),
+  route({
+    method: 'POST',
+    path: '/models/statistics/spaces/byids',
+    capability: MODELS_READ,
+    body: SpaceIdsBody,
+    handler: ({ services, project, body }) => spaceStatistics(services, project.id, body.items.map((s) => s.space)),
+  }),
+];
+
+export const modelRoutes: ApiRoute[] = [...schemaRoutes, ...instanceRoutes, ...otherRoutes];
