@@ -77,6 +77,8 @@ export interface Dialect {
   jsonLength(list: Sql): Sql;
   /** Element `i` (from 0) of a JSON array held as text, as `jsonElements` gives elements; NULL past the end. */
   jsonElementAt(list: Sql, i: number, kind: 'text' | 'number' | 'boolean'): Sql;
+  /** An inner join whose left table the planner must read first (SQLite's CROSS JOIN; a plain JOIN elsewhere). */
+  readonly orderedJoin: string;
   /** Whether a statement failed on a unique index. */
   isUniqueViolation(error: unknown): boolean;
 }
@@ -140,6 +142,7 @@ export const sqliteDialect: Dialect = {
     order: Sql.raw(`bm25(${index.fts}), ${index.alias}.id`),
   }),
   binaryText: 'TEXT',
+  orderedJoin: 'CROSS JOIN',
   jsonElements: (list) => sql`SELECT value FROM json_each(${list})`,
   jsonLength: (list) => sql`json_array_length(${list})`,
   jsonElementAt: (list, i) => sql`json_extract(${list}, ${`$[${i}]`})`,
@@ -167,6 +170,7 @@ export const postgresDialect: Dialect = {
     order: sql`${tsRank(index, search)} DESC, ${Sql.raw(index.alias)}.id`,
   }),
   binaryText: 'TEXT COLLATE "C"',
+  orderedJoin: 'JOIN',
   jsonElements: (list, kind) =>
     kind === 'text'
       ? sql`SELECT value FROM jsonb_array_elements_text((${list})::jsonb) AS e(value)`

@@ -140,12 +140,15 @@ async function readRows(reads: Reader, q: InstanceSql, shape: ReadShape, project
 }
 
 /** Sort keys of the pager from checked sort keys. */
-function pageKeys(q: InstanceSql, sort: readonly SortKey[]): PageKey[] {
+function pageKeys(q: InstanceSql, sort: readonly SortKey[], required: ReadonlySet<string>): PageKey[] {
   return sort.map((k) => {
+    const t = k.target;
+    // A non-nullable property of a container every listed instance has data in always has a value.
+    const nullable = t.kind === 'container' && required.has(containerKey(t.container)) ? q.schema.container(t.container)!.properties[t.property].nullable : q.nullable(t);
     const text = k.target.type.type !== 'direct' && !['int32', 'int64', 'float32', 'float64', 'timestamp', 'boolean'].includes(k.target.type.type);
     return {
       expr: q.column(k.target),
-      nullable: q.nullable(k.target),
+      nullable,
       desc: k.direction === 'descending',
       nullsFirst: k.nullsFirst,
       blank: Sql.raw(text || k.target.type.type === 'direct' ? "''" : '0'),
@@ -186,8 +189,15 @@ export async function listInstances(services: Services, projectId: number, body:
   const inSources = shape.inSources(schema);
   if (inSources) conditions.push(inSources);
   if (filter) conditions.push(q.compile(filter));
-  const keys = pageKeys(q, sort);
+  // Containers every listed instance has data in: those of the source views that have no filter of their own.
+  const required = new Set(sources.filter((s) => s.view.definition.filter === undefined).flatMap((s) => s.view.mappedContainers.map(containerKey)));
+  const keys = pageKeys(q, sort, required);
   const select = shape.select();
+  // A sort led by a property of such a container is read from that container's table first, so its index
+  // (project, property..., instance) serves the order.
+  const first = sort[0]?.target;
+  const lead = first?.kind === 'container' && required.has(containerKey(first.container)) ? first.container : undefined;
+  if (lead) conditions.push(sql`${Sql.raw(`${q.container(lead)}.project_id`)} = ${projectId}`);
   const binding = { op: 'instances/list', instanceType, sources: body.sources ?? [], filter: body.filter ?? null, sort: body.sort ?? [] };
   const after = body.cursor !== undefined && body.cursor !== null ? services.cursors.decode(body.cursor, binding) : undefined;
 
@@ -211,10 +221,12 @@ export async function listInstances(services: Services, projectId: number, body:
       select,
       from: Sql.raw('dm_instances i'),
       joins: q.joins(),
+      pick: lead ? q.ledBy(lead) : undefined,
       where: Sql.and(conditions),
       scope: sql`i.project_id = ${projectId}`,
       keys,
-      idExpr: 'i.id',
+      idExpr: lead ? `${q.container(lead)}.instance_id` : 'i.id',
+      rowId: 'i.id',
       limit: body.limit ?? 1000,
       after,
     });

@@ -61,10 +61,22 @@ export class InstanceSql {
     return alias;
   }
 
-  joins(): Sql {
+  /**
+   * The FROM of a query led by a container's table (joined to the instance table on its rows), so that an
+   * index of that table serves the sort; the other containers are joined as `joins()` joins them.
+   */
+  ledBy(id: ContainerId): Sql {
+    const c = this.container(id);
+    const table = this.schema.stored(id)!.layout.table;
+    const a = this.alias;
+    return sql`${Sql.raw(`${table} ${c} ${this.dialect.orderedJoin} dm_instances ${a} ON ${a}.project_id = ${c}.project_id AND ${a}.id = ${c}.instance_id`)} ${this.joins(containerKey(id))}`;
+  }
+
+  joins(except?: string): Sql {
     const a = this.alias;
     return Sql.raw(
       [...this.joined]
+        .filter(([key]) => key !== except)
         .map(([key, c]) => {
           const table = this.schema.containers.get(key)!.layout.table;
           return `LEFT JOIN ${table} ${c} ON ${c}.project_id = ${a}.project_id AND ${c}.space = ${a}.space AND ${c}.instance_id = ${a}.id`;

@@ -291,9 +291,10 @@ async function applyWithSchema(db: Queryable, services: Services, projectId: num
     return n + 1;
   };
 
+  const indexOf = new Map(items.map((item, i) => [item, i]));
   const results: Array<{ item: InstanceWrite; key: string }> = [];
   for (const item of writes) {
-    const index = items.indexOf(item);
+    const index = indexOf.get(item)!;
     const key = instanceKey(item);
     const old = existing.get(key);
     const current = live(key);
