@@ -114,7 +114,8 @@ const same = (a: SqlValue | undefined, b: SqlValue | undefined): boolean => (a ?
 
 /** The message for a unique index that refused a write: the container and constraint it belongs to. */
 function uniquenessConflict(schema: ProjectSchema, error: unknown): ApiError {
-  const text = String((error as Error).message ?? '');
+  const e = error as { message?: string; constraint?: string; cause?: { message?: string; constraint?: string } };
+  const text = [e.message, e.constraint, e.cause?.message, e.cause?.constraint].filter(Boolean).join(' ');
   for (const c of schema.containers.values()) {
     for (const [id, name] of Object.entries(c.layout.constraints)) {
       const x = c.definition.constraints[id];
