@@ -47,6 +47,8 @@ describe('spaceIdScope', () => {
     const search = await as('POST', '/models/instances/search', { view: V('a'), query: 'thing' });
     expect(search.body.items.map((i: any) => i.externalId)).toEqual(['n-a']);
     expect((await as('GET', '/models/statistics/spaces')).body.items.map((s: any) => s.space)).toEqual(['a']);
+    const stats = (await as('GET', '/models/statistics')).body;
+    expect([stats.spaces.count, stats.containers.count, stats.views.count, stats.instances.nodes, stats.containerProperties.count]).toEqual([1, 1, 1, 1, 1]);
   });
 
   it('refuses writes outside the scope with 403, writing nothing', async () => {

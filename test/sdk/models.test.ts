@@ -63,7 +63,7 @@ describe('data modeling through the official JavaScript client', () => {
     const listed = await client.dataModels.list({ space: 'sdk', inlineViews: true } as never);
     expect(listed.items[0].externalId).toBe('Plant');
     const got = await client.dataModels.retrieve([{ space: 'sdk', externalId: 'Plant', version: '1' }], { inlineViews: true } as never);
-    expect((got.items[0].views[0] as { externalId: string }).externalId).toBe('Pump');
+    expect((got.items[0].views as unknown as Array<{ externalId: string }>)[0].externalId).toBe('Pump');
     await client.dataModels.delete([{ space: 'sdk', externalId: 'Plant', version: '1' }]);
     expect((await client.dataModels.retrieve([{ space: 'sdk', externalId: 'Plant', version: '1' }])).items).toEqual([]);
   });

@@ -9,18 +9,24 @@ import { loadSchema } from './schema-store.js';
 import { spaceCondition } from './space-access.js';
 
 export async function projectStatistics(services: Services, projectId: number) {
+  // A principal scoped to some spaces counts only what is in them.
+  const scope = spaceCondition(services.access, 'space');
+  const inScope = scope ? sql` AND ${scope}` : Sql.raw('');
+  const count = (table: string, extra = '') => sql`(SELECT count(*) FROM ${Sql.raw(table)} WHERE project_id = ${projectId}${Sql.raw(extra)}${inScope})`;
   const counts = (await services.reads.all<Record<string, number>>(sql`SELECT
-    (SELECT count(*) FROM dm_spaces WHERE project_id = ${projectId}) AS spaces,
-    (SELECT count(*) FROM dm_containers WHERE project_id = ${projectId}) AS containers,
-    (SELECT count(*) FROM dm_views WHERE project_id = ${projectId}) AS views,
-    (SELECT count(*) FROM dm_data_models WHERE project_id = ${projectId}) AS "dataModels",
-    (SELECT count(*) FROM dm_instances WHERE project_id = ${projectId} AND kind = 0 AND deleted_time IS NULL) AS nodes,
-    (SELECT count(*) FROM dm_instances WHERE project_id = ${projectId} AND kind = 1 AND deleted_time IS NULL) AS edges,
-    (SELECT count(*) FROM dm_instances WHERE project_id = ${projectId} AND kind = 0 AND deleted_time IS NOT NULL) AS "softDeletedNodes",
-    (SELECT count(*) FROM dm_instances WHERE project_id = ${projectId} AND kind = 1 AND deleted_time IS NOT NULL) AS "softDeletedEdges"`))[0];
+    ${count('dm_spaces')} AS spaces,
+    ${count('dm_containers')} AS containers,
+    ${count('dm_views')} AS views,
+    ${count('dm_data_models')} AS "dataModels",
+    ${count('dm_instances', ' AND kind = 0 AND deleted_time IS NULL')} AS nodes,
+    ${count('dm_instances', ' AND kind = 1 AND deleted_time IS NULL')} AS edges,
+    ${count('dm_instances', ' AND kind = 0 AND deleted_time IS NOT NULL')} AS "softDeletedNodes",
+    ${count('dm_instances', ' AND kind = 1 AND deleted_time IS NOT NULL')} AS "softDeletedEdges"`))[0];
   const n = (k: string) => Number(counts[k]);
   const schema = await loadSchema(services.reads, projectId);
-  const properties = [...schema.containers.values()].reduce((sum, c) => sum + Object.keys(c.definition.properties).length, 0);
+  const properties = [...schema.containers.values()]
+    .filter((c) => !services.access || services.access.all || services.access.spaces.includes(c.definition.space))
+    .reduce((sum, c) => sum + Object.keys(c.definition.properties).length, 0);
   const L = DM_PROJECT_LIMITS;
   return {
     spaces: { count: n('spaces'), limit: L.spaces },
