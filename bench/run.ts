@@ -21,6 +21,9 @@
  *   BENCH_CAPTURE=0        do not record the server's SQL (the list references then fail)
  *   BENCH_CATALOG_SERIES, BENCH_CATALOG_ASSETS, BENCH_CATALOG_EVENTS   catalog suite sizes (see bench/catalog.ts)
  *   BENCH_THROTTLE_CLIENTS, BENCH_THROTTLE_RATE, BENCH_THROTTLE_ROUNDS  throttle suite (see bench/throttle.ts)
+ *   BENCH_MODELS_NODES, BENCH_MODELS_REQUESTS   data modeling suite sizes (see bench/models.ts)
+ *   BENCH_DATABASE_URL     run the server on this PostgreSQL database instead of SQLite (suites that read the
+ *                          SQLite file directly cannot run then; e.g. BENCH_SUITES=models)
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -40,9 +43,10 @@ import { datapointsSuite } from './datapoints.js';
 import { authSuite } from './auth.js';
 import { catalogSuite } from './catalog.js';
 import { throttleSuite } from './throttle.js';
+import { modelsSuite } from './models.js';
 
 /** Every suite, in order. A new resource adds its module here. */
-const SUITES: Suite[] = [eventsSuite, authSuite, datapointsSuite, catalogSuite, throttleSuite];
+const SUITES: Suite[] = [eventsSuite, authSuite, datapointsSuite, catalogSuite, throttleSuite, modelsSuite];
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** bench/ in the source tree (this file runs from .bench-build/bench/). */

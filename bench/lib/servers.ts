@@ -53,7 +53,8 @@ export const BENCH_SERVER_ENV: Record<string, string> = {
 export const LIMITED_PROJECT_LIMITS = { [PROJECT]: { project: { rate: 100, burst: 100 } } };
 
 export async function startServers(dataDir: string, opts: { capture?: boolean; noLayers?: boolean; limited?: boolean } = {}): Promise<Servers> {
-  const config = loadConfig([], { ...BENCH_SERVER_ENV, STRATA_DATA_DIR: dataDir });
+  const database = process.env.BENCH_DATABASE_URL ? { STRATA_DATABASE_URL: process.env.BENCH_DATABASE_URL } : {};
+  const config = loadConfig([], { ...BENCH_SERVER_ENV, ...database, STRATA_DATA_DIR: dataDir });
   const db = openStore({ dataDir: config.dataDir, synchronous: config.synchronous, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
   const recorder = opts.capture && db instanceof SqliteStore ? recordStatements(db.connection) : undefined;
   const strata = await buildApp(config, { store: db, logger: false });
@@ -65,7 +66,7 @@ export async function startServers(dataDir: string, opts: { capture?: boolean; n
   const noLayersOrigin = noLayers ? await noLayers.app.listen({ host: '127.0.0.1', port: 0 }) : undefined;
 
   const limitedConfig = opts.limited
-    ? loadConfig([], { ...BENCH_SERVER_ENV, STRATA_DATA_DIR: dataDir, STRATA_PROJECT_LIMITS: JSON.stringify(LIMITED_PROJECT_LIMITS) })
+    ? loadConfig([], { ...BENCH_SERVER_ENV, ...database, STRATA_DATA_DIR: dataDir, STRATA_PROJECT_LIMITS: JSON.stringify(LIMITED_PROJECT_LIMITS) })
     : undefined;
   const limited = limitedConfig ? await buildApp(limitedConfig, { store: db, logger: false }) : undefined;
   const limitedOrigin = limited ? await limited.app.listen({ host: '127.0.0.1', port: 0 }) : undefined;

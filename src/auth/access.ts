@@ -28,6 +28,8 @@ export interface ScopedAccess {
   readonly itemIds: readonly number[];
   /** The grant is limited to the principal's own groups (`currentuserscope`). */
   readonly ownGroups: boolean;
+  /** Data modeling spaces (`spaceIdScope`): schema and instances in these spaces. */
+  readonly spaces: readonly string[];
 }
 
 /** Absent (outside a request: seeding, benchmarks, internal jobs) means everything. */
@@ -39,15 +41,24 @@ export const FULL_ACCESS: FullAccess = Object.freeze({ all: true });
 export function accessFor(capability: Capability, grants: readonly Grant[]): Access {
   const dataSetIds = new Set<number>();
   const itemIds = new Set<number>();
+  const spaces = new Set<string>();
   let ownGroups = false;
   for (const g of grants) {
     const s = g.scope;
     if ('all' in s) return FULL_ACCESS;
     if ('datasetScope' in s) for (const id of s.datasetScope.ids) dataSetIds.add(id);
     else if ('idscope' in s) for (const id of s.idscope.ids) itemIds.add(id);
+    else if ('spaceIdScope' in s) for (const space of s.spaceIdScope.spaceIds) spaces.add(space);
     else ownGroups = true;
   }
-  return { all: false, capability, dataSetIds: [...dataSetIds].sort((a, b) => a - b), itemIds: [...itemIds].sort((a, b) => a - b), ownGroups };
+  return {
+    all: false,
+    capability,
+    dataSetIds: [...dataSetIds].sort((a, b) => a - b),
+    itemIds: [...itemIds].sort((a, b) => a - b),
+    ownGroups,
+    spaces: [...spaces].sort(),
+  };
 }
 
 /**
@@ -71,7 +82,13 @@ const union = (a: readonly number[], b: readonly number[]) => [...new Set([...a,
 export function unionAccess(a: Access, b: Access): Access {
   if (a.all) return a;
   if (b.all) return b;
-  return { ...a, dataSetIds: union(a.dataSetIds, b.dataSetIds), itemIds: union(a.itemIds, b.itemIds), ownGroups: a.ownGroups || b.ownGroups };
+  return {
+    ...a,
+    dataSetIds: union(a.dataSetIds, b.dataSetIds),
+    itemIds: union(a.itemIds, b.itemIds),
+    ownGroups: a.ownGroups || b.ownGroups,
+    spaces: [...new Set([...a.spaces, ...b.spaces])].sort(),
+  };
 }
 
 /**
@@ -79,7 +96,7 @@ export function unionAccess(a: Access, b: Access): Access {
  * for `datasetScope`, none for scopes by item.
  */
 export function dataSetsOf(access: Access): Access {
-  return access.all ? access : { ...access, itemIds: [], ownGroups: false };
+  return access.all ? access : { ...access, itemIds: [], ownGroups: false, spaces: [] };
 }
 
 /** What a principal can learn of the items guarded by one ACL. */
@@ -116,6 +133,7 @@ export function describeScope(access: ScopedAccess): string {
   if (access.dataSetIds.length) parts.push(`datasetScope ${JSON.stringify(access.dataSetIds)}`);
   if (access.itemIds.length) parts.push(`idscope ${JSON.stringify(access.itemIds)}`);
   if (access.ownGroups) parts.push('currentuserscope');
+  if (access.spaces.length) parts.push(`spaceIdScope ${JSON.stringify(access.spaces)}`);
   return parts.join(' and ') || 'an empty scope';
 }
 

@@ -39,6 +39,18 @@ function idList(v: unknown, path: Path): number[] {
   return [...new Set(ids as number[])];
 }
 
+const SPACE = /^[a-zA-Z][a-zA-Z0-9_-]{0,41}[a-zA-Z0-9]?$/;
+
+function spaceList(v: unknown, path: Path): string[] {
+  if (!isObject(v) || Object.keys(v).some((k) => k !== 'spaceIds')) fail(path, 'expected {"spaceIds": ["<space>", ...]}');
+  const spaces = (v as { spaceIds?: unknown }).spaceIds;
+  if (!Array.isArray(spaces) || spaces.length < 1 || spaces.length > MAX_SCOPE_IDS) fail([...path, 'spaceIds'], `expected an array of 1 to ${MAX_SCOPE_IDS} spaces`);
+  (spaces as unknown[]).forEach((s, i) => {
+    if (typeof s !== 'string' || !SPACE.test(s)) fail([...path, 'spaceIds', i], 'expected a space identifier');
+  });
+  return [...new Set(spaces as string[])];
+}
+
 function parseScope(raw: unknown, acl: string, known: ReadonlySet<string>, path: Path): Scope {
   if (!isObject(raw) || Object.keys(raw).length !== 1) fail(path, `expected an object with exactly one scope (${[...known].join(', ')})`);
   const [name] = Object.keys(raw);
@@ -56,6 +68,8 @@ function parseScope(raw: unknown, acl: string, known: ReadonlySet<string>, path:
       return { datasetScope: { ids: idList(value, at) } };
     case 'idscope':
       return { idscope: { ids: idList(value, at) } };
+    case 'spaceIdScope':
+      return { spaceIdScope: { spaceIds: spaceList(value, at) } };
     default:
       return { currentuserscope: emptyObject(value, at) };
   }

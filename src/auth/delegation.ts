@@ -8,7 +8,8 @@
  * - `datasetScope` and `idscope` cover the same kind of scope listing the same or fewer ids (for
  *   `datasetsAcl`, whose items are data sets, the two kinds name the same ids and cover each other);
  *   data set ids never cover item ids, nor the reverse, since an item can move between data sets;
- * - `currentuserscope` covers `currentuserscope`.
+ * - `currentuserscope` covers `currentuserscope`;
+ * - `spaceIdScope` covers `spaceIdScope` listing the same or fewer spaces.
  */
 import { forbidden, formatPath } from '../http/errors.js';
 import { accessFor, describeScope, type Access } from './access.js';
@@ -27,6 +28,7 @@ export function covers(held: Access, wanted: Access, acl: string): boolean {
   if (held.all) return true;
   if (wanted.all) return false;
   if (wanted.ownGroups && !held.ownGroups) return false;
+  if (!wanted.spaces.every((s) => held.spaces.includes(s))) return false;
   if (DATA_SET_ACLS.has(aclKey(acl))) {
     const ids = new Set([...held.dataSetIds, ...held.itemIds]);
     return idsCovered(wanted.dataSetIds, ids) && idsCovered(wanted.itemIds, ids);

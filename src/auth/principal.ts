@@ -1,8 +1,8 @@
 /**
  * Principals and capabilities. A route declares the capability it needs (in data, next to its schema); the
  * check here decides whether a principal holds it in a project. A principal's grants are the union of the
- * capabilities of its groups in that project; each grant has a scope (`all`, data set ids, item ids, or the
- * principal's own groups).
+ * capabilities of its groups in that project; each grant has a scope (`all`, data set ids, item ids, data modeling spaces, or
+ * the principal's own groups).
  */
 import { forbidden } from '../http/errors.js';
 import { aclKey, actionKey, scopeHint } from './acls.js';
@@ -16,6 +16,7 @@ export type Scope =
   | { all: Record<string, never> }
   | { datasetScope: { ids: number[] } }
   | { idscope: { ids: number[] } }
+  | { spaceIdScope: { spaceIds: string[] } }
   | { currentuserscope: Record<string, never> };
 
 export interface Grant {

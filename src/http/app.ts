@@ -20,6 +20,7 @@ import { datapointRoutes } from '../resources/datapoints/routes.js';
 import { dataSetRoutes } from '../resources/datasets/routes.js';
 import { eventRoutes } from '../resources/events/routes.js';
 import { groupRoutes } from '../resources/groups/routes.js';
+import { modelRoutes } from '../resources/models/routes.js';
 import { projectRoutes } from '../resources/projects/routes.js';
 import { sessionRoutes } from '../resources/sessions/routes.js';
 import { timeSeriesRoutes } from '../resources/timeseries/routes.js';
@@ -94,7 +95,7 @@ export interface BuildOptions {
 
 /** Every operation the API serves, from every resource. */
 export function allRoutes(): ApiRoute[] {
-  return [...eventRoutes, ...dataSetRoutes, ...timeSeriesRoutes, ...assetRoutes, ...projectRoutes, ...groupRoutes, ...sessionRoutes, ...datapointRoutes, ...unitRoutes];
+  return [...eventRoutes, ...dataSetRoutes, ...timeSeriesRoutes, ...assetRoutes, ...projectRoutes, ...groupRoutes, ...sessionRoutes, ...datapointRoutes, ...unitRoutes, ...modelRoutes];
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Strata> {

@@ -22,10 +22,14 @@ import {
 
 export type Primitive = string | number;
 
-export type FilterNode =
-  | { op: 'and' | 'or'; args: FilterNode[] }
-  | { op: 'not'; arg: FilterNode }
-  | LeafNode;
+/**
+ * `and`, `or` and `not` over the leaves of a filter language. The resources' advanced filter and the data
+ * modeling filter (resources/models/filter.ts) share this shape and their leaves' names and fields; they differ
+ * in what a leaf's property is (a catalog column here, a container property there) and in its values.
+ */
+export type BooleanNode<L> = { op: 'and' | 'or'; args: Array<BooleanNode<L>> } | { op: 'not'; arg: BooleanNode<L> } | L;
+
+export type FilterNode = BooleanNode<LeafNode>;
 
 export type LeafNode =
   | { op: 'equals'; target: Target; value: Primitive }
@@ -73,7 +77,7 @@ function fail(path: Path, message: string): never {
   throw badRequest(`${formatPath(path)}: ${message}`);
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
@@ -298,18 +302,27 @@ export function propertyValue(ctx: CompileContext, name: string, def: ScalarProp
   return ctx.values?.[name] ?? Sql.raw(col(ctx.catalog, def.column));
 }
 
-export function compileFilter(node: FilterNode, ctx: CompileContext): Sql {
-  switch (node.op) {
+/**
+ * The SQL of a boolean tree whose leaves `leaf` compiles, in the two-valued logic of both filter languages: a
+ * leaf may come out NULL where its value is missing (SQL's third value); AND and OR treat NULL as false
+ * already, and `not` reads it as false before inverting.
+ */
+export function compileBoolean<L extends { op: string }>(node: BooleanNode<L>, leaf: (l: L) => Sql): Sql {
+  const bool = node as { op: string; args?: Array<BooleanNode<L>>; arg?: BooleanNode<L> };
+  switch (bool.op) {
     case 'and':
-      return Sql.and(node.args.map((a) => compileFilter(a, ctx)));
+      return Sql.and(bool.args!.map((a) => compileBoolean(a, leaf)));
     case 'or':
-      return Sql.or(node.args.map((a) => compileFilter(a, ctx))).wrap();
+      return Sql.or(bool.args!.map((a) => compileBoolean(a, leaf))).wrap();
     case 'not':
-      // SQL is three-valued; a leaf on a null value is false here, so `not` must see 0 rather than NULL.
-      return sql`NOT coalesce(${compileFilter(node.arg, ctx).wrap()}, FALSE)`;
+      return sql`NOT coalesce(${compileBoolean(bool.arg!, leaf).wrap()}, FALSE)`;
     default:
-      return compileLeaf(node, ctx);
+      return leaf(node as L);
   }
+}
+
+export function compileFilter(node: FilterNode, ctx: CompileContext): Sql {
+  return compileBoolean(node, (l) => compileLeaf(l, ctx));
 }
 
 /** The smallest string greater than every string that starts with `prefix` (binary/code point order). */
@@ -503,10 +516,11 @@ function leafSearch(leaf: LeafNode & { op: 'search' }, catalog: ResourceCatalog)
   return [{ words: searchWords(leaf.value), columns }];
 }
 
-export function leaves(node: FilterNode): LeafNode[] {
-  if (node.op === 'and' || node.op === 'or') return node.args.flatMap(leaves);
-  if (node.op === 'not') return leaves(node.arg);
-  return [node as LeafNode];
+export function leaves<L extends { op: string }>(node: BooleanNode<L>): L[] {
+  const bool = node as { op: string; args?: Array<BooleanNode<L>>; arg?: BooleanNode<L> };
+  if (bool.op === 'and' || bool.op === 'or') return bool.args!.flatMap((a) => leaves(a));
+  if (bool.op === 'not') return leaves(bool.arg!);
+  return [node as L];
 }
 
 /**

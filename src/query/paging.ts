@@ -31,8 +31,16 @@ export interface SortKey {
 export interface PageQuery {
   select: Sql;
   from: Sql;
-  /** The FROM of the step that picks a page's ids, when it differs from `from` (a planner hint). */
+  /**
+   * The FROM of the step that picks a page's ids (with its joins), when it differs from `from` and `joins`:
+   * a planner hint, or another table leading the join so that its index serves the sort.
+   */
   pick?: Sql;
+  /**
+   * Tables joined to `from` (`LEFT JOIN t ON ...`), which the filter, the keys and `select` may read. With
+   * joins, the page's rows are joined back on `scope` too, so a key that leads with the project serves it.
+   */
+  joins?: Sql;
   where: Sql;
   /**
    * A condition every listed row meets (the project). When the first key is indexed within it, the segment
@@ -43,6 +51,8 @@ export interface PageQuery {
   /** User sort keys; the id is appended as the final tie-breaker. */
   keys: readonly SortKey[];
   idExpr: string;
+  /** The id column of `from` the page's rows are joined back on, when `idExpr` names another table's copy of it. */
+  rowId?: string;
   limit: number;
   /** Position to continue from, as returned in `next` by an earlier page. */
   after?: unknown;
@@ -147,10 +157,11 @@ export async function fetchPage<Row extends Record<string, unknown>>(reader: Rea
   let read = 0;
   /** The segment and sort keys of the last row read that is within the limit: where a next page starts. */
   let last: PagePosition | undefined;
+  const joins = q.joins ? sql` ${q.joins}` : Sql.raw('');
   for (let s = start; s < segs.length && read <= q.limit; s++) {
     const seg = segs[s];
     if (seg.probe) {
-      const [probe] = await reader.all<{ found: number }>(sql`SELECT EXISTS (SELECT 1 FROM ${q.from} WHERE ${Sql.and([q.scope, ...seg.conditions])}) AS found`, { parallel: q.parallel });
+      const [probe] = await reader.all<{ found: number }>(sql`SELECT EXISTS (SELECT 1 FROM ${q.from}${joins} WHERE ${Sql.and([q.scope, ...seg.conditions])}) AS found`, { parallel: q.parallel });
       if (!probe.found) continue;
     }
     const conditions = [q.where, ...seg.conditions];
@@ -158,7 +169,7 @@ export async function fetchPage<Row extends Record<string, unknown>>(reader: Rea
     const keyColumns = seg.keys.map((k, i) => sql`${k.expr} AS __k${Sql.raw(String(i))}`);
     const order = seg.keys.map((k) => sql`${k.expr} ${Sql.raw(k.desc ? 'DESC' : 'ASC')}`);
     const wanted = q.limit - read;
-    const inner = sql`SELECT ${Sql.raw(q.idExpr)} AS __id, ${Sql.join(keyColumns, ', ')} FROM ${q.pick ?? q.from} WHERE ${Sql.and(conditions)} ORDER BY ${Sql.join(
+    const inner = sql`SELECT ${Sql.raw(q.idExpr)} AS __id, ${Sql.join(keyColumns, ', ')} FROM ${q.pick ?? sql`${q.from}${joins}`} WHERE ${Sql.and(conditions)} ORDER BY ${Sql.join(
       order,
       ', ',
     )} LIMIT ${wanted + 1}`;
@@ -168,7 +179,7 @@ export async function fetchPage<Row extends Record<string, unknown>>(reader: Rea
         seg.keys.map((k, i) => sql`p.__k${Sql.raw(String(i))} ${Sql.raw(k.desc ? 'DESC' : 'ASC')}`),
         ', ',
       );
-      const rowsQuery = sql`SELECT ${q.select}, ${Sql.join(pageKeys, ', ')} FROM (${inner}) p JOIN ${q.from} ON ${Sql.raw(q.idExpr)} = p.__id ORDER BY ${pageOrder}`;
+      const rowsQuery = sql`SELECT ${q.select}, ${Sql.join(pageKeys, ', ')} FROM (${inner}) p JOIN ${q.from} ON ${Sql.raw(q.rowId ?? q.idExpr)} = p.__id${q.joins ? sql` AND ${q.scope}` : Sql.raw('')}${joins} ORDER BY ${pageOrder}`;
       const found = await reader.all<Row>(rowsQuery, { parallel: q.parallel });
       for (const row of found) {
         if (read++ < q.limit) last = { s, v: seg.keys.map((_, i) => row[`__k${i}`] as SqlValue) };

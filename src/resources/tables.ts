@@ -10,13 +10,14 @@ import { assetModel } from './assets/model.js';
 import { datapointTables } from './datapoints/store-schema.js';
 import { dataSetModel } from './datasets/model.js';
 import { eventModel } from './events/model.js';
+import { dmTables } from './models/store-schema.js';
 import { timeSeriesModel } from './timeseries/model.js';
 
 const itemModels = [eventModel, dataSetModel, timeSeriesModel, assetModel];
 
 export function appSchema(): Schema {
   return {
-    tables: [...coreTables, ...authTables, ...itemModels.flatMap((m) => m.tables), ...datapointTables],
+    tables: [...coreTables, ...authTables, ...itemModels.flatMap((m) => m.tables), ...datapointTables, ...dmTables],
     steps: [
       // Events came to keep their rendered JSON; rows written before have none.
       { version: 7, run: (db) => renderMissingJson(db, eventModel.table) },

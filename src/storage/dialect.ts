@@ -71,7 +71,27 @@ export interface Dialect {
    * numbers, or undefined where write transactions run one at a time anyway (SQLite).
    */
   exclusive(space: number, key: number): Sql | undefined;
+  /** The column type of text that compares and sorts by code point, whatever the database's collation. */
+  readonly binaryText: string;
+  /**
+   * A subquery of the elements (column `value`) of a JSON array held as text in `list`: texts, numbers, or
+   * booleans as 1 and 0.
+   */
+  jsonElements(list: Sql, kind: 'text' | 'number' | 'boolean'): Sql;
+  /** The number of elements of a JSON array held as text. */
+  jsonLength(list: Sql): Sql;
+  /** Element `i` (from 0) of a JSON array held as text, as `jsonElements` gives elements; NULL past the end. */
+  jsonElementAt(list: Sql, i: number, kind: 'text' | 'number' | 'boolean'): Sql;
+  /** An inner join whose left table the planner must read first (SQLite's CROSS JOIN; a plain JOIN elsewhere). */
+  readonly orderedJoin: string;
+  /** Whether a statement failed on a unique index. */
+  isUniqueViolation(error: unknown): boolean;
 }
+
+const errorCode = (error: unknown): string | undefined => {
+  const e = error as { code?: string; cause?: { code?: string } };
+  return e?.code ?? e?.cause?.code;
+};
 
 /** FTS5 query text: any of the words, each part in its columns. */
 function fts5Query(index: TextIndex, search: TextSearch): string {
@@ -127,6 +147,12 @@ export const sqliteDialect: Dialect = {
     where: sql`${Sql.raw(index.fts)} MATCH ${fts5Query(index, search)}`,
     order: Sql.raw(`bm25(${index.fts}), ${index.alias}.id`),
   }),
+  binaryText: 'TEXT',
+  orderedJoin: 'CROSS JOIN',
+  jsonElements: (list) => sql`SELECT value FROM json_each(${list})`,
+  jsonLength: (list) => sql`json_array_length(${list})`,
+  jsonElementAt: (list, i) => sql`json_extract(${list}, ${`$[${i}]`})`,
+  isUniqueViolation: (error) => /^SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)$/.test(errorCode(error) ?? ''),
 };
 
 export const postgresDialect: Dialect = {
@@ -150,4 +176,18 @@ export const postgresDialect: Dialect = {
     where: tsMatch(index, search),
     order: sql`${tsRank(index, search)} DESC, ${Sql.raw(index.alias)}.id`,
   }),
+  binaryText: 'TEXT COLLATE "C"',
+  orderedJoin: 'JOIN',
+  jsonElements: (list, kind) =>
+    kind === 'text'
+      ? sql`SELECT value FROM jsonb_array_elements_text((${list})::jsonb) AS e(value)`
+      : kind === 'number'
+        ? sql`SELECT value::double precision AS value FROM jsonb_array_elements_text((${list})::jsonb) AS e(value)`
+        : sql`SELECT value::boolean::int AS value FROM jsonb_array_elements_text((${list})::jsonb) AS e(value)`,
+  jsonLength: (list) => sql`jsonb_array_length((${list})::jsonb)`,
+  jsonElementAt: (list, i, kind) => {
+    const text = sql`((${list})::jsonb ->> ${Sql.raw(String(Math.trunc(i)))})`;
+    return kind === 'text' ? text : kind === 'number' ? sql`${text}::double precision` : sql`${text}::boolean::int`;
+  },
+  isUniqueViolation: (error) => errorCode(error) === '23505',
 };

@@ -1,0 +1,200 @@
+/**
+ * Data modeling workloads (issue 20): ingest of nodes through one view of 10 properties, 1000 per request;
+ * a list filtered on an indexed property and sorted on another (limit 1000); and the cost of a deep page
+ * against the first (keyset cursors), on whichever store the server child uses (SQLite, or PostgreSQL when
+ * BENCH_DATABASE_URL is set).
+ *
+ * Environment:
+ *   BENCH_MODELS_NODES     nodes to ingest (default 100000; a multiple of 1000)
+ *   BENCH_MODELS_REQUESTS  timed requests per query after warm-up (default 50)
+ */
+import type { Suite } from './lib/context.js';
+import type { HttpResponse } from './lib/http.js';
+import { sequential } from './lib/load.js';
+import { fmtInt, fmtMs, fmtRatio, now, summarize } from './lib/stats.js';
+
+const BATCH = 1000;
+const WARMUP = 10;
+const CATEGORIES = 20;
+const PAGE_SIZE = 100;
+const DEEP_PAGE = 100;
+
+function intEnv(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw.replace(/_/g, ''));
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number ≥ ${min}, got "${raw}"`);
+  return n;
+}
+
+function ok(res: HttpResponse, what: string): any {
+  if (res.status !== 200) throw new Error(`${what}: HTTP ${res.status}: ${res.body.toString('utf8').slice(0, 500)}`);
+  return JSON.parse(res.body.toString('utf8'));
+}
+
+const SPACE = 'bench';
+const container = { type: 'container', space: SPACE, externalId: 'Equipment' } as const;
+const view = { type: 'view', space: SPACE, externalId: 'Equipment', version: 'v1' } as const;
+
+const PROPERTIES: Record<string, { type: Record<string, unknown>; nullable?: boolean }> = {
+  name: { type: { type: 'text' } },
+  category: { type: { type: 'text' } },
+  serial: { type: { type: 'int64' }, nullable: false },
+  value: { type: { type: 'float64' } },
+  active: { type: { type: 'boolean' } },
+  installed: { type: { type: 'timestamp' } },
+  tags: { type: { type: 'text', list: true } },
+  level: { type: { type: 'int32' } },
+  weight: { type: { type: 'float64' } },
+  note: { type: { type: 'text' } },
+};
+
+function node(i: number) {
+  return {
+    instanceType: 'node',
+    space: SPACE,
+    externalId: `eq-${i}`,
+    sources: [
+      {
+        source: view,
+        properties: {
+          name: `Equipment ${i}`,
+          category: `cat-${i % CATEGORIES}`,
+          serial: i,
+          value: (i % 1000) / 10,
+          active: i % 2 === 0,
+          installed: new Date(Date.UTC(2020, 0, 1) + i * 60_000).toISOString(),
+          tags: [`t${i % 7}`, `t${i % 11}`],
+          level: i % 100,
+          weight: i * 0.5,
+          note: `note for equipment number ${i}`,
+        },
+      },
+    ],
+  };
+}
+
+export const modelsSuite: Suite = {
+  name: 'models',
+  async run(ctx) {
+    const nodes = Math.ceil(intEnv('BENCH_MODELS_NODES', 100_000, BATCH) / BATCH) * BATCH;
+    const requests = intEnv('BENCH_MODELS_REQUESTS', 50, 5);
+    const engine = process.env.BENCH_DATABASE_URL ? 'PostgreSQL' : 'SQLite';
+
+    ok(await ctx.call('POST', '/models/spaces', { items: [{ space: SPACE }] }), 'POST /models/spaces');
+    ok(
+      await ctx.call('POST', '/models/containers', {
+        items: [
+          {
+            ...container,
+            type: undefined,
+            properties: PROPERTIES,
+            indexes: { byCategory: { properties: ['category'] }, bySerial: { properties: ['serial'], cursorable: true } },
+          },
+        ],
+      }),
+      'POST /models/containers',
+    );
+    const viewProperties = Object.fromEntries(Object.keys(PROPERTIES).map((p) => [p, { container, containerPropertyIdentifier: p }]));
+    ok(await ctx.call('POST', '/models/views', { items: [{ space: SPACE, externalId: 'Equipment', version: 'v1', properties: viewProperties }] }), 'POST /models/views');
+
+    ctx.log(`models: ingesting ${fmtInt(nodes)} nodes, ${BATCH} per request (${engine})`);
+    const t0 = now();
+    const perRequest: number[] = [];
+    await ctx.profiled(`models-ingest-${engine}`, async () => {
+      for (let at = 0; at < nodes; at += BATCH) {
+        const body = { items: Array.from({ length: BATCH }, (_, k) => node(at + k)) };
+        const t = now();
+        ok(await ctx.call('POST', '/models/instances', body), 'POST /models/instances');
+        perRequest.push(now() - t);
+      }
+    });
+    const seconds = (now() - t0) / 1000;
+    const rate = nodes / seconds;
+    // Whether a request costs more as the store grows: the median request of the first and the last tenth.
+    const tenth = Math.max(1, Math.floor(perRequest.length / 10));
+    const firstTenth = summarize(perRequest.slice(0, tenth)).p50;
+    const lastTenth = summarize(perRequest.slice(-tenth)).p50;
+    ctx.note(`DM ingest (${engine}): median request ${fmtMs(firstTenth)} over the first tenth of the nodes, ${fmtMs(lastTenth)} over the last.`);
+    ctx.report({
+      id: `models.ingest.${engine}`,
+      workload: `DM ingest (${engine}): ${fmtInt(nodes)} nodes, 10 properties, ${BATCH}/request`,
+      value: `${fmtInt(rate)} nodes/s`,
+      target: engine === 'SQLite' ? '≥ 5,000 nodes/s' : undefined,
+      met: engine === 'SQLite' ? rate >= 5000 : undefined,
+      data: { nodes, seconds, rate, firstTenthMs: firstTenth, lastTenthMs: lastTenth },
+    });
+
+    const filtered = {
+      sources: [{ source: view }],
+      filter: { equals: { property: [SPACE, 'Equipment/v1', 'category'], value: 'cat-3' } },
+      sort: [{ property: [SPACE, 'Equipment/v1', 'serial'] }],
+      limit: 1000,
+    };
+    const first = ok(await ctx.call('POST', '/models/instances/list', filtered), 'filtered list');
+    if (first.items.length !== Math.min(1000, nodes / CATEGORIES)) throw new Error(`filtered list: ${first.items.length} items`);
+    await sequential(WARMUP, async () => void ok(await ctx.call('POST', '/models/instances/list', filtered), 'filtered list'));
+    const lat = summarize(
+      await ctx.profiled(`models-list-${engine}`, () => sequential(requests, async () => void ok(await ctx.call('POST', '/models/instances/list', filtered), 'filtered list'))),
+    );
+    // Reference: a bare Fastify route answering the same bytes, timed the same way, so the HTTP and load
+    // generator share of the figure is known on a busy machine.
+    const bytes = (await ctx.call('POST', '/models/instances/list', filtered)).body.toString('utf8');
+    await ctx.server.command({ type: 'bare', payload: bytes });
+    const bare = async (i: number) => {
+      const res = await ctx.client.request('GET', `${ctx.server.bareOrigin}/bare/${i}`, undefined, { authorization: 'Bearer x' });
+      if (res.status !== 200) throw new Error(`bare route: HTTP ${res.status}`);
+    };
+    await sequential(WARMUP, bare);
+    const ref = summarize(await sequential(requests, bare));
+    ctx.report({
+      id: `models.list.filterSort.${engine}`,
+      workload: `DM list (${engine}): equals on an indexed property, sorted by another, limit 1000`,
+      value: `p50 ${fmtMs(lat.p50)}, p90 ${fmtMs(lat.p90)}`,
+      reference: `bare route, same ${fmtInt(bytes.length)} bytes: p50 ${fmtMs(ref.p50)}`,
+      ratio: `${fmtRatio(lat.p50 / ref.p50)} of bare`,
+      target: 'p50 ≤ 20 ms',
+      met: lat.p50 <= 20,
+      data: { ...lat, bare: ref },
+    });
+
+    // Page 1 and page 100 of the same sorted list (100 per page).
+    const paged = { sources: [{ source: view }], sort: [{ property: [SPACE, 'Equipment/v1', 'serial'] }], limit: PAGE_SIZE };
+    let cursor: string | undefined;
+    for (let p = 1; p < DEEP_PAGE; p++) {
+      const page = ok(await ctx.call('POST', '/models/instances/list', { ...paged, cursor }), 'paging');
+      cursor = page.nextCursor;
+      if (!cursor) throw new Error(`paging: no cursor after page ${p}`);
+    }
+    const deep = { ...paged, cursor };
+    const deepFirst = ok(await ctx.call('POST', '/models/instances/list', deep), 'deep page');
+    if (deepFirst.items[0]?.properties?.[SPACE]?.['Equipment/v1']?.serial !== (DEEP_PAGE - 1) * PAGE_SIZE) throw new Error('deep page: wrong first item');
+    await sequential(WARMUP, async () => {
+      ok(await ctx.call('POST', '/models/instances/list', paged), 'page 1');
+      ok(await ctx.call('POST', '/models/instances/list', deep), 'page 100');
+    });
+    const p1: number[] = [];
+    const p100: number[] = [];
+    for (let i = 0; i < requests; i++) {
+      let t = now();
+      ok(await ctx.call('POST', '/models/instances/list', paged), 'page 1');
+      p1.push(now() - t);
+      t = now();
+      ok(await ctx.call('POST', '/models/instances/list', deep), 'page 100');
+      p100.push(now() - t);
+    }
+    const s1 = summarize(p1);
+    const s100 = summarize(p100);
+    const ratio = s100.p50 / s1.p50;
+    ctx.report({
+      id: `models.list.deepPage.${engine}`,
+      workload: `DM list (${engine}): page ${DEEP_PAGE} against page 1 (${PAGE_SIZE} per page, sorted)`,
+      value: `p50 ${fmtMs(s100.p50)}`,
+      reference: `page 1 p50 ${fmtMs(s1.p50)}`,
+      ratio: `${fmtRatio(ratio)} of page 1`,
+      target: '≤ 1.5× of page 1',
+      met: ratio <= 1.5,
+      data: { page1: s1, page100: s100, ratio },
+    });
+  },
+};

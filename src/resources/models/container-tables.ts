@@ -1,0 +1,177 @@
+/**
+ * The table of each container: its name, a typed column per property, and its indexes, created and changed
+ * as the container is applied and dropped when it is deleted (in the apply's transaction). Property values
+ * move between the form the service keeps (values.ts) and the column's form here.
+ *
+ * Columns: text-like values (text, enum, date, time series / file / sequence references) as text that
+ * compares by code point; integers, timestamps (milliseconds) and booleans (0, 1) as integers; floats as
+ * doubles; json as its JSON text; direct relations as one node-reference text (store-schema.ts); lists as
+ * the JSON text of the list (direct relations as node-reference texts inside it).
+ *
+ * A btree index is `(project_id[, space], its properties..., instance_id)`, so it serves equality, ranges
+ * and, when the sort matches it, the keyset order of a page; a uniqueness constraint is a unique index on
+ * `(project_id[, space], its properties...)`. Database names are numbered per container and never reused.
+ */
+import { Sql, sql, type SqlValue } from '../../storage/sql.js';
+import type { Queryable } from '../../storage/store.js';
+import type { ContainerDefinition } from './containers.js';
+import { isList, type PropertyType } from './property-types.js';
+import { decodeRef, encodeRef } from './store-schema.js';
+import type { StoredScalar, StoredValue } from './values.js';
+import type { DirectRelationReference } from './identifiers.js';
+
+export interface ContainerLayout {
+  table: string;
+  /** Property -> column. */
+  columns: Record<string, string>;
+  /** Index or constraint identifier -> database index name. */
+  indexes: Record<string, string>;
+  constraints: Record<string, string>;
+  /** The next number for a column or index name. */
+  next: number;
+}
+
+export const tableName = (containerId: number): string => `dmc_${containerId}`;
+
+export function newLayout(containerId: number): ContainerLayout {
+  return { table: tableName(containerId), columns: {}, indexes: {}, constraints: {}, next: 1 };
+}
+
+/** The kind of values of a property (of its elements, for a list): how SQL compares them. */
+export function valueKind(t: PropertyType): 'text' | 'number' | 'boolean' | 'json' {
+  switch (t.type) {
+    case 'int32':
+    case 'int64':
+    case 'float32':
+    case 'float64':
+    case 'timestamp':
+      return 'number';
+    case 'boolean':
+      return 'boolean';
+    case 'json':
+      return 'json';
+    default:
+      return 'text';
+  }
+}
+
+function columnType(t: PropertyType, db: Queryable): string {
+  const types = db.dialect.types;
+  if (isList(t)) return types.text;
+  switch (t.type) {
+    case 'int32':
+    case 'int64':
+    case 'timestamp':
+    case 'boolean':
+      return types.integer;
+    case 'float32':
+    case 'float64':
+      return types.real;
+    case 'json':
+      return types.text;
+    default:
+      return db.dialect.binaryText;
+  }
+}
+
+const scalarToColumn = (v: StoredScalar, t: PropertyType): SqlValue => {
+  if (t.type === 'direct') return encodeRef(v as DirectRelationReference);
+  if (t.type === 'boolean') return v ? 1 : 0;
+  if (t.type === 'json') return JSON.stringify(v);
+  return v as SqlValue;
+};
+
+/** A value in its column's form. */
+export function toColumn(v: StoredValue | null | undefined, t: PropertyType): SqlValue {
+  if (v === null || v === undefined) return null;
+  if (isList(t)) return JSON.stringify(t.type === 'direct' ? (v as DirectRelationReference[]).map(encodeRef) : v);
+  return scalarToColumn(v as StoredScalar, t);
+}
+
+/** A value for a comparison with a column (or an element of a list column, `element`). */
+export function toOperand(v: StoredValue, t: PropertyType, element = false): SqlValue {
+  if (isList(t) && !element) return toColumn(v, t);
+  if (valueKind(t) === 'boolean') return v ? 1 : 0;
+  return scalarToColumn(v as StoredScalar, t);
+}
+
+/** A column's value back in the form the service keeps. */
+export function fromColumn(v: unknown, t: PropertyType): StoredValue | null {
+  if (v === null || v === undefined) return null;
+  if (isList(t)) {
+    const list = JSON.parse(v as string) as unknown[];
+    return (t.type === 'direct' ? (list as string[]).map(decodeRef) : list) as StoredValue;
+  }
+  switch (t.type) {
+    case 'direct':
+      return decodeRef(v as string);
+    case 'boolean':
+      return v === 1 || v === true || v === '1';
+    case 'json':
+      return JSON.parse(v as string) as Record<string, unknown>;
+    case 'int32':
+    case 'int64':
+    case 'timestamp':
+    case 'float32':
+    case 'float64':
+      return Number(v);
+    default:
+      return v as string;
+  }
+}
+
+const ident = (name: string) => Sql.raw(name);
+
+/** Creates the table of a new container (empty) with its indexes; fills in `layout`. */
+export async function createContainerTable(db: Queryable, def: ContainerDefinition, layout: ContainerLayout): Promise<void> {
+  const t = db.dialect.types;
+  await db.run(
+    Sql.raw(
+      `CREATE TABLE ${layout.table} (project_id ${t.integer} NOT NULL, space ${t.text} NOT NULL, instance_id ${t.integer} NOT NULL, ` +
+        `PRIMARY KEY (project_id, space, instance_id))${db.dialect.withoutRowid}`,
+    ),
+  );
+  await db.run(Sql.raw(`CREATE INDEX ${layout.table}_instance ON ${layout.table} (project_id, instance_id)`));
+  await alterContainerTable(db, def, layout, Object.keys(def.properties), Object.keys(def.indexes), Object.keys(def.constraints));
+}
+
+/** Adds the columns of new properties and the database indexes of new indexes and uniqueness constraints. */
+export async function alterContainerTable(
+  db: Queryable,
+  def: ContainerDefinition,
+  layout: ContainerLayout,
+  properties: readonly string[],
+  indexes: readonly string[],
+  constraints: readonly string[],
+): Promise<void> {
+  for (const p of properties) {
+    const column = `p${layout.next++}`;
+    layout.columns[p] = column;
+    await db.run(Sql.raw(`ALTER TABLE ${layout.table} ADD COLUMN ${column} ${columnType(def.properties[p].type, db)}`));
+  }
+  for (const id of indexes) {
+    const x = def.indexes[id];
+    // An inverted index is served by the list operators over the column; it has no database index here.
+    if (x.indexType !== 'btree') continue;
+    const name = `${layout.table}_i${layout.next++}`;
+    layout.indexes[id] = name;
+    const columns = ['project_id', ...(x.bySpace ? ['space'] : []), ...x.properties.map((p) => layout.columns[p]), 'instance_id'];
+    await db.run(Sql.raw(`CREATE INDEX ${name} ON ${layout.table} (${columns.join(', ')})`));
+  }
+  for (const id of constraints) {
+    const c = def.constraints[id];
+    if (c.constraintType !== 'uniqueness') continue;
+    const name = `${layout.table}_u${layout.next++}`;
+    layout.constraints[id] = name;
+    const columns = ['project_id', ...(c.bySpace ? ['space'] : []), ...c.properties.map((p) => layout.columns[p])];
+    await db.run(Sql.raw(`CREATE UNIQUE INDEX ${name} ON ${layout.table} (${columns.join(', ')})`));
+  }
+}
+
+export async function dropIndex(db: Queryable, name: string): Promise<void> {
+  await db.run(sql`DROP INDEX IF EXISTS ${ident(name)}`);
+}
+
+export async function dropContainerTable(db: Queryable, layout: ContainerLayout): Promise<void> {
+  await db.run(sql`DROP TABLE IF EXISTS ${ident(layout.table)}`);
+}

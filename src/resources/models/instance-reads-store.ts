@@ -1,0 +1,292 @@
+/**
+ * Reading instances: by ids, list (filter, sort, keyset cursor, debug notices) and inspect. The properties of
+ * each view read come from the container columns they map; `sources` restrict the answer to instances of
+ * those views (the view's filter, or data in every container it maps).
+ */
+import { badRequest } from '../../http/errors.js';
+import type { Services } from '../../http/services.js';
+import { fetchPage, type SortKey as PageKey } from '../../query/paging.js';
+import { Sql, sql } from '../../storage/sql.js';
+import type { Reader } from '../../storage/read-pool.js';
+import { fromColumn } from './container-tables.js';
+import { propertyReadFields } from './containers.js';
+import { parseFilter, type DmFilter, type FilterOptions } from './filter.js';
+import { containerKey, containerRef, viewRef, type InstanceType, type ViewId } from './identifiers.js';
+import { checkSort, checkSources, type SortKey, type SourceRead } from './instance-reads.js';
+import type { InspectInstancesBody, InstanceIdsBody, ListInstancesBody } from './instance-schema.js';
+import { InstanceSql } from './instance-sql.js';
+import { findInstances, kindOf, typeOf } from './instance-writes-store.js';
+import { propertyTypeReadForm, type PropertyType } from './property-types.js';
+import { loadSchema, type ProjectSchema } from './schema-store.js';
+import { inSpaceScope, spaceCondition } from './space-access.js';
+import { decodeRef } from './store-schema.js';
+import { renderValue, type StoredValue } from './values.js';
+
+const BASE_SELECT = 'i.id, i.space, i.kind, i.external_id, i.type_ref, i.start_ref, i.end_ref, i.version, i.created_time, i.last_updated_time';
+
+interface ReadColumn {
+  source: number;
+  property: string;
+  type: PropertyType;
+  alias: string;
+}
+
+/** What a read selects: base fields and the mapped properties of each source view. */
+export class ReadShape {
+  readonly columns: ReadColumn[] = [];
+
+  constructor(
+    readonly q: InstanceSql,
+    readonly sources: readonly SourceRead[],
+  ) {
+    sources.forEach((s, n) => {
+      for (const [id, p] of s.view.properties) {
+        if (p.kind !== 'mapped' || !q.schema.stored(p.container)) continue;
+        const alias = `v${this.columns.length}`;
+        this.columns.push({ source: n, property: id, type: p.definition.type, alias });
+        this.selects.push(sql`${q.column({ kind: 'container', container: p.container, property: p.containerPropertyIdentifier, type: p.definition.type })} AS ${Sql.raw(alias)}`);
+      }
+    });
+  }
+
+  private readonly selects: Sql[] = [];
+
+  select(): Sql {
+    return Sql.join([Sql.raw(BASE_SELECT), ...this.selects], ', ');
+  }
+
+  /** The condition that the instance is in every source view. */
+  inSources(schema: ProjectSchema): Sql | undefined {
+    if (this.sources.length === 0) return undefined;
+    const filter = parseFilter({ hasData: this.sources.map((s) => viewRef(s.view.id)) }, { schema: schema.resolver });
+    return this.q.compile(filter);
+  }
+
+  render(row: Record<string, unknown>): Record<string, unknown> {
+    const out: Record<string, unknown> = {
+      instanceType: typeOf(Number(row.kind)),
+      space: row.space,
+      externalId: row.external_id,
+      version: Number(row.version),
+    };
+    if (row.type_ref !== null && row.type_ref !== undefined) out.type = decodeRef(row.type_ref as string);
+    if (row.start_ref !== null && row.start_ref !== undefined) out.startNode = decodeRef(row.start_ref as string);
+    if (row.end_ref !== null && row.end_ref !== undefined) out.endNode = decodeRef(row.end_ref as string);
+    out.createdTime = Number(row.created_time);
+    out.lastUpdatedTime = Number(row.last_updated_time);
+    if (this.sources.length > 0) {
+      const properties: Record<string, Record<string, Record<string, unknown>>> = {};
+      this.sources.forEach((s) => {
+        ((properties[s.view.id.space] ??= {})[`${s.view.id.externalId}/${s.view.id.version}`] = {});
+      });
+      for (const c of this.columns) {
+        const v = fromColumn(row[c.alias], c.type);
+        if (v === null) continue;
+        const s = this.sources[c.source];
+        const unit = s.units.get(c.property);
+        const value = unit ? convert(v, unit.value) : v;
+        properties[s.view.id.space][`${s.view.id.externalId}/${s.view.id.version}`][c.property] = renderValue(value, c.type);
+      }
+      out.properties = properties;
+    }
+    return out;
+  }
+
+  typing(): Record<string, unknown> {
+    const typing: Record<string, Record<string, Record<string, unknown>>> = {};
+    for (const s of this.sources) {
+      const props: Record<string, unknown> = {};
+      for (const [id, p] of s.view.properties) {
+        if (p.kind !== 'mapped') continue;
+        const unit = s.units.get(id);
+        const type = propertyTypeReadForm(p.definition.type, p.source);
+        if (unit) type.unit = { externalId: unit.to.externalId };
+        props[id] = { type, ...propertyReadFields(p.definition) };
+      }
+      (typing[s.view.id.space] ??= {})[`${s.view.id.externalId}/${s.view.id.version}`] = props;
+    }
+    return typing;
+  }
+}
+
+const convert = (v: StoredValue, f: (x: number) => number): StoredValue => (Array.isArray(v) ? (v as number[]).map(f) : f(v as number));
+
+export async function instancesByIds(services: Services, projectId: number, body: InstanceIdsBody) {
+  const schema = await loadSchema(services.reads, projectId);
+  const sources = checkSources(body.sources, schema.resolver, ['sources']);
+  const wanted = body.items.filter((i) => inSpaceScope(services.access, i.space));
+  const found = await findInstances(services.reads, projectId, wanted);
+  const ids = [...found.values()].filter((r) => r.deleted_time === null).map((r) => r.id);
+  const q = new InstanceSql(services.db.dialect, projectId, schema);
+  const shape = new ReadShape(q, sources);
+  const rows = ids.length ? await readRows(services.reads, q, shape, projectId, sql`i.id IN (${ids})`, schema) : [];
+  const byKey = new Map(rows.map((r) => [`${typeOf(Number(r.kind))}:${r.space}:${r.external_id}`, r]));
+  const seen = new Set<string>();
+  const items = [];
+  for (const item of wanted) {
+    const key = `${item.instanceType}:${item.space}:${item.externalId}`;
+    if (seen.has(key) || !byKey.has(key)) continue;
+    seen.add(key);
+    items.push(shape.render(byKey.get(key)!));
+  }
+  return { items, ...(body.includeTyping ? { typing: shape.typing() } : {}) };
+}
+
+async function readRows(reads: Reader, q: InstanceSql, shape: ReadShape, projectId: number, condition: Sql, schema: ProjectSchema): Promise<Array<Record<string, unknown>>> {
+  const select = shape.select();
+  const inSources = shape.inSources(schema);
+  const where = Sql.and([sql`i.project_id = ${projectId}`, Sql.raw('i.deleted_time IS NULL'), condition, ...(inSources ? [inSources] : [])]);
+  return reads.all<Record<string, unknown>>(sql`SELECT ${select} FROM dm_instances i ${q.joins()} WHERE ${where}`);
+}
+
+/** Sort keys of the pager from checked sort keys. */
+function pageKeys(q: InstanceSql, sort: readonly SortKey[], required: ReadonlySet<string>): PageKey[] {
+  return sort.map((k) => {
+    const t = k.target;
+    // A non-nullable property of a container every listed instance has data in always has a value.
+    const nullable = t.kind === 'container' && required.has(containerKey(t.container)) ? q.schema.container(t.container)!.properties[t.property].nullable : q.nullable(t);
+    const text = k.target.type.type !== 'direct' && !['int32', 'int64', 'float32', 'float64', 'timestamp', 'boolean'].includes(k.target.type.type);
+    return {
+      expr: q.column(k.target),
+      nullable,
+      desc: k.direction === 'descending',
+      nullsFirst: k.nullsFirst,
+      blank: Sql.raw(text || k.target.type.type === 'direct' ? "''" : '0'),
+    };
+  });
+}
+
+/** Whether a sort is served by a cursorable btree index of its container, in the order the index keeps. */
+function sortBacked(schema: ProjectSchema, sort: readonly SortKey[]): boolean {
+  if (sort.length === 0) return true;
+  if (sort.every((k) => k.target.kind === 'base')) {
+    return sort.length === 1 && sort[0].target.kind === 'base' && ['externalId', 'space'].includes(sort[0].target.field);
+  }
+  const first = sort[0].target;
+  if (first.kind !== 'container' || sort.some((k) => k.target.kind !== 'container' || containerKey(k.target.container) !== containerKey(first.container))) return false;
+  const def = schema.container(first.container)!;
+  const aligned = sort.every((k) => (k.direction === 'descending') === k.nullsFirst && (k.direction === 'descending') === (sort[0].direction === 'descending'));
+  return (
+    aligned &&
+    Object.values(def.indexes).some(
+      (x) => x.indexType === 'btree' && x.cursorable && sort.every((k, i) => k.target.kind === 'container' && x.properties[i] === k.target.property),
+    )
+  );
+}
+
+export async function listInstances(services: Services, projectId: number, body: ListInstancesBody) {
+  const schema = await loadSchema(services.reads, projectId);
+  const instanceType: InstanceType = body.instanceType ?? 'node';
+  const sources = checkSources(body.sources, schema.resolver, ['sources']);
+  const options: FilterOptions = { schema: schema.resolver, instanceType, view: sources.length === 1 ? sources[0].view.id : undefined };
+  const filter: DmFilter | undefined = body.filter !== undefined ? parseFilter(body.filter, options) : undefined;
+  const sort = checkSort(body.sort, options, ['sort']);
+  const q = new InstanceSql(services.db.dialect, projectId, schema);
+  const shape = new ReadShape(q, sources);
+  const conditions = [sql`i.project_id = ${projectId}`, sql`i.kind = ${kindOf(instanceType)}`, Sql.raw('i.deleted_time IS NULL')];
+  const scope = spaceCondition(services.access, 'i.space');
+  if (scope) conditions.push(scope);
+  const inSources = shape.inSources(schema);
+  if (inSources) conditions.push(inSources);
+  if (filter) conditions.push(q.compile(filter));
+  // Containers every listed instance has data in: those of the source views that have no filter of their own.
+  const required = new Set(sources.filter((s) => s.view.definition.filter === undefined).flatMap((s) => s.view.mappedContainers.map(containerKey)));
+  const keys = pageKeys(q, sort, required);
+  const select = shape.select();
+  // A sort led by a property of such a container is read from that container's table first, so its index
+  // (project, property..., instance) serves the order.
+  const first = sort[0]?.target;
+  const lead = first?.kind === 'container' && required.has(containerKey(first.container)) ? first.container : undefined;
+  if (lead) conditions.push(sql`${Sql.raw(`${q.container(lead)}.project_id`)} = ${projectId}`);
+  const binding = { op: 'instances/list', instanceType, sources: body.sources ?? [], filter: body.filter ?? null, sort: body.sort ?? [] };
+  const after = body.cursor !== undefined && body.cursor !== null ? services.cursors.decode(body.cursor, binding) : undefined;
+
+  const notices: Array<Record<string, unknown>> = [];
+  if (!sortBacked(schema, sort)) {
+    notices.push({
+      code: 'sortNotBackedByIndex',
+      category: 'sorting',
+      level: 'warning',
+      grade: 'C',
+      hint: 'No cursorable btree index of the container holds the sort properties in this order; the sort reads every match before the page. Declare a cursorable index on them.',
+      sort: body.sort,
+    });
+  }
+  const emit = body.debug?.emitResults ?? true;
+  let items: Array<Record<string, unknown>> = [];
+  let nextCursor: string | undefined;
+  if (emit) {
+    const page = await fetchPage<Record<string, unknown>>(services.reads, {
+      dialect: services.db.dialect,
+      select,
+      from: Sql.raw('dm_instances i'),
+      joins: q.joins(),
+      pick: lead ? q.ledBy(lead) : undefined,
+      where: Sql.and(conditions),
+      scope: sql`i.project_id = ${projectId}`,
+      keys,
+      idExpr: lead ? `${q.container(lead)}.instance_id` : 'i.id',
+      rowId: 'i.id',
+      limit: body.limit ?? 1000,
+      after,
+    });
+    items = page.rows.map((r) => shape.render(r));
+    if (page.next) nextCursor = services.cursors.encode(page.next, binding);
+  }
+  return {
+    items,
+    ...(body.includeTyping ? { typing: shape.typing() } : {}),
+    ...(nextCursor ? { nextCursor } : {}),
+    ...(body.debug ? { debug: { notices } } : {}),
+  };
+}
+
+export async function inspectInstances(services: Services, projectId: number, body: InspectInstancesBody) {
+  const ops = body.inspectionOperations;
+  if (!ops.involvedViews && !ops.involvedContainers) throw badRequest('inspectionOperations: name at least one of involvedViews and involvedContainers');
+  const schema = await loadSchema(services.reads, projectId);
+  const wanted = body.items.filter((i) => inSpaceScope(services.access, i.space));
+  const found = await findInstances(services.reads, projectId, wanted);
+  const live = [...found.values()].filter((r) => r.deleted_time === null);
+  const ids = live.map((r) => r.id);
+  const containersOf = new Map<number, string[]>();
+  for (const [key, c] of schema.containers) {
+    for (let at = 0; at < ids.length; at += 1000) {
+      const rows = await services.reads.all<{ instance_id: number }>(
+        sql`SELECT instance_id FROM ${Sql.raw(c.layout.table)} WHERE project_id = ${projectId} AND instance_id IN (${ids.slice(at, at + 1000)})`,
+      );
+      for (const r of rows) containersOf.set(Number(r.instance_id), [...(containersOf.get(Number(r.instance_id)) ?? []), key]);
+    }
+  }
+  const views = (allVersions: boolean) => {
+    const all = [...schema.views.values()];
+    if (allVersions) return all;
+    const latest = new Map<string, (typeof all)[number]>();
+    for (const v of all) {
+      const k = containerKey(v.definition);
+      const b = latest.get(k);
+      if (!b || v.createdTime > b.createdTime || (v.createdTime === b.createdTime && v.id > b.id)) latest.set(k, v);
+    }
+    return [...latest.values()];
+  };
+  const items = [];
+  const seen = new Set<string>();
+  for (const item of wanted) {
+    const key = `${item.instanceType}:${item.space}:${item.externalId}`;
+    const row = found.get(key);
+    if (!row || row.deleted_time !== null || seen.has(key)) continue;
+    seen.add(key);
+    const held = new Set(containersOf.get(row.id) ?? []);
+    const results: Record<string, unknown> = {};
+    if (ops.involvedContainers) {
+      results.involvedContainers = [...held].map((k) => containerRef(schema.containers.get(k)!.definition));
+    }
+    if (ops.involvedViews) {
+      results.involvedViews = views(ops.involvedViews.allVersions ?? false)
+        .filter((v) => (schema.resolver.view(v.definition)?.mappedContainers ?? []).some((c) => held.has(containerKey(c))))
+        .map((v) => viewRef(v.definition as ViewId));
+    }
+    items.push({ instanceType: item.instanceType, space: item.space, externalId: item.externalId, inspectionResults: results });
+  }
+  return { items };
+}

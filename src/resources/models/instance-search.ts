@@ -1,0 +1,215 @@
+/**
+ * Search and aggregate over the instances of one view. The text query is split into lower-cased tokens
+ * (runs of letters, digits and `_`); an instance matches when, in the searched text properties, every token
+ * but the last equals a word and the last begins one (`AND`: all tokens; `OR`: any). SQL narrows the
+ * candidates (the view, the filter, and for ASCII tokens a case-insensitive substring test) and the words are
+ * then matched here; results are ranked by the number of tokens matched, or ordered by the request's sort.
+ * Aggregates run in SQL over the same instances: count, avg, min, max, sum and histograms, per group.
+ */
+import { badRequest } from '../../http/errors.js';
+import type { Services } from '../../http/services.js';
+import { Sql, sql } from '../../storage/sql.js';
+import { fromColumn } from './container-tables.js';
+import { parseFilter, type FilterOptions } from './filter.js';
+import { viewRef, type Path } from './identifiers.js';
+import { checkAggregate, checkSearch, checkTargetUnits, requireViews, type SourceRead } from './instance-reads.js';
+import { ReadShape } from './instance-reads-store.js';
+import type { AggregateInstancesBody, SearchInstancesBody } from './instance-schema.js';
+import { InstanceSql } from './instance-sql.js';
+import { kindOf } from './instance-writes-store.js';
+import { loadSchema, type ProjectSchema } from './schema-store.js';
+import { spaceCondition } from './space-access.js';
+import type { ResolvedView } from './view-resolution.js';
+import { renderValue, type StoredValue } from './values.js';
+
+/** The tokens of a text: lower-cased runs of letters, digits and underscores. */
+export function tokens(text: string): string[] {
+  return (text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []).filter((t) => t.length > 0);
+}
+
+/** How many of the query's tokens the words match: every token but the last as a whole word, the last as a prefix. */
+function matched(query: readonly string[], words: ReadonlySet<string>, wordList: readonly string[]): number {
+  let n = 0;
+  query.forEach((t, i) => {
+    if (i === query.length - 1 ? wordList.some((w) => w.startsWith(t)) : words.has(t)) n++;
+  });
+  return n;
+}
+
+interface Scope {
+  schema: ProjectSchema;
+  view: ResolvedView;
+  q: InstanceSql;
+  conditions: Sql[];
+  source: SourceRead;
+}
+
+/** The instances of the view the request reads (its filter, the view's own, the request's scope). */
+async function viewScope(services: Services, projectId: number, body: { view: SearchInstancesBody['view']; instanceType?: 'node' | 'edge'; filter?: unknown; targetUnits?: SearchInstancesBody['targetUnits'] }, path: Path) {
+  const schema = await loadSchema(services.reads, projectId);
+  const [view] = requireViews([body.view], schema.resolver);
+  const instanceType = body.instanceType ?? 'node';
+  const options: FilterOptions = { schema: schema.resolver, instanceType, view: view.id, purpose: 'search' };
+  const q = new InstanceSql(services.db.dialect, projectId, schema);
+  const conditions = [sql`i.project_id = ${projectId}`, sql`i.kind = ${kindOf(instanceType)}`, Sql.raw('i.deleted_time IS NULL')];
+  const scope = spaceCondition(services.access, 'i.space');
+  if (scope) conditions.push(scope);
+  conditions.push(q.compile(parseFilter({ hasData: [viewRef(view.id)] }, { schema: schema.resolver })));
+  if (body.filter !== undefined) conditions.push(q.compile(parseFilter(body.filter, options, [...path, 'filter'])));
+  const source: SourceRead = { view, units: checkTargetUnits(view, body.targetUnits, [...path, 'targetUnits']) };
+  return { schema, view, q, conditions, source, options } satisfies Scope & { options: FilterOptions };
+}
+
+/** The columns of the searched properties, and the SQL narrowing candidates to those that may match. */
+function textMatch(s: Scope, properties: readonly string[], query: readonly string[], operator: 'AND' | 'OR'): { columns: Sql[]; narrow?: Sql } {
+  const columns = properties.map((id) => {
+    const p = s.view.properties.get(id)!;
+    if (p.kind !== 'mapped') throw new Error('unreachable: searched connection');
+    return s.q.column({ kind: 'container', container: p.container, property: p.containerPropertyIdentifier, type: p.definition.type });
+  });
+  if (query.length === 0) return { columns };
+  if (columns.length === 0) return { columns, narrow: Sql.raw('FALSE') };
+  const ascii = query.filter((t) => /^[\x20-\x7e]+$/.test(t));
+  const perToken = ascii.map((t) => Sql.or(columns.map((c) => sql`lower(${c}) LIKE ${`%${t.replace(/[\\%_]/g, (m) => `\\${m}`)}%`} ESCAPE '\\'`)).wrap());
+  if (perToken.length === 0) return { columns };
+  if (operator === 'AND') return { columns, narrow: Sql.and(perToken) };
+  return ascii.length === query.length ? { columns, narrow: Sql.or(perToken).wrap() } : { columns };
+}
+
+function wordsOf(values: unknown[]): string[] {
+  const out: string[] = [];
+  for (const v of values) {
+    if (v === null || v === undefined) continue;
+    if (typeof v === 'string' && v.startsWith('[')) {
+      try {
+        for (const e of JSON.parse(v) as unknown[]) if (typeof e === 'string') out.push(...tokens(e));
+        continue;
+      } catch {
+        // Not a list: a text that starts with a bracket.
+      }
+    }
+    out.push(...tokens(String(v)));
+  }
+  return out;
+}
+
+/** The ids of the instances the text query matches, with the number of tokens each matched. */
+async function searchMatches(services: Services, s: Scope, properties: readonly string[], text: string | undefined, operator: 'AND' | 'OR', order?: Sql): Promise<Array<{ id: number; score: number }>> {
+  const query = tokens(text ?? '');
+  const { columns, narrow } = textMatch(s, properties, query, operator);
+  const selected = columns.map((c, i) => sql`${c} AS ${Sql.raw(`t${i}`)}`);
+  const rows = await services.reads.all<Record<string, unknown>>(
+    sql`SELECT i.id${selected.length ? sql`, ${Sql.join(selected, ', ')}` : Sql.raw('')} FROM dm_instances i ${s.q.joins()} WHERE ${Sql.and([...s.conditions, ...(narrow ? [narrow] : [])])} ORDER BY ${order ?? Sql.raw('i.id')}`,
+  );
+  const out: Array<{ id: number; score: number }> = [];
+  for (const r of rows) {
+    if (query.length === 0) {
+      out.push({ id: Number(r.id), score: 0 });
+      continue;
+    }
+    const list = wordsOf(columns.map((_, i) => r[`t${i}`]));
+    const n = matched(query, new Set(list), list);
+    if (operator === 'AND' ? n === query.length : n > 0) out.push({ id: Number(r.id), score: n });
+  }
+  return out;
+}
+
+export async function searchInstances(services: Services, projectId: number, body: SearchInstancesBody) {
+  const s = await viewScope(services, projectId, body, []);
+  const { properties, sort } = checkSearch(body, s.view, s.options);
+  const order = sort.length
+    ? Sql.join(
+        [
+          ...sort.flatMap((k) => {
+            const c = s.q.column(k.target);
+            return [sql`(CASE WHEN ${c} IS NULL THEN 1 ELSE 0 END)`, sql`${c} ${Sql.raw(k.direction === 'descending' ? 'DESC' : 'ASC')}`];
+          }),
+          Sql.raw('i.id'),
+        ],
+        ', ',
+      )
+    : undefined;
+  let matches = await searchMatches(services, s, properties, body.query, body.operator ?? 'OR', order);
+  if (!sort.length) matches = matches.map((m, i) => ({ ...m, i })).sort((a, b) => b.score - a.score || a.i - b.i);
+  const limit = body.limit ?? 1000;
+  const ids = matches.slice(0, limit).map((m) => m.id);
+  const q = new InstanceSql(services.db.dialect, projectId, s.schema);
+  const shape = new ReadShape(q, [s.source]);
+  const rows = ids.length
+    ? await services.reads.all<Record<string, unknown>>(
+        sql`SELECT ${shape.select()} FROM dm_instances i ${q.joins()} WHERE i.project_id = ${projectId} AND i.id IN (${services.db.dialect.idList(ids)})`,
+      )
+    : [];
+  const byId = new Map(rows.map((r) => [Number(r.id), r]));
+  return { items: ids.flatMap((id) => (byId.has(id) ? [shape.render(byId.get(id)!)] : [])), ...(body.includeTyping ? { typing: shape.typing() } : {}) };
+}
+
+export async function aggregateInstances(services: Services, projectId: number, body: AggregateInstancesBody) {
+  const s = await viewScope(services, projectId, body, []);
+  const { properties, groupBy, aggregates } = checkAggregate(body, s.view);
+  const conditions = [...s.conditions];
+  if (body.query !== undefined && tokens(body.query).length > 0) {
+    const ids = (await searchMatches(services, s, properties, body.query, body.operator ?? 'OR')).map((m) => m.id);
+    conditions.push(ids.length ? sql`i.id IN (${services.db.dialect.idList(ids)})` : Sql.raw('FALSE'));
+  }
+  const prop = (id: string) => {
+    const p = s.view.properties.get(id)!;
+    if (p.kind !== 'mapped') throw badRequest(`${JSON.stringify(id)} is a connection`);
+    return { column: s.q.column({ kind: 'container', container: p.container, property: p.containerPropertyIdentifier, type: p.definition.type }), type: p.definition.type };
+  };
+  const groups = groupBy.map((id, i) => ({ id, ...prop(id), alias: `g${i}` }));
+  const selects: Sql[] = groups.map((g) => sql`${g.column} AS ${Sql.raw(g.alias)}`);
+  aggregates.forEach((a, i) => {
+    if (a.aggregate === 'histogram') return;
+    const expr = a.aggregate === 'count' ? (a.property ? sql`count(${prop(a.property).column})` : Sql.raw('count(*)')) : sql`${Sql.raw(a.aggregate)}(${prop(a.property).column})`;
+    selects.push(sql`${expr} AS ${Sql.raw(`a${i}`)}`);
+    if (a.aggregate === 'sum' || a.aggregate === 'avg') selects.push(sql`count(${prop(a.property).column}) AS ${Sql.raw(`n${i}`)}`);
+  });
+  if (selects.length === groups.length) selects.push(Sql.raw('count(*) AS n'));
+  const where = Sql.and(conditions);
+  const groupSql = groups.length ? sql` GROUP BY ${Sql.join(groups.map((g) => Sql.raw(g.alias)), ', ')} ORDER BY ${Sql.join(groups.map((g) => Sql.raw(g.alias)), ', ')} LIMIT ${body.limit ?? 100}` : Sql.raw('');
+  const rows = await services.reads.all<Record<string, unknown>>(sql`SELECT ${Sql.join(selects, ', ')} FROM dm_instances i ${s.q.joins()} WHERE ${where}${groupSql}`);
+
+  const groupKey = (r: Record<string, unknown>) => JSON.stringify(groups.map((g) => r[g.alias] ?? null));
+  const histograms = new Map<number, Map<string, Array<{ start: number; count: number }>>>();
+  for (const [i, a] of aggregates.entries()) {
+    if (a.aggregate !== 'histogram') continue;
+    const { column } = prop(a.property);
+    const bucket = sql`(floor(${column} * 1.0 / ${a.interval}) * ${a.interval})`;
+    const hrows = await services.reads.all<Record<string, unknown>>(
+      sql`SELECT ${Sql.join([...groups.map((g) => sql`${g.column} AS ${Sql.raw(g.alias)}`), sql`${bucket} AS b`, Sql.raw('count(*) AS c')], ', ')} FROM dm_instances i ${s.q.joins()} WHERE ${where} AND ${column} IS NOT NULL GROUP BY ${Sql.join(
+        [...groups.map((g) => Sql.raw(g.alias)), Sql.raw('b')],
+        ', ',
+      )} ORDER BY b`,
+    );
+    const byGroup = new Map<string, Array<{ start: number; count: number }>>();
+    for (const r of hrows) byGroup.set(groupKey(r), [...(byGroup.get(groupKey(r)) ?? []), { start: Number(r.b), count: Number(r.c) }]);
+    histograms.set(i, byGroup);
+  }
+
+  const unit = (id: string) => s.source.units.get(id);
+  const items = rows
+    .filter((r) => groups.length === 0 || groups.every((g) => r[g.alias] !== null && r[g.alias] !== undefined))
+    .map((r) => {
+      const out: Record<string, unknown> = { instanceType: body.instanceType ?? 'node' };
+      if (groups.length) {
+        const group: Record<string, unknown> = {};
+        for (const g of groups) group[g.id] = renderValue(fromColumn(r[g.alias], g.type) as StoredValue, g.type);
+        out.group = group;
+      }
+      out.aggregates = aggregates.map((a, i) => {
+        if (a.aggregate === 'histogram') return { aggregate: 'histogram', interval: a.interval, property: a.property, buckets: histograms.get(i)!.get(groupKey(r)) ?? [] };
+        const raw = r[`a${i}`];
+        const entry: Record<string, unknown> = { aggregate: a.aggregate };
+        if (a.property !== undefined) entry.property = a.property;
+        if (raw === null || raw === undefined) return entry;
+        let value = Number(raw);
+        const u = a.aggregate !== 'count' && a.property ? unit(a.property) : undefined;
+        if (u) value = a.aggregate === 'sum' ? u.scale * value + Number(r[`n${i}`]) * u.shift : u.value(value);
+        entry.value = value;
+        return entry;
+      });
+      return out;
+    });
+  return { items };
+}

@@ -1,0 +1,225 @@
+/**
+ * Instances as SQL: the data modeling filter compiled through the shared boolean compiler
+ * (query/filter.ts `compileBoolean`) with the leaves of this language, property references as columns of
+ * the instance table or of a container's table (each container joined once, `LEFT JOIN`, so a missing row
+ * reads as null values), sort keys, and the columns a read selects.
+ *
+ * Every leaf is false (or NULL, which the boolean compiler reads as false) where its value is missing, so the
+ * filter has the two-valued semantics the language defines; see filter.ts.
+ */
+import type { Dialect } from '../../storage/dialect.js';
+import { compileBoolean, prefixUpperBound } from '../../query/filter.js';
+import { FALSE, Sql, sql, TRUE } from '../../storage/sql.js';
+import { toOperand, valueKind } from './container-tables.js';
+import type { DmFilter, DmLeaf, Operand, PropertyTarget } from './filter.js';
+import { containerKey, type ContainerId } from './identifiers.js';
+import { isList, type PropertyType } from './property-types.js';
+import type { ProjectSchema } from './schema-store.js';
+import { REF_SEPARATOR } from './store-schema.js';
+import type { StoredScalar } from './values.js';
+
+const BASE_COLUMNS: Record<string, string> = {
+  version: 'version',
+  space: 'space',
+  externalId: 'external_id',
+  type: 'type_ref',
+  createdTime: 'created_time',
+  lastUpdatedTime: 'last_updated_time',
+  deletedTime: 'deleted_time',
+  startNode: 'start_ref',
+  endNode: 'end_ref',
+};
+
+/** Base fields that every instance has (the others may be null). */
+const ALWAYS_SET = new Set(['instanceType', 'version', 'space', 'externalId', 'createdTime', 'lastUpdatedTime']);
+
+const elementType = (t: PropertyType): PropertyType => (t.type === 'enum' || !t.list ? t : ({ ...t, list: false } as PropertyType));
+
+/**
+ * The SQL of one query over instances under the alias `alias`: the containers it reads are joined as they
+ * are named, and `joins()` gives their JOIN clauses once compiling is done.
+ */
+export class InstanceSql {
+  private readonly joined = new Map<string, string>();
+  private nestedCount = 0;
+
+  constructor(
+    readonly dialect: Dialect,
+    readonly projectId: number,
+    readonly schema: ProjectSchema,
+    readonly alias = 'i',
+  ) {}
+
+  /** The alias of a container's table in this query, joined on first use. */
+  container(id: ContainerId): string {
+    const key = containerKey(id);
+    let alias = this.joined.get(key);
+    if (alias === undefined) {
+      alias = `${this.alias}c${this.joined.size}`;
+      this.joined.set(key, alias);
+    }
+    return alias;
+  }
+
+  /**
+   * The FROM of a query led by a container's table (joined to the instance table on its rows), so that an
+   * index of that table serves the sort; the other containers are joined as `joins()` joins them.
+   */
+  ledBy(id: ContainerId): Sql {
+    const c = this.container(id);
+    const table = this.schema.stored(id)!.layout.table;
+    const a = this.alias;
+    return sql`${Sql.raw(`${table} ${c} ${this.dialect.orderedJoin} dm_instances ${a} ON ${a}.project_id = ${c}.project_id AND ${a}.id = ${c}.instance_id`)} ${this.joins(containerKey(id))}`;
+  }
+
+  joins(except?: string): Sql {
+    const a = this.alias;
+    return Sql.raw(
+      [...this.joined]
+        .filter(([key]) => key !== except)
+        .map(([key, c]) => {
+          const table = this.schema.containers.get(key)!.layout.table;
+          return `LEFT JOIN ${table} ${c} ON ${c}.project_id = ${a}.project_id AND ${c}.space = ${a}.space AND ${c}.instance_id = ${a}.id`;
+        })
+        .join(' '),
+    );
+  }
+
+  /** The value of a property of the instance. */
+  column(t: PropertyTarget): Sql {
+    if (t.kind === 'base') {
+      if (t.field === 'instanceType') return Sql.raw(`(CASE WHEN ${this.alias}.kind = 0 THEN 'node' ELSE 'edge' END)`);
+      return Sql.raw(`${this.alias}.${BASE_COLUMNS[t.field]}`);
+    }
+    const layout = this.schema.stored(t.container)!.layout;
+    return Sql.raw(`${this.container(t.container)}.${layout.columns[t.property]}`);
+  }
+
+  nullable(t: PropertyTarget): boolean {
+    return !(t.kind === 'base' && ALWAYS_SET.has(t.field));
+  }
+
+  /** Whether the instance has data in a container. */
+  hasData(id: ContainerId): Sql {
+    if (!this.schema.stored(id)) return FALSE;
+    return Sql.raw(`${this.container(id)}.instance_id IS NOT NULL`);
+  }
+
+  compile(filter: DmFilter): Sql {
+    return compileBoolean(filter, (leaf) => this.leaf(leaf));
+  }
+
+  private value(o: Operand, t: PropertyType, element = false): Sql {
+    if (o.kind === 'property') return this.column(o.target);
+    return sql`${toOperand(o.value, t, element)}`;
+  }
+
+  /** The elements of a list operand: a list of parameters, or a subquery of a list property's elements. */
+  private elements(o: Operand, element: PropertyType): Sql {
+    if (o.kind === 'property') return this.dialect.jsonElements(this.column(o.target), kindOf(element));
+    const values = (o.value as StoredScalar[]).map((v) => toOperand(v, element, true));
+    return values.length ? sql`${values}` : Sql.raw('NULL');
+  }
+
+  private leaf(leaf: DmLeaf): Sql {
+    switch (leaf.op) {
+      case 'matchAll':
+        return TRUE;
+      case 'hasData':
+        return Sql.and(
+          leaf.sources.map((s) => {
+            if (s.type === 'container') return this.hasData(s.container);
+            if (s.filter) return this.compile(s.filter);
+            return Sql.and(s.containers.map((c) => this.hasData(c)));
+          }),
+        );
+      case 'instanceReferences': {
+        if (leaf.refs.length === 0) return FALSE;
+        const rows = leaf.refs.map((r) => sql`(${r.space}, ${r.externalId})`);
+        return sql`(${Sql.raw(this.alias)}.space, ${Sql.raw(this.alias)}.external_id) IN (VALUES ${Sql.join(rows, ', ')})`;
+      }
+      case 'nested': {
+        const inner = new InstanceSql(this.dialect, this.projectId, this.schema, `${this.alias}n${this.nestedCount++}`);
+        const condition = inner.compile(leaf.filter);
+        const t = inner.alias;
+        return sql`${this.column(leaf.scope)} IN (SELECT ${Sql.raw(`${t}.space`)} || ${REF_SEPARATOR} || ${Sql.raw(`${t}.external_id`)} FROM dm_instances ${Sql.raw(t)} ${inner.joins()} WHERE ${Sql.raw(
+          `${t}.project_id`,
+        )} = ${this.projectId} AND ${Sql.raw(`${t}.kind`)} = 0 AND ${Sql.raw(`${t}.deleted_time`)} IS NULL AND ${condition})`;
+      }
+      case 'overlaps': {
+        const start = this.column(leaf.start);
+        const end = this.column(leaf.end);
+        const t = leaf.start.type;
+        const parts: Sql[] = [sql`(${start} IS NOT NULL OR ${end} IS NOT NULL)`];
+        if (leaf.gt) parts.push(sql`(${end} IS NULL OR ${end} > ${this.value(leaf.gt, t)})`);
+        if (leaf.gte) parts.push(sql`(${end} IS NULL OR ${end} >= ${this.value(leaf.gte, t)})`);
+        if (leaf.lt) parts.push(sql`(${start} IS NULL OR ${start} < ${this.value(leaf.lt, t)})`);
+        if (leaf.lte) parts.push(sql`(${start} IS NULL OR ${start} <= ${this.value(leaf.lte, t)})`);
+        return Sql.and(parts);
+      }
+    }
+    const col = this.column(leaf.target);
+    const t = leaf.target.type;
+    const element = elementType(t);
+    const list = isList(t);
+    const listElements = () => this.dialect.jsonElements(col, kindOf(element));
+    switch (leaf.op) {
+      case 'exists':
+        return sql`${col} IS NOT NULL`;
+      case 'equals':
+        return sql`${col} = ${this.value(leaf.value, t)}`;
+      case 'in':
+      case 'containsAny': {
+        if (!list) return sql`${col} IN (${this.elements(leaf.values, element)})`;
+        return sql`EXISTS (SELECT 1 FROM (${listElements()}) e WHERE e.value IN (${this.elements(leaf.values, element)}))`;
+      }
+      case 'containsAll': {
+        if (leaf.values.kind === 'property') {
+          const other = this.dialect.jsonElements(this.column(leaf.values.target), kindOf(element));
+          return sql`(${col} IS NOT NULL AND ${this.column(leaf.values.target)} IS NOT NULL AND NOT EXISTS (SELECT value FROM (${other}) o WHERE o.value NOT IN (SELECT e.value FROM (${listElements()}) e)))`;
+        }
+        const distinct = [...new Map((leaf.values.value as StoredScalar[]).map((v) => [JSON.stringify(v), v])).values()];
+        if (distinct.length === 0) return sql`${col} IS NOT NULL`;
+        const values = distinct.map((v) => toOperand(v, element, true));
+        return sql`(SELECT count(DISTINCT e.value) FROM (${listElements()}) e WHERE e.value IN (${values})) = ${distinct.length}`;
+      }
+      case 'range': {
+        const parts: Sql[] = [];
+        const bound = (o: Operand | undefined, symbol: string) => {
+          if (o) parts.push(sql`${col} ${Sql.raw(symbol)} ${this.value(o, t)}`);
+        };
+        bound(leaf.gt, '>');
+        bound(leaf.gte, '>=');
+        bound(leaf.lt, '<');
+        bound(leaf.lte, '<=');
+        return Sql.and(parts);
+      }
+      case 'prefix': {
+        if (list) {
+          if (leaf.value.kind === 'property') {
+            // Lists are kept as canonical JSON text: a prefix list is the other's text up to its closing bracket.
+            const other = this.column(leaf.value.target);
+            return sql`(${col} IS NOT NULL AND ${other} IS NOT NULL AND (${other} = '[]' OR ${col} = ${other} OR substr(${col}, 1, length(${other})) = substr(${other}, 1, length(${other}) - 1) || ','))`;
+          }
+          const prefix = leaf.value.value as StoredScalar[];
+          const parts = [sql`${this.dialect.jsonLength(col)} >= ${prefix.length}`];
+          prefix.forEach((v, i) => parts.push(sql`${this.dialect.jsonElementAt(col, i, kindOf(element))} = ${toOperand(v, element, true)}`));
+          return Sql.and(parts);
+        }
+        if (leaf.value.kind === 'property') {
+          const other = this.column(leaf.value.target);
+          return sql`substr(${col}, 1, length(${other})) = ${other}`;
+        }
+        const p = leaf.value.value as string;
+        if (p === '') return sql`${col} IS NOT NULL`;
+        const upper = prefixUpperBound(p);
+        return upper === undefined ? sql`${col} >= ${p}` : sql`(${col} >= ${p} AND ${col} < ${upper})`;
+      }
+    }
+  }
+}
+
+function kindOf(t: PropertyType): 'text' | 'number' | 'boolean' {
+  const k = valueKind(t);
+  return k === 'json' ? 'text' : k;
+}

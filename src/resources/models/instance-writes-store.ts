@@ -1,0 +1,507 @@
+/**
+ * Applying and deleting instances, in one transaction per request: identities looked up in batches, version
+ * checks (`existingVersion`), references to other nodes (type, edge ends, direct relations) found or created
+ * as the auto-create flags allow, values merged (patch) or rewritten (replace) per container with defaults,
+ * auto-increments and immutability, then the instance rows and container rows written in multi-row
+ * statements. Uniqueness constraints are unique indexes of the container tables; `requires` constraints are
+ * checked after the writes. A version goes up by one only when something changed.
+ */
+import { ApiError, badRequest } from '../../http/errors.js';
+import type { Services } from '../../http/services.js';
+import { allocateIds } from '../../storage/ids.js';
+import { Sql, sql, type SqlValue } from '../../storage/sql.js';
+import type { Queryable } from '../../storage/store.js';
+import { toColumn } from './container-tables.js';
+import type { ContainerDefinition } from './containers.js';
+import { containerKey, fail, instanceKey, nodeKey, type DirectRelationReference, type InstanceType } from './identifiers.js';
+import type { ApplyInstancesBody, InstanceDeleteItem } from './instance-schema.js';
+import { normalizeInstanceApply, requiredMissing, valuesForNewData, type InstanceWrite } from './instance-writes.js';
+import { isList } from './property-types.js';
+import { existingSpaces, loadSchema, type ProjectSchema, type StoredContainer } from './schema-store.js';
+import { requireSpacesWritable } from './space-access.js';
+import { encodeRef } from './store-schema.js';
+import type { StoredValue } from './values.js';
+
+export interface InstanceRow {
+  id: number;
+  space: string;
+  kind: number;
+  external_id: string;
+  type_ref: string | null;
+  start_ref: string | null;
+  end_ref: string | null;
+  version: number;
+  created_time: number;
+  last_updated_time: number;
+  deleted_time: number | null;
+}
+
+export const INSTANCE_COLUMNS = 'id, space, kind, external_id, type_ref, start_ref, end_ref, version, created_time, last_updated_time, deleted_time';
+
+export const kindOf = (t: InstanceType): number => (t === 'node' ? 0 : 1);
+export const typeOf = (kind: number): InstanceType => (kind === 0 ? 'node' : 'edge');
+
+const rowKey = (r: { kind: number; space: string; external_id: string }) => `${typeOf(r.kind)}:${r.space}:${r.external_id}`;
+
+/** The rows (live and tombstones) of the instances named, by `instanceKey`. */
+export async function findInstances(
+  db: Pick<Queryable, 'all'>,
+  projectId: number,
+  ids: ReadonlyArray<{ instanceType: InstanceType; space: string; externalId: string }>,
+): Promise<Map<string, InstanceRow>> {
+  const out = new Map<string, InstanceRow>();
+  for (const kind of ['node', 'edge'] as const) {
+    const wanted = [...new Map(ids.filter((i) => i.instanceType === kind).map((i) => [instanceKey(i), i])).values()];
+    for (let at = 0; at < wanted.length; at += 500) {
+      const chunk = wanted.slice(at, at + 500);
+      const rows = await db.all<InstanceRow>(
+        sql`SELECT ${Sql.raw(INSTANCE_COLUMNS)} FROM dm_instances WHERE project_id = ${projectId} AND kind = ${kindOf(kind)} AND (space, external_id) IN (VALUES ${Sql.join(
+          chunk.map((i) => sql`(${i.space}, ${i.externalId})`),
+          ', ',
+        )})`,
+      );
+      for (const r of rows) out.set(rowKey(r), r);
+    }
+  }
+  return out;
+}
+
+/** Rows in multi-row INSERT statements, within the engines' parameter limits. */
+async function insertRows(db: Queryable, table: string, columns: readonly string[], rows: readonly SqlValue[][], suffix: Sql = Sql.raw('')): Promise<void> {
+  const per = Math.max(1, Math.floor(30_000 / columns.length));
+  for (let at = 0; at < rows.length; at += per) {
+    const chunk = rows.slice(at, at + per);
+    await db.run(sql`INSERT INTO ${Sql.raw(table)} (${Sql.raw(columns.join(', '))}) VALUES ${Sql.join(chunk.map((r) => sql`(${r})`), ', ')}${suffix}`);
+  }
+}
+
+const INSTANCE_UPSERT = Sql.raw(
+  ' ON CONFLICT (project_id, space, kind, external_id) DO UPDATE SET type_ref = excluded.type_ref, start_ref = excluded.start_ref, end_ref = excluded.end_ref, ' +
+    'version = excluded.version, created_time = excluded.created_time, last_updated_time = excluded.last_updated_time, deleted_time = excluded.deleted_time',
+);
+const INSTANCE_INSERT_COLUMNS = ['id', 'project_id', 'space', 'kind', 'external_id', 'type_ref', 'start_ref', 'end_ref', 'version', 'created_time', 'last_updated_time', 'deleted_time'];
+
+async function writeInstanceRows(db: Queryable, projectId: number, rows: readonly InstanceRow[]): Promise<void> {
+  await insertRows(
+    db,
+    'dm_instances',
+    INSTANCE_INSERT_COLUMNS,
+    rows.map((r) => [r.id, projectId, r.space, r.kind, r.external_id, r.type_ref, r.start_ref, r.end_ref, r.version, r.created_time, r.last_updated_time, r.deleted_time]),
+    INSTANCE_UPSERT,
+  );
+}
+
+/** A container's values of some instances, in column form, by instance id. */
+async function containerRows(db: Queryable, projectId: number, c: StoredContainer, ids: readonly number[]): Promise<Map<number, Record<string, SqlValue>>> {
+  const out = new Map<number, Record<string, SqlValue>>();
+  const props = Object.keys(c.definition.properties);
+  const columns = props.map((p) => c.layout.columns[p]);
+  for (let at = 0; at < ids.length; at += 1000) {
+    const chunk = ids.slice(at, at + 1000);
+    const rows = await db.all<Record<string, SqlValue>>(
+      sql`SELECT instance_id${Sql.raw(columns.map((col) => `, ${col}`).join(''))} FROM ${Sql.raw(c.layout.table)} WHERE project_id = ${projectId} AND instance_id IN (${chunk})`,
+    );
+    for (const r of rows) {
+      const values: Record<string, SqlValue> = {};
+      props.forEach((p, i) => (values[p] = r[columns[i]] ?? null));
+      out.set(Number(r.instance_id), values);
+    }
+  }
+  return out;
+}
+
+const same = (a: SqlValue | undefined, b: SqlValue | undefined): boolean => (a ?? null) === (b ?? null) || (typeof a === 'number' && typeof b === 'number' && a === b);
+
+/** The message for a unique index that refused a write: the container and constraint it belongs to. */
+function uniquenessConflict(schema: ProjectSchema, error: unknown): ApiError {
+  const e = error as { message?: string; constraint?: string; cause?: { message?: string; constraint?: string } };
+  const text = [e.message, e.constraint, e.cause?.message, e.cause?.constraint].filter(Boolean).join(' ');
+  for (const c of schema.containers.values()) {
+    for (const [id, name] of Object.entries(c.layout.constraints)) {
+      const x = c.definition.constraints[id];
+      if (x.constraintType !== 'uniqueness') continue;
+      const columns = x.properties.map((p) => `${c.layout.table}.${c.layout.columns[p]}`).join(', ');
+      if (text.includes(name) || text.includes(columns)) {
+        return new ApiError(409, `The uniqueness constraint ${JSON.stringify(id)} of the container ${containerKey(c.definition)} is violated: another instance already has the same values of ${x.properties.join(', ')}`);
+      }
+    }
+  }
+  return new ApiError(409, 'A uniqueness constraint is violated: another instance already has the same values');
+}
+
+interface Pending {
+  row: InstanceRow;
+  modified: boolean;
+  /** Container rows to write (whole rows, in column form). */
+  data: Map<string, Record<string, SqlValue>>;
+}
+
+/** Missing nodes as the 400 lists them. */
+function missingNodes(refs: readonly DirectRelationReference[], what: string, flag: string): ApiError {
+  const list = [...new Map(refs.map((r) => [nodeKey(r), r])).values()];
+  return badRequest(
+    `${what} ${list.map((r) => `${r.space}:${r.externalId}`).slice(0, 10).join(', ')}${list.length > 10 ? ` and ${list.length - 10} more` : ''} ${list.length === 1 ? 'does' : 'do'} not exist; create ${list.length === 1 ? 'it' : 'them'} first or set ${flag}`,
+    { missing: list.map((r) => ({ instanceType: 'node', space: r.space, externalId: r.externalId })) },
+  );
+}
+
+export async function applyInstances(services: Services, projectId: number, body: ApplyInstancesBody) {
+  requireSpacesWritable(services.access, [
+    ...body.items.map((item, i) => ({ space: item.space, path: ['items', i, 'space'] as Array<string | number> })),
+    ...(body.delete ?? []).map((item, i) => ({ space: item.space, path: ['delete', i, 'space'] as Array<string | number> })),
+  ]);
+  const now = services.now();
+  let schemaForErrors: ProjectSchema | undefined;
+  try {
+    return await services.db.transaction(async (db) => {
+      const schema = await loadSchema(db, projectId);
+      schemaForErrors = schema;
+      const apply = normalizeInstanceApply(body, schema.resolver);
+      return await applyWithSchema(db, services, projectId, schema, apply, now);
+    });
+  } catch (error) {
+    if (schemaForErrors && services.db.dialect.isUniqueViolation(error)) throw uniquenessConflict(schemaForErrors, error);
+    throw error;
+  }
+}
+
+async function applyWithSchema(db: Queryable, services: Services, projectId: number, schema: ProjectSchema, apply: ReturnType<typeof normalizeInstanceApply>, now: number) {
+  const { items, options } = apply;
+
+  // References to nodes: the type, edge ends and direct relation values.
+  const refs = new Map<string, { ref: DirectRelationReference; flag: 'autoCreateDirectRelations' | 'autoCreateStartNodes' | 'autoCreateEndNodes'; container?: string }>();
+  const mention = (ref: DirectRelationReference, flag: 'autoCreateDirectRelations' | 'autoCreateStartNodes' | 'autoCreateEndNodes', container?: string) => {
+    const key = `${nodeKey(ref)}|${flag}|${container ?? ''}`;
+    if (!refs.has(key)) refs.set(key, { ref, flag, container });
+  };
+  for (const item of items) {
+    if (item.type) mention(item.type, 'autoCreateDirectRelations');
+    if (item.startNode) mention(item.startNode, 'autoCreateStartNodes');
+    if (item.endNode) mention(item.endNode, 'autoCreateEndNodes');
+    for (const w of item.data) {
+      const def = schema.container(w.container)!;
+      for (const [p, v] of Object.entries(w.values)) {
+        const t = def.properties[p].type;
+        if (t.type !== 'direct' || v === null) continue;
+        const target = t.container ? containerKey(t.container) : undefined;
+        for (const r of (isList(t) ? v : [v]) as DirectRelationReference[]) mention(r, 'autoCreateDirectRelations', target);
+      }
+    }
+  }
+
+  const spaces = [...items.map((i) => i.space), ...apply.delete.map((d) => d.space)];
+  const found = await existingSpaces(db, projectId, spaces);
+  const unknownSpaces = [...new Set(spaces)].filter((s) => !found.has(s));
+  if (unknownSpaces.length > 0) throw badRequest(`One or more spaces do not exist: ${unknownSpaces.join(', ')}`, { missing: unknownSpaces.map((space) => ({ space })) });
+
+  const existing = await findInstances(db, projectId, [
+    ...items,
+    ...[...refs.values()].map(({ ref }) => ({ instanceType: 'node' as const, space: ref.space, externalId: ref.externalId })),
+  ]);
+  const live = (key: string) => {
+    const r = existing.get(key);
+    return r && r.deleted_time === null ? r : undefined;
+  };
+
+  // Version checks.
+  const conflicts: InstanceWrite[] = [];
+  const writes: InstanceWrite[] = [];
+  for (const item of items) {
+    const stored = live(instanceKey(item));
+    if (item.existingVersion !== undefined && (item.existingVersion === 0 ? stored !== undefined : (stored?.version ?? 0) > item.existingVersion)) conflicts.push(item);
+    else writes.push(item);
+  }
+  if (conflicts.length > 0 && !options.skipOnVersionConflict) {
+    const c = conflicts[0];
+    const stored = live(instanceKey(c));
+    throw new ApiError(
+      409,
+      `items[${items.indexOf(c)}]: the ${c.instanceType} ${c.space}:${c.externalId} is at version ${stored?.version ?? 0}${stored ? '' : ' (it does not exist)'}, and the request expects version ${c.existingVersion}${
+        conflicts.length > 1 ? ` (${conflicts.length - 1} more items conflict)` : ''
+      }; read it again, or set skipOnVersionConflict`,
+    );
+  }
+
+  // Nodes referenced that neither exist nor are written here.
+  const writtenNodes = new Set(writes.filter((w) => w.instanceType === 'node').map((w) => nodeKey(w)));
+  const toCreate = new Map<string, DirectRelationReference>();
+  const missingBy: Record<string, DirectRelationReference[]> = {};
+  const targetChecks: Array<{ ref: DirectRelationReference; container: string }> = [];
+  for (const { ref, flag, container } of refs.values()) {
+    if (container) targetChecks.push({ ref, container });
+    if (writtenNodes.has(nodeKey(ref)) || live(`node:${nodeKey(ref)}`)) continue;
+    if (options[flag] && !container) toCreate.set(nodeKey(ref), ref);
+    else (missingBy[container ? 'target' : flag] ??= []).push(ref);
+  }
+  for (const [flag, list] of Object.entries(missingBy)) {
+    if (flag === 'target') throw missingNodes(list, 'The direct relations point at nodes that must have data in the container their property names:', 'write those nodes first');
+    const what = flag === 'autoCreateStartNodes' ? 'The start nodes' : flag === 'autoCreateEndNodes' ? 'The end nodes' : 'The nodes referenced (types and direct relations)';
+    throw missingNodes(list, what, flag);
+  }
+  if (toCreate.size > 0) {
+    const created = [...toCreate.values()];
+    const createdSpaces = await existingSpaces(db, projectId, created.map((r) => r.space));
+    const noSpace = [...new Set(created.map((r) => r.space))].filter((s) => !createdSpaces.has(s));
+    if (noSpace.length > 0) throw badRequest(`Nodes would be created in spaces that do not exist: ${noSpace.join(', ')}`, { missing: noSpace.map((space) => ({ space })) });
+    requireSpacesWritable(services.access, created.map((r) => ({ space: r.space, path: ['items'] })));
+  }
+
+  // Ids for new instances (and revived tombstones keep theirs).
+  const fresh = [...writes.filter((w) => !existing.has(instanceKey(w))).map((w) => instanceKey(w)), ...[...toCreate.values()].filter((r) => !existing.has(`node:${nodeKey(r)}`)).map((r) => `node:${nodeKey(r)}`)];
+  const ids = await allocateIds(db, 'dm_instances', fresh.length);
+  const idOf = new Map(fresh.map((k, i) => [k, ids[i]]));
+
+  const pending = new Map<string, Pending>();
+  for (const ref of toCreate.values()) {
+    const key = `node:${nodeKey(ref)}`;
+    const old = existing.get(key);
+    pending.set(key, {
+      row: {
+        id: old?.id ?? idOf.get(key)!,
+        space: ref.space,
+        kind: 0,
+        external_id: ref.externalId,
+        type_ref: null,
+        start_ref: null,
+        end_ref: null,
+        version: (old?.version ?? 0) + 1,
+        created_time: now,
+        last_updated_time: now,
+        deleted_time: null,
+      },
+      modified: true,
+      data: new Map(),
+    });
+  }
+
+  // Stored values of the containers written, for patches and change detection.
+  const stored = new Map<string, Map<number, Record<string, SqlValue>>>();
+  const liveIds = writes.flatMap((w) => (live(instanceKey(w)) ? [live(instanceKey(w))!.id] : []));
+  const touched = new Set(writes.flatMap((w) => [...w.data.map((d) => containerKey(d.container)), ...(options.replace ? w.reached.map(containerKey) : [])]));
+  for (const key of touched) stored.set(key, liveIds.length ? await containerRows(db, projectId, schema.containers.get(key)!, liveIds) : new Map());
+
+  const autoNext = new Map<string, number>();
+  const nextAuto = async (c: StoredContainer, p: string): Promise<number> => {
+    const key = `${c.id}.${p}`;
+    let n = autoNext.get(key);
+    if (n === undefined) {
+      const row = await db.get<{ m: number | null }>(sql`SELECT max(${Sql.raw(c.layout.columns[p])}) AS m FROM ${Sql.raw(c.layout.table)} WHERE project_id = ${projectId}`);
+      n = Number(row?.m ?? 0);
+    }
+    autoNext.set(key, n + 1);
+    return n + 1;
+  };
+
+  const indexOf = new Map(items.map((item, i) => [item, i]));
+  const results: Array<{ item: InstanceWrite; key: string }> = [];
+  for (const item of writes) {
+    const index = indexOf.get(item)!;
+    const key = instanceKey(item);
+    const old = existing.get(key);
+    const current = live(key);
+    const row: InstanceRow = {
+      id: old?.id ?? idOf.get(key)!,
+      space: item.space,
+      kind: kindOf(item.instanceType),
+      external_id: item.externalId,
+      type_ref: item.type ? encodeRef(item.type) : (current?.type_ref ?? null),
+      start_ref: item.startNode ? encodeRef(item.startNode) : null,
+      end_ref: item.endNode ? encodeRef(item.endNode) : null,
+      version: current?.version ?? (old ? old.version : 0),
+      created_time: current?.created_time ?? now,
+      last_updated_time: current?.last_updated_time ?? now,
+      deleted_time: null,
+    };
+    let modified = !current || row.type_ref !== current.type_ref || row.start_ref !== current.start_ref || row.end_ref !== current.end_ref;
+    const data = new Map<string, Record<string, SqlValue>>();
+    const writesHere = new Map(item.data.map((d) => [containerKey(d.container), d.values]));
+    const containers = options.replace ? new Set([...item.reached.map(containerKey), ...writesHere.keys()]) : new Set(writesHere.keys());
+    for (const ckey of containers) {
+      const c = schema.containers.get(ckey)!;
+      const def: ContainerDefinition = c.definition;
+      const given = writesHere.get(ckey) ?? {};
+      const before = current ? stored.get(ckey)?.get(current.id) : undefined;
+      let values: Record<string, StoredValue | null>;
+      let next: Record<string, SqlValue>;
+      if (!before || options.replace) {
+        const missing = requiredMissing(def, given);
+        if (missing.length > 0) {
+          fail(['items', index], `the container ${ckey} needs values for ${missing.map((m) => JSON.stringify(m)).join(', ')} (not nullable, no default), which ${before ? 'replace rewrites' : 'new data there must have'}`);
+        }
+        values = valuesForNewData(def, given);
+        next = {};
+        for (const [p, prop] of Object.entries(def.properties)) {
+          if (values[p] === undefined && prop.autoIncrement) next[p] = before?.[p] ?? (await nextAuto(c, p));
+          else next[p] = toColumn(values[p], prop.type);
+        }
+      } else {
+        next = { ...before };
+        for (const [p, v] of Object.entries(given)) next[p] = toColumn(v, def.properties[p].type);
+      }
+      if (before) {
+        for (const [p, prop] of Object.entries(def.properties)) {
+          if (prop.immutable && before[p] !== null && before[p] !== undefined && !same(before[p], next[p])) {
+            fail(['items', index], `the property ${JSON.stringify(p)} of the container ${ckey} is immutable and already has a value`);
+          }
+        }
+      }
+      if (!before || Object.keys(def.properties).some((p) => !same(before[p], next[p]))) {
+        modified = true;
+        data.set(ckey, next);
+      }
+    }
+    if (modified) {
+      row.version = (current?.version ?? old?.version ?? 0) + 1;
+      row.last_updated_time = now;
+      if (!current) row.created_time = now;
+    }
+    pending.set(key, { row, modified, data });
+    results.push({ item, key });
+  }
+
+  const deleted = await deleteRows(db, projectId, schema, apply.delete, now, false);
+
+  const changedRows = [...pending.values()].filter((p) => p.modified).map((p) => p.row);
+  if (changedRows.length > 0) await writeInstanceRows(db, projectId, changedRows);
+  for (const [ckey, c] of schema.containers) {
+    const rows = [...pending.values()].filter((p) => p.data.has(ckey));
+    if (rows.length === 0) continue;
+    const props = Object.keys(c.definition.properties);
+    const columns = props.map((p) => c.layout.columns[p]);
+    await insertRows(
+      db,
+      c.layout.table,
+      ['project_id', 'space', 'instance_id', ...columns],
+      rows.map((p) => {
+        const values = p.data.get(ckey)!;
+        return [projectId, p.row.space, p.row.id, ...props.map((prop) => values[prop] ?? null)];
+      }),
+      columns.length
+        ? Sql.raw(` ON CONFLICT (project_id, space, instance_id) DO UPDATE SET ${columns.map((col) => `${col} = excluded.${col}`).join(', ')}`)
+        : Sql.raw(' ON CONFLICT (project_id, space, instance_id) DO NOTHING'),
+    );
+  }
+
+  await checkRequires(db, projectId, schema, pending, items);
+  await checkTargets(db, projectId, schema, targetChecks);
+
+  return {
+    items: results.map(({ item, key }) => {
+      const p = pending.get(key)!;
+      return {
+        instanceType: item.instanceType,
+        space: item.space,
+        externalId: item.externalId,
+        version: p.row.version,
+        wasModified: p.modified,
+        createdTime: p.row.created_time,
+        lastUpdatedTime: p.row.last_updated_time,
+      };
+    }),
+    deleted,
+  };
+}
+
+/** Every written instance with data in a container that requires another has data there too. */
+async function checkRequires(db: Queryable, projectId: number, schema: ProjectSchema, pending: Map<string, Pending>, items: readonly InstanceWrite[]): Promise<void> {
+  for (const [ckey, c] of schema.containers) {
+    const requires = Object.entries(c.definition.constraints).filter(([, x]) => x.constraintType === 'requires');
+    if (requires.length === 0) continue;
+    const written = [...pending.values()].filter((p) => p.data.has(ckey)).map((p) => p.row.id);
+    if (written.length === 0) continue;
+    for (const [id, x] of requires) {
+      if (x.constraintType !== 'requires') continue;
+      const required = schema.stored(x.require);
+      const rows = required
+        ? await db.all<{ space: string; external_id: string; kind: number }>(
+            sql`SELECT i.space, i.external_id, i.kind FROM ${Sql.raw(c.layout.table)} a JOIN dm_instances i ON i.project_id = a.project_id AND i.id = a.instance_id WHERE a.project_id = ${projectId} AND a.instance_id IN (${written}) AND NOT EXISTS (SELECT 1 FROM ${Sql.raw(
+              required.layout.table,
+            )} b WHERE b.project_id = a.project_id AND b.space = a.space AND b.instance_id = a.instance_id) LIMIT 10`,
+          )
+        : [];
+      if (!required || rows.length > 0) {
+        const who = rows.map((r) => `${r.space}:${r.external_id}`).join(', ');
+        const index = items.findIndex((i) => rows.some((r) => r.space === i.space && r.external_id === i.externalId));
+        fail(
+          index >= 0 ? ['items', index] : ['items'],
+          `the constraint ${JSON.stringify(id)} of the container ${ckey} requires data in ${containerKey(x.require)} as well${who ? `, which ${who} ${rows.length === 1 ? 'does' : 'do'} not have` : ''}`,
+        );
+      }
+    }
+  }
+}
+
+/** Direct relations whose property names a target container point at nodes with data there. */
+async function checkTargets(db: Queryable, projectId: number, schema: ProjectSchema, checks: ReadonlyArray<{ ref: DirectRelationReference; container: string }>): Promise<void> {
+  const byContainer = new Map<string, DirectRelationReference[]>();
+  for (const { ref, container } of checks) byContainer.set(container, [...(byContainer.get(container) ?? []), ref]);
+  for (const [ckey, refs] of byContainer) {
+    const c = schema.containers.get(ckey);
+    const rows = c
+      ? await db.all<{ space: string; external_id: string }>(
+          sql`SELECT i.space, i.external_id FROM dm_instances i JOIN ${Sql.raw(c.layout.table)} t ON t.project_id = i.project_id AND t.space = i.space AND t.instance_id = i.id WHERE i.project_id = ${projectId} AND i.kind = 0 AND i.deleted_time IS NULL AND (i.space, i.external_id) IN (VALUES ${Sql.join(
+            refs.map((r) => sql`(${r.space}, ${r.externalId})`),
+            ', ',
+          )})`,
+        )
+      : [];
+    const ok = new Set(rows.map((r) => `${r.space}:${r.external_id}`));
+    const missing = refs.filter((r) => !ok.has(nodeKey(r)));
+    if (missing.length > 0) throw missingNodes(missing, `The direct relations must point at nodes with data in the container ${ckey}, and`, 'write those nodes first');
+  }
+}
+
+/**
+ * Deletes instances (soft: the row stays as a tombstone without data), with the edges of deleted nodes;
+ * those absent are skipped. `existingVersion` conflicts fail the request.
+ */
+export async function deleteRows(db: Queryable, projectId: number, schema: ProjectSchema, items: readonly InstanceDeleteItem[], now: number, checkSpaces = true) {
+  if (items.length === 0) return [];
+  if (checkSpaces) {
+    const found = await existingSpaces(db, projectId, items.map((i) => i.space));
+    const unknown = [...new Set(items.map((i) => i.space))].filter((s) => !found.has(s));
+    if (unknown.length > 0) throw badRequest(`One or more spaces do not exist: ${unknown.join(', ')}`, { missing: unknown.map((space) => ({ space })) });
+  }
+  const existing = await findInstances(db, projectId, items);
+  const targets: InstanceRow[] = [];
+  const deleted: Array<{ instanceType: InstanceType; space: string; externalId: string }> = [];
+  items.forEach((item, i) => {
+    const row = existing.get(instanceKey(item));
+    if (!row || row.deleted_time !== null) return;
+    if (item.existingVersion !== undefined && row.version > item.existingVersion) {
+      throw new ApiError(409, `items[${i}]: the ${item.instanceType} ${item.space}:${item.externalId} is at version ${row.version}, and the request expects version ${item.existingVersion}`);
+    }
+    if (targets.some((t) => t.id === row.id)) return;
+    targets.push(row);
+    deleted.push({ instanceType: item.instanceType, space: item.space, externalId: item.externalId });
+  });
+  const nodeRefs = targets.filter((t) => t.kind === 0).map((t) => encodeRef({ space: t.space, externalId: t.external_id }));
+  for (let at = 0; at < nodeRefs.length; at += 500) {
+    const chunk = nodeRefs.slice(at, at + 500);
+    const edges = await db.all<InstanceRow>(
+      sql`SELECT ${Sql.raw(INSTANCE_COLUMNS)} FROM dm_instances WHERE project_id = ${projectId} AND kind = 1 AND deleted_time IS NULL AND (start_ref IN (${chunk}) OR end_ref IN (${chunk}))`,
+    );
+    for (const e of edges) if (!targets.some((t) => t.id === e.id)) targets.push(e);
+  }
+  if (targets.length === 0) return deleted;
+  await writeInstanceRows(
+    db,
+    projectId,
+    targets.map((t) => ({ ...t, version: t.version + 1, last_updated_time: now, deleted_time: now })),
+  );
+  const ids = targets.map((t) => t.id);
+  for (const c of schema.containers.values()) {
+    for (let at = 0; at < ids.length; at += 1000) {
+      await db.run(sql`DELETE FROM ${Sql.raw(c.layout.table)} WHERE project_id = ${projectId} AND instance_id IN (${ids.slice(at, at + 1000)})`);
+    }
+  }
+  return deleted;
+}
+
+export async function deleteInstances(services: Services, projectId: number, items: readonly InstanceDeleteItem[]) {
+  requireSpacesWritable(services.access, items.map((item, i) => ({ space: item.space, path: ['items', i, 'space'] })));
+  return services.db.transaction(async (db) => {
+    const schema = await loadSchema(db, projectId);
+    return { items: await deleteRows(db, projectId, schema, items, services.now()) };
+  });
+}

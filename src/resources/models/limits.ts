@@ -1,0 +1,89 @@
+/**
+ * The numeric limits of the data modeling service, in one table: request sizes, identifier lengths, schema
+ * sizes and property value sizes. Schemas, validators and docs read them from here.
+ */
+export const DM_LIMITS = {
+  /** Spaces, containers, views and data models per apply, by-ids or delete request. */
+  schemaItems: 100,
+  /** Instances per apply (items and deletes together), by-ids, delete and inspect request. */
+  instanceItems: 1000,
+  /** Containers per inspect request; indexes, constraints or properties per delete or retry request. */
+  containerSubItems: 10,
+  /** `limit` of the GET lists: default and maximum. */
+  listDefault: 10,
+  listMax: 1000,
+  /** `limit` of instance list and search: default and maximum; aggregate groups: default. */
+  instanceListMax: 1000,
+  aggregateGroupsDefault: 100,
+
+  spaceLength: 43,
+  externalIdLength: 255,
+  versionLength: 43,
+  propertyIdLength: 255,
+  /** Index and constraint identifiers. */
+  subObjectIdLength: 43,
+  instanceExternalIdLength: 256,
+  enumValueIdLength: 128,
+  nameLength: 255,
+  descriptionLength: 1024,
+
+  containerProperties: 100,
+  enumValues: 32,
+  uniquenessConstraints: 10,
+  requiresConstraints: 25,
+  indexes: 10,
+  viewProperties: 300,
+  implements: 10,
+  dataModelViews: 100,
+
+  /** Largest `maxListSize`; the smaller ones apply to integer lists in a btree index. */
+  maxListSize: 2000,
+  btreeInt32ListSize: 600,
+  btreeInt64ListSize: 300,
+  /** List lengths without `maxListSize`. */
+  defaultListSize: 1000,
+  defaultDirectListSize: 100,
+  /** Text values (and the whole of a text list), in UTF-8 bytes. */
+  textBytes: 128_000,
+  /** A json value (or a whole json list) as UTF-8 JSON text; its keys, key count and each value. */
+  jsonBytes: 40_960,
+  jsonKeyLength: 128,
+  jsonKeys: 256,
+  jsonValueBytes: 10_240,
+  /** External ids held by timeseries, file and sequence reference properties. */
+  referenceLength: 255,
+
+  /** Sources written per instance; views read per request. */
+  writeSources: 100,
+  readSources: 10,
+  sortKeys: 5,
+  targetUnits: 10,
+  aggregates: 5,
+  groupBy: 5,
+  aggregateProperties: 200,
+
+  filterDepth: 20,
+  filterClauses: 500,
+  /** Values of `in`, `containsAny`, `containsAll`, and references of `instanceReferences`. */
+  filterValues: 1000,
+  hasDataSources: 10,
+} as const;
+
+/**
+ * What a project may hold, reported by the statistics operation. The schema counts are enforced when
+ * definitions are applied; the instance counts are reported, not enforced.
+ */
+export const DM_PROJECT_LIMITS = {
+  spaces: 100,
+  containers: 1000,
+  containerProperties: 25_000,
+  /** View versions. */
+  views: 2000,
+  /** Data model versions. */
+  dataModels: 500,
+  instances: 5_000_000,
+  softDeletedInstances: 10_000_000,
+  concurrentRead: 8,
+  concurrentWrite: 4,
+  concurrentDelete: 2,
+} as const;

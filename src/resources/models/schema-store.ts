@@ -1,0 +1,145 @@
+/**
+ * The catalog of a project's definitions, read from and written to the store: spaces, containers (with
+ * their table layout and validity states), views and data models. A request reads the project's schema
+ * once (`loadSchema`) and resolves views against it; writes go through the functions here, in the
+ * request's transaction.
+ */
+import type { Queryable } from '../../storage/store.js';
+import { sql } from '../../storage/sql.js';
+import type { ContainerDefinition, ContainerStates } from './containers.js';
+import type { ContainerLayout } from './container-tables.js';
+import type { DataModelDefinition } from './data-models.js';
+import { containerKey, viewKey, type ContainerId, type ViewId } from './identifiers.js';
+import type { SchemaMetadata } from './metadata.js';
+import { ViewResolver, type SchemaSource } from './view-resolution.js';
+import type { ViewDefinition } from './views.js';
+
+export interface Times {
+  createdTime: number;
+  lastUpdatedTime: number;
+}
+
+export interface StoredContainer extends Times {
+  id: number;
+  definition: ContainerDefinition;
+  layout: ContainerLayout;
+  states: ContainerStates;
+}
+
+export interface StoredView extends Times {
+  id: number;
+  definition: ViewDefinition;
+}
+
+export interface StoredDataModel extends Times {
+  id: number;
+  definition: DataModelDefinition;
+}
+
+export const metadata = (t: Times): SchemaMetadata => ({ createdTime: t.createdTime, lastUpdatedTime: t.lastUpdatedTime, isGlobal: false });
+
+interface ContainerRow {
+  id: number;
+  definition: string;
+  layout: string;
+  states: string;
+  created_time: number;
+  last_updated_time: number;
+}
+
+interface VersionedRow {
+  id: number;
+  definition: string;
+  created_time: number;
+  last_updated_time: number;
+}
+
+export const containerFromRow = (r: ContainerRow): StoredContainer => ({
+  id: r.id,
+  definition: JSON.parse(r.definition),
+  layout: JSON.parse(r.layout),
+  states: JSON.parse(r.states),
+  createdTime: r.created_time,
+  lastUpdatedTime: r.last_updated_time,
+});
+
+export const viewFromRow = (r: VersionedRow): StoredView => ({
+  id: r.id,
+  definition: JSON.parse(r.definition),
+  createdTime: r.created_time,
+  lastUpdatedTime: r.last_updated_time,
+});
+
+export const dataModelFromRow = (r: VersionedRow): StoredDataModel => ({
+  id: r.id,
+  definition: JSON.parse(r.definition),
+  createdTime: r.created_time,
+  lastUpdatedTime: r.last_updated_time,
+});
+
+/**
+ * The containers and views of a project, as the resolver reads them. Definitions applied in the current
+ * request are put in with `putContainer` and `putView`, so that what is being applied resolves against
+ * itself and the stored schema together.
+ */
+export class ProjectSchema implements SchemaSource {
+  readonly containers = new Map<string, StoredContainer>();
+  readonly views = new Map<string, StoredView>();
+  private resolverCache?: ViewResolver;
+
+  container(id: ContainerId): ContainerDefinition | undefined {
+    return this.containers.get(containerKey(id))?.definition;
+  }
+
+  view(id: ViewId): ViewDefinition | undefined {
+    return this.views.get(viewKey(id))?.definition;
+  }
+
+  stored(id: ContainerId): StoredContainer | undefined {
+    return this.containers.get(containerKey(id));
+  }
+
+  putContainer(c: StoredContainer): void {
+    this.containers.set(containerKey(c.definition), c);
+    this.resolverCache = undefined;
+  }
+
+  putView(v: StoredView): void {
+    this.views.set(viewKey(v.definition), v);
+    this.resolverCache = undefined;
+  }
+
+  deleteContainer(id: ContainerId): void {
+    this.containers.delete(containerKey(id));
+    this.resolverCache = undefined;
+  }
+
+  deleteView(id: ViewId): void {
+    this.views.delete(viewKey(id));
+    this.resolverCache = undefined;
+  }
+
+  /** Views resolved against the schema as it is now (a new resolver after every change). */
+  get resolver(): ViewResolver {
+    return (this.resolverCache ??= new ViewResolver(this));
+  }
+
+  states = (id: ContainerId): ContainerStates | undefined => this.stored(id)?.states;
+}
+
+export async function loadSchema(db: Pick<Queryable, 'all'>, projectId: number): Promise<ProjectSchema> {
+  const schema = new ProjectSchema();
+  const containers = await db.all<ContainerRow>(
+    sql`SELECT id, definition, layout, states, created_time, last_updated_time FROM dm_containers WHERE project_id = ${projectId}`,
+  );
+  for (const r of containers) schema.putContainer(containerFromRow(r));
+  const views = await db.all<VersionedRow>(sql`SELECT id, definition, created_time, last_updated_time FROM dm_views WHERE project_id = ${projectId}`);
+  for (const r of views) schema.putView(viewFromRow(r));
+  return schema;
+}
+
+export async function existingSpaces(db: Queryable, projectId: number, spaces: readonly string[]): Promise<Set<string>> {
+  if (spaces.length === 0) return new Set();
+  const rows = await db.all<{ space: string }>(sql`SELECT space FROM dm_spaces WHERE project_id = ${projectId} AND space IN (${[...new Set(spaces)]})`);
+  return new Set(rows.map((r) => r.space));
+}

@@ -1,0 +1,92 @@
+/**
+ * No data modeling request makes the server answer 500: every data modeling operation gets random bodies
+ * built from the language's own vocabulary (references to real spaces, containers, views and properties,
+ * values of every kind), and random filters, and must answer below 500, in the error shape when it refuses.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from '../support/harness.js';
+
+let h: Harness;
+const C = { type: 'container', space: 'fz', externalId: 'Box' };
+const V = { type: 'view', space: 'fz', externalId: 'Box', version: '1' };
+
+beforeAll(async () => {
+  h = await startHarness();
+  await h.post('/models/spaces', { items: [{ space: 'fz' }] });
+  await h.post('/models/containers', {
+    items: [
+      {
+        space: 'fz',
+        externalId: 'Box',
+        properties: {
+          t: { type: { type: 'text' } },
+          n: { type: { type: 'int64' } },
+          f: { type: { type: 'float32' } },
+          l: { type: { type: 'text', list: true } },
+          d: { type: { type: 'direct' } },
+          j: { type: { type: 'json' } },
+          ts: { type: { type: 'timestamp' } },
+          e: { type: { type: 'enum', values: { a: {}, b: {} } } },
+        },
+        constraints: { u: { constraintType: 'uniqueness', properties: ['t'] } },
+      },
+    ],
+  });
+  await h.post('/models/views', { items: [{ space: 'fz', externalId: 'Box', version: '1', properties: { t: { container: C, containerPropertyIdentifier: 't' }, n: { container: C, containerPropertyIdentifier: 'n' } } }] });
+  await h.post('/models/instances', { items: [{ instanceType: 'node', space: 'fz', externalId: 'x', sources: [{ source: V, properties: { t: 'a', n: 1 } }] }] });
+});
+afterAll(() => h.close());
+
+const KEYS = [
+  'items', 'space', 'externalId', 'version', 'instanceType', 'sources', 'source', 'properties', 'type', 'filter', 'sort',
+  'limit', 'cursor', 'view', 'query', 'groupBy', 'aggregates', 'count', 'avg', 'histogram', 'interval', 'property',
+  'value', 'values', 'and', 'or', 'not', 'equals', 'in', 'range', 'prefix', 'exists', 'containsAny', 'containsAll',
+  'matchAll', 'nested', 'scope', 'overlaps', 'startProperty', 'endProperty', 'hasData', 'instanceReferences', 'gt',
+  'gte', 'lt', 'lte', 'existingVersion', 'replace', 'delete', 'startNode', 'endNode', 'container', 'usedFor',
+  'containerPropertyIdentifier', 'implements', 'views', 'indexes', 'constraints', 'inspectionOperations',
+  'involvedViews', 'involvedContainers', 'debug', 'direction', 'nullsFirst', 'parameter', 'identifier',
+  'containerExternalId', 'targetUnits', 'unit', 'operator', 'includeTyping', '__proto__',
+];
+const refs = fc.constantFrom<unknown>(
+  ['fz', 'Box', 't'], ['fz', 'Box', 'l'], ['fz', 'Box', 'd'], ['fz', 'Box', 'j'], ['fz', 'Box/1', 'n'], ['node', 'externalId'],
+  ['edge', 'startNode'], ['t'], ['fz', 'Nope', 'x'], C, V, { space: 'fz', externalId: 'x' }, 'fz', 'Box', '1', 'node', 'edge',
+);
+const scalar = fc.oneof(
+  fc.constantFrom(null, true, false, 0, -1, 1.5, 2 ** 53, 1e308, '', 'a', '2024-01-01', '2024-01-01T00:00:00Z', '\u0000', 'x'.repeat(300)),
+  fc.integer(),
+  fc.string(),
+  fc.constantFrom(...KEYS),
+  refs,
+);
+const json = fc.letrec((tie) => ({
+  value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, scalar, tie('array'), tie('object')),
+  array: fc.array(tie('value'), { maxLength: 4 }),
+  object: fc.dictionary(fc.constantFrom(...KEYS), tie('value'), { maxKeys: 5 }),
+})).value;
+
+describe('no data modeling request makes the server answer 500', () => {
+  it('on every data modeling operation, with random bodies', async () => {
+    const routes = h.strata.routes.filter((r) => r.path.startsWith('/models'));
+    expect(routes.length).toBeGreaterThan(30);
+    await fc.assert(
+      fc.asyncProperty(fc.nat({ max: routes.length - 1 }), json, async (r, payload) => {
+        const def = routes[r];
+        const res = await h.request(def.method, def.path, def.method === 'GET' ? undefined : payload);
+        expect(res.status, `${def.method} ${def.path} ${JSON.stringify(payload)} -> ${JSON.stringify(res.body)}`).toBeLessThan(500);
+        if (res.status >= 400) expect(typeof res.body?.error?.message).toBe('string');
+      }),
+      { numRuns: 1500, seed: 2020 },
+    );
+  });
+
+  it('on list, search and aggregate with random filters', async () => {
+    await fc.assert(
+      fc.asyncProperty(json, fc.constantFrom('/models/instances/list', '/models/instances/search', '/models/instances/aggregate'), async (filter, path) => {
+        const res = await h.post(path, path.endsWith('list') ? { filter } : { view: V, filter });
+        expect(res.status, `${path} ${JSON.stringify(filter)} -> ${JSON.stringify(res.body)}`).toBeLessThan(500);
+      }),
+      { numRuns: 800, seed: 2021 },
+    );
+  });
+});

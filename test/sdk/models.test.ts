@@ -1,0 +1,111 @@
+/**
+ * Data modeling through the official JavaScript client, called as its users call it: `client.spaces`,
+ * `client.containers`, `client.views`, `client.dataModels` and `client.instances`.
+ */
+import type { CogniteClient } from '@cognite/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSdkHarness, type SdkHarness } from '../support/sdk.js';
+
+let h: SdkHarness;
+let client: CogniteClient;
+beforeAll(async () => {
+  h = await startSdkHarness({ name: 'models' });
+  client = h.client;
+});
+afterAll(() => h?.close());
+
+const container = { type: 'container' as const, space: 'sdk', externalId: 'Pump' };
+const view = { type: 'view' as const, space: 'sdk', externalId: 'Pump', version: 'v1' };
+
+describe('data modeling through the official JavaScript client', () => {
+  it('spaces: upsert, list, retrieve', async () => {
+    const created = await client.spaces.upsert([{ space: 'sdk', name: 'SDK' }, { space: 'sdk-other' }]);
+    expect(created.items.map((s) => s.space)).toEqual(['sdk', 'sdk-other']);
+    const listed = await client.spaces.list().autoPagingToArray({ limit: 100 });
+    expect(listed.map((s) => s.space)).toEqual(expect.arrayContaining(['sdk', 'sdk-other']));
+    const got = await client.spaces.retrieve(['sdk']);
+    expect(got.items[0]).toMatchObject({ space: 'sdk', name: 'SDK', isGlobal: false });
+  });
+
+  it('containers and views: upsert, list, retrieve', async () => {
+    const [c] = (
+      await client.containers.upsert([
+        {
+          space: 'sdk',
+          externalId: 'Pump',
+          properties: { name: { type: { type: 'text' } }, pressure: { type: { type: 'float64' }, nullable: false } },
+          indexes: { byPressure: { properties: ['pressure'], cursorable: true } },
+        } as never,
+      ])
+    ).items;
+    expect(Object.keys(c.properties).sort()).toEqual(['name', 'pressure']);
+    expect((await client.containers.list({ space: 'sdk' } as never)).items.map((x) => x.externalId)).toEqual(['Pump']);
+    expect((await client.containers.retrieve([{ space: 'sdk', externalId: 'Pump' }])).items).toHaveLength(1);
+
+    const [v] = (
+      await client.views.upsert([
+        {
+          space: 'sdk',
+          externalId: 'Pump',
+          version: 'v1',
+          properties: { name: { container, containerPropertyIdentifier: 'name' }, pressure: { container, containerPropertyIdentifier: 'pressure' } },
+        },
+      ])
+    ).items;
+    expect(v.mappedContainers).toEqual([container]);
+    expect((await client.views.list({ space: 'sdk' } as never)).items.map((x) => x.externalId)).toEqual(['Pump']);
+    const retrieved = await client.views.retrieve([{ space: 'sdk', externalId: 'Pump', version: 'v1' }], { includeInheritedProperties: true } as never);
+    expect(retrieved.items[0].properties).toHaveProperty('pressure');
+  });
+
+  it('data models: upsert, list, retrieve with inline views, delete', async () => {
+    await client.dataModels.upsert([{ space: 'sdk', externalId: 'Plant', version: '1', views: [view] }]);
+    const listed = await client.dataModels.list({ space: 'sdk', inlineViews: true } as never);
+    expect(listed.items[0].externalId).toBe('Plant');
+    const got = await client.dataModels.retrieve([{ space: 'sdk', externalId: 'Plant', version: '1' }], { inlineViews: true } as never);
+    expect((got.items[0].views as unknown as Array<{ externalId: string }>)[0].externalId).toBe('Pump');
+    await client.dataModels.delete([{ space: 'sdk', externalId: 'Plant', version: '1' }]);
+    expect((await client.dataModels.retrieve([{ space: 'sdk', externalId: 'Plant', version: '1' }])).items).toEqual([]);
+  });
+
+  it('instances: upsert, retrieve, list with filter and sort, search, aggregate, inspect, delete', async () => {
+    const written = await client.instances.upsert({
+      items: [1, 2, 3].map((n) => ({
+        instanceType: 'node' as const,
+        space: 'sdk',
+        externalId: `pump-${n}`,
+        sources: [{ source: view, properties: { name: `Pump ${n}`, pressure: n * 1.5 } }],
+      })),
+    });
+    expect(written.items.map((i) => i.version)).toEqual([1, 1, 1]);
+    const got = await client.instances.retrieve({ items: [{ instanceType: 'node', space: 'sdk', externalId: 'pump-2' }], sources: [{ source: view }] });
+    expect(got.items[0].properties).toEqual({ sdk: { 'Pump/v1': { name: 'Pump 2', pressure: 3 } } });
+    const listed = await client.instances.list({
+      instanceType: 'node',
+      sources: [{ source: view }],
+      filter: { range: { property: ['sdk', 'Pump/v1', 'pressure'], gt: 2 } },
+      sort: [{ property: ['sdk', 'Pump/v1', 'pressure'], direction: 'descending' }],
+      limit: 10,
+    });
+    expect(listed.items.map((i) => i.externalId)).toEqual(['pump-3', 'pump-2']);
+    const all = await client.instances.search({ view, query: 'pump 3' });
+    expect(all.items.map((i) => i.externalId)[0]).toBe('pump-3');
+    const found = await client.instances.search({ view, query: 'pump 3', operator: 'AND' } as never);
+    expect(found.items.map((i) => i.externalId)).toEqual(['pump-3']);
+    const agg = await client.instances.aggregate({ view, aggregates: [{ avg: { property: 'pressure' } }] });
+    expect(agg.items[0].aggregates[0]).toMatchObject({ aggregate: 'avg', property: 'pressure', value: 3 });
+    const inspected = await client.instances.inspect({ inspectionOperations: { involvedContainers: {} }, items: [{ instanceType: 'node', space: 'sdk', externalId: 'pump-1' }] } as never);
+    expect((inspected as { items: Array<{ inspectionResults: unknown }> }).items[0].inspectionResults).toEqual({ involvedContainers: [container] });
+    await client.instances.delete([{ instanceType: 'node', space: 'sdk', externalId: 'pump-1' }]);
+    const after = await client.instances.retrieve({ items: [{ instanceType: 'node', space: 'sdk', externalId: 'pump-1' }] });
+    expect(after.items).toEqual([]);
+  });
+
+  it('deletes views, containers and spaces', async () => {
+    await client.instances.delete([2, 3].map((n) => ({ instanceType: 'node' as const, space: 'sdk', externalId: `pump-${n}` })));
+    await client.views.delete([{ space: 'sdk', externalId: 'Pump', version: 'v1' }]);
+    await client.containers.delete([{ space: 'sdk', externalId: 'Pump' }]);
+    await client.spaces.delete(['sdk', 'sdk-other']);
+    expect((await client.spaces.retrieve(['sdk', 'sdk-other'])).items).toEqual([]);
+  });
+});
