@@ -299,6 +299,9 @@ describe('reading the catalog', () => {
     const describable = cycle.views.find((v) => (v as { externalId: string }).externalId === 'CogniteDescribable') as { implements?: unknown[] };
     describable.implements = [{ type: 'view', ...V('CogniteSourceSystem') }];
     expect(() => parseCoreModel(text(cycle))).toThrow(/cycle: cdf_cdm:CogniteDescribable\/v1 -> cdf_cdm:CogniteSourceSystem\/v1 -> cdf_cdm:CogniteDescribable\/v1/);
+    const twice = base();
+    twice.containers.push(twice.containers[0]);
+    expect(() => parseCoreModel(text(twice))).toThrow(`${containerKey(model.containers[0])} is declared twice`);
     const noSpace = base();
     noSpace.spaces = noSpace.spaces.filter((s) => (s as { space: string }).space !== 'cdf_cdm_3d');
     expect(() => parseCoreModel(text(noSpace))).toThrow(/in the space "cdf_cdm_3d", which the catalog does not declare/);

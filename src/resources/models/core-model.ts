@@ -2,8 +2,9 @@
  * The core data model: the system data model every project has (spaces `cdf_cdm`, `cdf_cdm_3d` and
  * `cdf_cdm_units`, their containers and views, and the data model `CogniteCore` v1), declared in
  * `catalog/cdm/core-model.yaml` in the shapes of the apply requests. Seeding a project is applying what
- * `coreModelRequests` returns, in its order; users cannot change any of it (their spaces cannot start with
- * `cdf_`), but their views can implement its views and their instances can be written through them.
+ * `coreModelRequests` returns, in its order. It is the system's: users are not to change any of it (spaces
+ * starting with `cdf_` are not theirs), but their views can implement its views and their instances can be
+ * written through them.
  *
  * The catalog is read and checked against the request schemas once, at the first call; a catalog that does
  * not hold together (a shape the requests refuse, a reference to a container or view it does not declare, a
@@ -65,7 +66,11 @@ function catalogError(file: string, message: string): Error {
  * item depends on; a key no item has, or a cycle, throws.
  */
 function dependencyOrder<T>(items: readonly T[], key: (item: T) => string, deps: (item: T) => string[], what: string, file: string): T[] {
-  const byKey = new Map(items.map((item) => [key(item), item]));
+  const byKey = new Map<string, T>();
+  for (const item of items) {
+    if (byKey.has(key(item))) throw catalogError(file, `${key(item)} is declared twice`);
+    byKey.set(key(item), item);
+  }
   const out: T[] = [];
   const state = new Map<string, 'visiting' | 'done'>();
   const visit = (item: T, trail: string[]): void => {
@@ -124,7 +129,7 @@ export function parseCoreModel(text: string, file = 'core-model.yaml'): CoreMode
       throw e instanceof ApiError ? catalogError(file, e.message) : e;
     }
   }
-  const spaces = lists.spaces as SpaceCreate[];
+  const spaces = dependencyOrder(lists.spaces as SpaceCreate[], (s) => s.space, () => [], 'spaces', file);
   const spaceIds = new Set(spaces.map((s) => s.space));
   const checkSpace = (space: string, what: string) => {
     if (!spaceIds.has(space)) throw catalogError(file, `${what} is in the space ${JSON.stringify(space)}, which the catalog does not declare`);
@@ -133,7 +138,7 @@ export function parseCoreModel(text: string, file = 'core-model.yaml'): CoreMode
   for (const c of containers) checkSpace(c.space, containerKey(c));
   const views = lists.views as ViewCreate[];
   for (const v of views) checkSpace(v.space, viewKey(v));
-  const dataModels = lists.dataModels as DataModelCreate[];
+  const dataModels = dependencyOrder(lists.dataModels as DataModelCreate[], viewKey, () => [], 'data models', file);
   for (const m of dataModels) checkSpace(m.space, viewKey(m));
   return deepFreeze({
     spaces,
