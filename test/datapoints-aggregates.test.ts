@@ -562,6 +562,24 @@ describe('paging', () => {
     expect(got).toBe(points.length);
   });
 
+  it('fills every page with a cursor to the limit, also when a point ahead of a long stretch is read first', async () => {
+    const xid = await createSeries(false);
+    const T = Date.UTC(2024, 2, 4, 20);
+    // A Bad point (left out of the interpolation, counted in the durations) inside a stretch between two Good
+    // points: its bucket is opened before the buckets the stretch crosses.
+    await insert(xid, [
+      { ts: T, value: 0, code: 0 },
+      { ts: T + 46_400, value: -1e250, code: BAD },
+      { ts: T + 56_400, value: 10, code: 0 },
+    ]);
+    const item = { externalId: xid, start: T + 500, end: T + 120_000, granularity: '1s', aggregates: ['interpolation', 'count', 'durationBad'] };
+    const first = await h.post('/timeseries/data/list', { items: [{ ...item, limit: 37 }] });
+    expect(first.body.items[0].nextCursor).toBeDefined();
+    expect(first.body.items[0].datapoints).toHaveLength(37);
+    const all = await fetchAll(item, 37);
+    expect(all.map((b) => b.timestamp)).toEqual(Array.from({ length: 57 }, (_, i) => T + i * 1000));
+  });
+
   it('never gives buckets past the data or the query range', async () => {
     const xid = await createSeries(true);
     await insert(xid, [{ ts: Date.UTC(2030, 0, 1), value: 1, code: 0 }]);

@@ -147,7 +147,9 @@ export class BucketWalker {
       else hi = mid;
     }
     if (lo < open.length && open[lo].k === k) return open[lo].acc;
-    if (capping && this.emitted + (open.length - this.head) >= this.o.limit + 1) {
+    // Only the open buckets before k count: a later one (a point ahead of a stretch still being spread) is
+    // past the cap once it is set, and counting it would end the page short of the limit.
+    if (capping && this.emitted + (lo - this.head) >= this.o.limit + 1) {
       this.capped = k;
       return null;
     }
