@@ -32,7 +32,8 @@ function ok(res: HttpResponse, what: string): any {
   return JSON.parse(res.body.toString('utf8'));
 }
 
-const SPACE = 'bench';
+// A space of its own per run, so a reused BENCH_DATA_DIR or database ingests new nodes rather than re-applying old ones.
+const SPACE = `bench-${Date.now().toString(36)}`;
 const container = { type: 'container', space: SPACE, externalId: 'Equipment' } as const;
 const view = { type: 'view', space: SPACE, externalId: 'Equipment', version: 'v1' } as const;
 

@@ -38,7 +38,8 @@ export interface PageQuery {
   pick?: Sql;
   /**
    * Tables joined to `from` (`LEFT JOIN t ON ...`), which the filter, the keys and `select` may read. With
-   * joins, the page's rows are joined back on `scope` too, so a key that leads with the project serves it.
+   * joins the page is read in one step, `select` beside the keys: joining several tables back by id for the
+   * page's rows costs more than it saves (PostgreSQL also planned that join back as a scan of the table).
    */
   joins?: Sql;
   where: Sql;
@@ -51,8 +52,6 @@ export interface PageQuery {
   /** User sort keys; the id is appended as the final tie-breaker. */
   keys: readonly SortKey[];
   idExpr: string;
-  /** The id column of `from` the page's rows are joined back on, when `idExpr` names another table's copy of it. */
-  rowId?: string;
   limit: number;
   /** Position to continue from, as returned in `next` by an earlier page. */
   after?: unknown;
@@ -169,17 +168,25 @@ export async function fetchPage<Row extends Record<string, unknown>>(reader: Rea
     const keyColumns = seg.keys.map((k, i) => sql`${k.expr} AS __k${Sql.raw(String(i))}`);
     const order = seg.keys.map((k) => sql`${k.expr} ${Sql.raw(k.desc ? 'DESC' : 'ASC')}`);
     const wanted = q.limit - read;
-    const inner = sql`SELECT ${Sql.raw(q.idExpr)} AS __id, ${Sql.join(keyColumns, ', ')} FROM ${q.pick ?? sql`${q.from}${joins}`} WHERE ${Sql.and(conditions)} ORDER BY ${Sql.join(
+    const picked = q.joins ? q.select : sql`${Sql.raw(q.idExpr)} AS __id`;
+    const inner = sql`SELECT ${picked}, ${Sql.join(keyColumns, ', ')} FROM ${q.pick ?? sql`${q.from}${joins}`} WHERE ${Sql.and(conditions)} ORDER BY ${Sql.join(
       order,
       ', ',
     )} LIMIT ${wanted + 1}`;
+    if (q.joins) {
+      for (const row of await reader.all<Row>(inner, { parallel: q.parallel })) {
+        if (read++ < q.limit) last = { s, v: seg.keys.map((_, i) => row[`__k${i}`] as SqlValue) };
+        rows.push(row);
+      }
+      continue;
+    }
     if (q.join === undefined) {
       const pageKeys = seg.keys.map((_, i) => Sql.raw(`p.__k${i}`));
       const pageOrder = Sql.join(
         seg.keys.map((k, i) => sql`p.__k${Sql.raw(String(i))} ${Sql.raw(k.desc ? 'DESC' : 'ASC')}`),
         ', ',
       );
-      const rowsQuery = sql`SELECT ${q.select}, ${Sql.join(pageKeys, ', ')} FROM (${inner}) p JOIN ${q.from} ON ${Sql.raw(q.rowId ?? q.idExpr)} = p.__id${q.joins ? sql` AND ${q.scope}` : Sql.raw('')}${joins} ORDER BY ${pageOrder}`;
+      const rowsQuery = sql`SELECT ${q.select}, ${Sql.join(pageKeys, ', ')} FROM (${inner}) p JOIN ${q.from} ON ${Sql.raw(q.idExpr)} = p.__id ORDER BY ${pageOrder}`;
       const found = await reader.all<Row>(rowsQuery, { parallel: q.parallel });
       for (const row of found) {
         if (read++ < q.limit) last = { s, v: seg.keys.map((_, i) => row[`__k${i}`] as SqlValue) };

@@ -82,6 +82,11 @@ export interface Dialect {
   jsonLength(list: Sql): Sql;
   /** Element `i` (from 0) of a JSON array held as text, as `jsonElements` gives elements; NULL past the end. */
   jsonElementAt(list: Sql, i: number, kind: 'text' | 'number' | 'boolean'): Sql;
+  /**
+   * Where the planner plans from table statistics (PostgreSQL): the rows they count (`rows`, -1 before the
+   * table was first analyzed) and the rows changed since (`changed`); undefined where it does not.
+   */
+  tableStatistics?(table: string): Sql;
   /** An inner join whose left table the planner must read first (SQLite's CROSS JOIN; a plain JOIN elsewhere). */
   readonly orderedJoin: string;
   /** Whether a statement failed on a unique index. */
@@ -178,6 +183,8 @@ export const postgresDialect: Dialect = {
   }),
   binaryText: 'TEXT COLLATE "C"',
   orderedJoin: 'JOIN',
+  tableStatistics: (table) =>
+    sql`SELECT c.reltuples AS rows, coalesce(s.n_mod_since_analyze, 0) AS changed FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid WHERE c.oid = to_regclass(${table})`,
   jsonElements: (list, kind) =>
     kind === 'text'
       ? sql`SELECT value FROM jsonb_array_elements_text((${list})::jsonb) AS e(value)`

@@ -251,6 +251,17 @@ describe('views', () => {
     expect((await ok('/models/views/byids', { items: [{ space: 'vw', externalId: 'Ver' }] })).items.map((v: any) => v.version)).toEqual(['2']);
   });
 
+  it('refuses adding, within a version, a property that would override one the view inherits (409)', async () => {
+    await ok('/models/views', { items: [{ space: 'vw', externalId: 'Parent', version: '1', properties: { name: map(C('vw', 'Named'), 'name') } }] });
+    await ok('/models/views', { items: [{ space: 'vw', externalId: 'Child', version: '1', implements: [V('vw', 'Parent', '1')], properties: { code: map(C('vw', 'Named'), 'code') } }] });
+    const res = await h.post('/models/views', {
+      items: [{ space: 'vw', externalId: 'Child', version: '1', implements: [V('vw', 'Parent', '1')], properties: { code: map(C('vw', 'Named'), 'code'), name: map(C('vw', 'Named'), 'code') } }],
+    });
+    expect(errorMessage(res, 409)).toMatch(/items\[0\]\.properties\.name: "name" would override a property the view inherits/);
+    const [child] = (await ok('/models/views/byids', { items: [{ space: 'vw', externalId: 'Child', version: '1' }] })).items;
+    expect(child.properties.name.containerPropertyIdentifier).toBe('name');
+  });
+
   it('refuses a view mapping containers for nodes and for edges', async () => {
     const res = await h.post('/models/views', { items: [{ space: 'vw', externalId: 'Mixed', version: '1', properties: { name: map(C('vw', 'Named'), 'name'), w: map(C('vw', 'Edged'), 'weight') } }] });
     expect(errorMessage(res, 400)).toMatch(/nodes.*edges/);

@@ -226,7 +226,6 @@ export async function listInstances(services: Services, projectId: number, body:
       scope: sql`i.project_id = ${projectId}`,
       keys,
       idExpr: lead ? `${q.container(lead)}.instance_id` : 'i.id',
-      rowId: 'i.id',
       limit: body.limit ?? 1000,
       after,
     });

@@ -382,6 +382,10 @@ async function applyWithSchema(db: Queryable, services: Services, projectId: num
     );
   }
 
+  await refreshStatistics(db, [
+    { table: 'dm_instances', added: changedRows.filter((r) => r.version === 1).length },
+    ...[...schema.containers].map(([ckey, c]) => ({ table: c.layout.table, added: [...pending.values()].filter((p) => p.data.has(ckey)).length })),
+  ]);
   await checkRequires(db, projectId, schema, pending, items);
   await checkTargets(db, projectId, schema, targetChecks);
 
@@ -400,6 +404,22 @@ async function applyWithSchema(db: Queryable, services: Services, projectId: num
     }),
     deleted,
   };
+}
+
+/**
+ * Where the planner plans from statistics (PostgreSQL), a table that has more than doubled since they were
+ * taken is analyzed in the write: a young table is otherwise planned as empty until the background analysis
+ * comes round, and the identity lookups of the next requests scan it (measured: 2 s per 1000-node request at
+ * 10,000 nodes, against 0.2 s once analyzed). That happens when a table doubles, so a few times in its life.
+ */
+async function refreshStatistics(db: Queryable, tables: ReadonlyArray<{ table: string; added: number }>): Promise<void> {
+  const statistics = db.dialect.tableStatistics;
+  if (!statistics) return;
+  for (const { table, added } of tables) {
+    if (added === 0) continue;
+    const row = await db.get<{ rows: number; changed: number }>(statistics(table));
+    if (row && Number(row.changed) + added > Math.max(Number(row.rows), 100)) await db.run(Sql.raw(`ANALYZE ${table}`));
+  }
 }
 
 /** Every written instance with data in a container that requires another has data there too. */
