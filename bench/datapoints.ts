@@ -12,7 +12,7 @@
 import type { BenchContext, Suite } from './lib/context.js';
 import { expectStatus } from './lib/http.js';
 import { pool, sequential } from './lib/load.js';
-import { openReadOnly } from './lib/sqlite.js';
+import { openRaw } from './lib/raw.js';
 import { fmtInt, fmtMs, fmtRatio, now, summarize } from './lib/stats.js';
 
 const REQUEST_POINTS = 100_000;
@@ -104,11 +104,15 @@ export const datapointsSuite: Suite = {
       pointsText(r * REQUEST_POINTS, Math.min(REQUEST_POINTS, perSeries - r * REQUEST_POINTS)),
     );
     let ingestMs = 0;
-    await ctx.profiled('datapoints-ingest', async () => {
-      for (const id of ingestIds) ingestMs += await ingest(ctx, id, perSeries, 'ingest', texts);
-    });
+    const { cpuMs, databaseCpuMs } = await ctx.serverCpu(() =>
+      ctx.profiled('datapoints-ingest', async () => {
+        for (const id of ingestIds) ingestMs += await ingest(ctx, id, perSeries, 'ingest', texts);
+      }),
+    );
     const total = perSeries * INGEST_SERIES;
     const rate = (total * 1000) / ingestMs;
+    const cpuPerMillion = (cpuMs * 1e6) / total;
+    const databaseCpuPerMillion = databaseCpuMs === undefined ? undefined : (databaseCpuMs * 1e6) / total;
     let parseMs = 0;
     for (const text of texts) {
       const whole = body(ingestIds[0], text);
@@ -120,14 +124,22 @@ export const datapointsSuite: Suite = {
     ctx.report({
       id: 'datapoints.ingest',
       workload: `Insert ${fmtInt(total)} numeric points, ${fmtInt(REQUEST_POINTS)}/request, 2 in flight`,
-      value: `${fmtInt(rate)} points/s`,
+      value: `${fmtInt(rate)} points/s; CPU ${fmtInt(cpuPerMillion)} ms${databaseCpuPerMillion === undefined ? '' : ` + PostgreSQL ${fmtInt(databaseCpuPerMillion)} ms`} per million`,
       reference: `JSON.parse of the same bodies: ${fmtInt(parseRate)} points/s`,
       ratio: `${fmtRatio(rate / parseRate)} of JSON.parse speed`,
       target: '≥ 1,000,000 points/s',
       met: rate >= 1_000_000,
-      data: { points: total, ms: ingestMs, pointsPerSecond: rate, parsePointsPerSecond: parseRate },
+      data: {
+        points: total,
+        ms: ingestMs,
+        pointsPerSecond: rate,
+        serverCpuMsPerMillion: cpuPerMillion,
+        databaseCpuMsPerMillion: databaseCpuPerMillion,
+        parsePointsPerSecond: parseRate,
+      },
     });
     ctx.log(`  ingest: ${fmtInt(rate)} points/s; JSON.parse alone ${fmtInt(parseRate)} points/s`);
+    await ctx.backend.analyze();
 
     // Raw retrieval: one series' points in 100,000-point pages.
     const readPoints = Math.min(perSeries, 1_000_000);
@@ -172,7 +184,7 @@ export const datapointsSuite: Suite = {
 
     await latest(ctx, tag);
     await aggregates(ctx, tag, yearDays, queries);
-    storage(ctx);
+    await storage(ctx);
   },
 };
 
@@ -240,6 +252,7 @@ async function aggregates(ctx: BenchContext, tag: string, days: number, count: n
   ctx.log(`datapoints: seeding ${fmtInt(total)} points of 1-second data (${days} days) for the aggregate queries`);
   const ms = await ingest(ctx, id, total, 'year');
   ctx.log(`  seeded at ${fmtInt((total * 1000) / ms)} points/s`);
+  await ctx.backend.analyze();
   for (const granularity of ['1h', '1d']) {
     const payload = { items: [{ externalId: id, start: START, end: START + days * DAY, aggregates: ['average', 'min', 'max', 'count'], granularity, limit: 10_000 }] };
     const r = await ctx.profiled(`datapoints-aggregate-${granularity}`, () => versusBare(ctx, count, payload, `aggregates ${granularity}`));
@@ -260,24 +273,21 @@ async function aggregates(ctx: BenchContext, tag: string, days: number, count: n
   }
 }
 
-function storage(ctx: BenchContext): void {
-  const db = openReadOnly(ctx.dataDir);
+async function storage(ctx: BenchContext): Promise<void> {
+  const raw = await openRaw(ctx.backend, ctx.dataDir);
   try {
-    const pages = db
-      .prepare("SELECT name, sum(pgsize) AS bytes FROM dbstat WHERE name IN ('datapoint_chunks', 'datapoint_rollups') GROUP BY name")
-      .all() as Array<{ name: string; bytes: number }>;
-    const bytes = (name: string) => pages.find((p) => p.name === name)?.bytes ?? 0;
-    const { points } = db.prepare('SELECT sum(n) AS points FROM datapoint_chunks').get() as { points: number };
-    const chunks = bytes('datapoint_chunks') / points;
-    const rollups = bytes('datapoint_rollups') / points;
+    const sizes = await raw.tableBytes(['datapoint_chunks', 'datapoint_rollups']);
+    const [{ points }] = await raw.query<{ points: number }>('SELECT sum(n) AS points FROM datapoint_chunks');
+    const chunks = sizes.datapoint_chunks / Number(points);
+    const rollups = sizes.datapoint_rollups / Number(points);
     ctx.report({
       id: 'datapoints.storage',
       workload: `Storage on disk, all ${fmtInt(points)} points stored by this run`,
       value: `${(chunks + rollups).toFixed(2)} bytes/point (points ${chunks.toFixed(2)} + rollups ${rollups.toFixed(2)})`,
-      data: { points, chunkBytes: bytes('datapoint_chunks'), rollupBytes: bytes('datapoint_rollups'), bytesPerPoint: chunks + rollups },
+      data: { points, chunkBytes: sizes.datapoint_chunks, rollupBytes: sizes.datapoint_rollups, bytesPerPoint: chunks + rollups },
     });
     ctx.log(`  storage: ${(chunks + rollups).toFixed(2)} bytes/point`);
   } finally {
-    db.close();
+    await raw.close();
   }
 }

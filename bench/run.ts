@@ -6,8 +6,11 @@
  * writes `bench/results/latest.json`.
  *
  * Environment:
+ *   BENCH_BACKEND          sqlite (default) | postgres: the store under test. postgres starts a throw-away
+ *                          PostgreSQL cluster for the run (PostgreSQL 15 or newer installed; see bench/lib/backend.ts
+ *                          for its settings), runs Strata on it, and runs the raw-SQL references against it
  *   BENCH_EVENTS           events to seed (default 1000000; e.g. 100000 for a quick run)
- *   BENCH_REFERENCE_EVENTS rows the raw-SQLite create reference inserts (default 200000)
+ *   BENCH_REFERENCE_EVENTS rows the raw-database create reference inserts (default 200000)
  *   BENCH_LIST_REQUESTS    sequential requests per list query after warm-up (default 200)
  *   BENCH_DURATION_MS      duration of each request-rate round (default 5000)
  *   BENCH_CONCURRENCY      workers for request-rate rounds (default 32)
@@ -22,10 +25,12 @@
  *   BENCH_CATALOG_SERIES, BENCH_CATALOG_ASSETS, BENCH_CATALOG_EVENTS   catalog suite sizes (see bench/catalog.ts)
  *   BENCH_THROTTLE_CLIENTS, BENCH_THROTTLE_RATE, BENCH_THROTTLE_ROUNDS  throttle suite (see bench/throttle.ts)
  */
+import './lib/assets.js';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { backendKind, DATABASE_URL_ENV, startBackend, type Backend } from './lib/backend.js';
 import { startServerChild, type ServerHandle } from './lib/child.js';
 import type { BenchContext, BenchSettings, Suite } from './lib/context.js';
 import { CLIENT_KINDS, createClient, expectStatus, type ClientKind, type HttpClient } from './lib/http.js';
@@ -140,23 +145,34 @@ async function main(): Promise<void> {
   const diagnostics: Record<string, unknown> = {};
   const profiles: string[] = [];
 
-  log(`starting the server child (data in ${dataDir})`);
-  const server = await startServerChild(dataDir);
+  const kind = backendKind();
+  if (kind === 'postgres' && process.env.BENCH_DATA_DIR) throw new Error('BENCH_DATA_DIR keeps SQLite data only; the PostgreSQL cluster lasts one run');
+  log(`starting the backend: ${kind}`);
+  const backend: Backend = await startBackend(kind);
+  // The server child, the other apps and the references all find the database here (backend.ts storeEnv).
+  if (backend.url) process.env[DATABASE_URL_ENV] = backend.url;
+  else delete process.env[DATABASE_URL_ENV];
+  notes.push(`Store: ${backend.description}.`);
+  console.log(`Store: ${backend.description}\n`);
+  let server: ServerHandle | undefined;
   let client: HttpClient | undefined;
   try {
-    const calibration = await chooseClient(server, settings, log);
+    log(`starting the server child (data in ${backend.url ? backend.url : dataDir})`);
+    server = await startServerChild(dataDir);
+    const s = server;
+    const calibration = await chooseClient(s, settings, log);
     client = createClient(calibration.kind, Math.max(64, settings.concurrency * 2));
     notes.push(
       `Load generator: ${calibration.kind} keep-alive client (bare route, ${settings.concurrency} concurrent: ${describeRates(calibration.rates)}). Server in a child process; everything on 127.0.0.1.`,
     );
     diagnostics.client = calibration;
-    const token = await getToken(server, client);
+    const token = await getToken(s, client);
     const c = client;
-    const base = `${server.apiOrigin}/api/v1/projects/${PROJECT}`;
+    const base = `${s.apiOrigin}/api/v1/projects/${PROJECT}`;
     const auth = { authorization: `Bearer ${token}` };
     const ctx: BenchContext = {
       settings,
-      server,
+      server: s,
       client: c,
       token,
       api: (path) => `${base}${path}`,
@@ -169,18 +185,21 @@ async function main(): Promise<void> {
       diagnose: (key, value) => {
         diagnostics[key] = value;
       },
+      backend,
       async serverCpu(fn) {
-        const before = await server.command<number>({ type: 'cpu' });
+        const before = await s.command<number>({ type: 'cpu' });
+        const dbBefore = backend.cpuMs();
         const value = await fn();
-        const after = await server.command<number>({ type: 'cpu' });
-        return { value, cpuMs: after - before };
+        const after = await s.command<number>({ type: 'cpu' });
+        const dbAfter = backend.cpuMs();
+        return { value, cpuMs: after - before, databaseCpuMs: dbBefore === undefined || dbAfter === undefined ? undefined : dbAfter - dbBefore };
       },
       async profiled(name, fn) {
         if (!settings.profile) return fn();
-        await server.command({ type: 'profile-start' });
+        await s.command({ type: 'profile-start' });
         const result = await fn();
         const file = join(profileDir, `${name}.cpuprofile`);
-        await server.command({ type: 'profile-stop', file }, 120_000);
+        await s.command({ type: 'profile-stop', file }, 120_000);
         const summary = summarizeProfile(file, 25);
         diagnostics[`profile.${name}`] = summary;
         profiles.push(formatProfile(name, summary));
@@ -200,7 +219,8 @@ async function main(): Promise<void> {
   } finally {
     client?.close();
     log('stopping the server child');
-    await server.stop();
+    await server?.stop();
+    await backend.stop();
     rmSync(tmpDir, { recursive: true, force: true });
   }
 
@@ -238,7 +258,7 @@ async function main(): Promise<void> {
     });
   }
   if (profiles.length) console.log(`\n${profiles.join('\n\n')}`);
-  console.log(`\nMarkdown (${fmtInt(settings.events)} events; ${describeMachine(m)}):\n`);
+  console.log(`\nMarkdown (${fmtInt(settings.events)} events; ${backend.kind}; ${describeMachine(m)}):\n`);
   console.log(markdownTable(rows));
   const missed = rows.filter((r) => r.met === false).length;
   console.log(`\n${rows.filter((r) => r.met !== undefined).length - missed} targets met, ${missed} missed; run took ${totalSeconds.toFixed(0)} s`);
@@ -246,7 +266,7 @@ async function main(): Promise<void> {
   const file = join(settings.resultsDir, settings.profile ? 'latest-profiled.json' : 'latest.json');
   writeFileSync(
     file,
-    `${JSON.stringify({ date, machine: m, settings: { ...settings, resultsDir: undefined }, loadAverage: { before: loadBefore, after: loadAfter }, stolenSeconds: stolen, totalSeconds, rows, notes, diagnostics }, null, 2)}\n`,
+    `${JSON.stringify({ date, machine: m, backend: { kind: backend.kind, description: backend.description }, settings: { ...settings, resultsDir: undefined }, loadAverage: { before: loadBefore, after: loadAfter }, stolenSeconds: stolen, totalSeconds, rows, notes, diagnostics }, null, 2)}\n`,
   );
   console.log(`Results written to ${file}`);
 }
