@@ -83,6 +83,8 @@ export function figures(row: ResultRow): Array<{ name: string; value: number; hi
   add('Strata CPU ms/req', num(d.serverCpuMsPerRequest), false);
   add('DB CPU ms/req', num(d.databaseCpuMsPerRequest), false);
   add('bytes/point', num(d.bytesPerPoint), false);
+  add('statements/req', num(d.statementsPerRequest), false);
+  add('raw SQL p50 ms', num(d.rawSqlP50MsPerRequest) ?? num(d.rawSqlP50Ms) ?? num(d.rawSqlP50MsPerPage) ?? p50(d.sqlOnly), false);
   return out;
 }
 

@@ -10,13 +10,14 @@ import { migrate } from '../src/storage/migrate.js';
 import pg from 'pg';
 import { numberedPlaceholders, PostgresStore } from '../src/storage/postgres-store.js';
 import { SqliteStore } from '../src/storage/sqlite-store.js';
+import { sqliteSync } from './lib/backend.js';
 import type { BenchContext, Suite } from './lib/context.js';
 import { benchEvents, YEAR_MS, YEAR_START } from './events-data.js';
 import { expectStatus } from './lib/http.js';
 import { closedLoop, pool, sequential } from './lib/load.js';
 import { startServers } from './lib/servers.js';
 import type { RecordedStatement } from './lib/capture.js';
-import { fmtCpu, oneLine, openRaw, timeStatements, totalCpu, type RawDb } from './lib/raw.js';
+import { fmtCpu, oneLine, openRaw, statementCounts, timeStatements, totalCpu, type RawDb } from './lib/raw.js';
 import { openReadOnly } from './lib/sqlite.js';
 import { cpuNow, fmtInt, fmtMs, fmtRatio, now, summarize } from './lib/stats.js';
 
@@ -172,7 +173,7 @@ interface BulkTarget {
 async function bulkTarget(ctx: BenchContext): Promise<BulkTarget> {
   if (ctx.backend.kind === 'sqlite') {
     const dir = join(ctx.tmpDir, 'reference-insert');
-    const store = new SqliteStore({ dataDir: dir });
+    const store = new SqliteStore({ dataDir: dir, synchronous: sqliteSync() });
     await migrate(store, appSchema());
     const db = store.connection;
     const statements = new Map<string, Database.Statement>();
@@ -618,6 +619,9 @@ async function exportAll(ctx: BenchContext, raw: RawDb, n: number): Promise<void
 async function getById(ctx: BenchContext, raw: RawDb): Promise<void> {
   const ids = (await raw.query<{ id: number }>('SELECT id FROM events ORDER BY random() LIMIT 10000')).map((r) => Number(r.id));
   const sample = expectStatus(await ctx.call('GET', `/events/${ids[0]}`), 200, 'GET /events/{id}');
+  const perGet = await ctx.statementsOf(() => ctx.call('GET', `/events/${ids[1 % ids.length]}`));
+  const getCounts = statementCounts(perGet);
+  ctx.diagnose('events.getById', { ...getCounts, sql: perGet.map((st) => oneLine(st)), plans: [] });
   await ctx.server.command({ type: 'bare', payload: sample.body.toString('utf8') });
   const headers = { authorization: `Bearer ${ctx.token}` };
   const { concurrency, durationMs } = ctx.settings;
@@ -684,6 +688,8 @@ async function getById(ctx: BenchContext, raw: RawDb): Promise<void> {
       bareLatency: bLat,
       responseBytes: sample.body.length,
       client: ctx.client.kind,
+      statementsPerRequest: getCounts.statements,
+      transactionControlPerRequest: getCounts.transactionControl,
     },
   });
   if (noLayers.length) {

@@ -9,6 +9,7 @@
  *   BENCH_BACKEND          sqlite (default) | postgres: the store under test. postgres starts a throw-away
  *                          PostgreSQL cluster for the run (PostgreSQL 15 or newer installed; see bench/lib/backend.ts
  *                          for its settings), runs Strata on it, and runs the raw-SQL references against it
+ *   BENCH_SQLITE_SYNC      normal (default) | full: STRATA_SYNC of the SQLite store (full fsyncs every commit)
  *   BENCH_EVENTS           events to seed (default 1000000; e.g. 100000 for a quick run)
  *   BENCH_REFERENCE_EVENTS rows the raw-database create reference inserts (default 200000)
  *   BENCH_LIST_REQUESTS    sequential requests per list query after warm-up (default 200)
@@ -193,6 +194,20 @@ async function main(): Promise<void> {
         const after = await s.command<number>({ type: 'cpu' });
         const dbAfter = backend.cpuMs();
         return { value, cpuMs: after - before, databaseCpuMs: dbBefore === undefined || dbAfter === undefined ? undefined : dbAfter - dbBefore };
+      },
+      async statementsOf(fn) {
+        if (process.env.BENCH_CAPTURE === '0') {
+          await fn();
+          return [];
+        }
+        await s.command({ type: 'capture-start' });
+        try {
+          await fn();
+        } catch (error) {
+          await s.command({ type: 'capture-stop' });
+          throw error;
+        }
+        return s.command<Array<{ text: string; params: unknown[] }>>({ type: 'capture-stop' });
       },
       async profiled(name, fn) {
         if (!settings.profile) return fn();

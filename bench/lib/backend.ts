@@ -43,10 +43,20 @@ export function databaseUrl(): string | undefined {
   return process.env[DATABASE_URL_ENV] || undefined;
 }
 
+/**
+ * SQLite's commit durability for the run (BENCH_SQLITE_SYNC=normal|full, Strata's STRATA_SYNC; default
+ * normal, Strata's default). `full` fsyncs every commit, as PostgreSQL's synchronous_commit does.
+ */
+export function sqliteSync(): 'normal' | 'full' {
+  const raw = process.env.BENCH_SQLITE_SYNC ?? 'normal';
+  if (raw !== 'normal' && raw !== 'full') throw new Error(`BENCH_SQLITE_SYNC must be normal or full, got "${raw}"`);
+  return raw;
+}
+
 /** Strata's configuration for the backend under test, on top of a data directory. */
 export function storeEnv(dataDir: string): Record<string, string> {
   const url = databaseUrl();
-  return { STRATA_DATA_DIR: dataDir, ...(url ? { STRATA_DATABASE_URL: url } : {}) };
+  return { STRATA_DATA_DIR: dataDir, STRATA_SYNC: sqliteSync(), ...(url ? { STRATA_DATABASE_URL: url } : {}) };
 }
 
 export interface Backend {
@@ -75,7 +85,7 @@ export interface Backend {
 /** Starts the backend: for PostgreSQL a cluster and an empty `strata` database. */
 export async function startBackend(kind: BackendKind): Promise<Backend> {
   if (kind === 'sqlite') {
-    return { kind, description: 'SQLite (embedded, WAL, STRATA_SYNC=normal)', cpuMs: () => undefined, analyze: async () => {}, stop: async () => {} };
+    return { kind, description: `SQLite (embedded, WAL, STRATA_SYNC=${sqliteSync()})`, cpuMs: () => undefined, analyze: async () => {}, stop: async () => {} };
   }
   const server: PostgresServer = await startPostgres({ durable: true, settings: POSTGRES_SETTINGS });
   // An aborted run (timeout, Ctrl-C) must not leave the cluster running.

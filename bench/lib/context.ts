@@ -54,6 +54,11 @@ export interface BenchContext {
    * whose work is in the server child's figure).
    */
   serverCpu<T>(fn: () => Promise<T>): Promise<{ value: T; cpuMs: number; databaseCpuMs?: number }>;
+  /**
+   * The SQL statements the server ran while `fn` ran (transaction control included on PostgreSQL, where each
+   * is a round trip to the database); empty when capture is off (BENCH_CAPTURE=0).
+   */
+  statementsOf(fn: () => Promise<unknown>): Promise<Array<{ text: string; params: unknown[] }>>;
   /** Runs `fn` and, when profiling is on, records the server's CPU profile for it under `name`. */
   profiled<T>(name: string, fn: () => Promise<T>): Promise<T>;
   /** The profile files `profiled` wrote under these names; none when profiling is off. */

@@ -81,3 +81,17 @@ export function fmtCpu(cpuMs: number, databaseCpuMs: number | undefined): string
 
 /** Both CPU figures together (what a request costs the machine). */
 export const totalCpu = (cpuMs: number, databaseCpuMs: number | undefined): number => cpuMs + (databaseCpuMs ?? 0);
+
+const TRANSACTION_CONTROL = /^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i;
+
+/**
+ * What a request sent to the database: its statements, and (PostgreSQL) the transaction control around
+ * them. On PostgreSQL each is one round trip to the server; on SQLite transaction control is not recorded.
+ */
+export function statementCounts(statements: ReadonlyArray<{ text: string }>): { statements: number; transactionControl: number } {
+  const control = statements.filter((s) => TRANSACTION_CONTROL.test(s.text)).length;
+  return { statements: statements.length - control, transactionControl: control };
+}
+
+export const fmtStatements = (c: { statements: number; transactionControl: number }): string =>
+  `${c.statements} statements${c.transactionControl ? ` + ${c.transactionControl} BEGIN/COMMIT` : ''}`;
