@@ -17,7 +17,7 @@ import { expectStatus } from './lib/http.js';
 import { closedLoop, pool, sequential } from './lib/load.js';
 import { startServers } from './lib/servers.js';
 import type { RecordedStatement } from './lib/capture.js';
-import { fmtCpu, oneLine, openRaw, statementCounts, timeStatements, totalCpu, type RawDb } from './lib/raw.js';
+import { fmtCpu, fmtStatements, oneLine, openRaw, statementCounts, timeStatements, totalCpu, type RawDb } from './lib/raw.js';
 import { openReadOnly } from './lib/sqlite.js';
 import { cpuNow, fmtInt, fmtMs, fmtRatio, now, summarize } from './lib/stats.js';
 
@@ -48,6 +48,7 @@ export const eventsSuite: Suite = {
       await deepPaging(ctx, raw);
       await exportAll(ctx, raw, n);
       await getById(ctx, raw);
+      await createStatements(ctx, n);
     } finally {
       await raw.close();
     }
@@ -291,6 +292,20 @@ async function seedReference(ctx: BenchContext, n: number, seeded: SeedResult): 
   } finally {
     await target.close();
   }
+}
+
+/**
+ * What one create request of 1000 events sends to the database (after the measurements, with events
+ * beyond the seeded ones): on PostgreSQL each statement is a round trip.
+ */
+async function createStatements(ctx: BenchContext, n: number): Promise<void> {
+  const items = benchEvents(n, BATCH);
+  const statements = await ctx.statementsOf(async () => expectStatus(await ctx.call('POST', '/events', JSON.stringify({ items })), 201, 'POST /events (statements)'));
+  const counts = statementCounts(statements);
+  const row = ctx.rows().find((r) => r.id === 'events.create');
+  if (row) Object.assign(row.data, { statementsPerRequest: counts.statements, transactionControlPerRequest: counts.transactionControl });
+  ctx.diagnose('events.create.statements', { ...counts, sql: statements.slice(0, 20).map((st) => oneLine(st, 300)), plans: [] });
+  ctx.log(`one create request of ${BATCH}: ${fmtStatements(counts)}`);
 }
 
 function ctxRow(ctx: BenchContext, id: string) {

@@ -10,6 +10,7 @@
  *                          PostgreSQL cluster for the run (PostgreSQL 15 or newer installed; see bench/lib/backend.ts
  *                          for its settings), runs Strata on it, and runs the raw-SQL references against it
  *   BENCH_SQLITE_SYNC      normal (default) | full: STRATA_SYNC of the SQLite store (full fsyncs every commit)
+ *   BENCH_STRATA_ENV       further settings of the apps under test, e.g. STRATA_METRICS=off (comma-separated)
  *   BENCH_EVENTS           events to seed (default 1000000; e.g. 100000 for a quick run)
  *   BENCH_REFERENCE_EVENTS rows the raw-database create reference inserts (default 200000)
  *   BENCH_LIST_REQUESTS    sequential requests per list query after warm-up (default 200)
@@ -154,6 +155,7 @@ async function main(): Promise<void> {
   if (backend.url) process.env[DATABASE_URL_ENV] = backend.url;
   else delete process.env[DATABASE_URL_ENV];
   notes.push(`Store: ${backend.description}.`);
+  if (process.env.BENCH_STRATA_ENV) notes.push(`Apps under test with ${process.env.BENCH_STRATA_ENV} (BENCH_STRATA_ENV).`);
   console.log(`Store: ${backend.description}\n`);
   let server: ServerHandle | undefined;
   let client: HttpClient | undefined;

@@ -53,10 +53,24 @@ export function sqliteSync(): 'normal' | 'full' {
   return raw;
 }
 
+/**
+ * Further Strata settings for the apps under test (BENCH_STRATA_ENV, e.g. `STRATA_METRICS=off` or
+ * `STRATA_DATABASE_POOL_SIZE=20,STRATA_READ_WORKERS=1`), to measure what one setting costs.
+ */
+export function extraStrataEnv(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const kv of (process.env.BENCH_STRATA_ENV ?? '').split(',').map((x) => x.trim()).filter(Boolean)) {
+    const eq = kv.indexOf('=');
+    if (eq < 1 || !kv.startsWith('STRATA_')) throw new Error(`BENCH_STRATA_ENV: expected STRATA_NAME=value, got "${kv}"`);
+    out[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  return out;
+}
+
 /** Strata's configuration for the backend under test, on top of a data directory. */
 export function storeEnv(dataDir: string): Record<string, string> {
   const url = databaseUrl();
-  return { STRATA_DATA_DIR: dataDir, STRATA_SYNC: sqliteSync(), ...(url ? { STRATA_DATABASE_URL: url } : {}) };
+  return { STRATA_DATA_DIR: dataDir, STRATA_SYNC: sqliteSync(), ...(url ? { STRATA_DATABASE_URL: url } : {}), ...extraStrataEnv() };
 }
 
 export interface Backend {
