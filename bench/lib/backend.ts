@@ -151,9 +151,10 @@ const serverVersion = (url: string) =>
 const TICKS_PER_SECOND = 100;
 
 /**
- * CPU ms of a process and its children now (utime + stime from /proc/<pid>/stat, in clock ticks of 10 ms).
- * Children that already exited are counted in their parent's cutime/cstime only once reaped; PostgreSQL's
- * backends live as long as their connections, which the pools keep open.
+ * CPU ms of a process and its children so far, from /proc/<pid>/stat in clock ticks of 10 ms: the live
+ * children's own time, and the root's own time plus that of its children that exited (cutime, cstime: the
+ * kernel adds a child's time there when the root reaps it). The sum only grows, also when a pool closes an
+ * idle connection and its backend exits.
  */
 export function treeCpuMs(root: number): number | undefined {
   let ticks = 0;
@@ -166,13 +167,15 @@ export function treeCpuMs(root: number): number | undefined {
     } catch {
       continue; // exited meanwhile
     }
-    // Fields after the command (which may hold spaces) start after the last ')'.
+    // Fields after the command (which may hold spaces) start after the last ')': fields[k - 3] is field k.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const pid = Number(name);
-    const ppid = Number(fields[1]);
-    if (pid !== root && ppid !== root) continue;
-    found = true;
-    ticks += Number(fields[11]) + Number(fields[12]);
+    if (pid === root) {
+      found = true;
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    } else if (Number(fields[1]) === root) {
+      ticks += Number(fields[11]) + Number(fields[12]);
+    }
   }
   return found ? (ticks * 1000) / TICKS_PER_SECOND : undefined;
 }
