@@ -631,12 +631,39 @@ async function exportAll(ctx: BenchContext, raw: RawDb, n: number): Promise<void
 // ---------------------------------------------------------------------------------------------------------
 // GET by id
 
+/**
+ * PostgreSQL: the by-id SELECT the server ran, on the raw connection, sent as the server sends it (an
+ * unnamed statement: parsed and planned at every execution) and as a named prepared statement (parsed once
+ * per connection, its plan cached), sequentially: what parsing and planning cost per request.
+ */
+async function preparedVersusUnnamed(ctx: BenchContext, raw: RawDb, statements: RecordedStatement[]): Promise<void> {
+  const selects = statements.filter((st) => /^\s*SELECT\b/i.test(st.text));
+  if (selects.length === 0) return;
+  const count = 1000;
+  await timeStatements(raw, selects, 0, 100, true);
+  const unnamed = await timeStatements(raw, selects, count, 100);
+  const named = await timeStatements(raw, selects, count, 0, true);
+  const a = summarize(unnamed.latencies);
+  const b = summarize(named.latencies);
+  const us = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${(ms * 1000).toFixed(0)} µs`);
+  ctx.report({
+    id: 'events.getById.sql',
+    workload: `The by-id SELECT alone (${fmtInt(selects[0].text.length)} characters), ${fmtInt(count)} sequential runs (info)`,
+    value: `named prepared statement: p50 ${us(b.p50)}; CPU ${us(named.cpuMs)} + PostgreSQL ${us(named.databaseCpuMs)}`,
+    reference: `unnamed, as the server sends it: p50 ${us(a.p50)}; CPU ${us(unnamed.cpuMs)} + PostgreSQL ${us(unnamed.databaseCpuMs)}`,
+    ratio: `${fmtRatio(b.p50 / a.p50)} its time (p50)`,
+    data: { unnamed: { ...a, cpuMs: unnamed.cpuMs, databaseCpuMs: unnamed.databaseCpuMs }, named: { ...b, cpuMs: named.cpuMs, databaseCpuMs: named.databaseCpuMs } },
+  });
+  ctx.log(`  by-id SELECT on the raw connection: unnamed p50 ${us(a.p50)} (PostgreSQL CPU ${us(unnamed.databaseCpuMs)}), named p50 ${us(b.p50)} (${us(named.databaseCpuMs)})`);
+}
+
 async function getById(ctx: BenchContext, raw: RawDb): Promise<void> {
   const ids = (await raw.query<{ id: number }>('SELECT id FROM events ORDER BY random() LIMIT 10000')).map((r) => Number(r.id));
   const sample = expectStatus(await ctx.call('GET', `/events/${ids[0]}`), 200, 'GET /events/{id}');
   const perGet = await ctx.statementsOf(() => ctx.call('GET', `/events/${ids[1 % ids.length]}`));
   const getCounts = statementCounts(perGet);
   ctx.diagnose('events.getById', { ...getCounts, sql: perGet.map((st) => oneLine(st)), plans: [] });
+  if (raw.runPrepared) await preparedVersusUnnamed(ctx, raw, perGet);
   await ctx.server.command({ type: 'bare', payload: sample.body.toString('utf8') });
   const headers = { authorization: `Bearer ${ctx.token}` };
   const { concurrency, durationMs } = ctx.settings;

@@ -39,7 +39,7 @@ import { CLIENT_KINDS, createClient, expectStatus, type ClientKind, type HttpCli
 import { closedLoop } from './lib/load.js';
 import { formatProfile, summarizeProfile } from './lib/profile.js';
 import { describeMachine, machine, markdownTable, stolenMs, textTable, type ResultRow } from './lib/report.js';
-import { fmtInt, now } from './lib/stats.js';
+import { fmtInt, fmtMs, now, summarize } from './lib/stats.js';
 import { PROJECT } from './lib/servers.js';
 import { benchEvent } from './events-data.js';
 import { eventsSuite } from './events.js';
@@ -170,6 +170,7 @@ async function main(): Promise<void> {
     );
     diagnostics.client = calibration;
     const token = await getToken(s, client);
+    if (backend.url) rows.push(await roundTrip(backend.url, log));
     const c = client;
     const base = `${s.apiOrigin}/api/v1/projects/${PROJECT}`;
     const auth = { authorization: `Bearer ${token}` };
@@ -286,6 +287,34 @@ async function main(): Promise<void> {
     `${JSON.stringify({ date, machine: m, backend: { kind: backend.kind, description: backend.description }, settings: { ...settings, resultsDir: undefined }, loadAverage: { before: loadBefore, after: loadAfter }, stolenSeconds: stolen, totalSeconds, rows, notes, diagnostics }, null, 2)}\n`,
   );
   console.log(`Results written to ${file}`);
+}
+
+/**
+ * PostgreSQL: the time of one round trip to the database from a Node.js client, `SELECT 1` sequentially
+ * on one connection, the floor under every statement the server sends.
+ */
+async function roundTrip(url: string, log: (line: string) => void): Promise<ResultRow> {
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: url, application_name: 'strata-bench' });
+  await client.connect();
+  try {
+    const times: number[] = [];
+    for (let i = 0; i < 2200; i++) {
+      const t0 = now();
+      await client.query('SELECT 1');
+      if (i >= 200) times.push(now() - t0);
+    }
+    const s = summarize(times);
+    log(`PostgreSQL round trip (SELECT 1): p50 ${fmtMs(s.p50)}, p99 ${fmtMs(s.p99)}`);
+    return {
+      id: 'postgres.roundTrip',
+      workload: 'One round trip to PostgreSQL from Node.js (SELECT 1, one connection, 2,000 sequential) (info)',
+      value: `p50 ${fmtMs(s.p50)} / p99 ${fmtMs(s.p99)}`,
+      data: { latency: s },
+    };
+  } finally {
+    await client.end();
+  }
 }
 
 /**

@@ -22,6 +22,7 @@ export async function openRawPostgres(url: string): Promise<Omit<RawDb, 'databas
   await client.connect();
   // The reference only reads; a mistaken write fails instead of changing the data under measurement.
   await client.query('SET default_transaction_read_only = on');
+  const names = new Map<string, string>();
   return {
     kind: 'postgres',
     label: 'raw node-postgres',
@@ -29,6 +30,15 @@ export async function openRawPostgres(url: string): Promise<Omit<RawDb, 'databas
     async runStatements(statements) {
       const rows: unknown[] = [];
       for (const s of statements) for (const r of (await client.query(s.text, s.params)).rows) rows.push(r);
+      return rows;
+    },
+    async runPrepared(statements) {
+      const rows: unknown[] = [];
+      for (const s of statements) {
+        let name = names.get(s.text);
+        if (!name) names.set(s.text, (name = `bench_${names.size + 1}`));
+        for (const r of (await client.query({ name, text: s.text, values: s.params })).rows) rows.push(r);
+      }
       return rows;
     },
     async explain(s: CapturedStatement) {

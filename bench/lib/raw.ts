@@ -22,6 +22,12 @@ export interface RawDb {
   label: string;
   /** Runs the statements one after another, as the server did for one request; returns the rows. */
   runStatements(statements: readonly CapturedStatement[]): Promise<unknown[]>;
+  /**
+   * PostgreSQL only: the same as runStatements, but each statement as a named prepared statement (parsed
+   * once per connection, its plan cached after a few runs), to measure what the server's unnamed
+   * statements cost.
+   */
+  runPrepared?(statements: readonly CapturedStatement[]): Promise<unknown[]>;
   /** The engine's plan for a statement, as indented lines. */
   explain(s: CapturedStatement): Promise<string[]>;
   /** An ad hoc query (`?` placeholders on either engine). */
@@ -59,14 +65,15 @@ export interface RawTiming {
   databaseCpuMs?: number;
 }
 
-export async function timeStatements(raw: RawDb, statements: readonly CapturedStatement[], count: number, warmup = 0): Promise<RawTiming> {
-  for (let i = 0; i < warmup; i++) await raw.runStatements(statements);
+export async function timeStatements(raw: RawDb, statements: readonly CapturedStatement[], count: number, warmup = 0, prepared = false): Promise<RawTiming> {
+  const run = prepared && raw.runPrepared ? raw.runPrepared : raw.runStatements;
+  for (let i = 0; i < warmup; i++) await run(statements);
   const db0 = raw.databaseCpuMs();
   const c0 = cpuNow();
   const latencies: number[] = [];
   for (let i = 0; i < count; i++) {
     const t0 = now();
-    await raw.runStatements(statements);
+    await run(statements);
     latencies.push(now() - t0);
   }
   const cpuMs = (cpuNow() - c0) / count;
