@@ -18,7 +18,7 @@ import type { BenchContext, Suite } from './lib/context.js';
 import type { RecordedStatement } from './lib/capture.js';
 import type { HttpResponse } from './lib/http.js';
 import { pool, sequential } from './lib/load.js';
-import { fmtCpu, oneLine, openRaw, timeStatements, totalCpu, type RawDb } from './lib/raw.js';
+import { fmtCpu, oneLine, openRaw, statementCounts, timeStatements, totalCpu, type RawDb } from './lib/raw.js';
 import { fmtInt, fmtMs, fmtRatio, now, summarize } from './lib/stats.js';
 
 const BATCH = 1000;
@@ -304,6 +304,7 @@ async function queries(ctx: BenchContext, raw: RawDb, s: Seeded): Promise<void> 
 
     // Reference: the server's own statements for this request, on a raw connection.
     let statements: RecordedStatement[] = [];
+    let all: RecordedStatement[] = [];
     let plans: string[][] = [];
     let ref: { p50: number; p99: number; cpu: number; databaseCpu?: number } | undefined;
     try {
@@ -311,7 +312,8 @@ async function queries(ctx: BenchContext, raw: RawDb, s: Seeded): Promise<void> 
       try {
         await run();
       } finally {
-        statements = (await ctx.server.command<RecordedStatement[]>({ type: 'capture-stop' })).filter((st) => TABLES.test(st.text));
+        all = await ctx.server.command<RecordedStatement[]>({ type: 'capture-stop' });
+        statements = all.filter((st) => TABLES.test(st.text));
       }
       plans = [];
       for (const st of statements) plans.push(await raw.explain(st));
@@ -331,7 +333,17 @@ async function queries(ctx: BenchContext, raw: RawDb, s: Seeded): Promise<void> 
       ratio: ref ? `${fmtRatio(http.p50 / ref.p50)} raw time (p50); ${fmtRatio(totalCpu(serverCpu, databaseCpu) / totalCpu(ref.cpu, ref.databaseCpu))} its CPU` : undefined,
       target: q.targetMs === undefined ? undefined : `p99 ≤ ${q.targetMs} ms`,
       met: q.targetMs === undefined ? undefined : http.p99 <= q.targetMs,
-      data: { http, serverCpuMsPerRequest: serverCpu, databaseCpuMsPerRequest: databaseCpu, sqlOnly: ref, result: checked, body: q.body },
+      data: {
+        http,
+        serverCpuMsPerRequest: serverCpu,
+        databaseCpuMsPerRequest: databaseCpu,
+        sqlOnly: ref,
+        result: checked,
+        body: q.body,
+        // Everything the request sent (the project lookup and transaction control too): round trips on PostgreSQL.
+        statementsPerRequest: statementCounts(all).statements,
+        transactionControlPerRequest: statementCounts(all).transactionControl,
+      },
     });
     ctx.diagnose(`catalog.${q.id}`, { sql: statements.map((st) => oneLine(st.text.length > 400 ? { ...st, text: st.text.replace(/^\s*SELECT\s[\s\S]*?\sFROM\s/i, 'SELECT … FROM ') } : st)), plans, serverCpuMs: serverCpu, databaseCpuMs: databaseCpu, sqlCpuMs: ref?.cpu ?? NaN, sqlDatabaseCpuMs: ref?.databaseCpu });
     ctx.log(`  ${q.id}: ${checked}; HTTP p50 ${fmtMs(http.p50)} p99 ${fmtMs(http.p99)}, server ${fmtCpu(serverCpu, databaseCpu)}; raw SQL p50 ${ref ? fmtMs(ref.p50) : 'n/a'}`);

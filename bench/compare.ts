@@ -85,6 +85,7 @@ export function figures(row: ResultRow): Array<{ name: string; value: number; hi
   add('DB CPU ms/req', num(d.databaseCpuMsPerRequest), false);
   add('bytes/point', num(d.bytesPerPoint), false);
   add('statements/req', num(d.statementsPerRequest), false);
+  add('BEGIN/COMMIT/req', num(d.transactionControlPerRequest), false);
   add('raw SQL p50 ms', num(d.rawSqlP50MsPerRequest) ?? num(d.rawSqlP50Ms) ?? num(d.rawSqlP50MsPerPage) ?? p50(d.sqlOnly), false);
   return out;
 }

@@ -365,7 +365,11 @@ async function postListRaw(ctx: BenchContext, body: ListBody): Promise<void> {
 }
 
 /** The statements on the events table the server ran for one request (recorded in the server child), with plans. */
-async function captureList(ctx: BenchContext, raw: RawDb, body: ListBody): Promise<{ statements: RecordedStatement[]; plans: string[][] }> {
+async function captureList(
+  ctx: BenchContext,
+  raw: RawDb,
+  body: ListBody,
+): Promise<{ statements: RecordedStatement[]; plans: string[][]; counts: ReturnType<typeof statementCounts> }> {
   await ctx.server.command({ type: 'capture-start' });
   let recorded: RecordedStatement[];
   try {
@@ -377,7 +381,8 @@ async function captureList(ctx: BenchContext, raw: RawDb, body: ListBody): Promi
   if (statements.length === 0) throw new Error(`no SQL on the events table was recorded for ${JSON.stringify(body)}`);
   const plans: string[][] = [];
   for (const s of statements) plans.push(await raw.explain(s));
-  return { statements, plans };
+  // Everything the request sent (the project lookup and transaction control too): round trips on PostgreSQL.
+  return { statements, plans, counts: statementCounts(recorded) };
 }
 
 /** Latencies of `count` calls and the CPU time per call (ms) of this process. */
@@ -411,7 +416,7 @@ async function listQueries(ctx: BenchContext, raw: RawDb): Promise<void> {
 
     // Reference: the server's own statements on a raw connection in this process. For the breakdown also
     // JSON.stringify of the same response.
-    const { statements, plans } = await captureList(ctx, raw, body);
+    const { statements, plans, counts } = await captureList(ctx, raw, body);
     const sqlRun = await timeStatements(raw, statements, count, WARMUP);
     const sqlOnly = summarize(sqlRun.latencies);
     const stringifyRun = cpuTimed(count, () => JSON.stringify(first.page));
@@ -438,6 +443,8 @@ async function listQueries(ctx: BenchContext, raw: RawDb): Promise<void> {
         items,
         responseBytes: first.bytes,
         rawWithProjectInJoin: joinFix,
+        statementsPerRequest: counts.statements,
+        transactionControlPerRequest: counts.transactionControl,
       },
     });
     ctx.diagnose(`events.list.${q.id}`, {
