@@ -12,6 +12,7 @@ import type { BenchContext, Suite } from './lib/context.js';
 import { expectStatus } from './lib/http.js';
 import { closedLoop } from './lib/load.js';
 import { PROJECT } from './lib/servers.js';
+import { storeEnv } from './lib/backend.js';
 import { fmtInt, fmtRatio } from './lib/stats.js';
 
 const EVENTS = 1000;
@@ -27,7 +28,7 @@ const ADMIN: Principal = {
 };
 
 async function startApp(dataDir: string, principal?: Principal): Promise<{ strata: Strata; origin: string }> {
-  const config = loadConfig([], { STRATA_DATA_DIR: dataDir, STRATA_PROJECTS: PROJECT, STRATA_LOG_LEVEL: 'error', STRATA_PORT: '0', STRATA_THROTTLE: 'off' });
+  const config = loadConfig([], { ...storeEnv(dataDir), STRATA_PROJECTS: PROJECT, STRATA_LOG_LEVEL: 'error', STRATA_PORT: '0', STRATA_THROTTLE: 'off' });
   const strata = await buildApp(config, { logger: false, ...(principal ? { principal } : {}) });
   const origin = await strata.app.listen({ host: '127.0.0.1', port: 0 });
   return { strata, origin };

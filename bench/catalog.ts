@@ -18,8 +18,8 @@ import type { BenchContext, Suite } from './lib/context.js';
 import type { RecordedStatement } from './lib/capture.js';
 import type { HttpResponse } from './lib/http.js';
 import { pool, sequential } from './lib/load.js';
-import { explain, oneLine, openReadOnly, runStatements, type RawDb } from './lib/sqlite.js';
-import { cpuNow, fmtInt, fmtMs, fmtRatio, now, summarize } from './lib/stats.js';
+import { fmtCpu, oneLine, openRaw, statementCounts, timeStatements, totalCpu, type RawDb } from './lib/raw.js';
+import { fmtInt, fmtMs, fmtRatio, now, summarize } from './lib/stats.js';
 
 const BATCH = 1000;
 const WARMUP = 20;
@@ -82,11 +82,12 @@ export const catalogSuite: Suite = {
   name: 'catalog',
   async run(ctx) {
     const seeded = await seed(ctx);
-    const raw = openReadOnly(ctx.dataDir);
+    await ctx.backend.analyze();
+    const raw = await openRaw(ctx.backend, ctx.dataDir);
     try {
       await queries(ctx, raw, seeded);
     } finally {
-      raw.close();
+      await raw.close();
     }
   },
 };
@@ -299,47 +300,55 @@ async function queries(ctx: BenchContext, raw: RawDb, s: Seeded): Promise<void> 
     const timed = await ctx.serverCpu(() => ctx.profiled(`catalog-${q.id}`, () => sequential(count, run)));
     const http = summarize(timed.value);
     const serverCpu = timed.cpuMs / count;
+    const databaseCpu = timed.databaseCpuMs === undefined ? undefined : timed.databaseCpuMs / count;
 
     // Reference: the server's own statements for this request, on a raw connection.
     let statements: RecordedStatement[] = [];
+    let all: RecordedStatement[] = [];
     let plans: string[][] = [];
-    let ref: { p50: number; p99: number; cpu: number } | undefined;
+    let ref: { p50: number; p99: number; cpu: number; databaseCpu?: number } | undefined;
     try {
       await ctx.server.command({ type: 'capture-start' });
       try {
         await run();
       } finally {
-        statements = (await ctx.server.command<RecordedStatement[]>({ type: 'capture-stop' })).filter((st) => TABLES.test(st.text));
+        all = await ctx.server.command<RecordedStatement[]>({ type: 'capture-stop' });
+        statements = all.filter((st) => TABLES.test(st.text));
       }
-      plans = statements.map((st) => explain(raw, st));
-      for (let i = 0; i < WARMUP; i++) runStatements(raw, statements);
-      const c0 = cpuNow();
-      const lat: number[] = [];
-      for (let i = 0; i < count; i++) {
-        const t0 = now();
-        runStatements(raw, statements);
-        lat.push(now() - t0);
-      }
-      const cpu = (cpuNow() - c0) / count;
-      const sq = summarize(lat);
-      ref = { p50: sq.p50, p99: sq.p99, cpu };
+      plans = [];
+      for (const st of statements) plans.push(await raw.explain(st));
+      const timing = await timeStatements(raw, statements, count, WARMUP);
+      const sq = summarize(timing.latencies);
+      ref = { p50: sq.p50, p99: sq.p99, cpu: timing.cpuMs, databaseCpu: timing.databaseCpuMs };
     } catch (err) {
       ctx.log(`  ${q.id}: no SQL reference (${err instanceof Error ? err.message.split('\n')[0] : String(err)})`);
     }
     ctx.report({
       id: `catalog.${q.id}`,
       workload: q.name,
-      value: `p50 ${fmtMs(http.p50)} / p99 ${fmtMs(http.p99)}; CPU ${fmtMs(serverCpu)}`,
-      reference: ref ? `same SQL (${statements.length} statements), raw better-sqlite3: p50 ${fmtMs(ref.p50)} / p99 ${fmtMs(ref.p99)}; CPU ${fmtMs(ref.cpu)}` : 'n/a (SQL capture off)',
-      ratio: ref ? `${fmtRatio(http.p50 / ref.p50)} raw time (p50); ${fmtRatio(serverCpu / ref.cpu)} its CPU` : undefined,
+      value: `p50 ${fmtMs(http.p50)} / p99 ${fmtMs(http.p99)}; ${fmtCpu(serverCpu, databaseCpu)}`,
+      reference: ref
+        ? `same SQL (${statements.length} statements), ${raw.label}: p50 ${fmtMs(ref.p50)} / p99 ${fmtMs(ref.p99)}; ${fmtCpu(ref.cpu, ref.databaseCpu)}`
+        : 'n/a (SQL capture off)',
+      ratio: ref ? `${fmtRatio(http.p50 / ref.p50)} raw time (p50); ${fmtRatio(totalCpu(serverCpu, databaseCpu) / totalCpu(ref.cpu, ref.databaseCpu))} its CPU` : undefined,
       target: q.targetMs === undefined ? undefined : `p99 ≤ ${q.targetMs} ms`,
       met: q.targetMs === undefined ? undefined : http.p99 <= q.targetMs,
-      data: { http, serverCpuMsPerRequest: serverCpu, sqlOnly: ref, result: checked, body: q.body },
+      data: {
+        http,
+        serverCpuMsPerRequest: serverCpu,
+        databaseCpuMsPerRequest: databaseCpu,
+        sqlOnly: ref,
+        result: checked,
+        body: q.body,
+        // Everything the request sent (the project lookup and transaction control too): round trips on PostgreSQL.
+        statementsPerRequest: statementCounts(all).statements,
+        transactionControlPerRequest: statementCounts(all).transactionControl,
+      },
     });
-    ctx.diagnose(`catalog.${q.id}`, { sql: statements.map((st) => oneLine(st.text.length > 400 ? { ...st, text: st.text.replace(/^\s*SELECT\s[\s\S]*?\sFROM\s/i, 'SELECT … FROM ') } : st)), plans, serverCpuMs: serverCpu, sqlCpuMs: ref?.cpu ?? NaN });
-    ctx.log(`  ${q.id}: ${checked}; HTTP p50 ${fmtMs(http.p50)} p99 ${fmtMs(http.p99)}, server CPU ${fmtMs(serverCpu)}; raw SQL p50 ${ref ? fmtMs(ref.p50) : 'n/a'}`);
+    ctx.diagnose(`catalog.${q.id}`, { sql: statements.map((st) => oneLine(st.text.length > 400 ? { ...st, text: st.text.replace(/^\s*SELECT\s[\s\S]*?\sFROM\s/i, 'SELECT … FROM ') } : st)), plans, serverCpuMs: serverCpu, databaseCpuMs: databaseCpu, sqlCpuMs: ref?.cpu ?? NaN, sqlDatabaseCpuMs: ref?.databaseCpu });
+    ctx.log(`  ${q.id}: ${checked}; HTTP p50 ${fmtMs(http.p50)} p99 ${fmtMs(http.p99)}, server ${fmtCpu(serverCpu, databaseCpu)}; raw SQL p50 ${ref ? fmtMs(ref.p50) : 'n/a'}`);
   }
   ctx.note(
-    'Catalog reference: the statements on the catalog tables (assets, events, time series, data sets and their side tables) the server ran for one request (recorded in the server child, including subtree resolution and its size check), executed through better-sqlite3 on a read-only connection in the benchmark process. Ratios: Strata p50 over HTTP ÷ raw SQL p50, and server CPU per request ÷ raw SQL CPU per run.',
+    'Catalog reference: the statements on the catalog tables (assets, events, time series, data sets and their side tables) the server ran for one request (recorded in the server child, including subtree resolution and its size check), executed on a raw connection in the benchmark process (better-sqlite3, read-only; or one node-postgres connection). Ratios: Strata p50 over HTTP ÷ raw SQL p50, and server CPU per request ÷ raw SQL CPU per run.',
   );
 }

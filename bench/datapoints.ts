@@ -12,7 +12,7 @@
 import type { BenchContext, Suite } from './lib/context.js';
 import { expectStatus } from './lib/http.js';
 import { pool, sequential } from './lib/load.js';
-import { openReadOnly } from './lib/sqlite.js';
+import { fmtStatements, oneLine, openRaw, statementCounts, timeStatements } from './lib/raw.js';
 import { fmtInt, fmtMs, fmtRatio, now, summarize } from './lib/stats.js';
 
 const REQUEST_POINTS = 100_000;
@@ -55,6 +55,31 @@ function nextCursor(res: Buffer): string | undefined {
 
 async function post(ctx: BenchContext, path: string, payload: string | object, what: string): Promise<Buffer> {
   return expectStatus(await ctx.call('POST', path, payload), 200, what).body;
+}
+
+/**
+ * Records what one request sends to the database (diagnostics `datapoints.statements.<name>`) and returns
+ * the counts. For a read (`replay`), also the time of its SELECTs replayed on a raw connection (p50 of 20),
+ * and their plans (on PostgreSQL with actual times, planning time included).
+ */
+async function statementsOf(ctx: BenchContext, name: string, fn: () => Promise<unknown>, replay = false) {
+  const statements = await ctx.statementsOf(fn);
+  const counts = statementCounts(statements);
+  const selects = statements.filter((st) => /^\s*(SELECT|WITH)\b/i.test(st.text));
+  let rawSqlP50Ms: number | undefined;
+  const plans: string[][] = [];
+  if (replay && selects.length) {
+    const raw = await openRaw(ctx.backend, ctx.dataDir);
+    try {
+      rawSqlP50Ms = summarize((await timeStatements(raw, selects, 20, 3)).latencies).p50;
+      for (const st of selects) plans.push(await raw.explain(st));
+    } finally {
+      await raw.close();
+    }
+  }
+  ctx.diagnose(`datapoints.statements.${name}`, { ...counts, rawSqlP50Ms, sql: (replay ? selects : statements).slice(0, 12).map((st) => oneLine(st, 300)), plans });
+  ctx.log(`  one ${name} request: ${fmtStatements(counts)}${rawSqlP50Ms === undefined ? '' : `; its SELECTs on a raw connection: p50 ${fmtMs(rawSqlP50Ms)}`}`);
+  return { ...counts, rawSqlP50Ms };
 }
 
 async function createSeries(ctx: BenchContext, externalIds: string[]): Promise<void> {
@@ -104,11 +129,15 @@ export const datapointsSuite: Suite = {
       pointsText(r * REQUEST_POINTS, Math.min(REQUEST_POINTS, perSeries - r * REQUEST_POINTS)),
     );
     let ingestMs = 0;
-    await ctx.profiled('datapoints-ingest', async () => {
-      for (const id of ingestIds) ingestMs += await ingest(ctx, id, perSeries, 'ingest', texts);
-    });
+    const { cpuMs, databaseCpuMs } = await ctx.serverCpu(() =>
+      ctx.profiled('datapoints-ingest', async () => {
+        for (const id of ingestIds) ingestMs += await ingest(ctx, id, perSeries, 'ingest', texts);
+      }),
+    );
     const total = perSeries * INGEST_SERIES;
     const rate = (total * 1000) / ingestMs;
+    const cpuPerMillion = (cpuMs * 1e6) / total;
+    const databaseCpuPerMillion = databaseCpuMs === undefined ? undefined : (databaseCpuMs * 1e6) / total;
     let parseMs = 0;
     for (const text of texts) {
       const whole = body(ingestIds[0], text);
@@ -120,14 +149,26 @@ export const datapointsSuite: Suite = {
     ctx.report({
       id: 'datapoints.ingest',
       workload: `Insert ${fmtInt(total)} numeric points, ${fmtInt(REQUEST_POINTS)}/request, 2 in flight`,
-      value: `${fmtInt(rate)} points/s`,
+      value: `${fmtInt(rate)} points/s; CPU ${fmtInt(cpuPerMillion)} ms${databaseCpuPerMillion === undefined ? '' : ` + PostgreSQL ${fmtInt(databaseCpuPerMillion)} ms`} per million`,
       reference: `JSON.parse of the same bodies: ${fmtInt(parseRate)} points/s`,
       ratio: `${fmtRatio(rate / parseRate)} of JSON.parse speed`,
       target: '≥ 1,000,000 points/s',
       met: rate >= 1_000_000,
-      data: { points: total, ms: ingestMs, pointsPerSecond: rate, parsePointsPerSecond: parseRate },
+      data: {
+        points: total,
+        ms: ingestMs,
+        pointsPerSecond: rate,
+        serverCpuMsPerMillion: cpuPerMillion,
+        databaseCpuMsPerMillion: databaseCpuPerMillion,
+        parsePointsPerSecond: parseRate,
+      },
     });
     ctx.log(`  ingest: ${fmtInt(rate)} points/s; JSON.parse alone ${fmtInt(parseRate)} points/s`);
+    const ingestCounts = await statementsOf(ctx, 'ingest', () =>
+      post(ctx, '/timeseries/data', body(ingestIds[0], pointsText(perSeries, REQUEST_POINTS)), 'POST /timeseries/data (statements)'),
+    );
+    (ctx.rows().find((r) => r.id === 'datapoints.ingest')!.data as Record<string, unknown>).statementsPerRequest = ingestCounts.statements;
+    await ctx.backend.analyze();
 
     // Raw retrieval: one series' points in 100,000-point pages.
     const readPoints = Math.min(perSeries, 1_000_000);
@@ -147,6 +188,10 @@ export const datapointsSuite: Suite = {
       return pages;
     };
     const firstPages = await readAll();
+    const rawCounts = await statementsOf(ctx, 'raw', () =>
+      post(ctx, '/timeseries/data/list', { items: [{ externalId: ingestIds[0], start: START, end: START + readPoints * 1000, limit: PAGE }] }, 'POST /timeseries/data/list (statements)'),
+      true,
+    );
     const received = firstPages.reduce((n, p) => n + (JSON.parse(p.toString('utf8')) as { items: Array<{ datapoints: unknown[] }> }).items[0].datapoints.length, 0);
     if (received !== readPoints) throw new Error(`raw retrieval returned ${received} points, expected ${readPoints}`);
     const rounds = 5;
@@ -166,13 +211,13 @@ export const datapointsSuite: Suite = {
       ratio: `${fmtRatio(readRate / stringifyRate)} of JSON.stringify speed`,
       target: '≥ 2,000,000 points/s',
       met: readRate >= 2_000_000,
-      data: { points: readPoints, msPerRound: readMs, pointsPerSecond: readRate, stringifyPointsPerSecond: stringifyRate },
+      data: { points: readPoints, msPerRound: readMs, pointsPerSecond: readRate, stringifyPointsPerSecond: stringifyRate, statementsPerRequest: rawCounts.statements, rawSqlP50MsPerPage: rawCounts.rawSqlP50Ms },
     });
     ctx.log(`  raw retrieval: ${fmtInt(readRate)} points/s; JSON.stringify alone ${fmtInt(stringifyRate)} points/s`);
 
     await latest(ctx, tag);
     await aggregates(ctx, tag, yearDays, queries);
-    storage(ctx);
+    await storage(ctx);
   },
 };
 
@@ -208,6 +253,7 @@ async function latest(ctx: BenchContext, tag: string): Promise<void> {
     for (const r of requests) await post(ctx, '/timeseries/data/latest', r, 'POST /timeseries/data/latest');
   };
   await round();
+  const latestCounts = await statementsOf(ctx, 'latest', () => post(ctx, '/timeseries/data/latest', requests[0], 'POST /timeseries/data/latest (statements)'), true);
   const rounds = 20;
   const times = await ctx.profiled('datapoints-latest', () => sequential(rounds, round));
   const perRound = summarize(times).p50;
@@ -228,7 +274,7 @@ async function latest(ctx: BenchContext, tag: string): Promise<void> {
     ratio: `${fmtRatio(rate / bareRate)} of bare`,
     target: '≥ 20,000 series/s',
     met: rate >= 20_000,
-    data: { msPerRound: perRound, seriesPerSecond: rate, bareSeriesPerSecond: bareRate },
+    data: { msPerRound: perRound, seriesPerSecond: rate, bareSeriesPerSecond: bareRate, statementsPerRequest: latestCounts.statements, rawSqlP50MsPerRequest: latestCounts.rawSqlP50Ms },
   });
   ctx.log(`  latest: ${fmtInt(rate)} series/s; bare route ${fmtInt(bareRate)} series/s`);
 }
@@ -240,9 +286,11 @@ async function aggregates(ctx: BenchContext, tag: string, days: number, count: n
   ctx.log(`datapoints: seeding ${fmtInt(total)} points of 1-second data (${days} days) for the aggregate queries`);
   const ms = await ingest(ctx, id, total, 'year');
   ctx.log(`  seeded at ${fmtInt((total * 1000) / ms)} points/s`);
+  await ctx.backend.analyze();
   for (const granularity of ['1h', '1d']) {
     const payload = { items: [{ externalId: id, start: START, end: START + days * DAY, aggregates: ['average', 'min', 'max', 'count'], granularity, limit: 10_000 }] };
     const r = await ctx.profiled(`datapoints-aggregate-${granularity}`, () => versusBare(ctx, count, payload, `aggregates ${granularity}`));
+    const aggregateCounts = await statementsOf(ctx, `aggregate-${granularity}`, () => post(ctx, '/timeseries/data/list', payload, `aggregates ${granularity} (statements)`), true);
     const buckets = (JSON.parse(r.sample.toString('utf8')) as { items: Array<{ datapoints: Array<{ count: number }> }> }).items[0].datapoints;
     const counted = buckets.reduce((n, b) => n + b.count, 0);
     if (counted !== total) throw new Error(`aggregates ${granularity}: counts add up to ${counted}, expected ${total}`);
@@ -254,30 +302,27 @@ async function aggregates(ctx: BenchContext, tag: string, days: number, count: n
       ratio: `${fmtRatio(r.strata.p50 / r.bare.p50)} bare time (p50)`,
       target: 'p99 ≤ 50 ms',
       met: r.strata.p99 <= 50,
-      data: { strata: r.strata, bare: r.bare, buckets: buckets.length, points: total, responseBytes: r.bytes },
+      data: { strata: r.strata, bare: r.bare, buckets: buckets.length, points: total, responseBytes: r.bytes, statementsPerRequest: aggregateCounts.statements, rawSqlP50Ms: aggregateCounts.rawSqlP50Ms },
     });
     ctx.log(`  aggregates ${granularity}: p50 ${fmtMs(r.strata.p50)}, p99 ${fmtMs(r.strata.p99)} (${buckets.length} buckets)`);
   }
 }
 
-function storage(ctx: BenchContext): void {
-  const db = openReadOnly(ctx.dataDir);
+async function storage(ctx: BenchContext): Promise<void> {
+  const raw = await openRaw(ctx.backend, ctx.dataDir);
   try {
-    const pages = db
-      .prepare("SELECT name, sum(pgsize) AS bytes FROM dbstat WHERE name IN ('datapoint_chunks', 'datapoint_rollups') GROUP BY name")
-      .all() as Array<{ name: string; bytes: number }>;
-    const bytes = (name: string) => pages.find((p) => p.name === name)?.bytes ?? 0;
-    const { points } = db.prepare('SELECT sum(n) AS points FROM datapoint_chunks').get() as { points: number };
-    const chunks = bytes('datapoint_chunks') / points;
-    const rollups = bytes('datapoint_rollups') / points;
+    const sizes = await raw.tableBytes(['datapoint_chunks', 'datapoint_rollups']);
+    const [{ points }] = await raw.query<{ points: number }>('SELECT sum(n) AS points FROM datapoint_chunks');
+    const chunks = sizes.datapoint_chunks / Number(points);
+    const rollups = sizes.datapoint_rollups / Number(points);
     ctx.report({
       id: 'datapoints.storage',
       workload: `Storage on disk, all ${fmtInt(points)} points stored by this run`,
       value: `${(chunks + rollups).toFixed(2)} bytes/point (points ${chunks.toFixed(2)} + rollups ${rollups.toFixed(2)})`,
-      data: { points, chunkBytes: bytes('datapoint_chunks'), rollupBytes: bytes('datapoint_rollups'), bytesPerPoint: chunks + rollups },
+      data: { points, chunkBytes: sizes.datapoint_chunks, rollupBytes: sizes.datapoint_rollups, bytesPerPoint: chunks + rollups },
     });
     ctx.log(`  storage: ${(chunks + rollups).toFixed(2)} bytes/point`);
   } finally {
-    db.close();
+    await raw.close();
   }
 }

@@ -7,14 +7,18 @@ import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { appSchema } from '../src/resources/tables.js';
 import { migrate } from '../src/storage/migrate.js';
+import pg from 'pg';
+import { numberedPlaceholders, PostgresStore } from '../src/storage/postgres-store.js';
 import { SqliteStore } from '../src/storage/sqlite-store.js';
+import { sqliteSync } from './lib/backend.js';
 import type { BenchContext, Suite } from './lib/context.js';
 import { benchEvents, YEAR_MS, YEAR_START } from './events-data.js';
 import { expectStatus } from './lib/http.js';
 import { closedLoop, pool, sequential } from './lib/load.js';
 import { startServers } from './lib/servers.js';
 import type { RecordedStatement } from './lib/capture.js';
-import { explain, oneLine, openReadOnly, runStatements, type RawDb } from './lib/sqlite.js';
+import { fmtCpu, fmtStatements, oneLine, openRaw, statementCounts, timeStatements, totalCpu, type RawDb } from './lib/raw.js';
+import { openReadOnly } from './lib/sqlite.js';
 import { cpuNow, fmtInt, fmtMs, fmtRatio, now, summarize } from './lib/stats.js';
 
 const BATCH = 1000;
@@ -26,23 +30,27 @@ export const eventsSuite: Suite = {
   name: 'events',
   async run(ctx) {
     const n = ctx.settings.events;
-    const existing = countExisting(ctx.dataDir);
+    // A PostgreSQL cluster lasts one run: its database starts empty.
+    const existing = ctx.backend.kind === 'sqlite' ? countExisting(ctx.dataDir) : 0;
     if (existing === 0) {
-      await seedReference(ctx, n, await seed(ctx, n));
+      const seeded = await seed(ctx, n);
+      await ctx.backend.analyze();
+      await seedReference(ctx, n, seeded);
     } else if (existing === n) {
       ctx.log(`reusing the ${fmtInt(n)} events in ${ctx.dataDir}; create is not measured`);
       ctx.note(`Create was not measured: the ${fmtInt(n)} events of an earlier run in BENCH_DATA_DIR were reused.`);
     } else {
       throw new Error(`${ctx.dataDir} holds ${fmtInt(existing)} events, not BENCH_EVENTS=${n}; use another BENCH_DATA_DIR or remove it`);
     }
-    const raw = openReadOnly(ctx.dataDir);
+    const raw = await openRaw(ctx.backend, ctx.dataDir);
     try {
       await listQueries(ctx, raw);
       await deepPaging(ctx, raw);
       await exportAll(ctx, raw, n);
       await getById(ctx, raw);
+      await createStatements(ctx, n);
     } finally {
-      raw.close();
+      await raw.close();
     }
   },
 };
@@ -67,6 +75,8 @@ interface SeedResult {
   /** Events the create reference inserts, and the server's CPU ms when that many were created. */
   referenceEvents: number;
   cpuAtReference: number;
+  /** The database server's CPU ms when that many were created (PostgreSQL). */
+  databaseCpuAtReference?: number;
 }
 
 /** Seeds through the API in 1000-item requests, a few in flight. */
@@ -83,7 +93,9 @@ async function seed(ctx: BenchContext, n: number): Promise<SeedResult> {
   const t0 = now();
   let lastLog = t0;
   const cpuStart = await ctx.server.command<number>({ type: 'cpu' });
-  const { cpuMs } = await ctx.serverCpu(() =>
+  const databaseCpuStart = ctx.backend.cpuMs();
+  const databaseCpuAfter: Array<number | undefined> = [];
+  const { cpuMs, databaseCpuMs } = await ctx.serverCpu(() =>
     ctx.profiled('create', () =>
       pool(batches, concurrency, async (b) => {
         const items = benchEvents(b * BATCH, Math.min(BATCH, n - b * BATCH));
@@ -92,6 +104,7 @@ async function seed(ctx: BenchContext, n: number): Promise<SeedResult> {
         created += items.length;
         completions.push(now() - t0);
         cpuAfter.push(ctx.server.command<number>({ type: 'cpu' }));
+        databaseCpuAfter.push(ctx.backend.cpuMs());
         if (now() - lastLog > 10_000) {
           lastLog = now();
           ctx.log(`  ${fmtInt(created)} created, ${fmtInt((created * 1000) / (lastLog - t0))} events/s so far`);
@@ -103,6 +116,7 @@ async function seed(ctx: BenchContext, n: number): Promise<SeedResult> {
   const cpu = (await Promise.all(cpuAfter)).map((c) => c - cpuStart);
   const rate = (n * 1000) / ms;
   const cpuPer1000 = (cpuMs * 1000) / n;
+  const databaseCpuPer1000 = databaseCpuMs === undefined ? undefined : (databaseCpuMs * 1000) / n;
   // The first and the last tenth of the requests: does insert cost grow with table size?
   const tenth = Math.max(1, Math.floor(batches / 10));
   const last = batches - 1;
@@ -116,7 +130,7 @@ async function seed(ctx: BenchContext, n: number): Promise<SeedResult> {
   ctx.report({
     id: 'events.create',
     workload: `Create ${fmtInt(n)} events (1000/request, 5 metadata keys)`,
-    value: `${fmtInt(rate)} events/s; CPU ${cpuPer1000.toFixed(0)} ms per 1000 (first 10%: ${fmtInt(firstRate)}/s, ${firstCpu.toFixed(0)} ms; last 10%: ${fmtInt(lastRate)}/s, ${lastCpu.toFixed(0)} ms)`,
+    value: `${fmtInt(rate)} events/s; CPU ${cpuPer1000.toFixed(0)} ms${databaseCpuPer1000 === undefined ? '' : ` + PostgreSQL ${databaseCpuPer1000.toFixed(0)} ms`} per 1000 (first 10%: ${fmtInt(firstRate)}/s, ${firstCpu.toFixed(0)} ms; last 10%: ${fmtInt(lastRate)}/s, ${lastCpu.toFixed(0)} ms)`,
     target: '≥ 50,000 events/s',
     met: rate >= 50_000,
     data: {
@@ -126,20 +140,82 @@ async function seed(ctx: BenchContext, n: number): Promise<SeedResult> {
       concurrency,
       serverCpuMs: cpuMs,
       serverCpuMsPer1000: cpuPer1000,
+      databaseCpuMsPer1000: databaseCpuPer1000,
       firstTenthPerSecond: firstRate,
       firstTenthCpuMsPer1000: firstCpu,
       lastTenthPerSecond: lastRate,
       lastTenthCpuMsPer1000: lastCpu,
     },
   });
-  return { completions, referenceEvents, cpuAtReference: cpu[referenceBatches - 1] };
+  const databaseAtReference = databaseCpuAfter[referenceBatches - 1];
+  return {
+    completions,
+    referenceEvents,
+    cpuAtReference: cpu[referenceBatches - 1],
+    databaseCpuAtReference: databaseAtReference === undefined || databaseCpuStart === undefined ? undefined : databaseAtReference - databaseCpuStart,
+  };
 }
 
 /**
- * Reference for create: the same rows into a fresh database with the server's own schema and pragmas (same
- * indexes, metadata side table, FTS trigger), bulk-inserted the way SQLite is fastest (multi-row INSERTs,
- * metadata rows in index order), 1000 events per transaction. Generating the rows is not timed. This is the
- * floor of the SQLite work a create must do.
+ * Where the create reference inserts: a fresh database with the server's own schema, on the engine under
+ * test, reached the fastest plain way (SQLite: better-sqlite3 with the server's pragmas; PostgreSQL: one
+ * node-postgres connection to a new database on the same cluster, durable commits as the server's).
+ */
+interface BulkTarget {
+  describe: string;
+  run(text: string, params: unknown[]): Promise<void> | void;
+  begin(): Promise<void> | void;
+  commit(): Promise<void> | void;
+  /** CPU ms used so far by the database server (PostgreSQL), undefined when it runs in this process. */
+  databaseCpuMs(): number | undefined;
+  close(): Promise<void>;
+}
+
+async function bulkTarget(ctx: BenchContext): Promise<BulkTarget> {
+  if (ctx.backend.kind === 'sqlite') {
+    const dir = join(ctx.tmpDir, 'reference-insert');
+    const store = new SqliteStore({ dataDir: dir, synchronous: sqliteSync() });
+    await migrate(store, appSchema());
+    const db = store.connection;
+    const statements = new Map<string, Database.Statement>();
+    const prepared = (text: string) => {
+      let stmt = statements.get(text);
+      if (!stmt) statements.set(text, (stmt = db.prepare(text)));
+      return stmt;
+    };
+    return {
+      describe: 'raw SQLite insert',
+      run: (text, params) => void prepared(text).run(params),
+      begin: () => void db.exec('BEGIN IMMEDIATE'),
+      commit: () => void db.exec('COMMIT'),
+      databaseCpuMs: () => undefined,
+      async close() {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const url = await ctx.backend.createDatabase!('strata_reference');
+  const store = new PostgresStore({ url, poolSize: 1 });
+  await migrate(store, appSchema());
+  await store.close();
+  const client = new pg.Client({ connectionString: url, application_name: 'strata-bench-reference' });
+  await client.connect();
+  return {
+    describe: 'raw PostgreSQL insert (node-postgres)',
+    run: async (text, params) => void (await client.query(numberedPlaceholders(text), params)),
+    begin: async () => void (await client.query('BEGIN')),
+    commit: async () => void (await client.query('COMMIT')),
+    databaseCpuMs: () => ctx.backend.cpuMs(),
+    close: () => client.end(),
+  };
+}
+
+/**
+ * Reference for create: the same rows into a fresh database with the server's own schema and settings (same
+ * indexes, metadata side table, full-text index), bulk-inserted the way the engine is fastest (multi-row
+ * INSERTs, explicit ids, metadata rows in index order), 1000 events per transaction. Generating the rows is
+ * not timed. This is the floor of the database work a create must do.
  * Only the first BENCH_REFERENCE_EVENTS (default 200,000) are inserted, and compared with the API over the
  * same first events (inserts get slower as tables grow, so like is compared with like).
  */
@@ -147,76 +223,89 @@ async function seedReference(ctx: BenchContext, n: number, seeded: SeedResult): 
   const k = seeded.referenceEvents;
   const apiRate = (k * 1000) / seeded.completions[Math.ceil(k / BATCH) - 1];
   const apiCpuPer1000 = (seeded.cpuAtReference * 1000) / k;
-  const dir = join(ctx.tmpDir, 'reference-insert');
-  const store = new SqliteStore({ dataDir: dir });
-  await migrate(store, appSchema());
-  const db = store.connection;
+  const target = await bulkTarget(ctx);
   try {
-    db.prepare('INSERT INTO projects (name, created_time) VALUES (?, ?)').run('bench', Date.now());
-    const projectId = (db.prepare('SELECT id FROM projects WHERE name = ?').get('bench') as { id: number }).id;
+    const projectId = 1;
+    await target.run('INSERT INTO projects (id, name, created_time) VALUES (?, ?, ?)', [projectId, 'bench', Date.now()]);
     // Best-practice bulk insert: multi-row statements, explicit ids, metadata rows in index order.
-    const statements = new Map<string, Database.Statement>();
-    const multi = (head: string, row: string, rows: number) => {
-      const text = `${head} VALUES ${Array(rows).fill(row).join(', ')}`;
-      let stmt = statements.get(text);
-      if (!stmt) statements.set(text, (stmt = db.prepare(text)));
-      return stmt;
-    };
+    const multi = (head: string, row: string, rows: number) => `${head} VALUES ${Array(rows).fill(row).join(', ')}`;
     const EVENTS_HEAD =
       'INSERT INTO events (id, project_id, external_id, data_set_id, start_time, end_time, type, subtype, description, source, metadata, asset_ids, created_time, last_updated_time)';
     const EVENTS_ROW = '(?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)';
     const META_HEAD = 'INSERT INTO event_metadata (event_id, project_id, key, key_lc, value, value_lc)';
     const META_ROW = '(?, ?, ?, ?, ?, ?)';
-    ctx.log(`reference: inserting the first ${fmtInt(k)} of the same rows straight into SQLite`);
+    ctx.log(`reference: inserting the first ${fmtInt(k)} of the same rows straight into ${ctx.backend.kind}`);
     let ms = 0;
     let cpuMs = 0;
+    let databaseCpuMs = 0;
     let nextId = 1;
     for (let from = 0; from < k; from += BATCH) {
       const items = benchEvents(from, Math.min(BATCH, k - from));
       const t0 = now();
       const c0 = cpuNow();
-      db.transaction(() => {
-        const ts = Date.now();
-        const meta: Array<[number, string, string, string, string]> = [];
-        for (let i = 0; i < items.length; i += 500) {
-          const chunk = items.slice(i, i + 500);
-          const params: unknown[] = [];
-          for (const e of chunk) {
-            const id = nextId++;
-            params.push(id, projectId, e.externalId, e.startTime, e.endTime ?? null, e.type, e.subtype, e.description, e.source, JSON.stringify(e.metadata), ts, ts);
-            for (const [key, v] of Object.entries(e.metadata)) meta.push([id, key, key.toLowerCase(), v, v.toLowerCase()]);
-          }
-          multi(EVENTS_HEAD, EVENTS_ROW, chunk.length).run(params);
+      const d0 = target.databaseCpuMs();
+      await target.begin();
+      const ts = Date.now();
+      const meta: Array<[number, string, string, string, string]> = [];
+      for (let i = 0; i < items.length; i += 500) {
+        const chunk = items.slice(i, i + 500);
+        const params: unknown[] = [];
+        for (const e of chunk) {
+          const id = nextId++;
+          params.push(id, projectId, e.externalId, e.startTime, e.endTime ?? null, e.type, e.subtype, e.description, e.source, JSON.stringify(e.metadata), ts, ts);
+          for (const [key, v] of Object.entries(e.metadata)) meta.push([id, key, key.toLowerCase(), v, v.toLowerCase()]);
         }
-        meta.sort((x, y) => (x[2] < y[2] ? -1 : x[2] > y[2] ? 1 : x[4] < y[4] ? -1 : x[4] > y[4] ? 1 : x[0] - y[0]));
-        for (let i = 0; i < meta.length; i += 1000) {
-          const chunk = meta.slice(i, i + 1000);
-          multi(META_HEAD, META_ROW, chunk.length).run(chunk.flatMap(([id, key, keyLc, v, vLc]) => [id, projectId, key, keyLc, v, vLc]));
-        }
-      }).immediate();
+        await target.run(multi(EVENTS_HEAD, EVENTS_ROW, chunk.length), params);
+      }
+      meta.sort((x, y) => (x[2] < y[2] ? -1 : x[2] > y[2] ? 1 : x[4] < y[4] ? -1 : x[4] > y[4] ? 1 : x[0] - y[0]));
+      for (let i = 0; i < meta.length; i += 1000) {
+        const chunk = meta.slice(i, i + 1000);
+        await target.run(
+          multi(META_HEAD, META_ROW, chunk.length),
+          chunk.flatMap(([id, key, keyLc, v, vLc]) => [id, projectId, key, keyLc, v, vLc]),
+        );
+      }
+      await target.commit();
       cpuMs += cpuNow() - c0;
+      const d1 = target.databaseCpuMs();
+      if (d0 !== undefined && d1 !== undefined) databaseCpuMs += d1 - d0;
       ms += now() - t0;
     }
     const rate = (k * 1000) / ms;
-    const refCpuPer1000 = (cpuMs * 1000) / k;
+    const refCpuPer1000 = ((cpuMs + databaseCpuMs) * 1000) / k;
     const row = ctxRow(ctx, 'events.create');
-    const which = k === n ? 'same rows & schema' : `first ${fmtInt(k)} rows (Strata: ${fmtInt(apiRate)}/s, ${apiCpuPer1000.toFixed(0)} ms CPU per 1000)`;
-    row.reference = `raw SQLite insert, ${which}: ${fmtInt(rate)} events/s, ${refCpuPer1000.toFixed(0)} ms CPU per 1000`;
-    row.ratio = `${fmtRatio(apiRate / rate)} of raw rate; ${fmtRatio(apiCpuPer1000 / refCpuPer1000)} its CPU`;
+    const apiTotalCpuPer1000 = apiCpuPer1000 + ((seeded.databaseCpuAtReference ?? 0) * 1000) / k;
+    const cpuWord = ctx.backend.kind === 'sqlite' ? 'CPU' : 'CPU incl. PostgreSQL';
+    const which = k === n ? 'same rows & schema' : `first ${fmtInt(k)} rows (Strata: ${fmtInt(apiRate)}/s, ${apiTotalCpuPer1000.toFixed(0)} ms ${cpuWord} per 1000)`;
+    row.reference = `${target.describe}, ${which}: ${fmtInt(rate)} events/s, ${refCpuPer1000.toFixed(0)} ms ${cpuWord} per 1000`;
+    row.ratio = `${fmtRatio(apiRate / rate)} of raw rate; ${fmtRatio(apiTotalCpuPer1000 / refCpuPer1000)} its CPU`;
     Object.assign(row.data, {
       referenceEvents: k,
       referenceEventsPerSecond: rate,
       referenceCpuMsPer1000: refCpuPer1000,
       apiEventsPerSecondOverReferenceEvents: apiRate,
-      apiCpuMsPer1000OverReferenceEvents: apiCpuPer1000,
+      apiCpuMsPer1000OverReferenceEvents: apiTotalCpuPer1000,
     });
     ctx.note(
-      `Create reference: the first ${fmtInt(k)} of the same rows bulk-inserted through better-sqlite3 (multi-row INSERTs of 500, explicit ids, metadata rows sorted in index order) into a fresh database with the server schema and pragmas (indexes, metadata table, FTS trigger), 1000 events per transaction, in the benchmark process; no HTTP, JSON or validation. Compared with Strata over the same first events: rate, and CPU time per 1000 events (server child vs. benchmark process).`,
+      `Create reference: the first ${fmtInt(k)} of the same rows bulk-inserted through ${ctx.backend.kind === 'sqlite' ? 'better-sqlite3' : 'one node-postgres connection'} (multi-row INSERTs of 500, explicit ids, metadata rows sorted in index order) into a fresh database with the server schema and settings (indexes, metadata table, full-text index), 1000 events per transaction, from the benchmark process; no HTTP, JSON or validation. Compared with Strata over the same first events: rate, and CPU time per 1000 events (server child vs. benchmark process${ctx.backend.kind === 'sqlite' ? '' : ', each plus the PostgreSQL server\'s processes'}).`,
     );
   } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await target.close();
   }
+}
+
+/**
+ * What one create request of 1000 events sends to the database (after the measurements, with events
+ * beyond the seeded ones): on PostgreSQL each statement is a round trip.
+ */
+async function createStatements(ctx: BenchContext, n: number): Promise<void> {
+  const items = benchEvents(n, BATCH);
+  const statements = await ctx.statementsOf(async () => expectStatus(await ctx.call('POST', '/events', JSON.stringify({ items })), 201, 'POST /events (statements)'));
+  const counts = statementCounts(statements);
+  const row = ctx.rows().find((r) => r.id === 'events.create');
+  if (row) Object.assign(row.data, { statementsPerRequest: counts.statements, transactionControlPerRequest: counts.transactionControl });
+  ctx.diagnose('events.create.statements', { ...counts, sql: statements.slice(0, 20).map((st) => oneLine(st, 300)), plans: [] });
+  ctx.log(`one create request of ${BATCH}: ${fmtStatements(counts)}`);
 }
 
 function ctxRow(ctx: BenchContext, id: string) {
@@ -276,7 +365,11 @@ async function postListRaw(ctx: BenchContext, body: ListBody): Promise<void> {
 }
 
 /** The statements on the events table the server ran for one request (recorded in the server child), with plans. */
-async function captureList(ctx: BenchContext, raw: RawDb, body: ListBody): Promise<{ statements: RecordedStatement[]; plans: string[][] }> {
+async function captureList(
+  ctx: BenchContext,
+  raw: RawDb,
+  body: ListBody,
+): Promise<{ statements: RecordedStatement[]; plans: string[][]; counts: ReturnType<typeof statementCounts> }> {
   await ctx.server.command({ type: 'capture-start' });
   let recorded: RecordedStatement[];
   try {
@@ -286,7 +379,10 @@ async function captureList(ctx: BenchContext, raw: RawDb, body: ListBody): Promi
   }
   const statements = recorded.filter((s) => /\b(FROM|JOIN)\s+events\b/i.test(s.text));
   if (statements.length === 0) throw new Error(`no SQL on the events table was recorded for ${JSON.stringify(body)}`);
-  return { statements, plans: statements.map((s) => explain(raw, s)) };
+  const plans: string[][] = [];
+  for (const s of statements) plans.push(await raw.explain(s));
+  // Everything the request sent (the project lookup and transaction control too): round trips on PostgreSQL.
+  return { statements, plans, counts: statementCounts(recorded) };
 }
 
 /** Latencies of `count` calls and the CPU time per call (ms) of this process. */
@@ -316,41 +412,80 @@ async function listQueries(ctx: BenchContext, raw: RawDb): Promise<void> {
     const timed = await ctx.serverCpu(() => ctx.profiled(`list-${q.id}`, () => sequential(count, () => postListRaw(ctx, body))));
     const http = summarize(timed.value);
     const serverCpu = timed.cpuMs / count;
+    const databaseCpu = timed.databaseCpuMs === undefined ? undefined : timed.databaseCpuMs / count;
 
     // Reference: the server's own statements on a raw connection in this process. For the breakdown also
     // JSON.stringify of the same response.
-    const { statements, plans } = await captureList(ctx, raw, body);
-    timeSync(WARMUP, () => runStatements(raw, statements));
-    const sqlRun = cpuTimed(count, () => runStatements(raw, statements));
+    const { statements, plans, counts } = await captureList(ctx, raw, body);
+    const sqlRun = await timeStatements(raw, statements, count, WARMUP);
     const sqlOnly = summarize(sqlRun.latencies);
     const stringifyRun = cpuTimed(count, () => JSON.stringify(first.page));
     const items = first.page.items.length;
+    const joinFix = raw.kind === 'postgres' ? await withProjectInJoin(raw, statements, count) : undefined;
+    if (joinFix) ctx.log(`  list ${q.id}: the same SQL with the project in the page's join: raw p50 ${fmtMs(joinFix.p50)} (PostgreSQL CPU ${fmtMs(joinFix.databaseCpuMs ?? NaN)})`);
 
     ctx.report({
       id: `events.list.${q.id}`,
       workload: `List, ${q.name}, sort startTime desc, limit 1000`,
-      value: `p50 ${fmtMs(http.p50)} / p99 ${fmtMs(http.p99)}; CPU ${fmtMs(serverCpu)}`,
-      reference: `same SQL, raw better-sqlite3: p50 ${fmtMs(sqlOnly.p50)} / p99 ${fmtMs(sqlOnly.p99)}; CPU ${fmtMs(sqlRun.cpuMs)}`,
-      ratio: `${fmtRatio(http.p50 / sqlOnly.p50)} raw time (p50); ${fmtRatio(serverCpu / sqlRun.cpuMs)} its CPU`,
+      value: `p50 ${fmtMs(http.p50)} / p99 ${fmtMs(http.p99)}; ${fmtCpu(serverCpu, databaseCpu)}`,
+      reference: `same SQL, ${raw.label}: p50 ${fmtMs(sqlOnly.p50)} / p99 ${fmtMs(sqlOnly.p99)}; ${fmtCpu(sqlRun.cpuMs, sqlRun.databaseCpuMs)}`,
+      ratio: `${fmtRatio(http.p50 / sqlOnly.p50)} raw time (p50); ${fmtRatio(totalCpu(serverCpu, databaseCpu) / totalCpu(sqlRun.cpuMs, sqlRun.databaseCpuMs))} its CPU`,
       target: 'p99 ≤ 25 ms',
       met: http.p99 <= 25,
-      data: { http, serverCpuMsPerRequest: serverCpu, sqlOnly, sqlCpuMs: sqlRun.cpuMs, stringifyCpuMs: stringifyRun.cpuMs, items, responseBytes: first.bytes },
+      data: {
+        http,
+        serverCpuMsPerRequest: serverCpu,
+        databaseCpuMsPerRequest: databaseCpu,
+        sqlOnly,
+        sqlCpuMs: sqlRun.cpuMs,
+        sqlDatabaseCpuMs: sqlRun.databaseCpuMs,
+        stringifyCpuMs: stringifyRun.cpuMs,
+        items,
+        responseBytes: first.bytes,
+        rawWithProjectInJoin: joinFix,
+        statementsPerRequest: counts.statements,
+        transactionControlPerRequest: counts.transactionControl,
+      },
     });
     ctx.diagnose(`events.list.${q.id}`, {
       serverCpuMsPerRequest: serverCpu,
+      databaseCpuMsPerRequest: databaseCpu,
       sqlCpuMs: sqlRun.cpuMs,
+      sqlDatabaseCpuMs: sqlRun.databaseCpuMs,
       stringifyCpuMs: stringifyRun.cpuMs,
       otherServerCpuMs: Math.max(0, serverCpu - sqlRun.cpuMs - stringifyRun.cpuMs),
       sql: statements.map((s) => oneLine(s)),
       plans,
     });
     ctx.log(
-      `  list ${q.id}: ${items} items, ${fmtInt(first.bytes)} bytes, HTTP p50 ${fmtMs(http.p50)} p99 ${fmtMs(http.p99)}, server CPU ${fmtMs(serverCpu)}/request; raw SQL p50 ${fmtMs(sqlOnly.p50)}, CPU ${fmtMs(sqlRun.cpuMs)}`,
+      `  list ${q.id}: ${items} items, ${fmtInt(first.bytes)} bytes, HTTP p50 ${fmtMs(http.p50)} p99 ${fmtMs(http.p99)}, server ${fmtCpu(serverCpu, databaseCpu)}/request; raw SQL p50 ${fmtMs(sqlOnly.p50)}, ${fmtCpu(sqlRun.cpuMs, sqlRun.databaseCpuMs)}`,
     );
   }
   ctx.note(
-    'List reference: the statements on the events table that the server ran for the request (recorded inside the server child) executed through better-sqlite3 on a read-only connection in the benchmark process. Ratios: Strata p50 over HTTP ÷ raw SQL p50, and server CPU per request ÷ raw SQL CPU per run. "CPU" is user+system CPU time per request (server child) or per run (reference), which other load on the machine disturbs far less than latency.',
+    `List reference: the statements on the events table that the server ran for the request (recorded inside the server child) executed through ${raw.kind === 'sqlite' ? 'better-sqlite3 on a read-only connection' : 'one node-postgres connection (unnamed statements, as the server sends them)'} in the benchmark process. Ratios: Strata p50 over HTTP ÷ raw SQL p50, and server CPU per request ÷ raw SQL CPU per run. "CPU" is user+system CPU time per request (server child) or per run (reference), which other load on the machine disturbs far less than latency${raw.kind === 'sqlite' ? '' : '; "+ PostgreSQL" is the CPU time of the database server\'s processes meanwhile (/proc), added in the ratio'}.`,
   );
+}
+
+/**
+ * PostgreSQL: the page's statements with the events table's project added to the join that fetches the
+ * page's rows by id (`JOIN events e ON e.id = q.__id` becomes `... AND e.project_id = <project>`), timed on
+ * the raw connection. The table's key there is (project_id, id); a join on the id alone cannot seek it.
+ * Undefined when the statements have no such join.
+ */
+async function withProjectInJoin(raw: RawDb, statements: RecordedStatement[], count: number) {
+  let changed = false;
+  const patched = statements.map((st) => {
+    const project = /\(e\.project_id = \$1\)/.test(st.text) ? Number(st.params[0]) : undefined;
+    if (project === undefined || !Number.isInteger(project)) return st;
+    const text = st.text.replace(/JOIN events e ON e\.id = ([pq])\.__id/g, (_, alias: string) => {
+      changed = true;
+      return `JOIN events e ON e.id = ${alias}.__id AND e.project_id = ${project}`;
+    });
+    return { ...st, text };
+  });
+  if (!changed) return undefined;
+  const t = await timeStatements(raw, patched, count, 5);
+  return { ...summarize(t.latencies), cpuMs: t.cpuMs, databaseCpuMs: t.databaseCpuMs };
 }
 
 function checkDescending(page: ListPage, what: string): void {
@@ -397,9 +532,9 @@ async function deepPaging(ctx: BenchContext, raw: RawDb): Promise<void> {
   const b = summarize(deep);
   const c1 = await captureList(ctx, raw, firstBody);
   const cD = await captureList(ctx, raw, deepBody);
-  timeSync(WARMUP, () => runStatements(raw, cD.statements));
-  const raw1 = summarize(timeSync(count, () => runStatements(raw, c1.statements)));
-  const rawD = summarize(timeSync(count, () => runStatements(raw, cD.statements)));
+  await timeStatements(raw, cD.statements, 0, WARMUP);
+  const raw1 = summarize((await timeStatements(raw, c1.statements, count)).latencies);
+  const rawD = summarize((await timeStatements(raw, cD.statements, count)).latencies);
   const ratio = b.p50 / a.p50;
   ctx.report({
     id: 'events.list.deepPage',
@@ -435,7 +570,7 @@ async function exportAll(ctx: BenchContext, raw: RawDb, n: number): Promise<void
   ctx.log(`export: ${partitions} partitions in parallel, limit ${LIST_LIMIT}`);
   const bodies: Buffer[][] = Array.from({ length: partitions }, () => []);
   const t0 = now();
-  const { cpuMs } = await ctx.serverCpu(() =>
+  const { cpuMs, databaseCpuMs } = await ctx.serverCpu(() =>
     ctx.profiled('export', () =>
       Promise.all(
         bodies.map(async (pages, k) => {
@@ -482,23 +617,25 @@ async function exportAll(ctx: BenchContext, raw: RawDb, n: number): Promise<void
   const midCursor = nextCursorOf(mid);
   const pageBody = { partition: `1/${partitions}`, limit: LIST_LIMIT, ...(midCursor ? { cursor: midCursor } : {}) };
   const page = await captureList(ctx, raw, pageBody);
-  timeSync(5, () => runStatements(raw, page.statements));
-  const rawRun = cpuTimed(20, () => runStatements(raw, page.statements));
+  const rawRun = await timeStatements(raw, page.statements, 20, 5);
   const rawPage = summarize(rawRun.latencies);
   const cpuPer1000 = (cpuMs * 1000) / items;
+  const databaseCpuPer1000 = databaseCpuMs === undefined ? undefined : (databaseCpuMs * 1000) / items;
   const refCpuPer1000 = (stringifyCpuMs * 1000) / items;
   ctx.diagnose('events.list.exportPage', {
     sql: page.statements.map((s) => oneLine(s)),
     plans: page.plans,
     serverCpuMsPer1000Events: cpuPer1000,
+    databaseCpuMsPer1000Events: databaseCpuPer1000,
     rawSqlCpuMsPerPage: rawRun.cpuMs,
+    rawSqlDatabaseCpuMsPerPage: rawRun.databaseCpuMs,
     rawSqlWallMsPerPageP50: rawPage.p50,
     stringifyCpuMsPer1000Events: refCpuPer1000,
   });
   ctx.report({
     id: 'events.export',
     workload: `Export all ${fmtInt(n)} events, 10 partitions in parallel, limit 1000`,
-    value: `${fmtInt(rate)} events/s (${(ms / 1000).toFixed(1)} s, ${fmtInt(bytes / 2 ** 20)} MiB); CPU ${fmtMs(cpuPer1000)} per 1000`,
+    value: `${fmtInt(rate)} events/s (${(ms / 1000).toFixed(1)} s, ${fmtInt(bytes / 2 ** 20)} MiB); ${fmtCpu(cpuPer1000, databaseCpuPer1000)} per 1000`,
     reference: `JSON.stringify of the same pages: ${fmtInt(refRate)} events/s; CPU ${fmtMs(refCpuPer1000)} per 1000`,
     ratio: `${fmtRatio(rate / refRate)} of stringify rate; ${fmtRatio(cpuPer1000 / refCpuPer1000)} its CPU`,
     target: '≥ 200,000 events/s',
@@ -511,6 +648,7 @@ async function exportAll(ctx: BenchContext, raw: RawDb, n: number): Promise<void
       pages: bodies.reduce((a, p) => a + p.length, 0),
       serverCpuMs: cpuMs,
       serverCpuMsPer1000: cpuPer1000,
+      databaseCpuMsPer1000: databaseCpuPer1000,
       stringifyMs,
       stringifyCpuMsPer1000: refCpuPer1000,
       stringifyEventsPerSecond: refRate,
@@ -525,9 +663,39 @@ async function exportAll(ctx: BenchContext, raw: RawDb, n: number): Promise<void
 // ---------------------------------------------------------------------------------------------------------
 // GET by id
 
+/**
+ * PostgreSQL: the by-id SELECT the server ran, on the raw connection, sent as the server sends it (an
+ * unnamed statement: parsed and planned at every execution) and as a named prepared statement (parsed once
+ * per connection, its plan cached), sequentially: what parsing and planning cost per request.
+ */
+async function preparedVersusUnnamed(ctx: BenchContext, raw: RawDb, statements: RecordedStatement[]): Promise<void> {
+  const selects = statements.filter((st) => /^\s*SELECT\b/i.test(st.text));
+  if (selects.length === 0) return;
+  const count = 1000;
+  await timeStatements(raw, selects, 0, 100, true);
+  const unnamed = await timeStatements(raw, selects, count, 100);
+  const named = await timeStatements(raw, selects, count, 0, true);
+  const a = summarize(unnamed.latencies);
+  const b = summarize(named.latencies);
+  const us = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${(ms * 1000).toFixed(0)} µs`);
+  ctx.report({
+    id: 'events.getById.sql',
+    workload: `The by-id SELECT alone (${fmtInt(selects[0].text.length)} characters), ${fmtInt(count)} sequential runs (info)`,
+    value: `named prepared statement: p50 ${us(b.p50)}; CPU ${us(named.cpuMs)} + PostgreSQL ${us(named.databaseCpuMs)}`,
+    reference: `unnamed, as the server sends it: p50 ${us(a.p50)}; CPU ${us(unnamed.cpuMs)} + PostgreSQL ${us(unnamed.databaseCpuMs)}`,
+    ratio: `${fmtRatio(b.p50 / a.p50)} its time (p50)`,
+    data: { unnamed: { ...a, cpuMs: unnamed.cpuMs, databaseCpuMs: unnamed.databaseCpuMs }, named: { ...b, cpuMs: named.cpuMs, databaseCpuMs: named.databaseCpuMs } },
+  });
+  ctx.log(`  by-id SELECT on the raw connection: unnamed p50 ${us(a.p50)} (PostgreSQL CPU ${us(unnamed.databaseCpuMs)}), named p50 ${us(b.p50)} (${us(named.databaseCpuMs)})`);
+}
+
 async function getById(ctx: BenchContext, raw: RawDb): Promise<void> {
-  const ids = (raw.prepare('SELECT id FROM events ORDER BY random() LIMIT 10000').all() as Array<{ id: number }>).map((r) => r.id);
+  const ids = (await raw.query<{ id: number }>('SELECT id FROM events ORDER BY random() LIMIT 10000')).map((r) => Number(r.id));
   const sample = expectStatus(await ctx.call('GET', `/events/${ids[0]}`), 200, 'GET /events/{id}');
+  const perGet = await ctx.statementsOf(() => ctx.call('GET', `/events/${ids[1 % ids.length]}`));
+  const getCounts = statementCounts(perGet);
+  ctx.diagnose('events.getById', { ...getCounts, sql: perGet.map((st) => oneLine(st)), plans: [] });
+  if (raw.runPrepared) await preparedVersusUnnamed(ctx, raw, perGet);
   await ctx.server.command({ type: 'bare', payload: sample.body.toString('utf8') });
   const headers = { authorization: `Bearer ${ctx.token}` };
   const { concurrency, durationMs } = ctx.settings;
@@ -536,7 +704,7 @@ async function getById(ctx: BenchContext, raw: RawDb): Promise<void> {
 
   /** `concurrency` workers against one origin for `ms`; with the server child's CPU time per request. */
   const measure = async (origin: string, path: (i: number) => string, ms: number) => {
-    const { value, cpuMs } = await ctx.serverCpu(() =>
+    const { value, cpuMs, databaseCpuMs } = await ctx.serverCpu(() =>
       closedLoop({
         concurrency,
         durationMs: ms,
@@ -546,7 +714,7 @@ async function getById(ctx: BenchContext, raw: RawDb): Promise<void> {
         },
       }),
     );
-    return { ...value, cpuMsPerRequest: cpuMs / value.requests };
+    return { ...value, cpuMsPerRequest: cpuMs / value.requests, databaseCpuMsPerRequest: databaseCpuMs === undefined ? undefined : databaseCpuMs / value.requests };
   };
 
   const { apiOrigin, bareOrigin, noLayersOrigin } = ctx.server;
@@ -569,13 +737,14 @@ async function getById(ctx: BenchContext, raw: RawDb): Promise<void> {
   const bareRps = mean(bare, (r) => r.perSecond);
   const cpu = mean(strata, (r) => r.cpuMsPerRequest);
   const bareCpu = mean(bare, (r) => r.cpuMsPerRequest);
+  const databaseCpu = ctx.backend.kind === 'postgres' ? mean(strata, (r) => r.databaseCpuMsPerRequest ?? NaN) : undefined;
   const sLat = summarize(strata.flatMap((r) => r.latencies));
   const bLat = summarize(bare.flatMap((r) => r.latencies));
   const us = (ms: number) => `${(ms * 1000).toFixed(0)} µs`;
   ctx.report({
     id: 'events.getById',
     workload: `GET /events/{id} with bearer token, ${concurrency} concurrent`,
-    value: `${fmtInt(rps)} req/s (p50 ${fmtMs(sLat.p50)}, p99 ${fmtMs(sLat.p99)}); CPU ${us(cpu)}/req`,
+    value: `${fmtInt(rps)} req/s (p50 ${fmtMs(sLat.p50)}, p99 ${fmtMs(sLat.p99)}); CPU ${us(cpu)}/req${databaseCpu === undefined ? '' : ` + PostgreSQL ${us(databaseCpu)}`}`,
     reference: `bare Fastify route, same bytes: ${fmtInt(bareRps)} req/s; CPU ${us(bareCpu)}/req`,
     ratio: `${fmtRatio(rps / bareRps)} of bare rate; ${fmtRatio(bareCpu / cpu)} by CPU`,
     target: 'ratio ≥ 0.5',
@@ -586,12 +755,15 @@ async function getById(ctx: BenchContext, raw: RawDb): Promise<void> {
       bareRps,
       ratio: rps / bareRps,
       cpuMsPerRequest: cpu,
+      databaseCpuMsPerRequest: databaseCpu,
       bareCpuMsPerRequest: bareCpu,
       cpuRatio: bareCpu / cpu,
       latency: sLat,
       bareLatency: bLat,
       responseBytes: sample.body.length,
       client: ctx.client.kind,
+      statementsPerRequest: getCounts.statements,
+      transactionControlPerRequest: getCounts.transactionControl,
     },
   });
   if (noLayers.length) {

@@ -2,7 +2,7 @@
  * Data modeling workloads (issue 20): ingest of nodes through one view of 10 properties, 1000 per request;
  * a list filtered on an indexed property and sorted on another (limit 1000); and the cost of a deep page
  * against the first (keyset cursors), on whichever store the server child uses (SQLite, or PostgreSQL when
- * BENCH_DATABASE_URL is set).
+ * BENCH_BACKEND=postgres).
  *
  * Environment:
  *   BENCH_MODELS_NODES     nodes to ingest (default 100000; a multiple of 1000)

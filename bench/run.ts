@@ -6,8 +6,13 @@
  * writes `bench/results/latest.json`.
  *
  * Environment:
+ *   BENCH_BACKEND          sqlite (default) | postgres: the store under test. postgres starts a throw-away
+ *                          PostgreSQL cluster for the run (PostgreSQL 15 or newer installed; see bench/lib/backend.ts
+ *                          for its settings), runs Strata on it, and runs the raw-SQL references against it
+ *   BENCH_SQLITE_SYNC      normal (default) | full: STRATA_SYNC of the SQLite store (full fsyncs every commit)
+ *   BENCH_STRATA_ENV       further settings of the apps under test, e.g. STRATA_METRICS=off (comma-separated)
  *   BENCH_EVENTS           events to seed (default 1000000; e.g. 100000 for a quick run)
- *   BENCH_REFERENCE_EVENTS rows the raw-SQLite create reference inserts (default 200000)
+ *   BENCH_REFERENCE_EVENTS rows the raw-database create reference inserts (default 200000)
  *   BENCH_LIST_REQUESTS    sequential requests per list query after warm-up (default 200)
  *   BENCH_DURATION_MS      duration of each request-rate round (default 5000)
  *   BENCH_CONCURRENCY      workers for request-rate rounds (default 32)
@@ -22,20 +27,20 @@
  *   BENCH_CATALOG_SERIES, BENCH_CATALOG_ASSETS, BENCH_CATALOG_EVENTS   catalog suite sizes (see bench/catalog.ts)
  *   BENCH_THROTTLE_CLIENTS, BENCH_THROTTLE_RATE, BENCH_THROTTLE_ROUNDS  throttle suite (see bench/throttle.ts)
  *   BENCH_MODELS_NODES, BENCH_MODELS_REQUESTS   data modeling suite sizes (see bench/models.ts)
- *   BENCH_DATABASE_URL     run the server on this PostgreSQL database instead of SQLite (suites that read the
- *                          SQLite file directly cannot run then; e.g. BENCH_SUITES=models)
  */
+import './lib/assets.js';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { backendKind, DATABASE_URL_ENV, startBackend, type Backend } from './lib/backend.js';
 import { startServerChild, type ServerHandle } from './lib/child.js';
 import type { BenchContext, BenchSettings, Suite } from './lib/context.js';
 import { CLIENT_KINDS, createClient, expectStatus, type ClientKind, type HttpClient } from './lib/http.js';
 import { closedLoop } from './lib/load.js';
 import { formatProfile, summarizeProfile } from './lib/profile.js';
 import { describeMachine, machine, markdownTable, stolenMs, textTable, type ResultRow } from './lib/report.js';
-import { fmtInt, now } from './lib/stats.js';
+import { fmtInt, fmtMs, now, summarize } from './lib/stats.js';
 import { PROJECT } from './lib/servers.js';
 import { benchEvent } from './events-data.js';
 import { eventsSuite } from './events.js';
@@ -144,23 +149,36 @@ async function main(): Promise<void> {
   const diagnostics: Record<string, unknown> = {};
   const profiles: string[] = [];
 
-  log(`starting the server child (data in ${dataDir})`);
-  const server = await startServerChild(dataDir);
+  const kind = backendKind();
+  if (kind === 'postgres' && process.env.BENCH_DATA_DIR) throw new Error('BENCH_DATA_DIR keeps SQLite data only; the PostgreSQL cluster lasts one run');
+  log(`starting the backend: ${kind}`);
+  const backend: Backend = await startBackend(kind);
+  // The server child, the other apps and the references all find the database here (backend.ts storeEnv).
+  if (backend.url) process.env[DATABASE_URL_ENV] = backend.url;
+  else delete process.env[DATABASE_URL_ENV];
+  notes.push(`Store: ${backend.description}.`);
+  if (process.env.BENCH_STRATA_ENV) notes.push(`Apps under test with ${process.env.BENCH_STRATA_ENV} (BENCH_STRATA_ENV).`);
+  console.log(`Store: ${backend.description}\n`);
+  let server: ServerHandle | undefined;
   let client: HttpClient | undefined;
   try {
-    const calibration = await chooseClient(server, settings, log);
+    log(`starting the server child (data in ${backend.url ? backend.url : dataDir})`);
+    server = await startServerChild(dataDir);
+    const s = server;
+    const calibration = await chooseClient(s, settings, log);
     client = createClient(calibration.kind, Math.max(64, settings.concurrency * 2));
     notes.push(
       `Load generator: ${calibration.kind} keep-alive client (bare route, ${settings.concurrency} concurrent: ${describeRates(calibration.rates)}). Server in a child process; everything on 127.0.0.1.`,
     );
     diagnostics.client = calibration;
-    const token = await getToken(server, client);
+    const token = await getToken(s, client);
+    if (backend.url) rows.push(await roundTrip(backend.url, log));
     const c = client;
-    const base = `${server.apiOrigin}/api/v1/projects/${PROJECT}`;
+    const base = `${s.apiOrigin}/api/v1/projects/${PROJECT}`;
     const auth = { authorization: `Bearer ${token}` };
     const ctx: BenchContext = {
       settings,
-      server,
+      server: s,
       client: c,
       token,
       api: (path) => `${base}${path}`,
@@ -173,18 +191,35 @@ async function main(): Promise<void> {
       diagnose: (key, value) => {
         diagnostics[key] = value;
       },
+      backend,
       async serverCpu(fn) {
-        const before = await server.command<number>({ type: 'cpu' });
+        const before = await s.command<number>({ type: 'cpu' });
+        const dbBefore = backend.cpuMs();
         const value = await fn();
-        const after = await server.command<number>({ type: 'cpu' });
-        return { value, cpuMs: after - before };
+        const after = await s.command<number>({ type: 'cpu' });
+        const dbAfter = backend.cpuMs();
+        return { value, cpuMs: after - before, databaseCpuMs: dbBefore === undefined || dbAfter === undefined ? undefined : dbAfter - dbBefore };
+      },
+      async statementsOf(fn) {
+        if (process.env.BENCH_CAPTURE === '0') {
+          await fn();
+          return [];
+        }
+        await s.command({ type: 'capture-start' });
+        try {
+          await fn();
+        } catch (error) {
+          await s.command({ type: 'capture-stop' });
+          throw error;
+        }
+        return s.command<Array<{ text: string; params: unknown[] }>>({ type: 'capture-stop' });
       },
       async profiled(name, fn) {
         if (!settings.profile) return fn();
-        await server.command({ type: 'profile-start' });
+        await s.command({ type: 'profile-start' });
         const result = await fn();
         const file = join(profileDir, `${name}.cpuprofile`);
-        await server.command({ type: 'profile-stop', file }, 120_000);
+        await s.command({ type: 'profile-stop', file }, 120_000);
         const summary = summarizeProfile(file, 25);
         diagnostics[`profile.${name}`] = summary;
         profiles.push(formatProfile(name, summary));
@@ -204,7 +239,8 @@ async function main(): Promise<void> {
   } finally {
     client?.close();
     log('stopping the server child');
-    await server.stop();
+    await server?.stop();
+    await backend.stop();
     rmSync(tmpDir, { recursive: true, force: true });
   }
 
@@ -242,7 +278,7 @@ async function main(): Promise<void> {
     });
   }
   if (profiles.length) console.log(`\n${profiles.join('\n\n')}`);
-  console.log(`\nMarkdown (${fmtInt(settings.events)} events; ${describeMachine(m)}):\n`);
+  console.log(`\nMarkdown (${fmtInt(settings.events)} events; ${backend.kind}; ${describeMachine(m)}):\n`);
   console.log(markdownTable(rows));
   const missed = rows.filter((r) => r.met === false).length;
   console.log(`\n${rows.filter((r) => r.met !== undefined).length - missed} targets met, ${missed} missed; run took ${totalSeconds.toFixed(0)} s`);
@@ -250,9 +286,37 @@ async function main(): Promise<void> {
   const file = join(settings.resultsDir, settings.profile ? 'latest-profiled.json' : 'latest.json');
   writeFileSync(
     file,
-    `${JSON.stringify({ date, machine: m, settings: { ...settings, resultsDir: undefined }, loadAverage: { before: loadBefore, after: loadAfter }, stolenSeconds: stolen, totalSeconds, rows, notes, diagnostics }, null, 2)}\n`,
+    `${JSON.stringify({ date, machine: m, backend: { kind: backend.kind, description: backend.description }, settings: { ...settings, resultsDir: undefined }, loadAverage: { before: loadBefore, after: loadAfter }, stolenSeconds: stolen, totalSeconds, rows, notes, diagnostics }, null, 2)}\n`,
   );
   console.log(`Results written to ${file}`);
+}
+
+/**
+ * PostgreSQL: the time of one round trip to the database from a Node.js client, `SELECT 1` sequentially
+ * on one connection, the floor under every statement the server sends.
+ */
+async function roundTrip(url: string, log: (line: string) => void): Promise<ResultRow> {
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: url, application_name: 'strata-bench' });
+  await client.connect();
+  try {
+    const times: number[] = [];
+    for (let i = 0; i < 2200; i++) {
+      const t0 = now();
+      await client.query('SELECT 1');
+      if (i >= 200) times.push(now() - t0);
+    }
+    const s = summarize(times);
+    log(`PostgreSQL round trip (SELECT 1): p50 ${fmtMs(s.p50)}, p99 ${fmtMs(s.p99)}`);
+    return {
+      id: 'postgres.roundTrip',
+      workload: 'One round trip to PostgreSQL from Node.js (SELECT 1, one connection, 2,000 sequential) (info)',
+      value: `p50 ${fmtMs(s.p50)} / p99 ${fmtMs(s.p99)}`,
+      data: { latency: s },
+    };
+  } finally {
+    await client.end();
+  }
 }
 
 /**

@@ -5,6 +5,7 @@
  *
  *   node .bench-build/bench/server.js   (started by bench/run.ts; needs BENCH_DATA_DIR and an IPC channel)
  */
+import './lib/assets.js';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';

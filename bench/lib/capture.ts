@@ -1,9 +1,15 @@
 /**
- * Records the SQL statements (text and parameters) a better-sqlite3 connection executes while recording is
- * on, so the benchmark can run exactly the server's SQL on a raw connection and EXPLAIN it. Statements are
- * wrapped when prepared; when recording is off the wrapper only forwards (a flag check per call).
+ * Records the SQL statements (text and parameters) the server's store executes while recording is on, so
+ * the benchmark can run exactly the server's SQL on a raw connection and EXPLAIN it (raw.ts). SQLite: the
+ * better-sqlite3 connection's statements, wrapped when prepared. PostgreSQL: every query a pooled
+ * node-postgres connection sends, as sent (`$1` placeholders). When recording is off the wrappers only
+ * forward (a flag check per call).
  */
 import type Database from 'better-sqlite3';
+import type pg from 'pg';
+import type { Store } from '../../src/storage/store.js';
+import { PostgresStore } from '../../src/storage/postgres-store.js';
+import { SqliteStore } from '../../src/storage/sqlite-store.js';
 import type { Reader } from '../../src/storage/read-pool.js';
 
 export interface RecordedStatement {
@@ -20,6 +26,49 @@ export interface StatementRecorder {
 }
 
 const EXECUTING = new Set(['all', 'get', 'run', 'iterate']);
+
+/** A recorder for the store's engine. */
+export function recordStore(store: Store): StatementRecorder {
+  if (store instanceof SqliteStore) return recordStatements(store.connection);
+  if (store instanceof PostgresStore) return recordPoolStatements(store.pool);
+  throw new Error(`cannot record the statements of a ${store.kind} store`);
+}
+
+/**
+ * PostgreSQL: wraps `query` of each connection the pool opens (the store opens none before the first
+ * statement, so all are seen). Reads go through the same pool, so the reader is recorded as it is.
+ */
+export function recordPoolStatements(pool: pg.Pool): StatementRecorder {
+  let recording = false;
+  let recorded: RecordedStatement[] = [];
+  pool.on('connect', (client: pg.PoolClient) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      if (recording) {
+        const [first, second] = args;
+        if (typeof first === 'string') recorded.push({ text: first, params: Array.isArray(second) ? [...(second as unknown[])] : [] });
+        else if (first && typeof first === 'object' && typeof (first as { text?: unknown }).text === 'string') {
+          const config = first as { text: string; values?: unknown[] };
+          recorded.push({ text: config.text, params: [...(config.values ?? (Array.isArray(second) ? (second as unknown[]) : []))] });
+        }
+      }
+      return query(...args);
+    };
+  });
+  return {
+    start() {
+      recorded = [];
+      recording = true;
+    },
+    stop() {
+      recording = false;
+      const out = recorded;
+      recorded = [];
+      return out;
+    },
+    wrapReader: (reader) => reader,
+  };
+}
 
 export function recordStatements(db: Database.Database): StatementRecorder {
   let recording = false;

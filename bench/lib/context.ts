@@ -2,6 +2,7 @@
  * What a workload module gets from the runner. A later resource adds its workloads as a new module exporting
  * a `Suite` and lists it in `bench/run.ts`.
  */
+import type { Backend } from './backend.js';
 import type { ServerHandle } from './child.js';
 import type { HttpClient, HttpResponse } from './http.js';
 import type { ResultRow } from './report.js';
@@ -9,7 +10,7 @@ import type { ResultRow } from './report.js';
 export interface BenchSettings {
   /** Events seeded (BENCH_EVENTS, default 1,000,000). */
   events: number;
-  /** Events inserted by the raw-SQLite create reference (BENCH_REFERENCE_EVENTS, default 200,000). */
+  /** Events inserted by the raw-database create reference (BENCH_REFERENCE_EVENTS, default 200,000). */
   referenceEvents: number;
   /** Sequential requests per list query after warm-up (BENCH_LIST_REQUESTS). */
   listRequests: number;
@@ -33,7 +34,9 @@ export interface BenchContext {
   api(path: string): string;
   /** Authenticated JSON request against the project API. */
   call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<HttpResponse>;
-  /** The server's data directory (the SQLite file is `strata.db` in it). */
+  /** The store under test (BENCH_BACKEND). */
+  backend: Backend;
+  /** The server's data directory (on SQLite the database file is `strata.db` in it). */
   dataDir: string;
   /** Scratch directory, removed after the run. */
   tmpDir: string;
@@ -47,8 +50,15 @@ export interface BenchContext {
   /**
    * Runs `fn` and returns its result with the CPU time (user + system, ms) the server child used meanwhile.
    * CPU time per request is much less disturbed by other load on the machine than wall-clock latency.
+   * On PostgreSQL also the database server's CPU time meanwhile (all its processes; undefined on SQLite,
+   * whose work is in the server child's figure).
    */
-  serverCpu<T>(fn: () => Promise<T>): Promise<{ value: T; cpuMs: number }>;
+  serverCpu<T>(fn: () => Promise<T>): Promise<{ value: T; cpuMs: number; databaseCpuMs?: number }>;
+  /**
+   * The SQL statements the server ran while `fn` ran (transaction control included on PostgreSQL, where each
+   * is a round trip to the database); empty when capture is off (BENCH_CAPTURE=0).
+   */
+  statementsOf(fn: () => Promise<unknown>): Promise<Array<{ text: string; params: unknown[] }>>;
   /** Runs `fn` and, when profiling is on, records the server's CPU profile for it under `name`. */
   profiled<T>(name: string, fn: () => Promise<T>): Promise<T>;
   /** The profile files `profiled` wrote under these names; none when profiling is off. */

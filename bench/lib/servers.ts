@@ -15,8 +15,8 @@ import { loadConfig } from '../../src/config.js';
 import type { Server as HttpServer } from 'node:http';
 import { buildApp } from '../../src/http/app.js';
 import { openStore } from '../../src/storage/open.js';
-import { SqliteStore } from '../../src/storage/sqlite-store.js';
-import { recordStatements, type StatementRecorder } from './capture.js';
+import { storeEnv } from './backend.js';
+import { recordStore, type StatementRecorder } from './capture.js';
 
 export const PROJECT = 'bench';
 
@@ -53,10 +53,10 @@ export const BENCH_SERVER_ENV: Record<string, string> = {
 export const LIMITED_PROJECT_LIMITS = { [PROJECT]: { project: { rate: 100, burst: 100 } } };
 
 export async function startServers(dataDir: string, opts: { capture?: boolean; noLayers?: boolean; limited?: boolean } = {}): Promise<Servers> {
-  const database = process.env.BENCH_DATABASE_URL ? { STRATA_DATABASE_URL: process.env.BENCH_DATABASE_URL } : {};
-  const config = loadConfig([], { ...BENCH_SERVER_ENV, ...database, STRATA_DATA_DIR: dataDir });
+  // The backend under test (backend.ts): the SQLite file in dataDir, or the run's PostgreSQL database.
+  const config = loadConfig([], { ...BENCH_SERVER_ENV, ...storeEnv(dataDir) });
   const db = openStore({ dataDir: config.dataDir, synchronous: config.synchronous, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
-  const recorder = opts.capture && db instanceof SqliteStore ? recordStatements(db.connection) : undefined;
+  const recorder = opts.capture ? recordStore(db) : undefined;
   const strata = await buildApp(config, { store: db, logger: false });
   if (recorder) strata.services.reads = recorder.wrapReader(strata.services.reads);
   const api = await strata.app.listen({ host: '127.0.0.1', port: 0 });
@@ -66,7 +66,7 @@ export async function startServers(dataDir: string, opts: { capture?: boolean; n
   const noLayersOrigin = noLayers ? await noLayers.app.listen({ host: '127.0.0.1', port: 0 }) : undefined;
 
   const limitedConfig = opts.limited
-    ? loadConfig([], { ...BENCH_SERVER_ENV, ...database, STRATA_DATA_DIR: dataDir, STRATA_PROJECT_LIMITS: JSON.stringify(LIMITED_PROJECT_LIMITS) })
+    ? loadConfig([], { ...BENCH_SERVER_ENV, ...storeEnv(dataDir), STRATA_PROJECT_LIMITS: JSON.stringify(LIMITED_PROJECT_LIMITS) })
     : undefined;
   const limited = limitedConfig ? await buildApp(limitedConfig, { store: db, logger: false }) : undefined;
   const limitedOrigin = limited ? await limited.app.listen({ host: '127.0.0.1', port: 0 }) : undefined;

@@ -1,58 +1,56 @@
 /**
- * Raw SQLite access for references and diagnostics: a read-only connection to the server's data file,
- * running recorded statements, and EXPLAIN QUERY PLAN.
+ * The raw-database reference on SQLite: a read-only better-sqlite3 connection to the server's data file
+ * (see raw.ts). better-sqlite3 runs statements synchronously; the promises only fit the common interface.
  */
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
+import type { CapturedStatement, RawDb } from './raw.js';
 
-export type RawDb = Database.Database;
-
-/** A statement with its parameters, as recorded in the server (see capture.ts). */
-export interface CapturedStatement {
-  text: string;
-  params: unknown[];
-}
-
-export function openReadOnly(dataDir: string): RawDb {
+export function openReadOnly(dataDir: string): Database.Database {
   const db = new Database(join(dataDir, 'strata.db'), { readonly: true, fileMustExist: true });
   db.pragma('cache_size = -262144');
   db.pragma('mmap_size = 1073741824');
   return db;
 }
 
-const statementCache = new WeakMap<RawDb, Map<string, Database.Statement>>();
-
-/** A prepared statement, cached per connection (as the server caches them). */
-export function prepared(db: RawDb, text: string): Database.Statement {
-  let cache = statementCache.get(db);
-  if (!cache) statementCache.set(db, (cache = new Map()));
-  let stmt = cache.get(text);
-  if (!stmt) cache.set(text, (stmt = db.prepare(text)));
-  return stmt;
-}
-
-/** Runs the statements one after another, as the server would for one request; returns the rows. */
-export function runStatements(db: RawDb, statements: readonly CapturedStatement[]): unknown[] {
-  const rows: unknown[] = [];
-  for (const s of statements) for (const r of prepared(db, s.text).all(...s.params)) rows.push(r);
-  return rows;
-}
-
-/** EXPLAIN QUERY PLAN as indented lines. */
-export function explain(db: RawDb, s: CapturedStatement): string[] {
-  const rows = db.prepare(`EXPLAIN QUERY PLAN ${s.text}`).all(...s.params) as Array<{ id: number; parent: number; detail: string }>;
-  const depth = new Map<number, number>([[0, 0]]);
-  return rows.map((r) => {
-    const d = (depth.get(r.parent) ?? 0) + 1;
-    depth.set(r.id, d);
-    return `${'  '.repeat(d - 1)}${r.detail}`;
-  });
-}
-
-/** SQL text on one line, with long parameter lists shortened, for printing. */
-export function oneLine(s: CapturedStatement, max = 600): string {
-  const text = s.text.replace(/\s+/g, ' ').trim();
-  const params = JSON.stringify(s.params);
-  const out = `${text}  -- params ${params.length > 200 ? `${params.slice(0, 200)}…` : params}`;
-  return out.length > max ? `${out.slice(0, max)}…` : out;
+export function openRawSqlite(dataDir: string): RawDb {
+  const db = openReadOnly(dataDir);
+  // Prepared statements, cached per text (as the server caches them).
+  const cache = new Map<string, Database.Statement>();
+  const prepared = (text: string) => {
+    let stmt = cache.get(text);
+    if (!stmt) cache.set(text, (stmt = db.prepare(text)));
+    return stmt;
+  };
+  return {
+    kind: 'sqlite',
+    label: 'raw better-sqlite3',
+    databaseCpuMs: () => undefined,
+    async runStatements(statements) {
+      const rows: unknown[] = [];
+      for (const s of statements) for (const r of prepared(s.text).all(...s.params)) rows.push(r);
+      return rows;
+    },
+    async explain(s: CapturedStatement) {
+      const rows = db.prepare(`EXPLAIN QUERY PLAN ${s.text}`).all(...s.params) as Array<{ id: number; parent: number; detail: string }>;
+      const depth = new Map<number, number>([[0, 0]]);
+      return rows.map((r) => {
+        const d = (depth.get(r.parent) ?? 0) + 1;
+        depth.set(r.id, d);
+        return `${'  '.repeat(d - 1)}${r.detail}`;
+      });
+    },
+    async query<T>(text: string, params: unknown[] = []) {
+      return prepared(text).all(...params) as T[];
+    },
+    async tableBytes(tables) {
+      const rows = db
+        .prepare('SELECT name, sum(pgsize) AS bytes FROM dbstat WHERE name IN (SELECT value FROM json_each(?)) GROUP BY name')
+        .all(JSON.stringify(tables)) as Array<{ name: string; bytes: number }>;
+      return Object.fromEntries(tables.map((t) => [t, rows.find((r) => r.name === t)?.bytes ?? 0]));
+    },
+    async close() {
+      db.close();
+    },
+  };
 }

@@ -12,6 +12,8 @@ import { hasProgram } from './external.js';
 import { freePort } from './net.js';
 
 export interface PostgresServer {
+  /** The postmaster's process id (the backends serving connections are its children). */
+  pid: number;
   /** A URL of the cluster's `postgres` database, for administration. */
   adminUrl: string;
   /** A URL of a database with this name on the cluster. */
@@ -51,7 +53,17 @@ function runAs(): { uid?: number; gid?: number } {
 
 const USER = 'strata';
 
-export async function startPostgres(): Promise<PostgresServer> {
+export interface PostgresOptions {
+  /**
+   * Keep PostgreSQL's durability settings (fsync, full-page writes): a committed transaction survives power
+   * loss, as in production. Off by default: a test cluster lives for one run.
+   */
+  durable?: boolean;
+  /** Further server settings (`-c name=value`), e.g. shared_buffers for a benchmark. */
+  settings?: Record<string, string>;
+}
+
+export async function startPostgres(options: PostgresOptions = {}): Promise<PostgresServer> {
   const dir = mkdtempSync(join(tmpdir(), 'strata-pg-'));
   const data = join(dir, 'data');
   const user = runAs();
@@ -62,10 +74,17 @@ export async function startPostgres(): Promise<PostgresServer> {
   });
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr || init.stdout}`);
   const port = await freePort();
-  // Durability settings off: a test cluster lives for one run, and a killed test server is not a crash of this one.
+  // Durability settings off unless asked for: a test cluster lives for one run, and a killed test server is
+  // not a crash of this one.
+  const settings: Record<string, string> = {
+    listen_addresses: '127.0.0.1',
+    max_connections: '300',
+    ...(options.durable ? {} : { fsync: 'off', full_page_writes: 'off' }),
+    ...options.settings,
+  };
   const child: ChildProcess = spawn(
     program('postgres'),
-    ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
+    ['-D', data, '-p', String(port), '-k', dir, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])],
     { ...user, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
@@ -76,6 +95,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   await waitUntilReady(child, exited, () => output);
 
   return {
+    pid: child.pid!,
     adminUrl: urlOf('postgres'),
     urlOf,
     async createDatabase(name) {
