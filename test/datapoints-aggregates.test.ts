@@ -580,6 +580,20 @@ describe('paging', () => {
     expect(all.map((b) => b.timestamp)).toEqual(Array.from({ length: 57 }, (_, i) => T + i * 1000));
   });
 
+  it('keeps multi-hour buckets three hours long across a clock change, whichever page they start', async () => {
+    const xid = await createSeries(false);
+    // America/New_York went back from EDT to EST at 06:00 UTC on 3 November 2024 (01:00 local repeats).
+    const from = Date.UTC(2024, 10, 2, 12);
+    await insert(xid, Array.from({ length: 96 }, (_, i) => ({ ts: from + i * 30 * MINUTE, value: i, code: 0 })));
+    const item = { externalId: xid, start: from, end: from + 2 * DAY, granularity: '3h', timeZone: 'America/New_York', aggregates: ['count'] };
+    const expected = Array.from({ length: 16 }, (_, i) => from + i * 3 * HOUR);
+    for (const limit of [10_000, 1, 2]) {
+      const buckets = await fetchAll(item, limit);
+      expect(buckets.map((b) => b.timestamp)).toEqual(expected);
+      expect(buckets.map((b) => b.count)).toEqual(expected.map(() => 6));
+    }
+  });
+
   it('never gives buckets past the data or the query range', async () => {
     const xid = await createSeries(true);
     await insert(xid, [{ ts: Date.UTC(2030, 0, 1), value: 1, code: 0 }]);

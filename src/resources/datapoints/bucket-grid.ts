@@ -111,8 +111,10 @@ export function bucketGrid(g: Granularity, zone: Zone, from: number, to: number)
     case 'm':
       return new FixedGrid(Math.floor(start / MINUTE) * MINUTE, g.multiple * MINUTE, end);
     case 'h': {
+      // The local hour that holds `start`, under the offset in force at `start`: converting the local time back
+      // would pick the first of the two hours that repeat when clocks go back, an hour too early.
       const offset = z.offsetAt(start);
-      const origin = z.toUtc(Math.floor((start + offset) / HOUR) * HOUR, offset);
+      const origin = Math.floor((start + offset) / HOUR) * HOUR - offset;
       return new FixedGrid(origin, g.multiple * HOUR, end);
     }
     case 'd':
