@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { ADDRESS_ALLOWANCES, type AddressAllowance } from './http/address-policy.js';
 import type { OutboundConfig } from './http/outbound.js';
+import { DM_LIMITS } from './resources/models/limits.js';
 
 export interface Config {
   host: string;
@@ -57,6 +58,8 @@ export interface Config {
   outbound: OutboundConfig;
   /** Origins besides the issuer's own where its discovery document may place `jwks_uri` and `token_endpoint`; `*` for any. */
   oidcExtraOrigins: string[] | '*';
+  /** Age at which a data modeling sync cursor expires, in milliseconds. */
+  syncCursorMaxAgeMs: number;
 }
 
 /** An extra client of the built-in identity provider (STRATA_CLIENTS), for trying scoped access locally. */
@@ -148,6 +151,7 @@ const FLAGS: Record<string, string> = {
   '--trust-proxy': 'STRATA_TRUST_PROXY',
   '--token-failure-burst': 'STRATA_TOKEN_FAILURE_BURST',
   '--token-failure-rate': 'STRATA_TOKEN_FAILURE_RATE',
+  '--sync-cursor-max-age': 'STRATA_SYNC_CURSOR_MAX_AGE_MS',
 };
 
 const FLAG_WIDTH = Math.max(...Object.keys(FLAGS).map((f) => f.length)) + 2;
@@ -503,6 +507,7 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
     jwksRefreshIntervalMs: integer('STRATA_JWKS_REFRESH_INTERVAL_MS (--jwks-refresh-interval)', values.STRATA_JWKS_REFRESH_INTERVAL_MS ?? '30000', 0, 86_400_000),
     outbound: loadOutboundConfig(values),
     oidcExtraOrigins: loadExtraOrigins(values.STRATA_OIDC_EXTRA_ORIGINS),
+    syncCursorMaxAgeMs: integer('STRATA_SYNC_CURSOR_MAX_AGE_MS (--sync-cursor-max-age)', values.STRATA_SYNC_CURSOR_MAX_AGE_MS ?? String(DM_LIMITS.syncCursorMaxAgeMs), 1000, 365 * 86_400_000),
     unauthenticatedBodyLimit: integer(
       'STRATA_UNAUTHENTICATED_BODY_LIMIT (--unauthenticated-body-limit)',
       values.STRATA_UNAUTHENTICATED_BODY_LIMIT ?? '8192',
