@@ -106,7 +106,7 @@ describe('PostgreSQL specifics', () => {
     await dead.close();
   });
 
-  it.runIf(hasPostgres())('prepares a statement from its second use, once per connection', async () => {
+  it.runIf(hasPostgres())('prepares a statement from its second use, once per connection, planned for its values', async () => {
     server ??= await startPostgres();
     const store = new PostgresStore({ url: await server.createDatabase(`prep_${Math.random().toString(36).slice(2)}`), poolSize: 1 });
     try {
@@ -116,6 +116,8 @@ describe('PostgreSQL specifics', () => {
       expect(await prepared()).toBe(0);
       for (let i = 0; i < 3; i++) expect(await store.all(sql`SELECT ${Sql.raw(text.slice(7, text.indexOf(" WHERE")))} WHERE 1 = ${1}`)).toHaveLength(1);
       expect(await prepared()).toBe(1);
+      // Plans are made for each execution's values, never one generic plan for any.
+      expect((await store.all<{ plan_cache_mode: string }>(sql`SHOW plan_cache_mode`))[0].plan_cache_mode).toBe('force_custom_plan');
     } finally {
       await store.close();
     }
