@@ -67,6 +67,15 @@ export const DM_LIMITS = {
   /** Values of `in`, `containsAny`, `containsAll`, and references of `instanceReferences`. */
   filterValues: 1000,
   hasDataSources: 10,
+
+  /** Result set expressions of a query (`with`, `select`, `cursors`); each set's `limit`: default and maximum. */
+  queryResultSets: 50,
+  querySetLimitDefault: 100,
+  querySetLimitMax: 10_000,
+  /** Edges kept per start node with `limitEach`. */
+  queryLimitEach: 2000,
+  /** Edges one traversal may reach before the query is refused as too wide. */
+  queryTraversalEdges: 100_000,
 } as const;
 
 /**

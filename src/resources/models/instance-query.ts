@@ -1,0 +1,58 @@
+/**
+ * `/models/instances/query`: the result set expressions of `with` evaluated (result-sets.ts), and of the
+ * sets named in `select` their page of instances rendered with the properties asked for, a cursor per set
+ * that has more, typing when asked, and debug notices.
+ */
+import type { Services } from '../../http/services.js';
+import { fail, viewKey, type Path } from './identifiers.js';
+import { checkSources, type SourceRead } from './instance-reads.js';
+import type { QueryInstancesBody, SelectedSource } from './query-schema.js';
+import { evaluateResultSets, planResultSets, resultSetNotices } from './result-sets.js';
+import { loadSchema, type ProjectSchema } from './schema-store.js';
+
+/** The views of a set's `select.sources`, each with the properties named (all of them for `"*"`). */
+function selectedSources(sources: readonly SelectedSource[] | undefined, schema: ProjectSchema, path: Path): SourceRead[] {
+  const reads = checkSources(sources, schema.resolver, path);
+  return reads.map((read, i) => {
+    const names = sources![i].properties;
+    if (names.includes('*')) return read;
+    names.forEach((p, j) => {
+      if (!read.view.properties.has(p)) fail([...path, i, 'properties', j], `the view ${viewKey(read.view.id)} has no property ${JSON.stringify(p)}`);
+    });
+    return { ...read, properties: new Set(names) };
+  });
+}
+
+export async function queryInstances(services: Services, projectId: number, body: QueryInstancesBody) {
+  const schema = await loadSchema(services.reads, projectId);
+  const plan = planResultSets(body, schema);
+  const sources = new Map(Object.entries(body.select).map(([name, s]) => [name, selectedSources(s.sources, schema, ['select', name, 'sources'])]));
+  for (const name of Object.keys(body.cursors ?? {})) {
+    if (!plan.byName.has(name)) fail(['cursors', name], `there is no result set expression ${JSON.stringify(name)} in "with"`);
+  }
+  const emit = body.debug?.emitResults ?? true;
+  const items: Record<string, unknown[]> = {};
+  const nextCursor: Record<string, string> = {};
+  const typing: Record<string, unknown> = {};
+  const pages = emit
+    ? await evaluateResultSets(
+        { reads: services.reads, dialect: services.db.dialect, projectId, schema, access: services.access, cursors: services.cursors },
+        plan,
+        { binding: { op: 'instances/query', with: body.with, select: body.select, parameters: body.parameters ?? {} }, cursors: body.cursors, sources },
+      )
+    : undefined;
+  for (const name of Object.keys(body.select)) {
+    const page = pages?.get(name);
+    items[name] = page ? page.rows.map((r) => page.shape.render(r)) : [];
+    if (page?.nextCursor) nextCursor[name] = page.nextCursor;
+  }
+  if (body.includeTyping) {
+    for (const [name, page] of pages ?? []) if (Object.hasOwn(body.select, name) && sources.get(name)!.length > 0) typing[name] = page.shape.typing();
+  }
+  return {
+    items,
+    ...(body.includeTyping ? { typing } : {}),
+    nextCursor,
+    ...(body.debug ? { debug: { notices: resultSetNotices(schema, plan) } } : {}),
+  };
+}
