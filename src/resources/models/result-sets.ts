@@ -141,7 +141,8 @@ export function planResultSets(request: ResultSetsRequest, schema: ProjectSchema
       const options: FilterOptions = { schema: schema.resolver, instanceType, parameters };
       const nodeOptions: FilterOptions = { ...options, instanceType: 'node' };
       const sortOf = (s: unknown, path: Path) => checkSort(s as Parameters<typeof checkSort>[0], options, path);
-      const chosen = selection?.sort !== undefined ? { s: selection.sort, p: ['select', name, 'sort'] } : kind === 'edges' && e.postSort !== undefined ? { s: e.postSort, p: at('postSort') } : { s: e.sort, p: at('sort') };
+      // An empty sort list (clients send one) is no sort, and leaves the choice to the next.
+      const chosen = selection?.sort?.length ? { s: selection.sort, p: ['select', name, 'sort'] } : kind === 'edges' && e.postSort?.length ? { s: e.postSort, p: at('postSort') } : { s: e.sort, p: at('sort') };
       const sort = sortOf(chosen.s, chosen.p);
       const common = { name, instanceType, dependsOn, sort, requestedSort: chosen.s ?? [], limit };
       if (kind === 'nodes') {
@@ -440,7 +441,9 @@ async function traverse(ctx: ResultSetContext, set: Extract<ResultSetPlan, { kin
       order = Sql.join([...keys, Sql.raw('e.id ASC')], ', ');
     }
     const rank = order ? sql`, ROW_NUMBER() OVER (PARTITION BY ${Sql.raw(`e.${near}`)} ORDER BY ${order}) AS rn` : Sql.raw('');
-    const join = sql`JOIN dm_instances n ON n.project_id = e.project_id AND n.kind = 0 AND n.deleted_time IS NULL AND n.space || ${REF_SEPARATOR} || n.external_id = ${Sql.raw(`e.${far}`)}`;
+    // The far node by its key (project, space, kind, external id), so that the key's index finds it.
+    const farRef = Sql.raw(`e.${far}`);
+    const join = sql`JOIN dm_instances n ON n.project_id = e.project_id AND n.space = ${ctx.dialect.textBefore(farRef, REF_SEPARATOR)} AND n.kind = 0 AND n.external_id = ${ctx.dialect.textAfter(farRef, REF_SEPARATOR)} AND n.deleted_time IS NULL`;
     const inner = sql`SELECT e.id AS id, ${Sql.raw(`e.${far}`)} AS far, ${stop} AS stop${rank} FROM dm_instances e ${e.joins()} ${join} ${n.joins()} WHERE ${Sql.and(conditions)}`;
     const query = order ? sql`SELECT id, far, stop FROM (${inner}) r WHERE rn <= ${set.limitEach!}` : inner;
     const next: string[] = [];
