@@ -2,8 +2,9 @@
  * Query traversals on the server against the in-memory evaluator (test/support/graph-evaluator.ts): random
  * small graphs (nodes with a direct relation and a list of them, edges with a weight), each written to a
  * space of its own, and random chains of result sets (`through` either way, edge traversals with
- * `maxDistance`, `direction`, filters and `limitEach`, nodes from edge ends, edges from edges). Every set's
- * page must be the evaluator's, and paging the last set through its cursors must give all its instances.
+ * `maxDistance`, `direction`, filters and `limitEach`, nodes from edge ends, edges from edges, and a set
+ * operation over them). Every set's page must be the evaluator's, for each page of the root set, and paging
+ * the last set through its cursors must give all its instances.
  */
 import fc, { type Arbitrary } from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -89,7 +90,20 @@ const stepArb: Arbitrary<Step> = fc.oneof(
 );
 const sortArb = fc.record({ on: fc.boolean(), direction: fc.constantFrom('ascending' as const, 'descending' as const), nullsFirst: fc.boolean() });
 const setArb = fc.record({ step: stepArb, limit: fc.integer({ min: 1, max: 6 }), sort: sortArb });
-const queryArb = fc.record({ rootVal: small, rootLimit: fc.integer({ min: 1, max: 6 }), rootSort: sortArb, sets: fc.array(setArb, { minLength: 1, maxLength: 3 }) });
+const operationArb = fc.record({
+  op: fc.constantFrom('union', 'unionAll', 'intersection'),
+  /** Picks among the sets of the kind of the last set: members (at least one), and one set to leave out. */
+  members: fc.uniqueArray(fc.nat(), { minLength: 1, maxLength: 3 }),
+  except: fc.option(fc.nat(), { nil: undefined }),
+  limit: fc.integer({ min: 1, max: 6 }),
+});
+const queryArb = fc.record({
+  rootVal: small,
+  rootLimit: fc.integer({ min: 1, max: 6 }),
+  rootSort: sortArb,
+  sets: fc.array(setArb, { minLength: 1, maxLength: 3 }),
+  operation: fc.option(operationArb, { nil: undefined }),
+});
 type Query = typeof queryArb extends Arbitrary<infer T> ? T : never;
 
 const gte = (property: string[], k: number | undefined) => (k === undefined ? undefined : { range: { property, gte: k } });
@@ -127,6 +141,14 @@ function buildWith(space: string, q: Query): { with: Record<string, any>; order:
     out[name] = { nodes, limit: s.limit, sort: sortOf(s.sort, 'node') };
     previous = 'node';
   });
+  if (q.operation) {
+    const kindOf = (name: string) => (out[name].edges ? 'edge' : 'node');
+    const same = Object.keys(out).filter((n) => kindOf(n) === previous);
+    const pick = (i: number) => same[i % same.length];
+    const members = [...new Set(q.operation.members.map(pick))];
+    const except = q.operation.except === undefined ? undefined : [pick(q.operation.except)];
+    out.op = { [q.operation.op]: members, except, limit: q.operation.limit, sort: [{ property: [previous, 'externalId'] }] };
+  }
   return { with: JSON.parse(JSON.stringify(out)), order: Object.keys(out) };
 }
 
@@ -184,12 +206,23 @@ describe('query traversals against the evaluator', () => {
 async function check(space: string, world: DmWorld, queries: Query[]) {
   for (const q of queries) {
     const built = buildWith(space, q);
-    const expected = evaluateSets(world, built.with, built.order);
     const select = Object.fromEntries(built.order.map((n) => [n, {}]));
-    const res = await ok('/models/instances/query', { with: built.with, select });
     const context = JSON.stringify(built.with);
-    for (const name of built.order) expect(names(res.items[name]), `${name} of ${context}`).toEqual(names(expected[name].page));
+    // The root set page by page, every other set from each of its pages.
+    let offset = 0;
+    let rootCursor: string | undefined;
+    let res;
+    do {
+      const expected = evaluateSets(world, built.with, built.order, { s0: offset });
+      res = await ok('/models/instances/query', { with: built.with, select, ...(rootCursor ? { cursors: { s0: rootCursor } } : {}) });
+      for (const name of built.order) expect(names(res.items[name]), `${name} at ${offset} of ${context}`).toEqual(names(expected[name].page));
+      offset += built.with.s0.limit;
+      rootCursor = res.nextCursor.s0;
+    } while (rootCursor);
+    // The last set, from the root's first page, through all of its pages.
+    const expected = evaluateSets(world, built.with, built.order);
     const last = built.order[built.order.length - 1];
+    res = await ok('/models/instances/query', { with: built.with, select });
     const seen = [...res.items[last]];
     let cursor = res.nextCursor[last];
     while (cursor) {

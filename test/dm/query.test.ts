@@ -183,6 +183,11 @@ describe('result set expressions', () => {
     expect(sorted(res.items.ua)).toEqual(['a', 'b', 'x']);
     expect(sorted(res.items.i)).toEqual(['b', 'x']);
     expect(sorted(res.items.fromSet)).toEqual(['root']);
+    const ordered = await query({
+      with: { p: inIds(['a', 'b', 'x']), r: inIds(['root']), u: { union: [{ union: ['p'], limit: 2 }, 'r'], sort: [{ property: ['node', 'externalId'], direction: 'descending' }] } },
+      select: { u: {} },
+    });
+    expect(ids(ordered.items.u)).toEqual(['root', 'b', 'a']);
   });
 
   it('sorts and limits per set (select overrides the expression), pages each set with its cursor', async () => {
@@ -261,6 +266,8 @@ describe('bad input', () => {
     expect(await bad({ with: { a: nodes, b: { union: ['a', { intersection: ['c'] }] } }, select: { a: {} } })).toMatch(/^with\.b\.union\[1\]\.intersection\[0\]: there is no result set expression "c"/);
     expect(await bad({ with: { a: nodes, e: { edges: {} }, u: { union: ['a', 'e'] } }, select: { u: {} } })).toMatch(/^with\.u\.union: a set operation combines sets of one kind/);
     expect(await bad({ with: { a: { nodes: {}, edges: {} } }, select: { a: {} } })).toMatch(/^with\.a: expected exactly one of nodes, edges/);
+    expect(await bad({ with: { a: nodes, u: { union: [{ union: ['a'], nodes: {} }] } }, select: { u: {} } })).toMatch(/^with\.u\.union\[0\]\.nodes: a nested set operation takes/);
+    expect(await bad({ with: { a: nodes, u: { union: ['a'], postSort: [] } }, select: { u: {} } })).toMatch(/^with\.u\.postSort: /);
     expect(await bad({ with: { e: { edges: {} }, a: { nodes: { from: 'e', through: { source: ASSET, identifier: 'parent' } } } }, select: { a: {} } })).toMatch(/^with\.a\.nodes\.through: through follows direct relations of nodes/);
     expect(await bad({ with: { r: nodes, a: { nodes: { from: 'r', through: { source: ASSET, identifier: 'name' } } } }, select: { a: {} } })).toMatch(/^with\.a\.nodes\.through\.identifier: "name" is not a direct relation/);
   });

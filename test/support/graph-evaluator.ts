@@ -8,6 +8,9 @@
  *   the first `limit` of them; a chained set reads its parent's page.
  * - nodes `from` nodes: those nodes; `through` a direct relation: the nodes it names (`outwards`) or the
  *   nodes naming one of them (`inwards`, the default). nodes `from` edges: the node at the `chainTo` end.
+ * - set operations (`union`, `unionAll`, `intersection` of set names, less `except`): the instances of those
+ *   sets' pages, each once.
+ * - `offsets` start a set's page further down its candidates, as a cursor does.
  * - edges `from` nodes (or from edges, by their `chainTo` end): breadth first, level by level up to
  *   `maxDistance`; an edge leaving (`outwards`) or reaching (`inwards`) a node of the current level is taken
  *   when it matches `filter` and its far node exists and matches `nodeFilter`; with `limitEach` (one level)
@@ -56,7 +59,7 @@ function sortBy(world: DmWorld, items: DmInstance[], sort: readonly SortSpec[]):
 }
 
 /** Every set of `withSets`, evaluated in `order` (parents first). */
-export function evaluateSets(world: DmWorld, withSets: Record<string, any>, order: readonly string[]): Record<string, SetResult> {
+export function evaluateSets(world: DmWorld, withSets: Record<string, any>, order: readonly string[], offsets: Record<string, number> = {}): Record<string, SetResult> {
   const nodes = world.instances.filter((i) => i.instanceType === 'node');
   const edges = world.instances.filter((i) => i.instanceType === 'edge');
   const nodeByRef = new Map(nodes.map((n) => [refKey(n), n]));
@@ -68,7 +71,15 @@ export function evaluateSets(world: DmWorld, withSets: Record<string, any>, orde
     const e = withSets[name];
     let candidates: DmInstance[];
     let direction: 'outwards' | 'inwards' = 'outwards';
-    if (e.nodes) {
+    const op = ['union', 'unionAll', 'intersection'].find((k) => e[k] !== undefined);
+    if (op) {
+      const key = (i: DmInstance) => `${i.instanceType}:${refKey(i)}`;
+      const pageOf = (name: string) => new Map(out[name].page.map((i) => [key(i), i]));
+      const members = (e[op] as string[]).map(pageOf);
+      const kept = op === 'intersection' ? members.reduce((a, b) => new Map([...a].filter(([k]) => b.has(k)))) : new Map(members.flatMap((m) => [...m]));
+      for (const x of e.except ?? []) for (const k of pageOf(x).keys()) kept.delete(k);
+      candidates = [...kept.values()];
+    } else if (e.nodes) {
       const n = e.nodes;
       if (n.from === undefined) candidates = nodes;
       else {
@@ -131,7 +142,8 @@ export function evaluateSets(world: DmWorld, withSets: Record<string, any>, orde
     }
     const sort: SortSpec[] = e.postSort ?? e.sort ?? [];
     const all = sortBy(world, candidates, sort);
-    out[name] = { all, page: all.slice(0, e.limit ?? 100), direction };
+    const start = offsets[name] ?? 0;
+    out[name] = { all, page: all.slice(start, start + (e.limit ?? 100)), direction };
   }
   return out;
 }

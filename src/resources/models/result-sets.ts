@@ -13,7 +13,8 @@
  *   matches `filter` and the node at its other end is visible and matches `nodeFilter`; that node is
  *   traversed further unless it matches `terminationFilter`, was reached before, or `maxDistance` levels are
  *   done; `limitEach` (one level) keeps that many edges per start node, in `sort` order;
- * - set operations: the instances of their members' pages, combined, less those of `except`.
+ * - set operations: the instances of their members' pages, combined, less those of `except` (a nested
+ *   operation's `limit` keeps its first instances in creation order).
  * A chained set is the instances so reached, read as a page like any other set. Instances in spaces the
  * principal cannot read are missing everywhere, also in the middle of a traversal.
  *
@@ -48,6 +49,8 @@ export interface SetOperationPlan {
   op: SetOp;
   members: Array<string | SetOperationPlan>;
   except: string[];
+  /** Of a nested operation: the first this many of its instances, in creation order. */
+  limit?: number;
 }
 
 interface PlanCommon {
@@ -175,13 +178,14 @@ export function planResultSets(request: ResultSetsRequest, schema: ProjectSchema
       }
       continue;
     }
-    const operation = operationPlan(e as SetOperation, at());
+    if (e.postSort !== undefined) fail(at('postSort'), 'postSort orders edge traversals; order a set operation with sort');
+    const operation = operationPlan(e as SetOperation, at(), true);
     const types = new Set(membersOf(operation).map((m) => byName.get(m)!.instanceType));
     if (types.size > 1) fail(at(kind), 'a set operation combines sets of one kind: all nodes or all edges');
     const instanceType = [...types][0] ?? 'node';
     const options: FilterOptions = { schema: schema.resolver, instanceType, parameters };
-    const requested = selection?.sort;
-    const sort = checkSort(requested, options, ['select', name, 'sort']);
+    const requested = selection?.sort?.length ? selection.sort : e.sort;
+    const sort = checkSort(requested, options, selection?.sort?.length ? ['select', name, 'sort'] : at('sort'));
     byName.set(name, { name, instanceType, dependsOn, sort, requestedSort: requested ?? [], limit, kind: 'set', operation });
   }
   return { sets: order.map((n) => byName.get(n)!), byName };
@@ -194,11 +198,20 @@ function collectMembers(op: SetOperation, path: Path, out: Array<{ name: string;
   op.except?.forEach((m, i) => out.push({ name: m, path: [...path, 'except', i] }));
 }
 
-function operationPlan(op: SetOperation, path: Path): SetOperationPlan {
+function operationPlan(op: SetOperation, path: Path, top: boolean): SetOperationPlan {
   const given = SET_OPS.filter((k) => op[k] !== undefined);
   if (given.length !== 1) fail(path, `expected exactly one of ${SET_OPS.join(', ')}, got ${given.length ? given.join(', ') : 'none'}`);
+  if (!top) {
+    const extra = (['nodes', 'edges', 'sort', 'postSort'] as const).find((k) => op[k] !== undefined);
+    if (extra) fail([...path, extra], 'a nested set operation takes its members, except and limit only');
+  }
   const k = given[0];
-  return { op: k, members: op[k]!.map((m, i) => (typeof m === 'string' ? m : operationPlan(m, [...path, k, i]))), except: op.except ?? [] };
+  return {
+    op: k,
+    members: op[k]!.map((m, i) => (typeof m === 'string' ? m : operationPlan(m, [...path, k, i], false))),
+    except: op.except ?? [],
+    ...(!top && op.limit !== undefined ? { limit: op.limit } : {}),
+  };
 }
 
 function membersOf(op: SetOperationPlan): string[] {
@@ -370,7 +383,7 @@ function operationIds(op: SetOperationPlan, pages: ReadonlyMap<string, ResultSet
   if (op.op === 'intersection') out = sets.reduce((a, b) => new Set([...a].filter((x) => b.has(x))));
   else out = new Set(sets.flatMap((s) => [...s]));
   for (const e of op.except) for (const r of pages.get(e)!.rows) out.delete(Number(r.id));
-  return out;
+  return op.limit === undefined ? out : new Set([...out].sort((a, b) => a - b).slice(0, op.limit));
 }
 
 /** The ids of the visible nodes among these references (existing, not deleted, in a space the principal reads). */
