@@ -163,6 +163,18 @@ describe('result set expressions', () => {
     expect(sorted(res.items.toA)).toEqual(['e1', 'e2', 'e3', 'e6']);
     expect(sorted(res.items.stopAtA)).toEqual(['e1', 'e4', 'e5', 'e6']);
     expect(ids(res.items.each)).toEqual(['e6', 'e2']);
+    const post = await query({
+      with: {
+        starts: { nodes: { filter: { in: { property: ['node', 'externalId'], values: ['root', 'a'] } } } },
+        each: {
+          edges: { from: 'starts', maxDistance: 1, limitEach: 1 },
+          sort: [{ property: ['q', 'Link/1', 'weight'], direction: 'descending' }],
+          postSort: [{ property: ['edge', 'externalId'] }],
+        },
+      },
+      select: { each: {} },
+    });
+    expect(ids(post.items.each)).toEqual(['e2', 'e6']);
   });
 
   it('combines sets with union, intersection and except', async () => {
@@ -268,6 +280,8 @@ describe('bad input', () => {
     expect(await bad({ with: { a: { nodes: {}, edges: {} } }, select: { a: {} } })).toMatch(/^with\.a: expected exactly one of nodes, edges/);
     expect(await bad({ with: { a: nodes, u: { union: [{ union: ['a'], nodes: {} }] } }, select: { u: {} } })).toMatch(/^with\.u\.union\[0\]\.nodes: a nested set operation takes/);
     expect(await bad({ with: { a: nodes, u: { union: ['a'], postSort: [] } }, select: { u: {} } })).toMatch(/^with\.u\.postSort: /);
+    expect(await bad({ with: { a: { nodes: {}, postSort: [] } }, select: { a: {} } })).toMatch(/^with\.a\.postSort: postSort orders edge traversals/);
+    expect(await bad({ with: { a: { nodes: {}, except: ['a'] } }, select: { a: {} } })).toMatch(/^with\.a\.except: except belongs to set operations/);
     expect(await bad({ with: { e: { edges: {} }, a: { nodes: { from: 'e', through: { source: ASSET, identifier: 'parent' } } } }, select: { a: {} } })).toMatch(/^with\.a\.nodes\.through: through follows direct relations of nodes/);
     expect(await bad({ with: { r: nodes, a: { nodes: { from: 'r', through: { source: ASSET, identifier: 'name' } } } }, select: { a: {} } })).toMatch(/^with\.a\.nodes\.through\.identifier: "name" is not a direct relation/);
   });

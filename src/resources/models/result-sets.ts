@@ -114,6 +114,8 @@ export function planResultSets(request: ResultSetsRequest, schema: ProjectSchema
     const given = EXPRESSION_KINDS.filter((k) => e[k] !== undefined);
     if (given.length !== 1) fail(['with', name], `expected exactly one of ${EXPRESSION_KINDS.join(', ')}, got ${given.length ? given.join(', ') : 'none'}`);
     const kind = given[0];
+    if ((kind === 'nodes' || kind === 'edges') && e.except !== undefined) fail(['with', name, 'except'], 'except belongs to set operations');
+    if (kind !== 'edges' && e.postSort !== undefined) fail(['with', name, 'postSort'], `postSort orders edge traversals; order ${kind === 'nodes' ? 'nodes' : 'a set operation'} with sort`);
     kinds.set(name, kind);
     const refs: Array<{ name: string; path: Path }> = [];
     if (kind === 'nodes' || kind === 'edges') {
@@ -143,11 +145,7 @@ export function planResultSets(request: ResultSetsRequest, schema: ProjectSchema
       const instanceType: InstanceType = kind === 'nodes' ? 'node' : 'edge';
       const options: FilterOptions = { schema: schema.resolver, instanceType, parameters };
       const nodeOptions: FilterOptions = { ...options, instanceType: 'node' };
-      const sortOf = (s: unknown, path: Path) => checkSort(s as Parameters<typeof checkSort>[0], options, path);
-      // An empty sort list (clients send one) is no sort, and leaves the choice to the next.
-      const chosen = selection?.sort?.length ? { s: selection.sort, p: ['select', name, 'sort'] } : kind === 'edges' && e.postSort?.length ? { s: e.postSort, p: at('postSort') } : { s: e.sort, p: at('sort') };
-      const sort = sortOf(chosen.s, chosen.p);
-      const common = { name, instanceType, dependsOn, sort, requestedSort: chosen.s ?? [], limit };
+      const common = { name, instanceType, dependsOn, limit, ...pageSort(name, e, selection, options) };
       if (kind === 'nodes') {
         const n = e.nodes!;
         const from = n.from !== undefined ? byName.get(n.from)! : undefined;
@@ -173,22 +171,32 @@ export function planResultSets(request: ResultSetsRequest, schema: ProjectSchema
           direction: x.direction ?? 'outwards',
           maxDistance: x.maxDistance,
           limitEach: x.limitEach,
-          eachSort: sortOf(e.sort, at('sort')),
+          eachSort: checkSort(e.sort, options, at('sort')),
         });
       }
       continue;
     }
-    if (e.postSort !== undefined) fail(at('postSort'), 'postSort orders edge traversals; order a set operation with sort');
     const operation = operationPlan(e as SetOperation, at(), true);
     const types = new Set(membersOf(operation).map((m) => byName.get(m)!.instanceType));
     if (types.size > 1) fail(at(kind), 'a set operation combines sets of one kind: all nodes or all edges');
     const instanceType = [...types][0] ?? 'node';
     const options: FilterOptions = { schema: schema.resolver, instanceType, parameters };
-    const requested = selection?.sort?.length ? selection.sort : e.sort;
-    const sort = checkSort(requested, options, selection?.sort?.length ? ['select', name, 'sort'] : at('sort'));
-    byName.set(name, { name, instanceType, dependsOn, sort, requestedSort: requested ?? [], limit, kind: 'set', operation });
+    byName.set(name, { name, instanceType, dependsOn, limit, ...pageSort(name, e, selection, options), kind: 'set', operation });
   }
   return { sets: order.map((n) => byName.get(n)!), byName };
+}
+
+/**
+ * The order of a set's page: the select entry's sort, else (edges) `postSort`, else `sort`. An empty list
+ * (clients send them) is no sort, and leaves the choice to the next.
+ */
+function pageSort(name: string, e: ResultSetExpression, selection: SetSelection | undefined, options: FilterOptions): { sort: SortKey[]; requestedSort: unknown } {
+  const [requested, path]: [ResultSetExpression['sort'], Path] = selection?.sort?.length
+    ? [selection.sort, ['select', name, 'sort']]
+    : e.postSort?.length
+      ? [e.postSort, ['with', name, 'postSort']]
+      : [e.sort, ['with', name, 'sort']];
+  return { sort: checkSort(requested, options, path), requestedSort: requested ?? [] };
 }
 
 function collectMembers(op: SetOperation, path: Path, out: Array<{ name: string; path: Path }>): void {
