@@ -9,7 +9,7 @@ import { fetchPage, type SortKey as PageKey } from '../../query/paging.js';
 import { Sql, sql } from '../../storage/sql.js';
 import type { Reader } from '../../storage/read-pool.js';
 import { fromColumn } from './container-tables.js';
-import { propertyReadFields } from './containers.js';
+import { propertyConstraintState, propertyReadFields } from './containers.js';
 import { parseFilter, type DmFilter, type FilterOptions } from './filter.js';
 import { containerKey, containerRef, viewRef, type InstanceType, type ViewId } from './identifiers.js';
 import { checkSort, checkSources, type SortKey, type SourceRead } from './instance-reads.js';
@@ -101,7 +101,8 @@ export class ReadShape {
         const unit = s.units.get(id);
         const type = propertyTypeReadForm(p.definition.type, p.source);
         if (unit) type.unit = { externalId: unit.to.externalId };
-        props[id] = { type, ...propertyReadFields(p.definition) };
+        const states = this.q.schema.states(p.container)?.properties?.[p.containerPropertyIdentifier];
+        props[id] = { type, ...propertyReadFields(p.definition), constraintState: propertyConstraintState(p.definition, states) };
       }
       (typing[s.view.id.space] ??= {})[`${s.view.id.externalId}/${s.view.id.version}`] = props;
     }
