@@ -234,8 +234,14 @@ describe('result set expressions', () => {
     expect(res.items.one[0].properties.q['Asset/1']).toEqual({ name: 'a', size: 5, parent: ref('root') });
     expect(Object.keys(res.typing.one.q['Asset/1']).sort()).toEqual(['links', 'name', 'parent', 'size']);
     expect(res.debug).toEqual({ notices: [] });
-    const sortedBy = await query({ with: { s: { nodes: {}, sort: [{ property: ['q', 'Asset/1', 'name'] }] } }, select: { s: {} }, debug: { emitResults: false } });
+    const sortedBy = await query({
+      with: { s: { nodes: {}, sort: [{ property: ['q', 'Asset/1', 'name'] }] } },
+      select: { s: { sources: [{ source: ASSET, properties: ['name'] }] } },
+      includeTyping: true,
+      debug: { emitResults: false },
+    });
     expect(sortedBy.items).toEqual({ s: [] });
+    expect(sortedBy.typing.s.q['Asset/1']).toEqual({ name: expect.objectContaining({ type: expect.objectContaining({ type: 'text' }), nullable: true, constraintState: {} }) });
     expect(sortedBy.debug.notices).toEqual([expect.objectContaining({ code: 'sortNotBackedByIndex', resultSetExpression: 's' })]);
   });
 

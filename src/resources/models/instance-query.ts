@@ -6,6 +6,8 @@
 import type { Services } from '../../http/services.js';
 import { fail, viewKey, type Path } from './identifiers.js';
 import { checkSources, type SourceRead } from './instance-reads.js';
+import { ReadShape } from './instance-reads-store.js';
+import { InstanceSql } from './instance-sql.js';
 import type { QueryInstancesBody, SelectedSource } from './query-schema.js';
 import { evaluateResultSets, planResultSets, resultSetNotices } from './result-sets.js';
 import { loadSchema, type ProjectSchema } from './schema-store.js';
@@ -47,7 +49,7 @@ export async function queryInstances(services: Services, projectId: number, body
     if (page?.nextCursor) nextCursor[name] = page.nextCursor;
   }
   if (body.includeTyping) {
-    for (const [name, page] of pages ?? []) if (Object.hasOwn(body.select, name) && sources.get(name)!.length > 0) typing[name] = page.shape.typing();
+    for (const [name, read] of sources) if (read.length > 0) typing[name] = new ReadShape(new InstanceSql(services.db.dialect, projectId, schema), read).typing();
   }
   return {
     items,
