@@ -4,26 +4,12 @@
  * that has more, typing when asked, and debug notices.
  */
 import type { Services } from '../../http/services.js';
-import { fail, viewKey, type Path } from './identifiers.js';
-import { checkSources, type SourceRead } from './instance-reads.js';
+import { fail } from './identifiers.js';
 import { ReadShape } from './instance-reads-store.js';
 import { InstanceSql } from './instance-sql.js';
-import type { QueryInstancesBody, SelectedSource } from './query-schema.js';
-import { evaluateResultSets, planResultSets, resultSetNotices } from './result-sets.js';
-import { loadSchema, type ProjectSchema } from './schema-store.js';
-
-/** The views of a set's `select.sources`, each with the properties named (all of them for `"*"`). */
-function selectedSources(sources: readonly SelectedSource[] | undefined, schema: ProjectSchema, path: Path): SourceRead[] {
-  const reads = checkSources(sources, schema.resolver, path);
-  return reads.map((read, i) => {
-    const names = sources![i].properties;
-    if (names.includes('*')) return read;
-    names.forEach((p, j) => {
-      if (!read.view.properties.has(p)) fail([...path, i, 'properties', j], `the view ${viewKey(read.view.id)} has no property ${JSON.stringify(p)}`);
-    });
-    return { ...read, properties: new Set(names) };
-  });
-}
+import type { QueryInstancesBody } from './query-schema.js';
+import { evaluateResultSets, planResultSets, resultSetNotices, selectedSources } from './result-sets.js';
+import { loadSchema } from './schema-store.js';
 
 export async function queryInstances(services: Services, projectId: number, body: QueryInstancesBody) {
   const schema = await loadSchema(services.reads, projectId);

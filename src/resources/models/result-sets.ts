@@ -18,7 +18,8 @@
  * A chained set is the instances so reached, read as a page like any other set. Instances in spaces the
  * principal cannot read are missing everywhere, also in the middle of a traversal.
  *
- * The plan is what query and sync share: `evaluateResultSets` takes an extra condition for each set's page.
+ * What query and sync share: `planResultSets` (the checked `with`), `selectedSources` (a set's `select`), and
+ * `evaluateResultSets`, which takes the cursors and an extra condition for each set's page.
  */
 import type { Access } from '../../auth/access.js';
 import type { CursorCodec } from '../../query/cursor.js';
@@ -28,13 +29,13 @@ import type { Reader } from '../../storage/read-pool.js';
 import { Sql, sql } from '../../storage/sql.js';
 import { fromColumn } from './container-tables.js';
 import { parseFilter, parsePropertyReference, type DmFilter, type FilterOptions, type PropertyTarget } from './filter.js';
-import { fail, type InstanceType, type Path } from './identifiers.js';
-import { checkSort, type SortKey, type SourceRead } from './instance-reads.js';
+import { fail, viewKey, type InstanceType, type Path } from './identifiers.js';
+import { checkSort, checkSources, type SortKey, type SourceRead } from './instance-reads.js';
 import { pageKeys, ReadShape, sortNotice } from './instance-reads-store.js';
 import { InstanceSql } from './instance-sql.js';
 import { findInstances, kindOf } from './instance-writes-store.js';
 import { isList } from './property-types.js';
-import type { ResultSetExpression, SetOperation, SetSelection } from './query-schema.js';
+import type { ResultSetExpression, SelectedSource, SetOperation, SetSelection } from './query-schema.js';
 import { DM_LIMITS } from './limits.js';
 import type { ProjectSchema } from './schema-store.js';
 import { inSpaceScope, spaceCondition } from './space-access.js';
@@ -255,6 +256,19 @@ function throughTarget(t: { source?: { type: string; space: string; externalId: 
   const target = parsePropertyReference(reference, { schema: schema.resolver, instanceType: 'node' }, [...path, 'identifier']);
   if (target.type.type !== 'direct') fail([...path, 'identifier'], `${JSON.stringify(t.identifier)} is not a direct relation property; through follows direct relations`);
   return target;
+}
+
+/** The views of a set's `select.sources`, each with the properties named (all of them for `"*"`). */
+export function selectedSources(sources: readonly SelectedSource[] | undefined, schema: ProjectSchema, path: Path): SourceRead[] {
+  const reads = checkSources(sources, schema.resolver, path);
+  return reads.map((read, i) => {
+    const names = sources![i].properties;
+    if (names.includes('*')) return read;
+    names.forEach((p, j) => {
+      if (!read.view.properties.has(p)) fail([...path, i, 'properties', j], `the view ${viewKey(read.view.id)} has no property ${JSON.stringify(p)}`);
+    });
+    return { ...read, properties: new Set(names) };
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------------
