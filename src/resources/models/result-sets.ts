@@ -22,6 +22,7 @@
  * `evaluateResultSets`, which takes the cursors and an extra condition for each set's page.
  */
 import type { Access } from '../../auth/access.js';
+import { ApiError } from '../../http/errors.js';
 import type { CursorCodec } from '../../query/cursor.js';
 import { fetchPage } from '../../query/paging.js';
 import type { Dialect } from '../../storage/dialect.js';
@@ -351,7 +352,7 @@ function decodeCursor(ctx: ResultSetContext, cursor: string, binding: unknown, n
   try {
     return ctx.cursors.decode(cursor, binding);
   } catch (e) {
-    if (e instanceof Error && 'status' in e) fail(['cursors', name], e.message.replace(/^cursor: /, ''));
+    if (e instanceof ApiError && e.status === 400) fail(['cursors', name], e.message.replace(/^cursor: /, ''));
     throw e;
   }
 }
