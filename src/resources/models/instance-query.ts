@@ -26,7 +26,7 @@ export async function queryInstances(services: Services, projectId: number, body
     ? await evaluateResultSets(
         { reads: services.reads, dialect: services.db.dialect, projectId, schema, access: services.access, cursors: services.cursors },
         plan,
-        { binding: { op: 'instances/query', with: body.with, select: body.select, parameters: body.parameters ?? {} }, cursors: body.cursors, sources },
+        { binding: { op: 'instances/query', with: body.with, select: body.select, parameters: body.parameters ?? {} }, cursors: body.cursors, sources, wanted: Object.keys(body.select) },
       )
     : undefined;
   for (const name of Object.keys(body.select)) {

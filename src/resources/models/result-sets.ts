@@ -293,6 +293,8 @@ export interface EvaluateOptions {
   sources: ReadonlyMap<string, readonly SourceRead[]>;
   /** A further condition on each set's page (sync: the changes since its cursor). */
   condition?: (q: InstanceSql, set: ResultSetPlan) => Sql | undefined;
+  /** The sets wanted; those they read from are evaluated too, the others not. All of them when absent. */
+  wanted?: Iterable<string>;
 }
 
 export interface ResultSetPage {
@@ -309,7 +311,9 @@ type Row = Record<string, unknown>;
 export async function evaluateResultSets(ctx: ResultSetContext, plan: ResultSetsPlan, options: EvaluateOptions): Promise<Map<string, ResultSetPage>> {
   const pages = new Map<string, ResultSetPage>();
   const cursors = options.cursors ?? {};
+  const needed = options.wanted ? upstreamOf(plan, options.wanted) : undefined;
   for (const set of plan.sets) {
+    if (needed && !needed.has(set.name)) continue;
     const q = new InstanceSql(ctx.dialect, ctx.projectId, ctx.schema);
     const shape = new ReadShape(q, options.sources.get(set.name) ?? []);
     const conditions = [sql`i.project_id = ${ctx.projectId}`, sql`i.kind = ${kindOf(set.instanceType)}`, Sql.raw('i.deleted_time IS NULL')];
@@ -357,18 +361,21 @@ function decodeCursor(ctx: ResultSetContext, cursor: string, binding: unknown, n
   }
 }
 
+/** These sets and every set they read from, directly or not. */
+function upstreamOf(plan: ResultSetsPlan, names: Iterable<string>): Set<string> {
+  const out = new Set<string>();
+  const visit = (name: string) => {
+    if (out.has(name)) return;
+    out.add(name);
+    plan.byName.get(name)!.dependsOn.forEach(visit);
+  };
+  for (const name of names) visit(name);
+  return out;
+}
+
 /** The cursors of every set this one reads from, directly or not: its candidates depend on their pages. */
 function upstreamCursors(plan: ResultSetsPlan, set: ResultSetPlan, cursors: Readonly<Record<string, string | null>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  const visit = (s: ResultSetPlan) => {
-    for (const d of s.dependsOn) {
-      const c = cursors[d];
-      if (c) out[d] = c;
-      visit(plan.byName.get(d)!);
-    }
-  };
-  visit(set);
-  return out;
+  return Object.fromEntries([...upstreamOf(plan, set.dependsOn)].flatMap((d) => (cursors[d] ? [[d, cursors[d]]] : [])));
 }
 
 const idsIn = (ctx: ResultSetContext, ids: Iterable<number>): Sql => sql`i.id IN (${ctx.dialect.idList([...ids])})`;
