@@ -312,6 +312,7 @@ describe('bad input', () => {
 
   it('refuses bad cursors and cursors of another query', async () => {
     expect(await bad({ with: { a: nodes }, select: { a: {} }, cursors: { a: 'garbage' } })).toMatch(/^cursors\.a: not a cursor issued by this server/);
+    expect(await bad({ with: { a: nodes, b: nodes }, select: { a: {} }, cursors: { b: 'garbage' } })).toMatch(/^cursors\.b: not a cursor issued by this server/);
     const page = await query({ with: { a: { nodes: {}, limit: 1 } }, select: { a: {} } });
     expect(await bad({ with: { a: { nodes: {}, limit: 2 } }, select: { a: {} }, cursors: { a: page.nextCursor.a } })).toMatch(/^cursors\.a: this cursor does not belong to this query/);
   });

@@ -312,6 +312,13 @@ export async function evaluateResultSets(ctx: ResultSetContext, plan: ResultSets
   const pages = new Map<string, ResultSetPage>();
   const cursors = options.cursors ?? {};
   const needed = options.wanted ? upstreamOf(plan, options.wanted) : undefined;
+  const bindingOf = (set: ResultSetPlan) => ({ ...options.binding, set: set.name, upstream: upstreamCursors(plan, set, cursors) });
+  // Every cursor is checked before anything is read, also those of sets not evaluated.
+  const positions = new Map<string, unknown>();
+  for (const set of plan.sets) {
+    const cursor = cursors[set.name];
+    if (cursor !== undefined && cursor !== null) positions.set(set.name, decodeCursor(ctx, cursor, bindingOf(set), set.name));
+  }
   for (const set of plan.sets) {
     if (needed && !needed.has(set.name)) continue;
     const q = new InstanceSql(ctx.dialect, ctx.projectId, ctx.schema);
@@ -324,9 +331,6 @@ export async function evaluateResultSets(ctx: ResultSetContext, plan: ResultSets
     if (extra) conditions.push(extra);
     const keys = pageKeys(q, set.sort, new Set());
     const select = shape.select();
-    const binding = { ...options.binding, set: set.name, upstream: upstreamCursors(plan, set, cursors) };
-    const cursor = cursors[set.name];
-    const after = cursor !== undefined && cursor !== null ? decodeCursor(ctx, cursor, binding, set.name) : undefined;
     const page = await fetchPage<Row>(ctx.reads, {
       dialect: ctx.dialect,
       select,
@@ -337,9 +341,9 @@ export async function evaluateResultSets(ctx: ResultSetContext, plan: ResultSets
       keys,
       idExpr: 'i.id',
       limit: set.limit,
-      after,
+      after: positions.get(set.name),
     });
-    pages.set(set.name, { set, rows: page.rows, shape, ...(page.next ? { nextCursor: ctx.cursors.encode(page.next, binding) } : {}) });
+    pages.set(set.name, { set, rows: page.rows, shape, ...(page.next ? { nextCursor: ctx.cursors.encode(page.next, bindingOf(set)) } : {}) });
   }
   return pages;
 }
