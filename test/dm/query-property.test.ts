@@ -4,15 +4,20 @@
  * space of its own, and random chains of result sets (`through` either way, edge traversals with
  * `maxDistance`, `direction`, filters and `limitEach`, nodes from edge ends, edges from edges, and a set
  * operation over them). Every set's page must be the evaluator's, for each page of the root set, and paging
- * the last set through its cursors must give all its instances.
+ * the last set through its cursors must give all its instances. Some instances are in a second space: a
+ * principal that may not read it gets what the evaluator gives for the graph without them.
  */
 import fc, { type Arbitrary } from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DmInstance, DmWorld } from '../support/dm-evaluator.js';
 import { evaluateSets } from '../support/graph-evaluator.js';
+import { bearer, capability, clientToken, createGroup } from '../support/auth.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 let h: Harness;
+/** A principal that reads instances in the space "g" only: those in "gh" are missing to it. */
+let scoped: string;
+const CLIENTS = [{ clientId: 'g-only', clientSecret: 'g-only-secret', groups: ['g-only'] }];
 const S = 'gs';
 const NV = { type: 'view', space: S, externalId: 'N', version: '1' };
 const EV = { type: 'view', space: S, externalId: 'E', version: '1' };
@@ -20,15 +25,15 @@ const VAL = [S, 'N/1', 'val'];
 const W = [S, 'E/1', 'w'];
 const EDGE_TYPE = { space: S, externalId: 't' };
 
-async function ok(path: string, body: unknown) {
-  const res = await h.post(path, body);
+async function ok(path: string, body: unknown, token?: string) {
+  const res = token ? await h.request('POST', path, body, bearer(token)) : await h.post(path, body);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body;
 }
 
 beforeAll(async () => {
-  h = await startHarness();
-  await ok('/models/spaces', { items: [{ space: S }, { space: 'g' }] });
+  h = await startHarness({}, { STRATA_CLIENTS: JSON.stringify(CLIENTS) });
+  await ok('/models/spaces', { items: [{ space: S }, { space: 'g' }, { space: 'gh' }] });
   const C = (externalId: string) => ({ type: 'container', space: S, externalId });
   await ok('/models/containers', {
     items: [
@@ -43,12 +48,18 @@ beforeAll(async () => {
     ].map(({ type: _, ...v }) => v),
   });
   await ok('/models/instances', { items: [{ instanceType: 'node', ...EDGE_TYPE }] });
+  await createGroup(h, {
+    name: 'g only',
+    sourceId: 'g-only',
+    capabilities: [capability('dataModelsAcl', ['READ']), capability('dataModelInstancesAcl', ['READ'], { spaceIdScope: { spaceIds: ['g'] } })],
+  });
+  scoped = await clientToken(h, 'g-only', 'g-only-secret');
 });
 afterAll(() => h?.close());
 
 interface Graph {
-  nodes: Array<{ val: number | null; next: number | null; refs: number[] }>;
-  edges: Array<{ s: number; t: number; w: number | null }>;
+  nodes: Array<{ val: number | null; next: number | null; refs: number[]; hidden: boolean }>;
+  edges: Array<{ s: number; t: number; w: number | null; hidden: boolean }>;
 }
 
 const graphArb: Arbitrary<Graph> = fc.integer({ min: 2, max: 7 }).chain((n) =>
@@ -58,10 +69,13 @@ const graphArb: Arbitrary<Graph> = fc.integer({ min: 2, max: 7 }).chain((n) =>
         val: fc.option(fc.integer({ min: 0, max: 4 }), { nil: null }),
         next: fc.option(fc.integer({ min: 0, max: n - 1 }), { nil: null }),
         refs: fc.uniqueArray(fc.integer({ min: 0, max: n - 1 }), { maxLength: 3 }),
+        hidden: fc.integer({ min: 0, max: 3 }).map((x) => x === 0),
       }),
       { minLength: n, maxLength: n },
     ),
-    edges: fc.array(fc.record({ s: fc.integer({ min: 0, max: n - 1 }), t: fc.integer({ min: 0, max: n - 1 }), w: fc.option(fc.integer({ min: 0, max: 4 }), { nil: null }) }), { maxLength: 12 }),
+    edges: fc.array(fc.record({ s: fc.integer({ min: 0, max: n - 1 }), t: fc.integer({ min: 0, max: n - 1 }), w: fc.option(fc.integer({ min: 0, max: 4 }), { nil: null }), hidden: fc.integer({ min: 0, max: 5 }).map((x) => x === 0) }), {
+      maxLength: 12,
+    }),
   }),
 );
 
@@ -152,24 +166,28 @@ function buildWith(space: string, q: Query): { with: Record<string, any>; order:
   return { with: JSON.parse(JSON.stringify(out)), order: Object.keys(out) };
 }
 
+/** The graph as instances (nodes and edges marked hidden are in the space "gh"), and as the evaluator's world. */
 function worldOf(space: string, g: Graph): { world: DmWorld; items: unknown[] } {
-  const ref = (i: number) => ({ space, externalId: `n${i}` });
+  const spaceOf = (hidden: boolean) => (hidden ? 'gh' : space);
+  const ref = (i: number) => ({ space: spaceOf(g.nodes[i].hidden), externalId: `n${i}` });
   const instances: DmInstance[] = [];
   const items: unknown[] = [];
-  const base = { space, version: 1, createdTime: 0, lastUpdatedTime: 0 };
+  const base = { version: 1, createdTime: 0, lastUpdatedTime: 0 };
   g.nodes.forEach((n, i) => {
     const props: Record<string, unknown> = {};
     if (n.val !== null) props.val = n.val;
     if (n.next !== null) props.next = ref(n.next);
     if (n.refs.length) props.refs = n.refs.map(ref);
-    instances.push({ ...base, instanceType: 'node', externalId: `n${i}`, containers: Object.keys(props).length ? { [`${S}:N`]: props } : {} });
-    items.push({ instanceType: 'node', space, externalId: `n${i}`, ...(Object.keys(props).length ? { sources: [{ source: NV, properties: props }] } : {}) });
+    const id = { space: spaceOf(n.hidden), externalId: `n${i}` };
+    instances.push({ ...base, ...id, instanceType: 'node', containers: Object.keys(props).length ? { [`${S}:N`]: props } : {} });
+    items.push({ instanceType: 'node', ...id, ...(Object.keys(props).length ? { sources: [{ source: NV, properties: props }] } : {}) });
   });
   g.edges.forEach((e, i) => {
     const props = e.w === null ? {} : { w: e.w };
+    const id = { space: spaceOf(e.hidden), externalId: `e${i}` };
     const ends = { type: EDGE_TYPE, startNode: ref(e.s), endNode: ref(e.t) };
-    instances.push({ ...base, instanceType: 'edge', externalId: `e${i}`, ...ends, containers: e.w === null ? {} : { [`${S}:E`]: props } });
-    items.push({ instanceType: 'edge', space, externalId: `e${i}`, ...ends, ...(e.w === null ? {} : { sources: [{ source: EV, properties: props }] }) });
+    instances.push({ ...base, ...id, instanceType: 'edge', ...ends, containers: e.w === null ? {} : { [`${S}:E`]: props } });
+    items.push({ instanceType: 'edge', ...id, ...ends, ...(e.w === null ? {} : { sources: [{ source: EV, properties: props }] }) });
   });
   const world: DmWorld = {
     containers: { [`${S}:N`]: { val: { type: 'int32' }, next: { type: 'direct' }, refs: { type: 'direct', list: true } }, [`${S}:E`]: { w: { type: 'int32' } } },
@@ -193,6 +211,8 @@ describe('query traversals against the evaluator', () => {
         await ok('/models/instances', { items });
         try {
           await check(space, world, queries);
+          // The principal reading "g" alone sees the graph without what is in "gh".
+          await check(space, { ...world, instances: world.instances.filter((i) => i.space === space) }, queries, scoped);
         } finally {
           const written = items.map((i: any) => ({ instanceType: i.instanceType, space: i.space, externalId: i.externalId }));
           await ok('/models/instances/delete', { items: written });
@@ -203,7 +223,7 @@ describe('query traversals against the evaluator', () => {
   });
 });
 
-async function check(space: string, world: DmWorld, queries: Query[]) {
+async function check(space: string, world: DmWorld, queries: Query[], token?: string) {
   for (const q of queries) {
     const built = buildWith(space, q);
     const select = Object.fromEntries(built.order.map((n) => [n, {}]));
@@ -214,7 +234,7 @@ async function check(space: string, world: DmWorld, queries: Query[]) {
     let res;
     do {
       const expected = evaluateSets(world, built.with, built.order, { s0: offset });
-      res = await ok('/models/instances/query', { with: built.with, select, ...(rootCursor ? { cursors: { s0: rootCursor } } : {}) });
+      res = await ok('/models/instances/query', { with: built.with, select, ...(rootCursor ? { cursors: { s0: rootCursor } } : {}) }, token);
       for (const name of built.order) expect(names(res.items[name]), `${name} at ${offset} of ${context}`).toEqual(names(expected[name].page));
       offset += built.with.s0.limit;
       rootCursor = res.nextCursor.s0;
@@ -222,11 +242,11 @@ async function check(space: string, world: DmWorld, queries: Query[]) {
     // The last set, from the root's first page, through all of its pages.
     const expected = evaluateSets(world, built.with, built.order);
     const last = built.order[built.order.length - 1];
-    res = await ok('/models/instances/query', { with: built.with, select });
+    res = await ok('/models/instances/query', { with: built.with, select }, token);
     const seen = [...res.items[last]];
     let cursor = res.nextCursor[last];
     while (cursor) {
-      const next = await ok('/models/instances/query', { with: built.with, select, cursors: { [last]: cursor } });
+      const next = await ok('/models/instances/query', { with: built.with, select, cursors: { [last]: cursor } }, token);
       seen.push(...next.items[last]);
       cursor = next.nextCursor[last];
     }
