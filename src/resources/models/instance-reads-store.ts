@@ -175,7 +175,7 @@ function sortBacked(schema: ProjectSchema, sort: readonly SortKey[]): boolean {
   );
 }
 
-/** The debug notice of a sort that no index serves, if this one is. */
+/** The debug notice of a sort that no cursorable index serves; undefined when one does. */
 export function sortNotice(schema: ProjectSchema, sort: readonly SortKey[], requested: unknown): Record<string, unknown> | undefined {
   if (sortBacked(schema, sort)) return undefined;
   return {
