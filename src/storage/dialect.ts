@@ -80,6 +80,9 @@ export interface Dialect {
   jsonElements(list: Sql, kind: 'text' | 'number' | 'boolean'): Sql;
   /** The number of elements of a JSON array held as text. */
   jsonLength(list: Sql): Sql;
+  /** The part of a text before the first `separator` in it, and the part after it (the text holds one). */
+  textBefore(text: Sql, separator: string): Sql;
+  textAfter(text: Sql, separator: string): Sql;
   /** Element `i` (from 0) of a JSON array held as text, as `jsonElements` gives elements; NULL past the end. */
   jsonElementAt(list: Sql, i: number, kind: 'text' | 'number' | 'boolean'): Sql;
   /**
@@ -156,6 +159,8 @@ export const sqliteDialect: Dialect = {
   orderedJoin: 'CROSS JOIN',
   jsonElements: (list) => sql`SELECT value FROM json_each(${list})`,
   jsonLength: (list) => sql`json_array_length(${list})`,
+  textBefore: (text, separator) => sql`substr(${text}, 1, instr(${text}, ${separator}) - 1)`,
+  textAfter: (text, separator) => sql`substr(${text}, instr(${text}, ${separator}) + 1)`,
   jsonElementAt: (list, i) => sql`json_extract(${list}, ${`$[${i}]`})`,
   isUniqueViolation: (error) => /^SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)$/.test(errorCode(error) ?? ''),
 };
@@ -192,6 +197,8 @@ export const postgresDialect: Dialect = {
         ? sql`SELECT value::double precision AS value FROM jsonb_array_elements_text((${list})::jsonb) AS e(value)`
         : sql`SELECT value::boolean::int AS value FROM jsonb_array_elements_text((${list})::jsonb) AS e(value)`,
   jsonLength: (list) => sql`jsonb_array_length((${list})::jsonb)`,
+  textBefore: (text, separator) => sql`split_part(${text}, ${separator}, 1)`,
+  textAfter: (text, separator) => sql`substr(${text}, strpos(${text}, ${separator}) + 1)`,
   jsonElementAt: (list, i, kind) => {
     const text = sql`((${list})::jsonb ->> ${Sql.raw(String(Math.trunc(i)))})`;
     return kind === 'text' ? text : kind === 'number' ? sql`${text}::double precision` : sql`${text}::boolean::int`;

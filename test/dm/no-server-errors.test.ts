@@ -89,4 +89,28 @@ describe('no data modeling request makes the server answer 500', () => {
       { numRuns: 800, seed: 2021 },
     );
   });
+
+  it('on query with random result set expressions', async () => {
+    const names = fc.constantFrom('a', 'b', 'c');
+    const QUERY_KEYS = ['nodes', 'edges', 'from', 'through', 'source', 'identifier', 'direction', 'chainTo', 'maxDistance', 'filter', 'nodeFilter', 'terminationFilter', 'limitEach', 'union', 'unionAll', 'intersection', 'except', 'limit', 'sort', 'postSort'];
+    const part = fc.letrec((tie) => ({
+      value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, scalar, names, fc.constantFrom('outwards', 'inwards', 'source', 'destination', 1, 10_000), tie('array'), tie('object')),
+      array: fc.array(tie('value'), { maxLength: 3 }),
+      object: fc.dictionary(fc.constantFrom(...QUERY_KEYS), tie('value'), { maxKeys: 4 }),
+    })).object;
+    const body = fc.record({
+      with: fc.dictionary(names, part, { minKeys: 1, maxKeys: 3 }),
+      select: fc.dictionary(names, fc.oneof(fc.constant({}), fc.record({ sources: fc.constant([{ source: V, properties: ['*'] }]) }), json), { minKeys: 1, maxKeys: 2 }),
+      parameters: fc.option(fc.dictionary(fc.string({ maxLength: 3 }), scalar), { nil: undefined }),
+      cursors: fc.option(fc.dictionary(names, fc.oneof(fc.string(), fc.constant(null))), { nil: undefined }),
+    });
+    await fc.assert(
+      fc.asyncProperty(body, async (payload) => {
+        const res = await h.post('/models/instances/query', JSON.parse(JSON.stringify(payload)));
+        expect(res.status, `${JSON.stringify(payload)} -> ${JSON.stringify(res.body)}`).toBeLessThan(500);
+        if (res.status >= 400) expect(typeof res.body?.error?.message).toBe('string');
+      }),
+      { numRuns: 800, seed: 2022 },
+    );
+  });
 });

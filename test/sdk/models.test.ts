@@ -124,6 +124,42 @@ describe('data modeling through the official JavaScript client', () => {
     await client.instances.delete(['s1', 's3'].map((x) => ({ instanceType: 'node' as const, space: 'sdk-other', externalId: x })));
   });
 
+  it('instances.query: chained result sets, selected properties, typing and paging by cursor', async () => {
+    await client.instances.upsert({
+      items: [
+        ...[4, 5, 6].map((n) => ({ instanceType: 'node' as const, space: 'sdk', externalId: `pump-${n}`, sources: [{ source: view, properties: { name: `Pump ${n}`, pressure: n } }] })),
+        ...[5, 6].map((n) => ({
+          instanceType: 'edge' as const,
+          space: 'sdk',
+          externalId: `feeds-${n}`,
+          type: { space: 'sdk', externalId: 'pump-4' },
+          startNode: { space: 'sdk', externalId: 'pump-4' },
+          endNode: { space: 'sdk', externalId: `pump-${n}` },
+        })),
+      ],
+    });
+    const request = {
+      with: {
+        first: { nodes: { filter: { equals: { property: ['node', 'externalId'], value: { parameter: 'start' } } } }, limit: 1 },
+        feeds: { edges: { from: 'first', direction: 'outwards' as const, maxDistance: 1 }, limit: 1, sort: [{ property: ['edge', 'externalId'] }] },
+        fed: { nodes: { from: 'feeds', chainTo: 'destination' as const } },
+      },
+      select: { feeds: {}, fed: { sources: [{ source: view, properties: ['pressure'] }] } },
+      parameters: { start: 'pump-4' },
+      includeTyping: true,
+    };
+    const res = await client.instances.query(request);
+    expect(res.items.feeds.map((e) => e.externalId)).toEqual(['feeds-5']);
+    expect(res.items.fed.map((n) => [n.externalId, n.properties])).toEqual([['pump-5', { sdk: { 'Pump/v1': { pressure: 5 } } }]]);
+    expect(Object.keys(res.typing!.fed.sdk['Pump/v1'])).toEqual(['pressure']);
+    expect(Object.keys(res.nextCursor)).toEqual(['feeds']);
+    const next = await client.instances.query({ ...request, cursors: { feeds: res.nextCursor.feeds } });
+    expect(next.items.feeds.map((e) => e.externalId)).toEqual(['feeds-6']);
+    expect(next.items.fed.map((n) => n.externalId)).toEqual(['pump-6']);
+    await client.instances.delete(['feeds-5', 'feeds-6'].map((externalId) => ({ instanceType: 'edge' as const, space: 'sdk', externalId })));
+    await client.instances.delete([4, 5, 6].map((n) => ({ instanceType: 'node' as const, space: 'sdk', externalId: `pump-${n}` })));
+  });
+
   it('deletes views, containers and spaces', async () => {
     await client.instances.delete([2, 3].map((n) => ({ instanceType: 'node' as const, space: 'sdk', externalId: `pump-${n}` })));
     await client.views.delete([{ space: 'sdk', externalId: 'Pump', version: 'v1' }]);

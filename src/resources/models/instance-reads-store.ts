@@ -9,7 +9,7 @@ import { fetchPage, type SortKey as PageKey } from '../../query/paging.js';
 import { Sql, sql } from '../../storage/sql.js';
 import type { Reader } from '../../storage/read-pool.js';
 import { fromColumn } from './container-tables.js';
-import { propertyReadFields } from './containers.js';
+import { propertyConstraintState, propertyReadFields } from './containers.js';
 import { parseFilter, type DmFilter, type FilterOptions } from './filter.js';
 import { containerKey, containerRef, viewRef, type InstanceType, type ViewId } from './identifiers.js';
 import { checkSort, checkSources, type SortKey, type SourceRead } from './instance-reads.js';
@@ -41,7 +41,7 @@ export class ReadShape {
   ) {
     sources.forEach((s, n) => {
       for (const [id, p] of s.view.properties) {
-        if (p.kind !== 'mapped' || !q.schema.stored(p.container)) continue;
+        if (p.kind !== 'mapped' || !q.schema.stored(p.container) || (s.properties && !s.properties.has(id))) continue;
         const alias = `v${this.columns.length}`;
         this.columns.push({ source: n, property: id, type: p.definition.type, alias });
         this.selects.push(sql`${q.column({ kind: 'container', container: p.container, property: p.containerPropertyIdentifier, type: p.definition.type })} AS ${Sql.raw(alias)}`);
@@ -97,11 +97,12 @@ export class ReadShape {
     for (const s of this.sources) {
       const props: Record<string, unknown> = {};
       for (const [id, p] of s.view.properties) {
-        if (p.kind !== 'mapped') continue;
+        if (p.kind !== 'mapped' || (s.properties && !s.properties.has(id))) continue;
         const unit = s.units.get(id);
         const type = propertyTypeReadForm(p.definition.type, p.source);
         if (unit) type.unit = { externalId: unit.to.externalId };
-        props[id] = { type, ...propertyReadFields(p.definition) };
+        const states = this.q.schema.states(p.container)?.properties?.[p.containerPropertyIdentifier];
+        props[id] = { type, ...propertyReadFields(p.definition), constraintState: propertyConstraintState(p.definition, states) };
       }
       (typing[s.view.id.space] ??= {})[`${s.view.id.externalId}/${s.view.id.version}`] = props;
     }
@@ -174,6 +175,19 @@ export function sortBacked(schema: ProjectSchema, sort: readonly SortKey[]): boo
   );
 }
 
+/** The debug notice of a sort that no cursorable index serves; undefined when one does. */
+export function sortNotice(schema: ProjectSchema, sort: readonly SortKey[], requested: unknown): Record<string, unknown> | undefined {
+  if (sortBacked(schema, sort)) return undefined;
+  return {
+    code: 'sortNotBackedByIndex',
+    category: 'sorting',
+    level: 'warning',
+    grade: 'C',
+    hint: 'No cursorable btree index of the container holds the sort properties in this order; the sort reads every match before the page. Declare a cursorable index on them.',
+    sort: requested,
+  };
+}
+
 export async function listInstances(services: Services, projectId: number, body: ListInstancesBody) {
   const schema = await loadSchema(services.reads, projectId);
   const instanceType: InstanceType = body.instanceType ?? 'node';
@@ -201,17 +215,8 @@ export async function listInstances(services: Services, projectId: number, body:
   const binding = { op: 'instances/list', instanceType, sources: body.sources ?? [], filter: body.filter ?? null, sort: body.sort ?? [] };
   const after = body.cursor !== undefined && body.cursor !== null ? services.cursors.decode(body.cursor, binding) : undefined;
 
-  const notices: Array<Record<string, unknown>> = [];
-  if (!sortBacked(schema, sort)) {
-    notices.push({
-      code: 'sortNotBackedByIndex',
-      category: 'sorting',
-      level: 'warning',
-      grade: 'C',
-      hint: 'No cursorable btree index of the container holds the sort properties in this order; the sort reads every match before the page. Declare a cursorable index on them.',
-      sort: body.sort,
-    });
-  }
+  const notice = sortNotice(schema, sort, body.sort);
+  const notices = notice ? [notice] : [];
   const emit = body.debug?.emitResults ?? true;
   let items: Array<Record<string, unknown>> = [];
   let nextCursor: string | undefined;

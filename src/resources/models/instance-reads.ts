@@ -23,6 +23,8 @@ export interface SourceRead {
   view: ResolvedView;
   /** Conversions of numeric properties, by view property. */
   units: Map<string, UnitConversion>;
+  /** The view properties returned; all of them when absent. */
+  properties?: ReadonlySet<string>;
 }
 
 /** `sources` of a read: the views (which must exist), with their target units checked. */

@@ -22,11 +22,12 @@ import { Sql, sql } from '../../storage/sql.js';
 import { lastChange } from './changes.js';
 import { parseFilter, type DmFilter, type DmLeaf, type FilterOptions, type Operand, type PropertyTarget } from './filter.js';
 import { fail, type InstanceType, type Path } from './identifiers.js';
-import { checkSort, checkSources } from './instance-reads.js';
+import { checkSort } from './instance-reads.js';
 import { pageKeys, ReadShape, sortBacked } from './instance-reads-store.js';
 import { InstanceSql } from './instance-sql.js';
 import { kindOf } from './instance-writes-store.js';
 import { DM_LIMITS } from './limits.js';
+import { selectedSources } from './result-sets.js';
 import { loadSchema } from './schema-store.js';
 import { spaceCondition } from './space-access.js';
 import type { SyncExpression, SyncInstancesBody, SyncSelect } from './sync-schema.js';
@@ -105,7 +106,7 @@ export async function syncInstances(services: Services, projectId: number, body:
     const path: Path = ['with', name];
     const { instanceType, traversal } = expressionOf(expression);
     const kind = instanceType === 'node' ? 'nodes' : 'edges';
-    for (const field of ['from', 'through', 'chainTo', 'direction', 'maxDistance', 'nodeFilter', 'terminationFilter']) {
+    for (const field of ['from', 'through', 'chainTo', 'direction', 'maxDistance', 'nodeFilter', 'terminationFilter', 'limitEach']) {
       if (traversal[field] !== undefined) fail([...path, kind, field], 'sync follows result sets on their own; chaining one from another is not supported here');
     }
     const mode = expression.mode ?? 'onePhase';
@@ -139,11 +140,7 @@ export async function syncInstances(services: Services, projectId: number, body:
     const mode = expression.mode ?? 'onePhase';
     const limit = expression.limit ?? DM_LIMITS.syncSetDefault;
     const options: FilterOptions = { schema: schema.resolver, instanceType, parameters: body.parameters, purpose: 'query' };
-    const sources = checkSources(
-      plan.select?.sources?.map((s) => ({ source: s.source })),
-      schema.resolver,
-      ['select', name, 'sources'],
-    );
+    const sources = selectedSources(plan.select?.sources, schema, ['select', name, 'sources']);
     const q = new InstanceSql(services.db.dialect, projectId, schema);
     const shape = new ReadShape(q, sources);
     let state: SyncState =
@@ -200,8 +197,7 @@ export async function syncInstances(services: Services, projectId: number, body:
       if (last) state = { ...state, at: { s: 0, v: [Number(last.__k0), Number(last.__k1)] } };
     }
 
-    const wanted = new Map((plan.select?.sources ?? []).map((s) => [`${s.source.space}\u0000${s.source.externalId}/${s.source.version}`, s.properties]));
-    items[name] = rows.map((row) => render(shape, row, wanted));
+    items[name] = rows.map((row) => render(shape, row));
     if (body.includeTyping) typing[name] = shape.typing();
     nextCursor[name] = services.cursors.encode({ ...state, issued: now }, binding(name, expression));
   }
@@ -236,22 +232,12 @@ function binding(name: string, expression: SyncExpression) {
   return { op: 'instances/sync', set: name, expression: rest };
 }
 
-/** An instance as sync answers it: the selected properties of each view (all of them for `*`), `deletedTime` on a tombstone. */
-function render(shape: ReadShape, row: Record<string, unknown>, wanted: Map<string, string[]>): Record<string, unknown> {
+/** An instance as sync answers it: a tombstone with `deletedTime` and without properties. */
+function render(shape: ReadShape, row: Record<string, unknown>): Record<string, unknown> {
   const out = shape.render(row);
   if (row.deleted_time !== null && row.deleted_time !== undefined) {
     out.deletedTime = Number(row.deleted_time);
     delete out.properties;
-    return out;
-  }
-  const properties = out.properties as Record<string, Record<string, Record<string, unknown>>> | undefined;
-  if (!properties) return out;
-  for (const [space, views] of Object.entries(properties)) {
-    for (const [view, values] of Object.entries(views)) {
-      const keep = wanted.get(`${space}\u0000${view}`);
-      if (!keep || keep.includes('*')) continue;
-      for (const p of Object.keys(values)) if (!keep.includes(p)) delete values[p];
-    }
   }
   return out;
 }

@@ -68,8 +68,14 @@ export const DM_LIMITS = {
   filterValues: 1000,
   hasDataSources: 10,
 
-  /** Result set expressions (and selects, and cursors) of a query or sync request. */
-  resultSets: 50,
+  /** Result set expressions of a query (`with`, `select`, `cursors`); each set's `limit`: default and maximum. */
+  queryResultSets: 50,
+  querySetLimitDefault: 100,
+  querySetLimitMax: 10_000,
+  /** Edges kept per start node with `limitEach`. */
+  queryLimitEach: 2000,
+  /** Edges one traversal may reach before the query is refused as too wide. */
+  queryTraversalEdges: 100_000,
   /** `limit` of a sync result set: default and maximum. */
   syncSetDefault: 100,
   syncSetMax: 2000,

@@ -24,7 +24,9 @@ import {
   ListInstancesBody,
   SearchInstancesBody,
 } from './instance-schema.js';
+import { queryInstances } from './instance-query.js';
 import { aggregateInstances, searchInstances } from './instance-search.js';
+import { QueryInstancesBody } from './query-schema.js';
 import { projectStatistics, spaceStatistics } from './statistics.js';
 import { inspectInstances, instancesByIds, listInstances } from './instance-reads-store.js';
 import { applyInstances, deleteInstances } from './instance-writes-store.js';
@@ -250,6 +252,13 @@ const instanceRoutes: ApiRoute[] = [
     capability: INSTANCES_READ,
     body: SyncInstancesBody,
     handler: ({ services, project, body }) => syncInstances(services, project.id, body),
+  }),
+  route({
+    method: 'POST',
+    path: '/models/instances/query',
+    capability: INSTANCES_READ,
+    body: QueryInstancesBody,
+    handler: ({ services, project, body }) => queryInstances(services, project.id, body),
   }),
   route({
     method: 'POST',

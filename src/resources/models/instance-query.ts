@@ -1,0 +1,46 @@
+/**
+ * `/models/instances/query`: the result set expressions of `with` evaluated (result-sets.ts), and of the
+ * sets named in `select` their page of instances rendered with the properties asked for, a cursor per set
+ * that has more, typing when asked, and debug notices.
+ */
+import type { Services } from '../../http/services.js';
+import { fail } from './identifiers.js';
+import { ReadShape } from './instance-reads-store.js';
+import { InstanceSql } from './instance-sql.js';
+import type { QueryInstancesBody } from './query-schema.js';
+import { evaluateResultSets, planResultSets, resultSetNotices, selectedSources } from './result-sets.js';
+import { loadSchema } from './schema-store.js';
+
+export async function queryInstances(services: Services, projectId: number, body: QueryInstancesBody) {
+  const schema = await loadSchema(services.reads, projectId);
+  const plan = planResultSets(body, schema);
+  const sources = new Map(Object.entries(body.select).map(([name, s]) => [name, selectedSources(s.sources, schema, ['select', name, 'sources'])]));
+  for (const name of Object.keys(body.cursors ?? {})) {
+    if (!plan.byName.has(name)) fail(['cursors', name], `there is no result set expression ${JSON.stringify(name)} in "with"`);
+  }
+  const emit = body.debug?.emitResults ?? true;
+  const items: Record<string, unknown[]> = {};
+  const nextCursor: Record<string, string> = {};
+  const typing: Record<string, unknown> = {};
+  const pages = emit
+    ? await evaluateResultSets(
+        { reads: services.reads, dialect: services.db.dialect, projectId, schema, access: services.access, cursors: services.cursors },
+        plan,
+        { binding: { op: 'instances/query', with: body.with, select: body.select, parameters: body.parameters ?? {} }, cursors: body.cursors, sources, wanted: Object.keys(body.select) },
+      )
+    : undefined;
+  for (const name of Object.keys(body.select)) {
+    const page = pages?.get(name);
+    items[name] = page ? page.rows.map((r) => page.shape.render(r)) : [];
+    if (page?.nextCursor) nextCursor[name] = page.nextCursor;
+  }
+  if (body.includeTyping) {
+    for (const [name, read] of sources) if (read.length > 0) typing[name] = new ReadShape(new InstanceSql(services.db.dialect, projectId, schema), read).typing();
+  }
+  return {
+    items,
+    ...(body.includeTyping ? { typing } : {}),
+    nextCursor,
+    ...(body.debug ? { debug: { notices: resultSetNotices(schema, plan) } } : {}),
+  };
+}
