@@ -13,7 +13,7 @@ import { Sql, sql, type SqlValue } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
 import { toColumn } from './container-tables.js';
 import type { ContainerDefinition } from './containers.js';
-import { containerKey, fail, instanceKey, nodeKey, type DirectRelationReference, type InstanceType } from './identifiers.js';
+import { containerKey, fail, instanceKey, nodeKey, requireUserInstanceSpaces, type DirectRelationReference, type InstanceType, type Path } from './identifiers.js';
 import type { ApplyInstancesBody, InstanceDeleteItem } from './instance-schema.js';
 import { normalizeInstanceApply, requiredMissing, valuesForNewData, type InstanceWrite } from './instance-writes.js';
 import { isList } from './property-types.js';
@@ -145,7 +145,13 @@ function missingNodes(refs: readonly DirectRelationReference[], what: string, fl
   );
 }
 
+const named = (item: { instanceType: string; space: string; externalId: string }, path: Path) => ({ space: item.space, path, what: `the ${item.instanceType} ${item.space}:${item.externalId}` });
+
 export async function applyInstances(services: Services, projectId: number, body: ApplyInstancesBody) {
+  requireUserInstanceSpaces([
+    ...body.items.map((item, i) => named(item, ['items', i])),
+    ...(body.delete ?? []).map((item, i) => named(item, ['delete', i])),
+  ]);
   requireSpacesWritable(services.access, [
     ...body.items.map((item, i) => ({ space: item.space, path: ['items', i, 'space'] as Array<string | number> })),
     ...(body.delete ?? []).map((item, i) => ({ space: item.space, path: ['delete', i, 'space'] as Array<string | number> })),
@@ -519,6 +525,7 @@ export async function deleteRows(db: Queryable, projectId: number, schema: Proje
 }
 
 export async function deleteInstances(services: Services, projectId: number, items: readonly InstanceDeleteItem[]) {
+  requireUserInstanceSpaces(items.map((item, i) => named(item, ['items', i])));
   requireSpacesWritable(services.access, items.map((item, i) => ({ space: item.space, path: ['items', i, 'space'] })));
   return services.db.transaction(async (db) => {
     const schema = await loadSchema(db, projectId);
