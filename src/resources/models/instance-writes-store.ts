@@ -11,11 +11,13 @@ import type { Services } from '../../http/services.js';
 import { allocateIds } from '../../storage/ids.js';
 import { Sql, sql, type SqlValue } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
+import { deleteManagedSeries } from '../timeseries/instances.js';
 import { toColumn } from './container-tables.js';
 import type { ContainerDefinition } from './containers.js';
 import { containerKey, fail, instanceKey, nodeKey, requireUserInstanceSpaces, type DirectRelationReference, type InstanceType, type Path } from './identifiers.js';
 import type { ApplyInstancesBody, InstanceDeleteItem } from './instance-schema.js';
 import { normalizeInstanceApply, requiredMissing, valuesForNewData, type InstanceWrite } from './instance-writes.js';
+import { SERIES_CONTAINERS, syncSeriesOfNodes } from './instance-timeseries.js';
 import { isList } from './property-types.js';
 import { existingSpaces, loadSchema, type ProjectSchema, type StoredContainer } from './schema-store.js';
 import { requireSpacesWritable } from './space-access.js';
@@ -394,6 +396,8 @@ async function applyWithSchema(db: Queryable, services: Services, projectId: num
   ]);
   await checkRequires(db, projectId, schema, pending, items);
   await checkTargets(db, projectId, schema, targetChecks);
+  const seriesNodes = [...pending.values()].filter((p) => p.row.kind === 0 && SERIES_CONTAINERS.some((c) => p.data.has(c)));
+  await syncSeriesOfNodes(db, projectId, schema, seriesNodes.map((p) => ({ id: p.row.id, space: p.row.space, externalId: p.row.external_id })), now);
 
   return {
     items: results.map(({ item, key }) => {
@@ -510,6 +514,7 @@ export async function deleteRows(db: Queryable, projectId: number, schema: Proje
     for (const e of edges) if (!targets.some((t) => t.id === e.id)) targets.push(e);
   }
   if (targets.length === 0) return deleted;
+  await deleteManagedSeries(db, projectId, targets.filter((t) => t.kind === 0).map((t) => ({ space: t.space, externalId: t.external_id })));
   await writeInstanceRows(
     db,
     projectId,
