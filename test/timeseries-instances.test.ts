@@ -5,6 +5,7 @@
  * its managed fields, and goes with its data points when the node is deleted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, capability, clientToken, createGroup } from './support/auth.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
 
 let h: Harness;
@@ -144,5 +145,38 @@ describe('data points by instance id', () => {
     // Deleted in an apply request's `delete`, too.
     await ok('/models/instances', { items: [], delete: [{ instanceType: 'node', space: 'plant', externalId: 'log-1' }] });
     expect(errorMessage(await h.post('/timeseries/byids', { items: [log] }), 400)).toBeTruthy();
+  });
+});
+
+describe('access', () => {
+  let a: Harness;
+  const tokens: Record<string, string> = {};
+  const CLIENTS = [
+    { clientId: 'dm-only', clientSecret: 'dm-only-secret', groups: ['dm-only'] },
+    { clientId: 'ts-only', clientSecret: 'ts-only-secret', groups: ['ts-only'] },
+  ];
+  const as = (who: string, path: string, body: unknown) => a.request('POST', path, body, bearer(tokens[who]));
+  const sensor = { instanceId: { space: 'plant', externalId: 'acl-1' } };
+
+  beforeAll(async () => {
+    a = await startHarness({}, { STRATA_CLIENTS: JSON.stringify(CLIENTS) });
+    await createGroup(a, { name: 'Instances', sourceId: 'dm-only', capabilities: [capability('dataModelInstancesAcl', ['READ', 'WRITE'])] });
+    await createGroup(a, { name: 'Time series', sourceId: 'ts-only', capabilities: [capability('timeSeriesAcl', ['READ', 'WRITE'])] });
+    for (const c of CLIENTS) tokens[c.clientId] = await clientToken(a, c.clientId, c.clientSecret);
+    expect((await a.post('/models/spaces', { items: [{ space: 'plant' }] })).status).toBe(200);
+  });
+  afterAll(() => a?.close());
+
+  it('applying the node needs dataModelInstancesAcl; its series and data points need timeSeriesAcl', async () => {
+    const write = { items: [node('acl-1', { name: 'Level', type: 'numeric' })] };
+    expect(errorMessage(await as('ts-only', '/models/instances', write), 403)).toMatch(/dataModelInstancesAcl/);
+    expect((await as('dm-only', '/models/instances', write)).status).toBe(200);
+    expect(errorMessage(await as('dm-only', '/timeseries/byids', { items: [sensor] }), 403)).toMatch(/timeSeriesAcl/);
+    expect(errorMessage(await as('dm-only', '/timeseries/data', { items: [{ ...sensor, datapoints: [{ timestamp: 1, value: 1 }] }] }), 403)).toMatch(/timeSeriesAcl/);
+    expect((await as('ts-only', '/timeseries/byids', { items: [sensor] })).body.items).toMatchObject([{ ...sensor, name: 'Level' }]);
+    expect((await as('ts-only', '/timeseries/data', { items: [{ ...sensor, datapoints: [{ timestamp: 1, value: 1 }] }] })).status).toBe(200);
+    // Deleting the node takes the series with it, without timeSeriesAcl.
+    expect((await as('dm-only', '/models/instances/delete', { items: [{ instanceType: 'node', space: 'plant', externalId: 'acl-1' }] })).status).toBe(200);
+    expect(errorMessage(await as('ts-only', '/timeseries/byids', { items: [sensor] }), 400)).toBeTruthy();
   });
 });
