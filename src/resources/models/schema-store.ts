@@ -147,14 +147,48 @@ export class ProjectSchema implements SchemaSource {
   states = (id: ContainerId): ContainerStates | undefined => this.stored(id)?.states;
 }
 
+/**
+ * The parsed rows of the global layer, by table, id and times: requests never change them, so a process
+ * parses each once instead of at every request (the core data model is most of a small project's schema).
+ * A row written again (a new catalog seeded) has a new last-updated time, so it is parsed again; a build has
+ * one catalog, so rows of the same id and times hold the same definition in any database it serves.
+ */
+const parsedGlobal = new Map<string, StoredContainer | StoredView>();
+const PARSED_GLOBAL_LIMIT = 4096;
+
+const globalKey = (table: string, r: { id: number; created_time: number; last_updated_time: number }) => `${table}:${r.id}:${r.created_time}:${r.last_updated_time}`;
+
+/** A column's value on the project's rows; null on the global layer's, which come from `parsedGlobal`. */
+const unlessGlobal = (column: string) => `CASE WHEN project_id = ${GLOBAL_PROJECT_ID} THEN NULL ELSE ${column} END AS ${column}`;
+
+/** The rows of `table` read with unlessGlobal, parsed: the global layer's from the cache, read in full on a miss. */
+async function parseRows<R extends { id: number; definition: string | null; created_time: number; last_updated_time: number }, T>(
+  db: Pick<Queryable, 'all'>,
+  table: string,
+  columns: string,
+  rows: R[],
+  parse: (r: R) => T,
+): Promise<T[]> {
+  const missing = rows.some((r) => r.definition === null && !parsedGlobal.has(globalKey(table, r)));
+  if (missing) {
+    if (parsedGlobal.size > PARSED_GLOBAL_LIMIT) parsedGlobal.clear();
+    const full = await db.all<R>(Sql.raw(`SELECT ${columns} FROM ${table} WHERE project_id = ${GLOBAL_PROJECT_ID}`));
+    for (const r of full) parsedGlobal.set(globalKey(table, r), parse(r) as StoredContainer | StoredView);
+  }
+  return rows.map((r) => (r.definition === null ? (parsedGlobal.get(globalKey(table, r)) as T) : parse(r)));
+}
+
+const CONTAINER_COLUMNS = 'id, project_id, definition, layout, states, created_time, last_updated_time';
+const VIEW_COLUMNS = 'id, project_id, definition, created_time, last_updated_time';
+
 export async function loadSchema(db: Pick<Queryable, 'all'>, projectId: number): Promise<ProjectSchema> {
   const schema = new ProjectSchema();
   const containers = await db.all<ContainerRow>(
-    sql`SELECT id, project_id, definition, layout, states, created_time, last_updated_time FROM dm_containers WHERE ${projectOrGlobal(projectId)}`,
+    sql`SELECT id, project_id, ${Sql.raw(['definition', 'layout', 'states'].map(unlessGlobal).join(', '))}, created_time, last_updated_time FROM dm_containers WHERE ${projectOrGlobal(projectId)}`,
   );
-  for (const r of containers) schema.putContainer(containerFromRow(r));
-  const views = await db.all<VersionedRow>(sql`SELECT id, project_id, definition, created_time, last_updated_time FROM dm_views WHERE ${projectOrGlobal(projectId)}`);
-  for (const r of views) schema.putView(viewFromRow(r));
+  for (const c of await parseRows(db, 'dm_containers', CONTAINER_COLUMNS, containers, containerFromRow)) schema.putContainer(c);
+  const views = await db.all<VersionedRow>(sql`SELECT id, project_id, ${Sql.raw(unlessGlobal('definition'))}, created_time, last_updated_time FROM dm_views WHERE ${projectOrGlobal(projectId)}`);
+  for (const v of await parseRows(db, 'dm_views', VIEW_COLUMNS, views, viewFromRow)) schema.putView(v);
   return schema;
 }
 
