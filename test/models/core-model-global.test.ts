@@ -5,7 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coreModel } from '../../src/resources/models/core-model.js';
+import { seedCoreModel } from '../../src/resources/models/global-layer.js';
+import { sql } from '../../src/storage/sql.js';
 import { errorMessage, startHarness, type Harness } from '../support/harness.js';
+import { openTestStore } from '../support/test-store.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -169,5 +172,34 @@ describe('building on the core data model', () => {
     expect(stats.containerProperties.count).toBe(own);
     const perSpace = await ok('/models/statistics/spaces/byids', { items: [{ space: 'cdf_cdm' }, { space: 'site' }] });
     expect(perSpace.items.map((s: any) => s.space)).toEqual(['site']);
+  });
+});
+
+describe('the global layer in the store', () => {
+  it('is written once per database, by the first data modeling request; seeding again changes nothing', async () => {
+    const store = await openTestStore();
+    const globalRows = async () => (await store.all<{ id: number }>(sql`SELECT id FROM dm_containers WHERE project_id = 0 ORDER BY id`)).map((r) => r.id);
+    try {
+      const first = await startHarness({}, {}, { store });
+      expect((await first.get('/events')).status).toBe(200);
+      expect(await globalRows()).toEqual([]);
+      // Two requests at once seed it once.
+      const [a, b] = await Promise.all([first.get('/models/spaces?includeGlobal=true'), first.get('/models/views?includeGlobal=true')]);
+      expect([a.status, b.status]).toEqual([200, 200]);
+      const seeded = await globalRows();
+      expect(seeded).toHaveLength(coreModel().containers.length);
+      await first.close();
+
+      // Seeding again (a process whose catalog differs) changes nothing that is the same.
+      const before = (await store.all(sql`SELECT id, definition, layout, last_updated_time FROM dm_containers WHERE project_id = 0 ORDER BY id`));
+      await store.transaction((db) => seedCoreModel(db, Date.now() + 1000));
+      expect(await store.all(sql`SELECT id, definition, layout, last_updated_time FROM dm_containers WHERE project_id = 0 ORDER BY id`)).toEqual(before);
+      const second = await startHarness({}, {}, { store });
+      expect((await second.get('/models/views?includeGlobal=true&limit=1000')).body.items).toHaveLength(33);
+      expect(await globalRows()).toEqual(seeded);
+      await second.close();
+    } finally {
+      await store.close();
+    }
   });
 });
