@@ -68,6 +68,29 @@ export async function findInstances(
   return out;
 }
 
+/**
+ * The containers each of the instances `ids` has data in (by container key), asked of every container table
+ * in one statement per chunk of ids: a project's schema includes the core data model's tables, most of which
+ * hold nothing of a given instance.
+ */
+export async function containersHolding(db: Pick<Queryable, 'all'>, projectId: number, schema: ProjectSchema, ids: readonly number[]): Promise<Map<number, string[]>> {
+  const found = new Map<number, number[]>();
+  const containers = [...schema.containers];
+  if (ids.length === 0 || containers.length === 0) return new Map();
+  // Each table's select binds the project and the chunk's ids; stay within the engines' parameter limits.
+  const per = Math.max(1, Math.min(1000, Math.floor(30_000 / containers.length) - 1));
+  for (let at = 0; at < ids.length; at += per) {
+    const chunk = ids.slice(at, at + per);
+    const selects = containers.map(([, c], i) => sql`SELECT ${Sql.raw(String(i))} AS c, instance_id FROM ${Sql.raw(c.layout.table)} WHERE project_id = ${projectId} AND instance_id IN (${chunk})`);
+    for (const r of await db.all<{ c: number; instance_id: number }>(Sql.join(selects, ' UNION ALL '))) {
+      const id = Number(r.instance_id);
+      found.set(id, [...(found.get(id) ?? []), Number(r.c)]);
+    }
+  }
+  // In the schema's order, whatever order the engine answered in.
+  return new Map([...found].map(([id, cs]) => [id, cs.sort((x, y) => x - y).map((i) => containers[i][0])]));
+}
+
 /** Rows in multi-row INSERT statements, within the engines' parameter limits. */
 async function insertRows(db: Queryable, table: string, columns: readonly string[], rows: readonly SqlValue[][], suffix: Sql = Sql.raw('')): Promise<void> {
   const per = Math.max(1, Math.floor(30_000 / columns.length));
@@ -520,8 +543,11 @@ export async function deleteRows(db: Queryable, projectId: number, schema: Proje
     projectId,
     targets.map((t) => ({ ...t, version: t.version + 1, last_updated_time: now, deleted_time: now })),
   );
-  const ids = targets.map((t) => t.id);
-  for (const c of schema.containers.values()) {
+  const holding = await containersHolding(db, projectId, schema, targets.map((t) => t.id));
+  const byContainer = new Map<string, number[]>();
+  for (const [id, keys] of holding) for (const key of keys) byContainer.set(key, [...(byContainer.get(key) ?? []), id]);
+  for (const [key, ids] of byContainer) {
+    const c = schema.containers.get(key)!;
     for (let at = 0; at < ids.length; at += 1000) {
       await db.run(sql`DELETE FROM ${Sql.raw(c.layout.table)} WHERE project_id = ${projectId} AND instance_id IN (${ids.slice(at, at + 1000)})`);
     }
