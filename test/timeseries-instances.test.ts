@@ -73,6 +73,8 @@ describe('a node with CogniteTimeSeries data', () => {
     expect(list.items.map((s: any) => s.instanceId?.externalId)).toEqual(expect.arrayContaining(['temp-1', 'log-1', 'sensor-1']));
     const found = await ok('/timeseries/list', { advancedFilter: { equals: { property: ['instanceId', 'externalId'], value: 'temp-1' } } });
     expect(found.items.map((s: any) => s.name)).toEqual(['Inlet temperature']);
+    const searched = await ok('/timeseries/search', { search: { query: 'inlet' } });
+    expect(searched.items.map((s: any) => s.instanceId)).toEqual([{ space: 'plant', externalId: 'temp-1' }]);
     const count = await ok('/timeseries/aggregate', { filter: {} });
     expect(count.items[0].count).toBe(list.items.length);
   });
