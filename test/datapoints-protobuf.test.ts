@@ -37,6 +37,7 @@ const schema = protobuf.Root.fromJSON({
         unit: { type: 'string', id: 8 },
         nextCursor: { type: 'string', id: 9 },
         unitExternalId: { type: 'string', id: 10 },
+        instanceId: { type: 'InstanceId', id: 11 },
       },
     },
     DataPointListResponse: { fields: { items: { rule: 'repeated', type: 'DataPointListItem', id: 1 } } },
@@ -144,6 +145,16 @@ describe('data points as protocol buffers', () => {
     expect(next.proto.items[0].aggregateDatapoints.datapoints).toEqual(next.json.items[0].datapoints.map(withoutZeros));
     expect(next.proto.items[0].aggregateDatapoints.datapoints[0]).toMatchObject({ timestamp: 3_600_000, count: 60 });
     expect(next.proto.items[0].nextCursor).toBeUndefined();
+  });
+
+  it('carry the instance id of a series that has one, retrieved by it', async () => {
+    const instanceId = { space: 'pb', externalId: 'pb-inst' };
+    const id = await series({ instanceId });
+    await h.post('/timeseries/data', { items: [{ instanceId, datapoints: [{ timestamp: 5, value: 7 }] }] });
+    const { json, proto } = await both({ items: [{ instanceId, start: 0, end: 10 }] });
+    expect(json.items[0]).toMatchObject({ id, instanceId });
+    expect(proto.items[0]).toMatchObject({ id, instanceId, numericDatapoints: { datapoints: [{ timestamp: 5, value: 7 }] } });
+    expect(proto.items[0].externalId).toBeUndefined();
   });
 
   it('carry converted values and the target unit when a targetUnit is asked for', async () => {

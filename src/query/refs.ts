@@ -95,7 +95,8 @@ export async function lookupRefs(db: Queryable, table: string, projectId: number
   return { byId, byExternalId, byInstanceId };
 }
 
-function resolveOne(r: Ref, found: Awaited<ReturnType<typeof lookupRefs>>): number | undefined {
+/** The id a reference names among what lookupRefs found; undefined when it names nothing found. */
+export function resolvedId(r: Ref, found: Awaited<ReturnType<typeof lookupRefs>>): number | undefined {
   if ('id' in r) return found.byId.has(r.id) ? r.id : undefined;
   if ('externalId' in r) return found.byExternalId.get(r.externalId);
   return found.byInstanceId.get(refKey(r));
@@ -110,7 +111,7 @@ export async function resolveRefs(db: Queryable, table: string, projectId: numbe
   const resolved: number[] = [];
   const missing: Ref[] = [];
   for (const r of refs) {
-    const id = resolveOne(r, found);
+    const id = resolvedId(r, found);
     if (id === undefined) missing.push(r);
     else resolved.push(id);
   }
@@ -123,7 +124,7 @@ export async function existingRefs(db: Queryable, table: string, projectId: numb
   const found = await lookupRefs(db, table, projectId, refs);
   const out: Array<{ ref: Ref; id: number }> = [];
   for (const ref of refs) {
-    const id = resolveOne(ref, found);
+    const id = resolvedId(ref, found);
     if (id !== undefined) out.push({ ref, id });
   }
   return out;

@@ -11,6 +11,8 @@ const LOCKS = {
   migration: 1,
   /** Changing the shape of a project's asset hierarchy (key: the project id). */
   assetHierarchy: 2,
+  /** Seeding the definitions every project shares (key 0). */
+  globalLayer: 3,
 } as const;
 
 export async function holdLock(db: Queryable, name: keyof typeof LOCKS, key = 0): Promise<void> {

@@ -25,7 +25,7 @@ export interface ProtoItem {
   nextCursor?: string;
 }
 
-const ITEM = { id: 1, externalId: 2, numeric: 3, string: 4, aggregate: 5, isString: 6, isStep: 7, unit: 8, nextCursor: 9, unitExternalId: 10 };
+const ITEM = { id: 1, externalId: 2, numeric: 3, string: 4, aggregate: 5, isString: 6, isStep: 7, unit: 8, nextCursor: 9, unitExternalId: 10, instanceId: 11 };
 const AGGREGATE_FIELDS: Readonly<Record<string, number>> = {
   average: 2,
   max: 3,
@@ -76,6 +76,14 @@ function writeItem(w: protobuf.Writer, { kind, head, datapoints, nextCursor }: P
   str(w, ITEM.unit, head.unit);
   str(w, ITEM.nextCursor, nextCursor);
   str(w, ITEM.unitExternalId, head.unitExternalId);
+  const instanceId = head.instanceId as { space: string; externalId: string } | undefined;
+  if (instanceId) {
+    // `InstanceId`: space 1, externalId 2.
+    w.uint32(tag(ITEM.instanceId, 2)).fork();
+    str(w, 1, instanceId.space);
+    str(w, 2, instanceId.externalId);
+    w.ldelim();
+  }
 }
 
 /** `NumericDatapoint` or `StringDatapoint`: timestamp 1, value 2, status 3, nullValue 4. */

@@ -3,7 +3,7 @@
  * series fields that data point responses repeat.
  */
 import { scopeCondition, type Access } from '../../auth/access.js';
-import { lookupRefs, refKey, type InstanceId, type Ref } from '../../query/refs.js';
+import { lookupRefs, resolvedId, type InstanceId, type Ref } from '../../query/refs.js';
 import { Sql, sql, TRUE } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
 import { timeSeriesCatalog } from '../timeseries/model.js';
@@ -39,9 +39,7 @@ interface Row {
  */
 export async function findSeries(db: Queryable, projectId: number, refs: readonly Ref[], access?: Access, lock = false): Promise<Array<SeriesInfo | undefined>> {
   const found = await lookupRefs(db, 'timeseries', projectId, refs);
-  const ids = refs.map((r) =>
-    'id' in r ? (found.byId.has(r.id) ? r.id : undefined) : 'externalId' in r ? found.byExternalId.get(r.externalId) : found.byInstanceId.get(refKey(r)),
-  );
+  const ids = refs.map((r) => resolvedId(r, found));
   const wanted = [...new Set(ids.filter((id): id is number => id !== undefined))].sort((x, y) => x - y);
   const locking = Sql.raw(lock ? db.dialect.forUpdate : '');
   const byId = new Map<number, SeriesInfo>();

@@ -1,8 +1,8 @@
 /**
  * The core data model: the system data model every project has (spaces `cdf_cdm`, `cdf_cdm_3d` and
  * `cdf_cdm_units`, their containers and views, and the data model `CogniteCore` v1), declared in
- * `catalog/cdm/core-model.yaml` in the shapes of the apply requests. Seeding a project is applying what
- * `coreModelRequests` returns, in its order. It is the system's: users are not to change any of it (spaces
+ * `catalog/cdm/core-model.yaml` in the shapes of the apply requests. Seeding the global layer that every
+ * project reads (global-layer.ts) is applying what `coreModelRequests` returns, in its order. It is the system's: users are not to change any of it (spaces
  * starting with `cdf_` are not theirs), but their views can implement its views and their instances can be
  * written through them.
  *

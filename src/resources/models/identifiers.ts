@@ -139,9 +139,26 @@ export function missingContainers(ids: readonly ContainerId[], where?: Path): Ap
 
 export function checkSpaceName(space: string, path: Path): void {
   if (RESERVED_SPACES.has(space)) fail(path, `the space ${JSON.stringify(space)} is reserved`);
-  if (space.startsWith(SYSTEM_SPACE_PREFIX)) {
-    fail(path, `spaces starting with "${SYSTEM_SPACE_PREFIX}" hold the global system schema and cannot be written`);
-  }
+  requireUserSpaces([{ space, path, what: `the space ${JSON.stringify(space)}` }]);
+}
+
+export const isSystemSpace = (space: string): boolean => space.startsWith(SYSTEM_SPACE_PREFIX);
+
+/** The system space of the unit nodes time series point at: users may write its instances, not its schema. */
+export const UNITS_SPACE = 'cdf_cdm_units';
+
+/** A 400 naming the first instance in a system space other than UNITS_SPACE (see requireUserSpaces). */
+export function requireUserInstanceSpaces(targets: ReadonlyArray<{ space: string; path: Path; what: string }>): void {
+  requireUserSpaces(targets.filter((t) => t.space !== UNITS_SPACE));
+}
+
+/**
+ * A 400 naming the first target in a system space: spaces starting with `cdf_` hold the global system schema
+ * (the core data model), which every project has and no request changes. `what` names the item in the message.
+ */
+export function requireUserSpaces(targets: ReadonlyArray<{ space: string; path: Path; what: string }>): void {
+  const t = targets.find((x) => isSystemSpace(x.space));
+  if (t) fail(t.path, `${t.what} is in the system space ${JSON.stringify(t.space)}; spaces starting with "${SYSTEM_SPACE_PREFIX}" hold the global system schema and cannot be written`);
 }
 
 /** Containers and views: the reserved external ids. */

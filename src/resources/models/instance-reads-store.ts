@@ -15,7 +15,7 @@ import { containerKey, containerRef, viewRef, type InstanceType, type ViewId } f
 import { checkSort, checkSources, type SortKey, type SourceRead } from './instance-reads.js';
 import type { InspectInstancesBody, InstanceIdsBody, ListInstancesBody } from './instance-schema.js';
 import { InstanceSql } from './instance-sql.js';
-import { findInstances, kindOf, typeOf } from './instance-writes-store.js';
+import { containersHolding, findInstances, kindOf, typeOf } from './instance-writes-store.js';
 import { propertyTypeReadForm, type PropertyType } from './property-types.js';
 import { loadSchema, type ProjectSchema } from './schema-store.js';
 import { inSpaceScope, spaceCondition } from './space-access.js';
@@ -253,15 +253,7 @@ export async function inspectInstances(services: Services, projectId: number, bo
   const found = await findInstances(services.reads, projectId, wanted);
   const live = [...found.values()].filter((r) => r.deleted_time === null);
   const ids = live.map((r) => r.id);
-  const containersOf = new Map<number, string[]>();
-  for (const [key, c] of schema.containers) {
-    for (let at = 0; at < ids.length; at += 1000) {
-      const rows = await services.reads.all<{ instance_id: number }>(
-        sql`SELECT instance_id FROM ${Sql.raw(c.layout.table)} WHERE project_id = ${projectId} AND instance_id IN (${ids.slice(at, at + 1000)})`,
-      );
-      for (const r of rows) containersOf.set(Number(r.instance_id), [...(containersOf.get(Number(r.instance_id)) ?? []), key]);
-    }
-  }
+  const containersOf = await containersHolding(services.reads, projectId, schema, ids);
   const views = (allVersions: boolean) => {
     const all = [...schema.views.values()];
     if (allVersions) return all;

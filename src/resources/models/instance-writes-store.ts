@@ -11,12 +11,14 @@ import type { Services } from '../../http/services.js';
 import { allocateIds } from '../../storage/ids.js';
 import { Sql, sql, type SqlValue } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
+import { deleteManagedSeries } from '../timeseries/instances.js';
 import { claimChanges } from './changes.js';
 import { toColumn } from './container-tables.js';
 import type { ContainerDefinition } from './containers.js';
-import { containerKey, fail, instanceKey, nodeKey, type DirectRelationReference, type InstanceType } from './identifiers.js';
+import { containerKey, fail, instanceKey, nodeKey, requireUserInstanceSpaces, type DirectRelationReference, type InstanceType, type Path } from './identifiers.js';
 import type { ApplyInstancesBody, InstanceDeleteItem } from './instance-schema.js';
 import { normalizeInstanceApply, requiredMissing, valuesForNewData, type InstanceWrite } from './instance-writes.js';
+import { SERIES_CONTAINERS, syncSeriesOfNodes } from './instance-timeseries.js';
 import { isList } from './property-types.js';
 import { existingSpaces, loadSchema, type ProjectSchema, type StoredContainer } from './schema-store.js';
 import { requireSpacesWritable } from './space-access.js';
@@ -65,6 +67,29 @@ export async function findInstances(
     }
   }
   return out;
+}
+
+/**
+ * The containers each of the instances `ids` has data in (by container key), asked of every container table
+ * in one statement per chunk of ids: a project's schema includes the core data model's tables, most of which
+ * hold nothing of a given instance.
+ */
+export async function containersHolding(db: Pick<Queryable, 'all'>, projectId: number, schema: ProjectSchema, ids: readonly number[]): Promise<Map<number, string[]>> {
+  const found = new Map<number, number[]>();
+  const containers = [...schema.containers];
+  if (ids.length === 0 || containers.length === 0) return new Map();
+  // Each table's select binds the project and the chunk's ids; stay within the engines' parameter limits.
+  const per = Math.max(1, Math.min(1000, Math.floor(30_000 / containers.length) - 1));
+  for (let at = 0; at < ids.length; at += per) {
+    const chunk = ids.slice(at, at + per);
+    const selects = containers.map(([, c], i) => sql`SELECT ${Sql.raw(String(i))} AS c, instance_id FROM ${Sql.raw(c.layout.table)} WHERE project_id = ${projectId} AND instance_id IN (${chunk})`);
+    for (const r of await db.all<{ c: number; instance_id: number }>(Sql.join(selects, ' UNION ALL '))) {
+      const id = Number(r.instance_id);
+      found.set(id, [...(found.get(id) ?? []), Number(r.c)]);
+    }
+  }
+  // In the schema's order, whatever order the engine answered in.
+  return new Map([...found].map(([id, cs]) => [id, cs.sort((x, y) => x - y).map((i) => containers[i][0])]));
 }
 
 /** Rows in multi-row INSERT statements, within the engines' parameter limits. */
@@ -148,7 +173,13 @@ function missingNodes(refs: readonly DirectRelationReference[], what: string, fl
   );
 }
 
+const named = (item: { instanceType: string; space: string; externalId: string }, path: Path) => ({ space: item.space, path, what: `the ${item.instanceType} ${item.space}:${item.externalId}` });
+
 export async function applyInstances(services: Services, projectId: number, body: ApplyInstancesBody) {
+  requireUserInstanceSpaces([
+    ...body.items.map((item, i) => named(item, ['items', i])),
+    ...(body.delete ?? []).map((item, i) => named(item, ['delete', i])),
+  ]);
   requireSpacesWritable(services.access, [
     ...body.items.map((item, i) => ({ space: item.space, path: ['items', i, 'space'] as Array<string | number> })),
     ...(body.delete ?? []).map((item, i) => ({ space: item.space, path: ['delete', i, 'space'] as Array<string | number> })),
@@ -392,6 +423,8 @@ async function applyWithSchema(db: Queryable, services: Services, projectId: num
   ]);
   await checkRequires(db, projectId, schema, pending, items);
   await checkTargets(db, projectId, schema, targetChecks);
+  const seriesNodes = [...pending.values()].filter((p) => p.row.kind === 0 && SERIES_CONTAINERS.some((c) => p.data.has(c)));
+  await syncSeriesOfNodes(db, projectId, schema, seriesNodes.map((p) => ({ id: p.row.id, space: p.row.space, externalId: p.row.external_id })), now);
 
   return {
     items: results.map(({ item, key }) => {
@@ -508,13 +541,17 @@ export async function deleteRows(db: Queryable, projectId: number, schema: Proje
     for (const e of edges) if (!targets.some((t) => t.id === e.id)) targets.push(e);
   }
   if (targets.length === 0) return deleted;
+  await deleteManagedSeries(db, projectId, targets.filter((t) => t.kind === 0).map((t) => ({ space: t.space, externalId: t.external_id })));
   await writeInstanceRows(
     db,
     projectId,
     targets.map((t) => ({ ...t, version: t.version + 1, last_updated_time: now, deleted_time: now })),
   );
-  const ids = targets.map((t) => t.id);
-  for (const c of schema.containers.values()) {
+  const holding = await containersHolding(db, projectId, schema, targets.map((t) => t.id));
+  const byContainer = new Map<string, number[]>();
+  for (const [id, keys] of holding) for (const key of keys) byContainer.set(key, [...(byContainer.get(key) ?? []), id]);
+  for (const [key, ids] of byContainer) {
+    const c = schema.containers.get(key)!;
     for (let at = 0; at < ids.length; at += 1000) {
       await db.run(sql`DELETE FROM ${Sql.raw(c.layout.table)} WHERE project_id = ${projectId} AND instance_id IN (${ids.slice(at, at + 1000)})`);
     }
@@ -523,6 +560,7 @@ export async function deleteRows(db: Queryable, projectId: number, schema: Proje
 }
 
 export async function deleteInstances(services: Services, projectId: number, items: readonly InstanceDeleteItem[]) {
+  requireUserInstanceSpaces(items.map((item, i) => named(item, ['items', i])));
   requireSpacesWritable(services.access, items.map((item, i) => ({ space: item.space, path: ['items', i, 'space'] })));
   return services.db.transaction(async (db) => {
     await claimChanges(db, projectId, 0);

@@ -151,17 +151,19 @@ function normalizeItem(item: InstanceWriteItem, schema: FilterSchema, path: Path
       }
       return;
     }
+    // Written through a view, an instance has data in every container the view maps (so it is in the view,
+    // and the containers' requires constraints among themselves hold), whichever properties are given.
     const view = schema.view(s.source)!;
-    for (const c of view.mappedContainers) {
-      reached.set(containerKey(c), c);
-      if (values.length === 0) entry(schema.container(c)!, where);
-    }
     for (const [p, v] of values) {
       const at = [...where, 'properties', p];
       const vp = view.properties.get(p);
       if (!vp) fail(at, `the view ${viewKey(view.id)} has no property ${JSON.stringify(p)}`);
       if (vp.kind !== 'mapped') fail(at, `${JSON.stringify(p)} of ${viewKey(view.id)} is a connection, which is written as edges or as the direct relations it reads, not as a value`);
       put(schema.container(vp.container)!, vp.containerPropertyIdentifier, v, at);
+    }
+    for (const c of view.mappedContainers) {
+      reached.set(containerKey(c), c);
+      entry(schema.container(c)!, where);
     }
   });
   out.data = [...byContainer.values()];

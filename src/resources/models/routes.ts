@@ -30,6 +30,7 @@ import { QueryInstancesBody } from './query-schema.js';
 import { projectStatistics, spaceStatistics } from './statistics.js';
 import { inspectInstances, instancesByIds, listInstances } from './instance-reads-store.js';
 import { applyInstances, deleteInstances } from './instance-writes-store.js';
+import { withGlobalLayer } from './global-layer.js';
 import { parseUsedFor } from './list-params.js';
 import {
   applyContainers,
@@ -307,4 +308,5 @@ const otherRoutes: ApiRoute[] = [
   }),
 ];
 
-export const modelRoutes: ApiRoute[] = [...schemaRoutes, ...instanceRoutes, ...otherRoutes];
+/** Every data modeling operation sees the core data model, which the global layer holds. */
+export const modelRoutes: ApiRoute[] = [...schemaRoutes, ...instanceRoutes, ...otherRoutes].map(withGlobalLayer);

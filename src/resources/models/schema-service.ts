@@ -26,6 +26,7 @@ import {
   containerKey,
   fail,
   missingViews,
+  requireUserSpaces,
   viewKey,
   viewRef,
   type ContainerId,
@@ -38,8 +39,10 @@ import {
   containerFromRow,
   dataModelFromRow,
   existingSpaces,
+  GLOBAL_PROJECT_ID,
   loadSchema,
   metadata,
+  projectOrGlobal,
   viewFromRow,
   type ProjectSchema,
   type StoredContainer,
@@ -100,11 +103,27 @@ async function requireWithinLimit(db: Queryable, projectId: number, table: strin
 
 const write = <T>(services: Services, fn: (db: Queryable) => Promise<T>): Promise<T> => services.db.transaction(fn);
 
+/**
+ * A 400 when a request would change something in a system space (`cdf_`). Only seeding writes there: it
+ * writes the global layer (GLOBAL_PROJECT_ID), which no request names.
+ */
+function requireUserWritable(projectId: number, targets: ReadonlyArray<{ space: string; path: Path; what: string }>): void {
+  if (projectId !== GLOBAL_PROJECT_ID) requireUserSpaces(targets);
+}
+
+/** The rows a list reads: the project's, and with `includeGlobal` the global layer's too. */
+const listScope = (projectId: number, includeGlobal: boolean | undefined, alias = ''): Sql =>
+  includeGlobal ? projectOrGlobal(projectId, `${alias}project_id`) : sql`${Sql.raw(`${alias}project_id`)} = ${projectId}`;
+
+const named = (kind: string, id: { space: string; externalId?: string; version?: string }): string =>
+  `the ${kind} ${id.externalId === undefined ? JSON.stringify(id.space) : id.version === undefined ? `${id.space}:${id.externalId}` : viewKey(id as ViewId)}`;
+
 // ---------------------------------------------------------------------------------------------------------
 // Spaces
 
 interface SpaceRow {
   id: number;
+  project_id: number;
   space: string;
   name: string | null;
   description: string | null;
@@ -112,17 +131,17 @@ interface SpaceRow {
   last_updated_time: number;
 }
 
-const SPACE_COLUMNS = Sql.raw('id, space, name, description, created_time, last_updated_time');
+const SPACE_COLUMNS = Sql.raw('id, project_id, space, name, description, created_time, last_updated_time');
 
 function spaceRead(r: SpaceRow) {
   return spaceReadForm(
     { space: r.space, ...(r.name !== null ? { name: r.name } : {}), ...(r.description !== null ? { description: r.description } : {}) },
-    metadata({ createdTime: r.created_time, lastUpdatedTime: r.last_updated_time }),
+    metadata({ createdTime: r.created_time, lastUpdatedTime: r.last_updated_time, isGlobal: Number(r.project_id) === GLOBAL_PROJECT_ID }),
   );
 }
 
 export async function applySpaces(services: Services, projectId: number, items: readonly SpaceCreate[]) {
-  const defs = normalizeSpaces(items);
+  const defs = normalizeSpaces(items, projectId === GLOBAL_PROJECT_ID);
   requireSpacesWritable(services.access, defs.map((d, i) => ({ space: d.space, path: ['items', i, 'space'] })));
   const now = services.now();
   return write(services, async (db) => {
@@ -134,7 +153,7 @@ export async function applySpaces(services: Services, projectId: number, items: 
         await db.run(
           sql`INSERT INTO dm_spaces (id, project_id, space, name, description, created_time, last_updated_time) VALUES (${id}, ${projectId}, ${d.space}, ${d.name ?? null}, ${d.description ?? null}, ${now}, ${now})`,
         );
-        out.push(spaceRead({ id, space: d.space, name: d.name ?? null, description: d.description ?? null, created_time: now, last_updated_time: now }));
+        out.push(spaceRead({ id, project_id: projectId, space: d.space, name: d.name ?? null, description: d.description ?? null, created_time: now, last_updated_time: now }));
       } else if (existing.name !== (d.name ?? null) || existing.description !== (d.description ?? null)) {
         await db.run(sql`UPDATE dm_spaces SET name = ${d.name ?? null}, description = ${d.description ?? null}, last_updated_time = ${now} WHERE id = ${existing.id} AND project_id = ${projectId}`);
         out.push(spaceRead({ ...existing, name: d.name ?? null, description: d.description ?? null, last_updated_time: now }));
@@ -148,22 +167,22 @@ export async function applySpaces(services: Services, projectId: number, items: 
 }
 
 export async function listSpaces(services: Services, projectId: number, q: { limit?: number; cursor?: string; includeGlobal?: boolean }) {
-  const conditions = [sql`project_id = ${projectId}`];
+  const conditions = [listScope(projectId, q.includeGlobal)];
   const scope = spaceCondition(services.access, 'space');
   if (scope) conditions.push(scope);
-  const page = await catalogPage<SpaceRow>(services, sql`SELECT ${SPACE_COLUMNS} FROM dm_spaces`, conditions, q.limit ?? 10, q.cursor, { op: 'spaces' });
+  const page = await catalogPage<SpaceRow>(services, sql`SELECT ${SPACE_COLUMNS} FROM dm_spaces`, conditions, q.limit ?? 10, q.cursor, { op: 'spaces', includeGlobal: q.includeGlobal ?? false });
   return { items: page.rows.map(spaceRead), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
 }
 
 export async function spacesByIds(services: Services, projectId: number, spaces: readonly string[]) {
-  const rows = await spaceRows(services.reads, projectId, spaces, services);
+  const rows = await spaceRows(services.reads, projectId, spaces, services, true);
   const bySpace = new Map(rows.map((r) => [r.space, r]));
   return { items: [...new Set(spaces)].flatMap((s) => (bySpace.has(s) ? [spaceRead(bySpace.get(s)!)] : [])) };
 }
 
-async function spaceRows(db: Pick<Queryable, 'all'>, projectId: number, spaces: readonly string[], services: Services): Promise<SpaceRow[]> {
+async function spaceRows(db: Pick<Queryable, 'all'>, projectId: number, spaces: readonly string[], services: Services, includeGlobal = false): Promise<SpaceRow[]> {
   const scope = spaceCondition(services.access, 'space');
-  return db.all<SpaceRow>(sql`SELECT ${SPACE_COLUMNS} FROM dm_spaces WHERE project_id = ${projectId} AND space IN (${[...new Set(spaces)]})${scope ? sql` AND ${scope}` : Sql.raw('')}`);
+  return db.all<SpaceRow>(sql`SELECT ${SPACE_COLUMNS} FROM dm_spaces WHERE ${listScope(projectId, includeGlobal)} AND space IN (${[...new Set(spaces)]})${scope ? sql` AND ${scope}` : Sql.raw('')}`);
 }
 
 /** What a space still holds, by kind, for the refusal to delete it. */
@@ -180,6 +199,7 @@ async function spaceContents(db: Queryable, projectId: number, space: string): P
 
 export async function deleteSpaces(services: Services, projectId: number, spaces: readonly string[]) {
   checkNoDuplicates(spaces, (s) => s, (space) => ({ space }));
+  requireUserWritable(projectId, spaces.map((space, i) => ({ space, path: ['items', i, 'space'], what: named('space', { space }) })));
   requireSpacesWritable(services.access, spaces.map((space, i) => ({ space, path: ['items', i, 'space'] })));
   return write(services, async (db) => {
     const found = await spaceRows(db, projectId, spaces, services);
@@ -201,7 +221,7 @@ export async function deleteSpaces(services: Services, projectId: number, spaces
 // ---------------------------------------------------------------------------------------------------------
 // Containers
 
-const CONTAINER_COLUMNS = Sql.raw('id, definition, layout, states, created_time, last_updated_time');
+const CONTAINER_COLUMNS = Sql.raw('id, project_id, definition, layout, states, created_time, last_updated_time');
 
 export function containerRead(c: StoredContainer) {
   return containerReadForm(c.definition, metadata(c), c.states);
@@ -242,6 +262,7 @@ async function saveContainer(db: Queryable, projectId: number, c: StoredContaine
 
 export async function applyContainers(services: Services, projectId: number, items: readonly ContainerCreate[]) {
   checkNoDuplicates(items, containerKey, (c) => ({ space: c.space, externalId: c.externalId }));
+  requireUserWritable(projectId, items.map((c, i) => ({ space: c.space, path: ['items', i], what: named('container', c) })));
   requireSpacesWritable(services.access, items.map((c, i) => ({ space: c.space, path: ['items', i, 'space'] })));
   const now = services.now();
   return write(services, async (db) => {
@@ -289,7 +310,7 @@ export async function applyContainers(services: Services, projectId: number, ite
       if (c.lastUpdatedTime === now && c.createdTime !== now) await saveContainer(db, projectId, c);
     }
     await requireWithinLimit(db, projectId, 'dm_containers', DM_PROJECT_LIMITS.containers, 'containers');
-    const properties = [...schema.containers.values()].reduce((n, c) => n + Object.keys(c.definition.properties).length, 0);
+    const properties = [...schema.containers.values()].filter((c) => !c.isGlobal).reduce((n, c) => n + Object.keys(c.definition.properties).length, 0);
     if (properties > DM_PROJECT_LIMITS.containerProperties) {
       throw badRequest(`A project holds at most ${DM_PROJECT_LIMITS.containerProperties} container properties; this request would make it ${properties} (nothing was applied)`);
     }
@@ -303,7 +324,7 @@ export async function listContainers(
   q: { limit?: number; cursor?: string; space?: string; includeGlobal?: boolean },
   usedFor: readonly string[] | undefined,
 ) {
-  const conditions = [sql`project_id = ${projectId}`];
+  const conditions = [listScope(projectId, q.includeGlobal)];
   if (q.space !== undefined) conditions.push(sql`space = ${q.space}`);
   const scope = spaceCondition(services.access, 'space');
   if (scope) conditions.push(scope);
@@ -312,7 +333,7 @@ export async function listContainers(
   // usedFor lives in the definition; read pages until the page is full or the table ends.
   let cursor = q.cursor;
   const limit = q.limit ?? 10;
-  const binding = { op: 'containers', space: q.space, usedFor: kinds };
+  const binding = { op: 'containers', space: q.space, usedFor: kinds, includeGlobal: q.includeGlobal ?? false };
   for (;;) {
     const page = await catalogPage<Parameters<typeof containerFromRow>[0]>(services, sql`SELECT ${CONTAINER_COLUMNS} FROM dm_containers`, conditions, limit, cursor, binding);
     for (const r of page.rows) {
@@ -343,6 +364,7 @@ export async function containersByIds(services: Services, projectId: number, ids
 }
 
 export async function deleteContainers(services: Services, projectId: number, ids: readonly ContainerId[]) {
+  requireUserWritable(projectId, ids.map((c, i) => ({ space: c.space, path: ['items', i], what: named('container', c) })));
   requireSpacesWritable(services.access, ids.map((c, i) => ({ space: c.space, path: ['items', i, 'space'] })));
   return write(services, async (db) => {
     const schema = await loadSchema(db, projectId);
@@ -362,6 +384,7 @@ type SubObject = ContainerSubObjectsBody['items'][number];
 
 /** Deletes indexes or constraints named by the request; unknown ones are left out of the answer. */
 export async function deleteContainerParts(services: Services, projectId: number, items: readonly SubObject[], kind: 'indexes' | 'constraints') {
+  requireUserWritable(projectId, items.map((c, i) => ({ space: c.space, path: ['items', i], what: named('container', { space: c.space, externalId: c.containerExternalId }) })));
   requireSpacesWritable(services.access, items.map((c, i) => ({ space: c.space, path: ['items', i, 'space'] })));
   const now = services.now();
   return write(services, async (db) => {
@@ -391,6 +414,7 @@ export async function deleteContainerParts(services: Services, projectId: number
  * their state; unknown ones are a 400 listing them.
  */
 export async function retryContainerParts(services: Services, projectId: number, items: readonly SubObject[], kind: 'indexes' | 'constraints' | 'properties') {
+  requireUserWritable(projectId, items.map((c, i) => ({ space: c.space, path: ['items', i], what: named('container', { space: c.space, externalId: c.containerExternalId }) })));
   requireSpacesWritable(services.access, items.map((c, i) => ({ space: c.space, path: ['items', i, 'space'] })));
   const now = services.now();
   return write(services, async (db) => {
@@ -512,6 +536,7 @@ async function putViews(db: Queryable, projectId: number, schema: ProjectSchema,
 }
 
 export async function applyViews(services: Services, projectId: number, items: readonly ViewCreate[]) {
+  requireUserWritable(projectId, items.map((v, i) => ({ space: v.space, path: ['items', i], what: named('view', v) })));
   requireSpacesWritable(services.access, items.map((v, i) => ({ space: v.space, path: ['items', i, 'space'] })));
   const defs = normalizeViews(items);
   const now = services.now();
@@ -535,7 +560,7 @@ export async function listViews(
   q: { limit?: number; cursor?: string; space?: string; includeInheritedProperties?: boolean; allVersions?: boolean; includeGlobal?: boolean },
 ) {
   const schema = await loadSchema(services.reads, projectId);
-  const conditions = [sql`v.project_id = ${projectId}`];
+  const conditions = [listScope(projectId, q.includeGlobal, 'v.')];
   if (q.space !== undefined) conditions.push(sql`v.space = ${q.space}`);
   const scope = spaceCondition(services.access, 'v.space');
   if (scope) conditions.push(scope);
@@ -548,11 +573,11 @@ export async function listViews(
   }
   const page = await catalogPage<Parameters<typeof viewFromRow>[0]>(
     services,
-    Sql.raw('SELECT v.id, v.definition, v.created_time, v.last_updated_time FROM dm_views v'),
+    Sql.raw('SELECT v.id, v.project_id, v.definition, v.created_time, v.last_updated_time FROM dm_views v'),
     conditions,
     q.limit ?? 10,
     q.cursor,
-    { op: 'views', space: q.space, allVersions: q.allVersions ?? false },
+    { op: 'views', space: q.space, allVersions: q.allVersions ?? false, includeGlobal: q.includeGlobal ?? false },
     'v.',
   );
   return {
@@ -582,6 +607,7 @@ export async function viewsByIds(services: Services, projectId: number, ids: Rea
 }
 
 export async function deleteViews(services: Services, projectId: number, ids: readonly ViewId[]) {
+  requireUserWritable(projectId, ids.map((v, i) => ({ space: v.space, path: ['items', i], what: named('view', v) })));
   requireSpacesWritable(services.access, ids.map((v, i) => ({ space: v.space, path: ['items', i, 'space'] })));
   return write(services, async (db) => {
     const schema = await loadSchema(db, projectId);
@@ -596,6 +622,7 @@ export async function deleteViews(services: Services, projectId: number, ids: re
 
 interface VersionedRow {
   id: number;
+  project_id?: number;
   definition: string;
   created_time: number;
   last_updated_time: number;
@@ -611,12 +638,14 @@ function dataModelRead(schema: ProjectSchema, row: VersionedRow, inlineViews: bo
 }
 
 export async function applyDataModels(services: Services, projectId: number, items: readonly DataModelCreate[]) {
+  requireUserWritable(projectId, items.map((m, i) => ({ space: m.space, path: ['items', i], what: named('data model', m) })));
   requireSpacesWritable(services.access, items.map((m, i) => ({ space: m.space, path: ['items', i, 'space'] })));
   const models = normalizeDataModels(items);
   const now = services.now();
   return write(services, async (db) => {
     const inline = new Map<string, { def: ViewDefinition; path: Path }>();
     models.forEach((m, i) => m.inlineViews.forEach((v) => inline.set(viewKey(v), { def: v, path: ['items', i, 'views', m.definition.views.findIndex((x) => viewKey(x) === viewKey(v))] })));
+    requireUserWritable(projectId, [...inline.values()].map(({ def, path }) => ({ space: def.space, path, what: named('view', def) })));
     requireSpacesWritable(services.access, [...inline.values()].map(({ def, path }) => ({ space: def.space, path })));
     await requireSpaces(db, projectId, [...models.map((m) => m.definition.space), ...[...inline.values()].map((v) => v.def.space)]);
     const schema = await loadSchema(db, projectId);
@@ -657,7 +686,7 @@ export async function listDataModels(
   q: { limit?: number; cursor?: string; space?: string; inlineViews?: boolean; allVersions?: boolean; includeGlobal?: boolean },
 ) {
   const schema = q.inlineViews ? await loadSchema(services.reads, projectId) : undefined;
-  const conditions = [sql`m.project_id = ${projectId}`];
+  const conditions = [listScope(projectId, q.includeGlobal, 'm.')];
   if (q.space !== undefined) conditions.push(sql`m.space = ${q.space}`);
   const scope = spaceCondition(services.access, 'm.space');
   if (scope) conditions.push(scope);
@@ -670,11 +699,11 @@ export async function listDataModels(
   }
   const page = await catalogPage<VersionedRow>(
     services,
-    Sql.raw('SELECT m.id, m.definition, m.created_time, m.last_updated_time FROM dm_data_models m'),
+    Sql.raw('SELECT m.id, m.project_id, m.definition, m.created_time, m.last_updated_time FROM dm_data_models m'),
     conditions,
     q.limit ?? 10,
     q.cursor,
-    { op: 'datamodels', space: q.space, allVersions: q.allVersions ?? false },
+    { op: 'datamodels', space: q.space, allVersions: q.allVersions ?? false, includeGlobal: q.includeGlobal ?? false },
     'm.',
   );
   return {
@@ -687,7 +716,7 @@ async function dataModelsNamed(db: Pick<Queryable, 'all'>, projectId: number, id
   const out = new Map<string, VersionedRow & { key: string }>();
   for (const id of ids) {
     const rows = await db.all<VersionedRow & { version: string }>(
-      sql`SELECT id, version, definition, created_time, last_updated_time FROM dm_data_models WHERE project_id = ${projectId} AND space = ${id.space} AND external_id = ${id.externalId}${
+      sql`SELECT id, project_id, version, definition, created_time, last_updated_time FROM dm_data_models WHERE ${projectOrGlobal(projectId)} AND space = ${id.space} AND external_id = ${id.externalId}${
         id.version !== undefined ? sql` AND version = ${id.version}` : Sql.raw('')
       } ORDER BY id`,
     );
@@ -706,6 +735,7 @@ export async function dataModelsByIds(services: Services, projectId: number, ids
 }
 
 export async function deleteDataModels(services: Services, projectId: number, ids: readonly ViewId[]) {
+  requireUserWritable(projectId, ids.map((m, i) => ({ space: m.space, path: ['items', i], what: named('data model', m) })));
   requireSpacesWritable(services.access, ids.map((v, i) => ({ space: v.space, path: ['items', i, 'space'] })));
   return write(services, async (db) => {
     const rows = await dataModelsNamed(db, projectId, ids);

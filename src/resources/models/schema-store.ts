@@ -5,7 +5,7 @@
  * request's transaction.
  */
 import type { Queryable } from '../../storage/store.js';
-import { sql } from '../../storage/sql.js';
+import { Sql, sql } from '../../storage/sql.js';
 import type { ContainerDefinition, ContainerStates } from './containers.js';
 import type { ContainerLayout } from './container-tables.js';
 import type { DataModelDefinition } from './data-models.js';
@@ -17,7 +17,19 @@ import type { ViewDefinition } from './views.js';
 export interface Times {
   createdTime: number;
   lastUpdatedTime: number;
+  /** Held by the global layer (the core data model), not by the project. */
+  isGlobal?: boolean;
 }
+
+/**
+ * The project id under which the global layer is stored once for every project: the core data model's
+ * spaces, containers, views and data model (spaces starting with `cdf_`). Lookups of a project fall back to it;
+ * its containers' tables hold each project's rows under that project's id.
+ */
+export const GLOBAL_PROJECT_ID = 0;
+
+/** The project and the global layer, as a condition on a catalog table's `project_id`. */
+export const projectOrGlobal = (projectId: number, column = 'project_id'): Sql => sql`${Sql.raw(column)} IN (${projectId}, ${GLOBAL_PROJECT_ID})`;
 
 export interface StoredContainer extends Times {
   id: number;
@@ -36,10 +48,11 @@ export interface StoredDataModel extends Times {
   definition: DataModelDefinition;
 }
 
-export const metadata = (t: Times): SchemaMetadata => ({ createdTime: t.createdTime, lastUpdatedTime: t.lastUpdatedTime, isGlobal: false });
+export const metadata = (t: Times): SchemaMetadata => ({ createdTime: t.createdTime, lastUpdatedTime: t.lastUpdatedTime, isGlobal: t.isGlobal ?? false });
 
 interface ContainerRow {
   id: number;
+  project_id?: number;
   definition: string;
   layout: string;
   states: string;
@@ -49,10 +62,14 @@ interface ContainerRow {
 
 interface VersionedRow {
   id: number;
+  project_id?: number;
   definition: string;
   created_time: number;
   last_updated_time: number;
 }
+
+/** `isGlobal` for a row read with its `project_id` from the global layer. */
+const global = (r: { project_id?: number }): { isGlobal?: true } => (r.project_id !== undefined && Number(r.project_id) === GLOBAL_PROJECT_ID ? { isGlobal: true } : {});
 
 export const containerFromRow = (r: ContainerRow): StoredContainer => ({
   id: r.id,
@@ -61,6 +78,7 @@ export const containerFromRow = (r: ContainerRow): StoredContainer => ({
   states: JSON.parse(r.states),
   createdTime: r.created_time,
   lastUpdatedTime: r.last_updated_time,
+  ...global(r),
 });
 
 export const viewFromRow = (r: VersionedRow): StoredView => ({
@@ -68,6 +86,7 @@ export const viewFromRow = (r: VersionedRow): StoredView => ({
   definition: JSON.parse(r.definition),
   createdTime: r.created_time,
   lastUpdatedTime: r.last_updated_time,
+  ...global(r),
 });
 
 export const dataModelFromRow = (r: VersionedRow): StoredDataModel => ({
@@ -75,6 +94,7 @@ export const dataModelFromRow = (r: VersionedRow): StoredDataModel => ({
   definition: JSON.parse(r.definition),
   createdTime: r.created_time,
   lastUpdatedTime: r.last_updated_time,
+  ...global(r),
 });
 
 /**
@@ -127,19 +147,54 @@ export class ProjectSchema implements SchemaSource {
   states = (id: ContainerId): ContainerStates | undefined => this.stored(id)?.states;
 }
 
+/**
+ * The parsed rows of the global layer, by table, id and times: requests never change them, so a process
+ * parses each once instead of at every request (the core data model is most of a small project's schema).
+ * A row written again (a new catalog seeded) has a new last-updated time, so it is parsed again; a build has
+ * one catalog, so rows of the same id and times hold the same definition in any database it serves.
+ */
+const parsedGlobal = new Map<string, StoredContainer | StoredView>();
+const PARSED_GLOBAL_LIMIT = 4096;
+
+const globalKey = (table: string, r: { id: number; created_time: number; last_updated_time: number }) => `${table}:${r.id}:${r.created_time}:${r.last_updated_time}`;
+
+/** A column's value on the project's rows; null on the global layer's, which come from `parsedGlobal`. */
+const unlessGlobal = (column: string) => `CASE WHEN project_id = ${GLOBAL_PROJECT_ID} THEN NULL ELSE ${column} END AS ${column}`;
+
+/** The rows of `table` read with unlessGlobal, parsed: the global layer's from the cache, read in full on a miss. */
+async function parseRows<R extends { id: number; definition: string | null; created_time: number; last_updated_time: number }, T>(
+  db: Pick<Queryable, 'all'>,
+  table: string,
+  columns: string,
+  rows: R[],
+  parse: (r: R) => T,
+): Promise<T[]> {
+  const missing = rows.some((r) => r.definition === null && !parsedGlobal.has(globalKey(table, r)));
+  if (missing) {
+    if (parsedGlobal.size > PARSED_GLOBAL_LIMIT) parsedGlobal.clear();
+    const full = await db.all<R>(Sql.raw(`SELECT ${columns} FROM ${table} WHERE project_id = ${GLOBAL_PROJECT_ID}`));
+    for (const r of full) parsedGlobal.set(globalKey(table, r), parse(r) as StoredContainer | StoredView);
+  }
+  return rows.map((r) => (r.definition === null ? (parsedGlobal.get(globalKey(table, r)) as T) : parse(r)));
+}
+
+const CONTAINER_COLUMNS = 'id, project_id, definition, layout, states, created_time, last_updated_time';
+const VIEW_COLUMNS = 'id, project_id, definition, created_time, last_updated_time';
+
 export async function loadSchema(db: Pick<Queryable, 'all'>, projectId: number): Promise<ProjectSchema> {
   const schema = new ProjectSchema();
   const containers = await db.all<ContainerRow>(
-    sql`SELECT id, definition, layout, states, created_time, last_updated_time FROM dm_containers WHERE project_id = ${projectId}`,
+    sql`SELECT id, project_id, ${Sql.raw(['definition', 'layout', 'states'].map(unlessGlobal).join(', '))}, created_time, last_updated_time FROM dm_containers WHERE ${projectOrGlobal(projectId)}`,
   );
-  for (const r of containers) schema.putContainer(containerFromRow(r));
-  const views = await db.all<VersionedRow>(sql`SELECT id, definition, created_time, last_updated_time FROM dm_views WHERE project_id = ${projectId}`);
-  for (const r of views) schema.putView(viewFromRow(r));
+  for (const c of await parseRows(db, 'dm_containers', CONTAINER_COLUMNS, containers, containerFromRow)) schema.putContainer(c);
+  const views = await db.all<VersionedRow>(sql`SELECT id, project_id, ${Sql.raw(unlessGlobal('definition'))}, created_time, last_updated_time FROM dm_views WHERE ${projectOrGlobal(projectId)}`);
+  for (const v of await parseRows(db, 'dm_views', VIEW_COLUMNS, views, viewFromRow)) schema.putView(v);
   return schema;
 }
 
+/** The spaces among `spaces` that the project has, its own or global. */
 export async function existingSpaces(db: Queryable, projectId: number, spaces: readonly string[]): Promise<Set<string>> {
   if (spaces.length === 0) return new Set();
-  const rows = await db.all<{ space: string }>(sql`SELECT space FROM dm_spaces WHERE project_id = ${projectId} AND space IN (${[...new Set(spaces)]})`);
+  const rows = await db.all<{ space: string }>(sql`SELECT space FROM dm_spaces WHERE ${projectOrGlobal(projectId)} AND space IN (${[...new Set(spaces)]})`);
   return new Set(rows.map((r) => r.space));
 }

@@ -12,11 +12,14 @@ export interface SpaceDefinition {
   description?: string;
 }
 
-/** The definitions of an apply request, in order; a 400 naming the place when one cannot be applied. */
-export function normalizeSpaces(items: readonly SpaceCreate[]): SpaceDefinition[] {
+/**
+ * The definitions of an apply request, in order; a 400 naming the place when one cannot be applied. `system`:
+ * the system spaces are being seeded, so `cdf_` spaces are allowed.
+ */
+export function normalizeSpaces(items: readonly SpaceCreate[], system = false): SpaceDefinition[] {
   checkNoDuplicates(items, (s) => s.space, (s) => ({ space: s.space }));
   return items.map((item, i) => {
-    checkSpaceName(item.space, ['items', i, 'space']);
+    if (!system) checkSpaceName(item.space, ['items', i, 'space']);
     const def: SpaceDefinition = { space: item.space };
     if (item.name !== undefined) def.name = item.name;
     if (item.description !== undefined) def.description = item.description;

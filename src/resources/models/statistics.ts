@@ -1,6 +1,7 @@
 /**
  * Usage of the data modeling service: the project's counts with their limits, and each space's counts.
  * Views and data models count every version; soft-deleted instances are the tombstones kept of deleted ones.
+ * The global layer (the core data model) is the system's and counts against no project.
  */
 import type { Services } from '../../http/services.js';
 import { Sql, sql } from '../../storage/sql.js';
@@ -25,7 +26,7 @@ export async function projectStatistics(services: Services, projectId: number) {
   const n = (k: string) => Number(counts[k]);
   const schema = await loadSchema(services.reads, projectId);
   const properties = [...schema.containers.values()]
-    .filter((c) => !services.access || services.access.all || services.access.spaces.includes(c.definition.space))
+    .filter((c) => !c.isGlobal && (!services.access || services.access.all || services.access.spaces.includes(c.definition.space)))
     .reduce((sum, c) => sum + Object.keys(c.definition.properties).length, 0);
   const L = DM_PROJECT_LIMITS;
   return {
