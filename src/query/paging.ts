@@ -221,7 +221,7 @@ export async function fetchPage<Row extends Record<string, unknown>>(reader: Rea
       { parallel: q.parallel },
     );
     const count = page.__count as number;
-    if (page.__joined) joined.push(page.__joined as Buffer);
+    if (page.__joined) joined.push(typeof page.__joined === 'string' ? Buffer.from(page.__joined) : (page.__joined as Buffer));
     if (count >= wanted && wanted > 0) last = { s, v: seg.keys.map((_, i) => page[`__k${i}`] as SqlValue) };
     read += count;
   }

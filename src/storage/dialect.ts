@@ -50,7 +50,11 @@ export interface Dialect {
   /** The larger / smaller of two values (scalar). */
   greatest(a: string, b: string): string;
   least(a: string, b: string): string;
-  /** An aggregate joining a text expression's values with `separator`, as bytes (a BLOB / bytea), in `order`. */
+  /**
+   * An aggregate joining a text expression's values with `separator`, in `order`: as bytes on SQLite (a BLOB,
+   * read without decoding), as text on PostgreSQL (a bytea would travel in hex, twice its size, and be
+   * decoded by the client: about 3 of the 10 ms of Strata CPU a 1000-event page took).
+   */
   joinBytes(expr: string, separator: string, order?: string): string;
   /** A planner hint after a table name that keeps it from using its indexes to pick rows (empty where unknown). */
   readonly notIndexed: string;
@@ -172,7 +176,7 @@ export const postgresDialect: Dialect = {
   jsonQuote: (e) => `to_json(${e})::text`,
   greatest: (a, b) => `greatest(${a}, ${b})`,
   least: (a, b) => `least(${a}, ${b})`,
-  joinBytes: (e, s, order) => `convert_to(string_agg(${e}, '${s}'${order ? ` ORDER BY ${order}` : ''}), 'UTF8')`,
+  joinBytes: (e, s, order) => `string_agg(${e}, '${s}'${order ? ` ORDER BY ${order}` : ''})`,
   notIndexed: '',
   forUpdate: ' FOR UPDATE',
   indexedBy: () => '',
