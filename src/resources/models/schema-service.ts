@@ -346,6 +346,7 @@ export async function deleteContainers(services: Services, projectId: number, id
   requireSpacesWritable(services.access, ids.map((c, i) => ({ space: c.space, path: ['items', i, 'space'] })));
   return write(services, async (db) => {
     const schema = await loadSchema(db, projectId);
+    requireNotRequired(schema, ids);
     const deleted: ContainerId[] = [];
     for (const id of ids) {
       const c = schema.stored(id);
@@ -356,6 +357,27 @@ export async function deleteContainers(services: Services, projectId: number, id
     }
     return { items: deleted };
   });
+}
+
+/**
+ * A 400 when a container being deleted is required (a `requires` constraint) by a container that stays:
+ * that constraint could never hold again. Deleting both in one request, or the constraint first, is fine.
+ */
+function requireNotRequired(schema: ProjectSchema, ids: readonly ContainerId[]): void {
+  const deleting = new Set(ids.filter((id) => schema.stored(id)).map(containerKey));
+  for (const [i, id] of ids.entries()) {
+    if (!schema.stored(id)) continue;
+    for (const c of schema.containers.values()) {
+      if (deleting.has(containerKey(c.definition))) continue;
+      for (const [constraint, x] of Object.entries(c.definition.constraints)) {
+        if (x.constraintType !== 'requires' || containerKey(x.require) !== containerKey(id)) continue;
+        fail(
+          ['items', i],
+          `the container ${containerKey(id)} is required by the constraint ${JSON.stringify(constraint)} of the container ${containerKey(c.definition)}; delete that constraint or that container first (nothing was deleted)`,
+        );
+      }
+    }
+  }
 }
 
 type SubObject = ContainerSubObjectsBody['items'][number];
