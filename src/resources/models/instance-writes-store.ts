@@ -6,14 +6,16 @@
  * statements. Uniqueness constraints are unique indexes of the container tables; `requires` constraints are
  * checked after the writes. A version goes up by one only when something changed.
  */
-import { ApiError, badRequest } from '../../http/errors.js';
+import { describeScope, type Access } from '../../auth/access.js';
+import { formatCapability } from '../../auth/principal.js';
+import { ApiError, badRequest, forbidden, formatPath } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { allocateIds } from '../../storage/ids.js';
 import { Sql, sql, type SqlValue } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
 import { toColumn } from './container-tables.js';
 import type { ContainerDefinition } from './containers.js';
-import { containerKey, fail, instanceKey, nodeKey, type DirectRelationReference, type InstanceType } from './identifiers.js';
+import { containerKey, fail, instanceKey, nodeKey, type DirectRelationReference, type InstanceType, type Path } from './identifiers.js';
 import type { ApplyInstancesBody, InstanceDeleteItem } from './instance-schema.js';
 import { normalizeInstanceApply, requiredMissing, valuesForNewData, type InstanceWrite } from './instance-writes.js';
 import { isList } from './property-types.js';
@@ -145,7 +147,26 @@ function missingNodes(refs: readonly DirectRelationReference[], what: string, fl
   );
 }
 
-export async function applyInstances(services: Services, projectId: number, body: ApplyInstancesBody) {
+/**
+ * A 403 when the request creates (or revives, or deletes) instances in a space where the principal may only
+ * change the properties of existing ones (`dataModelInstancesAcl:WRITE_PROPERTIES` without `WRITE`).
+ */
+function requireCreatable(access: Access | undefined, targets: ReadonlyArray<{ space: string; path: Path; what: string }>): void {
+  if (access === undefined || access.all) return;
+  for (const { space, path, what } of targets) {
+    if (access.spaces.includes(space)) continue;
+    throw forbidden(
+      `${formatPath(path)}: ${what} in the space ${JSON.stringify(space)} needs ${formatCapability(access.capability)} there` +
+        `${access.spaces.length ? ` (granted only in ${describeScope(access)})` : ''}; dataModelInstancesAcl:WRITE_PROPERTIES changes the properties of existing instances only`,
+    );
+  }
+}
+
+/**
+ * `createAccess` is where the request may create and delete instances (`dataModelInstancesAcl:WRITE`);
+ * `services.access` is where it may change them at all (`WRITE` or `WRITE_PROPERTIES`). Absent, both are the same.
+ */
+export async function applyInstances(services: Services, projectId: number, body: ApplyInstancesBody, createAccess: Access | undefined = services.access) {
   requireSpacesWritable(services.access, [
     ...body.items.map((item, i) => ({ space: item.space, path: ['items', i, 'space'] as Array<string | number> })),
     ...(body.delete ?? []).map((item, i) => ({ space: item.space, path: ['delete', i, 'space'] as Array<string | number> })),
@@ -157,7 +178,7 @@ export async function applyInstances(services: Services, projectId: number, body
       const schema = await loadSchema(db, projectId);
       schemaForErrors = schema;
       const apply = normalizeInstanceApply(body, schema.resolver);
-      return await applyWithSchema(db, services, projectId, schema, apply, now);
+      return await applyWithSchema(db, services, projectId, schema, apply, now, createAccess);
     });
   } catch (error) {
     if (schemaForErrors && services.db.dialect.isUniqueViolation(error)) throw uniquenessConflict(schemaForErrors, error);
@@ -165,8 +186,17 @@ export async function applyInstances(services: Services, projectId: number, body
   }
 }
 
-async function applyWithSchema(db: Queryable, services: Services, projectId: number, schema: ProjectSchema, apply: ReturnType<typeof normalizeInstanceApply>, now: number) {
+async function applyWithSchema(
+  db: Queryable,
+  services: Services,
+  projectId: number,
+  schema: ProjectSchema,
+  apply: ReturnType<typeof normalizeInstanceApply>,
+  now: number,
+  createAccess: Access | undefined,
+) {
   const { items, options } = apply;
+  requireCreatable(createAccess, apply.delete.map((d, i) => ({ space: d.space, path: ['delete', i, 'space'], what: 'deleting an instance' })));
 
   // References to nodes: the type, edge ends and direct relation values.
   const refs = new Map<string, { ref: DirectRelationReference; flag: 'autoCreateDirectRelations' | 'autoCreateStartNodes' | 'autoCreateEndNodes'; container?: string }>();
@@ -222,6 +252,11 @@ async function applyWithSchema(db: Queryable, services: Services, projectId: num
     );
   }
 
+  requireCreatable(
+    createAccess,
+    writes.flatMap((w) => (live(instanceKey(w)) ? [] : [{ space: w.space, path: ['items', items.indexOf(w), 'space'], what: `creating the ${w.instanceType} ${JSON.stringify(w.externalId)}` }])),
+  );
+
   // Nodes referenced that neither exist nor are written here.
   const writtenNodes = new Set(writes.filter((w) => w.instanceType === 'node').map((w) => nodeKey(w)));
   const toCreate = new Map<string, DirectRelationReference>();
@@ -244,6 +279,7 @@ async function applyWithSchema(db: Queryable, services: Services, projectId: num
     const noSpace = [...new Set(created.map((r) => r.space))].filter((s) => !createdSpaces.has(s));
     if (noSpace.length > 0) throw badRequest(`Nodes would be created in spaces that do not exist: ${noSpace.join(', ')}`, { missing: noSpace.map((space) => ({ space })) });
     requireSpacesWritable(services.access, created.map((r) => ({ space: r.space, path: ['items'] })));
+    requireCreatable(createAccess, created.map((r) => ({ space: r.space, path: ['items'], what: `creating the node ${JSON.stringify(r.externalId)} that the items refer to` })));
   }
 
   // Ids for new instances (and revived tombstones keep theirs).
