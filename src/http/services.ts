@@ -36,4 +36,6 @@ export interface Services {
   auth?: AuthRuntime;
   /** The one client for calls to other servers; present in the services of a built app. */
   outbound?: OutboundClient;
+  /** Data modeling project limits configured over the defaults (see resources/models/limits.ts). */
+  modelsLimits?: Readonly<Record<string, number>>;
 }

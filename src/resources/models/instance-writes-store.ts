@@ -18,6 +18,8 @@ import type { ContainerDefinition } from './containers.js';
 import { containerKey, fail, instanceKey, nodeKey, type DirectRelationReference, type InstanceType, type Path } from './identifiers.js';
 import type { ApplyInstancesBody, InstanceDeleteItem } from './instance-schema.js';
 import { normalizeInstanceApply, requiredMissing, valuesForNewData, type InstanceWrite } from './instance-writes.js';
+import { requireWithinLimit } from './limit-checks.js';
+import { projectLimits } from './limits.js';
 import { isList } from './property-types.js';
 import { existingSpaces, loadSchema, type ProjectSchema, type StoredContainer } from './schema-store.js';
 import { requireSpacesWritable } from './space-access.js';
@@ -424,6 +426,8 @@ async function applyWithSchema(
   ]);
   await checkRequires(db, projectId, schema, pending, items);
   await checkTargets(db, projectId, schema, targetChecks);
+  const created = [...pending.keys()].some((key) => !live(key));
+  await requireInstanceLimits(db, projectId, services, created, deleted.length > 0);
 
   return {
     items: results.map(({ item, key }) => {
@@ -440,6 +444,13 @@ async function applyWithSchema(
     }),
     deleted,
   };
+}
+
+/** The project's limits on live instances and on tombstones, checked when the request added to them. */
+async function requireInstanceLimits(db: Queryable, projectId: number, services: Services, created: boolean, deleted: boolean): Promise<void> {
+  const limits = projectLimits(services.modelsLimits);
+  if (created) await requireWithinLimit(db, projectId, 'dm_instances', limits.instances, 'instances', sql`deleted_time IS NULL`);
+  if (deleted) await requireWithinLimit(db, projectId, 'dm_instances', limits.softDeletedInstances, 'soft-deleted instances', sql`deleted_time IS NOT NULL`);
 }
 
 /**
@@ -558,6 +569,8 @@ export async function deleteInstances(services: Services, projectId: number, ite
   requireSpacesWritable(services.access, items.map((item, i) => ({ space: item.space, path: ['items', i, 'space'] })));
   return services.db.transaction(async (db) => {
     const schema = await loadSchema(db, projectId);
-    return { items: await deleteRows(db, projectId, schema, items, services.now()) };
+    const deleted = await deleteRows(db, projectId, schema, items, services.now());
+    await requireInstanceLimits(db, projectId, services, false, deleted.length > 0);
+    return { items: deleted };
   });
 }

@@ -32,7 +32,8 @@ import {
   type Path,
   type ViewId,
 } from './identifiers.js';
-import { DM_PROJECT_LIMITS } from './limits.js';
+import { requireWithinLimit, limitReached } from './limit-checks.js';
+import { projectLimits } from './limits.js';
 import { isList, textSizeLimit } from './property-types.js';
 import {
   containerFromRow,
@@ -92,12 +93,6 @@ async function requireSpaces(db: Queryable, projectId: number, spaces: readonly 
   }
 }
 
-/** A 400 when an apply leaves the project holding more of a kind than its limit (nothing is applied). */
-async function requireWithinLimit(db: Queryable, projectId: number, table: string, limit: number, noun: string): Promise<void> {
-  const row = await db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${Sql.raw(table)} WHERE project_id = ${projectId}`);
-  if (Number(row!.n) > limit) throw badRequest(`A project holds at most ${limit} ${noun}; this request would make it ${row!.n} (nothing was applied)`);
-}
-
 const write = <T>(services: Services, fn: (db: Queryable) => Promise<T>): Promise<T> => services.db.transaction(fn);
 
 // ---------------------------------------------------------------------------------------------------------
@@ -142,7 +137,7 @@ export async function applySpaces(services: Services, projectId: number, items: 
         out.push(spaceRead(existing));
       }
     }
-    await requireWithinLimit(db, projectId, 'dm_spaces', DM_PROJECT_LIMITS.spaces, 'spaces');
+    await requireWithinLimit(db, projectId, 'dm_spaces', projectLimits(services.modelsLimits).spaces, 'spaces');
     return { items: out };
   });
 }
@@ -288,11 +283,10 @@ export async function applyContainers(services: Services, projectId: number, ite
       }
       if (c.lastUpdatedTime === now && c.createdTime !== now) await saveContainer(db, projectId, c);
     }
-    await requireWithinLimit(db, projectId, 'dm_containers', DM_PROJECT_LIMITS.containers, 'containers');
+    await requireWithinLimit(db, projectId, 'dm_containers', projectLimits(services.modelsLimits).containers, 'containers');
     const properties = [...schema.containers.values()].reduce((n, c) => n + Object.keys(c.definition.properties).length, 0);
-    if (properties > DM_PROJECT_LIMITS.containerProperties) {
-      throw badRequest(`A project holds at most ${DM_PROJECT_LIMITS.containerProperties} container properties; this request would make it ${properties} (nothing was applied)`);
-    }
+    const propertyLimit = projectLimits(services.modelsLimits).containerProperties;
+    if (properties > propertyLimit) throw limitReached(propertyLimit, 'container properties');
     return { items: out.map(containerRead) };
   });
 }
@@ -541,7 +535,7 @@ export async function applyViews(services: Services, projectId: number, items: r
     await requireSpaces(db, projectId, defs.map((d) => d.space));
     const schema = await loadSchema(db, projectId);
     const stored = await putViews(db, projectId, schema, defs, defs.map((_, i) => ['items', i]), now);
-    await requireWithinLimit(db, projectId, 'dm_views', DM_PROJECT_LIMITS.views, 'view versions');
+    await requireWithinLimit(db, projectId, 'dm_views', projectLimits(services.modelsLimits).views, 'view versions');
     return { items: stored.map((v) => viewRead(schema, v)) };
   });
 }
@@ -667,8 +661,8 @@ export async function applyDataModels(services: Services, projectId: number, ite
       );
       out.push({ id, definition: JSON.stringify(d), created_time: now, last_updated_time: now });
     }
-    await requireWithinLimit(db, projectId, 'dm_views', DM_PROJECT_LIMITS.views, 'view versions');
-    await requireWithinLimit(db, projectId, 'dm_data_models', DM_PROJECT_LIMITS.dataModels, 'data model versions');
+    await requireWithinLimit(db, projectId, 'dm_views', projectLimits(services.modelsLimits).views, 'view versions');
+    await requireWithinLimit(db, projectId, 'dm_data_models', projectLimits(services.modelsLimits).dataModels, 'data model versions');
     return { items: out.map((r) => dataModelRead(schema, r, false)) };
   });
 }

@@ -4,7 +4,7 @@
  */
 import type { Services } from '../../http/services.js';
 import { Sql, sql } from '../../storage/sql.js';
-import { DM_PROJECT_LIMITS } from './limits.js';
+import { projectLimits } from './limits.js';
 import { loadSchema } from './schema-store.js';
 import { spaceCondition } from './space-access.js';
 
@@ -27,7 +27,7 @@ export async function projectStatistics(services: Services, projectId: number) {
   const properties = [...schema.containers.values()]
     .filter((c) => !services.access || services.access.all || services.access.spaces.includes(c.definition.space))
     .reduce((sum, c) => sum + Object.keys(c.definition.properties).length, 0);
-  const L = DM_PROJECT_LIMITS;
+  const L = projectLimits(services.modelsLimits);
   return {
     spaces: { count: n('spaces'), limit: L.spaces },
     containers: { count: n('containers'), limit: L.containers },
