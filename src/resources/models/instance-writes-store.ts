@@ -21,7 +21,7 @@ import { normalizeInstanceApply, requiredMissing, valuesForNewData, type Instanc
 import { requireWithinLimit } from './limit-checks.js';
 import { projectLimits } from './limits.js';
 import { isList } from './property-types.js';
-import { existingSpaces, loadSchema, type ProjectSchema, type StoredContainer } from './schema-store.js';
+import { existingSpaces, readSchema, type ProjectSchema, type StoredContainer } from './schema-store.js';
 import { requireSpacesWritable } from './space-access.js';
 import { encodeRef } from './store-schema.js';
 import type { StoredValue } from './values.js';
@@ -177,7 +177,7 @@ export async function applyInstances(services: Services, projectId: number, body
   let schemaForErrors: ProjectSchema | undefined;
   try {
     return await services.db.transaction(async (db) => {
-      const schema = await loadSchema(db, projectId);
+      const schema = await readSchema(db, projectId);
       schemaForErrors = schema;
       const apply = normalizeInstanceApply(body, schema.resolver);
       return await applyWithSchema(db, services, projectId, schema, apply, now, createAccess);
@@ -568,7 +568,7 @@ export async function deleteRows(db: Queryable, projectId: number, schema: Proje
 export async function deleteInstances(services: Services, projectId: number, items: readonly InstanceDeleteItem[]) {
   requireSpacesWritable(services.access, items.map((item, i) => ({ space: item.space, path: ['items', i, 'space'] })));
   return services.db.transaction(async (db) => {
-    const schema = await loadSchema(db, projectId);
+    const schema = await readSchema(db, projectId);
     const deleted = await deleteRows(db, projectId, schema, items, services.now());
     await requireInstanceLimits(db, projectId, services, false, deleted.length > 0);
     return { items: deleted };

@@ -40,6 +40,8 @@ import {
   dataModelFromRow,
   existingSpaces,
   loadSchema,
+  readSchema,
+  schemaChanged,
   metadata,
   viewFromRow,
   type ProjectSchema,
@@ -283,6 +285,7 @@ export async function applyContainers(services: Services, projectId: number, ite
       }
       if (c.lastUpdatedTime === now && c.createdTime !== now) await saveContainer(db, projectId, c);
     }
+    if (out.some((c) => c.lastUpdatedTime === now)) await schemaChanged(db, projectId);
     await requireWithinLimit(db, projectId, 'dm_containers', projectLimits(services.modelsLimits).containers, 'containers');
     const properties = [...schema.containers.values()].reduce((n, c) => n + Object.keys(c.definition.properties).length, 0);
     const propertyLimit = projectLimits(services.modelsLimits).containerProperties;
@@ -323,7 +326,7 @@ export async function listContainers(
 }
 
 export async function containersByIds(services: Services, projectId: number, ids: readonly ContainerId[]) {
-  const schema = await loadSchema(services.reads, projectId);
+  const schema = await readSchema(services.reads, projectId);
   const scope = services.access;
   const seen = new Set<string>();
   const items = [];
@@ -349,6 +352,7 @@ export async function deleteContainers(services: Services, projectId: number, id
       await db.run(sql`DELETE FROM dm_containers WHERE project_id = ${projectId} AND id = ${c.id}`);
       deleted.push({ space: id.space, externalId: id.externalId });
     }
+    if (deleted.length > 0) await schemaChanged(db, projectId);
     return { items: deleted };
   });
 }
@@ -398,6 +402,7 @@ export async function deleteContainerParts(services: Services, projectId: number
       done.push({ space: item.space, containerExternalId: item.containerExternalId, identifier: item.identifier });
     }
     for (const c of changed.values()) await saveContainer(db, projectId, c);
+    if (changed.size > 0) await schemaChanged(db, projectId);
     return { items: done };
   });
 }
@@ -440,6 +445,7 @@ export async function retryContainerParts(services: Services, projectId: number,
       changed.set(c.id, { ...c, states, lastUpdatedTime: isDeepStrictEqual(states, c.states) ? c.lastUpdatedTime : now });
     }
     for (const c of changed.values()) await saveContainer(db, projectId, c);
+    if (changed.size > 0) await schemaChanged(db, projectId);
     return { items: items.map((m) => ({ space: m.space, containerExternalId: m.containerExternalId, identifier: m.identifier })) };
   });
 }
@@ -456,7 +462,7 @@ function latestVersions(views: Iterable<StoredView>): StoredView[] {
 }
 
 export async function inspectContainers(services: Services, projectId: number, body: InspectContainersBody) {
-  const schema = await loadSchema(services.reads, projectId);
+  const schema = await readSchema(services.reads, projectId);
   const access = services.access;
   const readable = (space: string) => !access || access.all || access.spaces.includes(space);
   const items = [];
@@ -524,6 +530,7 @@ async function putViews(db: Queryable, projectId: number, schema: ProjectSchema,
     schema.putView(v);
     out.push(v);
   }
+  if (out.some((v) => v.lastUpdatedTime === now)) await schemaChanged(db, projectId);
   return out;
 }
 
@@ -550,7 +557,7 @@ export async function listViews(
   projectId: number,
   q: { limit?: number; cursor?: string; space?: string; includeInheritedProperties?: boolean; allVersions?: boolean; includeGlobal?: boolean },
 ) {
-  const schema = await loadSchema(services.reads, projectId);
+  const schema = await readSchema(services.reads, projectId);
   const conditions = [sql`v.project_id = ${projectId}`];
   if (q.space !== undefined) conditions.push(sql`v.space = ${q.space}`);
   const scope = spaceCondition(services.access, 'v.space');
@@ -593,7 +600,7 @@ function viewsNamed(schema: ProjectSchema, ids: ReadonlyArray<{ space: string; e
 }
 
 export async function viewsByIds(services: Services, projectId: number, ids: ReadonlyArray<{ space: string; externalId: string; version?: string }>, includeInheritedProperties = true) {
-  const schema = await loadSchema(services.reads, projectId);
+  const schema = await readSchema(services.reads, projectId);
   return { items: viewsNamed(schema, ids).filter((v) => viewVisible(services, v.definition)).map((v) => viewRead(schema, v, includeInheritedProperties)) };
 }
 
@@ -603,6 +610,7 @@ export async function deleteViews(services: Services, projectId: number, ids: re
     const schema = await loadSchema(db, projectId);
     const deleted = viewsNamed(schema, ids);
     for (const v of deleted) await db.run(sql`DELETE FROM dm_views WHERE project_id = ${projectId} AND id = ${v.id}`);
+    if (deleted.length > 0) await schemaChanged(db, projectId);
     return { items: deleted.map((v) => ({ space: v.definition.space, externalId: v.definition.externalId, version: v.definition.version })) };
   });
 }
@@ -672,7 +680,7 @@ export async function listDataModels(
   projectId: number,
   q: { limit?: number; cursor?: string; space?: string; inlineViews?: boolean; allVersions?: boolean; includeGlobal?: boolean },
 ) {
-  const schema = q.inlineViews ? await loadSchema(services.reads, projectId) : undefined;
+  const schema = q.inlineViews ? await readSchema(services.reads, projectId) : undefined;
   const conditions = [sql`m.project_id = ${projectId}`];
   if (q.space !== undefined) conditions.push(sql`m.space = ${q.space}`);
   const scope = spaceCondition(services.access, 'm.space');
@@ -716,7 +724,7 @@ async function dataModelsNamed(db: Pick<Queryable, 'all'>, projectId: number, id
 }
 
 export async function dataModelsByIds(services: Services, projectId: number, ids: ReadonlyArray<{ space: string; externalId: string; version?: string }>, inlineViews = false) {
-  const schema = inlineViews ? await loadSchema(services.reads, projectId) : undefined;
+  const schema = inlineViews ? await readSchema(services.reads, projectId) : undefined;
   const rows = (await dataModelsNamed(services.reads, projectId, ids)).filter((r) => viewVisible(services, { space: r.key.split(':')[0] }));
   return { items: rows.map((r) => (schema ? dataModelRead(schema, r, true) : dataModelRead(undefined as never, r, false))) };
 }
