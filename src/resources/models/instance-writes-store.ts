@@ -446,9 +446,16 @@ async function applyWithSchema(
   };
 }
 
-/** The project's limits on live instances and on tombstones, checked when the request added to them. */
+/**
+ * The project's limits on live instances and on tombstones, checked when the request added to them. Ids are
+ * never reused, so no project holds more instance rows than the highest id given: below the limits (any
+ * server short of millions of instances) the check is one index lookup, and only above it are rows counted.
+ */
 async function requireInstanceLimits(db: Queryable, projectId: number, services: Services, created: boolean, deleted: boolean): Promise<void> {
+  if (!created && !deleted) return;
   const limits = projectLimits(services.modelsLimits);
+  const highest = await db.get<{ id: number | null }>(sql`SELECT max(id) AS id FROM dm_instances`);
+  if (Number(highest?.id ?? 0) <= Math.min(created ? limits.instances : Infinity, deleted ? limits.softDeletedInstances : Infinity)) return;
   if (created) await requireWithinLimit(db, projectId, 'dm_instances', limits.instances, 'instances', sql`deleted_time IS NULL`);
   if (deleted) await requireWithinLimit(db, projectId, 'dm_instances', limits.softDeletedInstances, 'soft-deleted instances', sql`deleted_time IS NOT NULL`);
 }
