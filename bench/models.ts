@@ -1,7 +1,7 @@
 /**
- * Data modeling workloads (issue 20): ingest of nodes through one view of 10 properties, 1000 per request;
+ * Data modeling workloads: ingest of nodes through one view of 10 properties, 1000 per request;
  * a list filtered on an indexed property and sorted on another (limit 1000); and the cost of a deep page
- * against the first (keyset cursors), on whichever store the server child uses (SQLite, or PostgreSQL when
+ * against the first (keyset cursors); a sync chain over every node; on whichever store the server child uses (SQLite, or PostgreSQL when
  * BENCH_BACKEND=postgres).
  *
  * Environment:
@@ -201,6 +201,36 @@ export const modelsSuite: Suite = {
       target: '≤ 1.5× of page 1',
       met: ratio <= 1.5,
       data: { page1: s1, page100: s100, ratio },
+    });
+
+    // A sync chain over every node of the space: the feed read from its start, 2000 per page, as a client
+    // that mirrors the space would, until a page comes back empty.
+    const syncSet = { nodes: { filter: { equals: { property: ['node', 'space'], value: SPACE } } }, limit: 2000 };
+    const syncBody = (cursor?: string) => ({ with: { s: syncSet }, select: { s: { sources: [{ source: view, properties: ['*'] }] } }, ...(cursor ? { cursors: { s: cursor } } : {}) });
+    const tSync = now();
+    let synced = 0;
+    let syncPages = 0;
+    let syncCursor: string | undefined;
+    await ctx.profiled(`models-sync-${engine}`, async () => {
+      for (;;) {
+        const page = ok(await ctx.call('POST', '/models/instances/sync', syncBody(syncCursor)), 'sync');
+        syncPages++;
+        syncCursor = page.nextCursor.s;
+        if (page.items.s.length === 0) break;
+        synced += page.items.s.length;
+      }
+    });
+    const syncSeconds = (now() - tSync) / 1000;
+    if (synced !== nodes) throw new Error(`sync: ${synced} instances for ${nodes} nodes`);
+    const syncRate = synced / syncSeconds;
+    ctx.report({
+      id: `models.sync.${engine}`,
+      workload: `DM sync (${engine}): a chain of cursors over ${fmtInt(nodes)} nodes, 2000 per page, every property`,
+      value: `${fmtInt(syncRate)} instances/s`,
+      reference: `${syncPages} requests in ${syncSeconds.toFixed(1)} s`,
+      target: '≥ 20,000 instances/s',
+      met: syncRate >= 20_000,
+      data: { nodes, seconds: syncSeconds, rate: syncRate, pages: syncPages },
     });
 
     // One node read by id through the bench's view, before and after the core data model is put into the

@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { ADDRESS_ALLOWANCES, type AddressAllowance } from './http/address-policy.js';
 import type { OutboundConfig } from './http/outbound.js';
-import { PROJECT_LIMIT_NAMES } from './resources/models/limits.js';
+import { DM_LIMITS, PROJECT_LIMIT_NAMES } from './resources/models/limits.js';
 
 export interface Config {
   host: string;
@@ -58,6 +58,8 @@ export interface Config {
   outbound: OutboundConfig;
   /** Origins besides the issuer's own where its discovery document may place `jwks_uri` and `token_endpoint`; `*` for any. */
   oidcExtraOrigins: string[] | '*';
+  /** Age at which a data modeling sync cursor expires, in milliseconds. */
+  syncCursorMaxAgeMs: number;
   /** Data modeling: what a project may hold, by name (`instances`, `spaces`, ...), over the defaults. */
   modelsLimits?: Readonly<Record<string, number>>;
 }
@@ -151,6 +153,7 @@ const FLAGS: Record<string, string> = {
   '--trust-proxy': 'STRATA_TRUST_PROXY',
   '--token-failure-burst': 'STRATA_TOKEN_FAILURE_BURST',
   '--token-failure-rate': 'STRATA_TOKEN_FAILURE_RATE',
+  '--sync-cursor-max-age': 'STRATA_SYNC_CURSOR_MAX_AGE_MS',
   '--models-limits': 'STRATA_MODELS_LIMITS',
 };
 
@@ -528,6 +531,7 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
     jwksRefreshIntervalMs: integer('STRATA_JWKS_REFRESH_INTERVAL_MS (--jwks-refresh-interval)', values.STRATA_JWKS_REFRESH_INTERVAL_MS ?? '30000', 0, 86_400_000),
     outbound: loadOutboundConfig(values),
     oidcExtraOrigins: loadExtraOrigins(values.STRATA_OIDC_EXTRA_ORIGINS),
+    syncCursorMaxAgeMs: integer('STRATA_SYNC_CURSOR_MAX_AGE_MS (--sync-cursor-max-age)', values.STRATA_SYNC_CURSOR_MAX_AGE_MS ?? String(DM_LIMITS.syncCursorMaxAgeMs), 1000, 365 * 86_400_000),
     modelsLimits: loadModelsLimits(values.STRATA_MODELS_LIMITS),
     unauthenticatedBodyLimit: integer(
       'STRATA_UNAUTHENTICATED_BODY_LIMIT (--unauthenticated-body-limit)',

@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore, numberedPlaceholders } from '../src/storage/postgres-store.js';
 import { SqliteStore } from '../src/storage/sqlite-store.js';
+import { appSchema } from '../src/resources/tables.js';
+import { migrate } from '../src/storage/migrate.js';
 import { Sql, sql } from '../src/storage/sql.js';
 import { StoreUnavailable, type Store } from '../src/storage/store.js';
 import { hasPostgres, startPostgres, type PostgresServer } from './support/postgres.js';
@@ -102,5 +104,42 @@ describe('PostgreSQL specifics', () => {
     await expect(dead.all(sql`SELECT 1`)).rejects.toBeInstanceOf(StoreUnavailable);
     await expect(dead.transaction(async (tx) => tx.all(sql`SELECT 1`))).rejects.toBeInstanceOf(StoreUnavailable);
     await dead.close();
+  });
+
+  it.runIf(hasPostgres())('prepares a statement from its second use, once per connection, planned for its values', async () => {
+    server ??= await startPostgres();
+    const store = new PostgresStore({ url: await server.createDatabase(`prep_${Math.random().toString(36).slice(2)}`), poolSize: 1 });
+    try {
+      const text = `SELECT ${Math.random()} AS x WHERE 1 = ?`;
+      const prepared = async () => (await store.all<{ n: number }>(sql`SELECT count(*) AS n FROM pg_prepared_statements WHERE statement LIKE ${'%' + text.slice(7, 25) + '%'}`))[0].n;
+      await store.all(sql`SELECT ${Sql.raw(text.slice(7, text.indexOf(" WHERE")))} WHERE 1 = ${1}`);
+      expect(await prepared()).toBe(0);
+      for (let i = 0; i < 3; i++) expect(await store.all(sql`SELECT ${Sql.raw(text.slice(7, text.indexOf(" WHERE")))} WHERE 1 = ${1}`)).toHaveLength(1);
+      expect(await prepared()).toBe(1);
+      // Plans are made for each execution's values, never one generic plan for any.
+      expect((await store.all<{ plan_cache_mode: string }>(sql`SHOW plan_cache_mode`))[0].plan_cache_mode).toBe('force_custom_plan');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it.runIf(hasPostgres())('ends each non-unique index with the id, also on a database migrated from before', async () => {
+    server ??= await startPostgres();
+    const store = new PostgresStore({ url: await server.createDatabase(`idx_${Math.random().toString(36).slice(2)}`) });
+    const definition = async () => (await store.all<{ d: string }>(sql`SELECT indexdef AS d FROM pg_indexes WHERE indexname = 'events_created_time'`))[0].d;
+    try {
+      await migrate(store, appSchema());
+      expect(await definition()).toMatch(/\(project_id, created_time, id\)$/);
+      // A database written before: the index without the id, and schema version 11.
+      await store.transaction(async (tx) => {
+        await tx.run(Sql.raw('DROP INDEX events_created_time'));
+        await tx.run(Sql.raw('CREATE INDEX events_created_time ON events (project_id, created_time)'));
+        await tx.run(Sql.raw('UPDATE strata_schema SET version = 11'));
+      });
+      await migrate(store, appSchema());
+      expect(await definition()).toMatch(/\(project_id, created_time, id\)$/);
+    } finally {
+      await store.close();
+    }
   });
 });

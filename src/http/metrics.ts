@@ -62,11 +62,17 @@ export function createMetrics(): Metrics {
       this.set({ state: 'waiting' }, figures.waiting);
     },
   });
+  // Each operation's series, looked up once: prom-client hashes a label set at every call otherwise.
+  const byOperation = new Map<string, { latency: client.Histogram.Internal<"operation">; statuses: Map<number, client.Counter.Internal> }>();
   return {
     registry,
     observe(operation, status, seconds) {
-      requests.inc({ operation, status: String(status) });
-      latency.observe({ operation }, seconds);
+      let series = byOperation.get(operation);
+      if (!series) byOperation.set(operation, (series = { latency: latency.labels({ operation }), statuses: new Map() }));
+      let counter = series.statuses.get(status);
+      if (!counter) series.statuses.set(status, (counter = requests.labels({ operation, status: String(status) })));
+      counter.inc();
+      series.latency.observe(seconds);
       if (status === 429) refused.inc({ operation });
     },
     watchPool(read) {

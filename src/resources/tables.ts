@@ -5,6 +5,7 @@
 import { authTables } from '../auth/schema.js';
 import { emptyCollectionsAbsent, renderMissingJson } from '../storage/items.js';
 import type { Schema } from '../storage/migrate.js';
+import { rebuildIdSuffixedIndexes } from '../storage/schema.js';
 import { coreTables } from '../storage/projects.js';
 import { assetModel } from './assets/model.js';
 import { datapointTables } from './datapoints/store-schema.js';
@@ -16,8 +17,9 @@ import { timeSeriesModel } from './timeseries/model.js';
 const itemModels = [eventModel, dataSetModel, timeSeriesModel, assetModel];
 
 export function appSchema(): Schema {
+  const tables = [...coreTables, ...authTables, ...itemModels.flatMap((m) => m.tables), ...datapointTables, ...dmTables];
   return {
-    tables: [...coreTables, ...authTables, ...itemModels.flatMap((m) => m.tables), ...datapointTables, ...dmTables],
+    tables,
     steps: [
       // Events came to keep their rendered JSON; rows written before have none.
       { version: 7, run: (db) => renderMissingJson(db, eventModel.table) },
@@ -28,6 +30,8 @@ export function appSchema(): Schema {
           for (const m of itemModels) await emptyCollectionsAbsent(db, m.table);
         },
       },
+      // PostgreSQL indexes came to end with the id, as SQLite's do (storage/schema.ts indexColumns).
+      { version: 12, run: (db) => rebuildIdSuffixedIndexes(db, tables) },
     ],
   };
 }

@@ -71,8 +71,32 @@ export function createTableSql(t: TableDef, d: Dialect): string {
   return `CREATE TABLE IF NOT EXISTS ${t.name} (\n  ${parts.join(',\n  ')}\n)${t.withoutRowid ? d.withoutRowid : ''}`;
 }
 
-export function indexSql(t: TableDef, i: IndexDef): string {
-  return `CREATE ${i.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${i.name} ON ${t.name} (${i.columns.join(', ')})`;
+/**
+ * The columns of an index in the database. On SQLite every index ends with the rowid, the item's id, so an
+ * index on a sort key also serves the order (key, id) in which keyset paging reads (query/paging.ts). On
+ * PostgreSQL the id is added to each non-unique index of a table with ids, so that the same holds there:
+ * without it a page of items sharing the key (a batch created in one request has one createdTime) is sorted
+ * again after the index scan.
+ */
+function indexColumns(t: TableDef, i: IndexDef, d: Dialect): readonly string[] {
+  const id = Object.entries(t.columns).find(([, c]) => c.type === 'id')?.[0];
+  if (d.kind !== 'postgres' || i.unique || !id || i.columns.includes(id)) return i.columns;
+  return [...i.columns, id];
+}
+
+export function indexSql(t: TableDef, i: IndexDef, d: Dialect): string {
+  return `CREATE ${i.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${i.name} ON ${t.name} (${indexColumns(t, i, d).join(', ')})`;
+}
+
+/** Rebuilds the indexes whose database columns differ from their declaration (see indexColumns), for databases written before the id was added. */
+export async function rebuildIdSuffixedIndexes(db: Queryable, tables: readonly TableDef[]): Promise<void> {
+  for (const t of tables) {
+    for (const i of t.indexes ?? []) {
+      if (indexColumns(t, i, db.dialect) === i.columns) continue;
+      await db.run(Sql.raw(`DROP INDEX IF EXISTS ${i.name}`));
+      await db.run(Sql.raw(indexSql(t, i, db.dialect)));
+    }
+  }
 }
 
 /** The id sequence of a table on PostgreSQL (ids are allocated from it, see ids.ts). */
@@ -134,7 +158,7 @@ export async function ensureTables(db: Queryable, tables: readonly TableDef[]): 
     if (d.kind === 'postgres' && Object.values(t.columns).some((c) => c.type === 'id')) {
       await db.run(Sql.raw(`CREATE SEQUENCE IF NOT EXISTS ${idSequence(t.name)}`));
     }
-    for (const i of t.indexes ?? []) await db.run(Sql.raw(indexSql(t, i)));
+    for (const i of t.indexes ?? []) await db.run(Sql.raw(indexSql(t, i, d)));
     for (const statement of searchSql(t, d)) await db.run(Sql.raw(statement));
   }
 }

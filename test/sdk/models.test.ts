@@ -101,6 +101,29 @@ describe('data modeling through the official JavaScript client', () => {
     expect(after.items).toEqual([]);
   });
 
+  it('instances: sync follows changes and deletes through cursors', async () => {
+    const request = {
+      with: { pumps: { nodes: { filter: { equals: { property: ['node', 'space'], value: 'sdk-other' } } }, limit: 2 } },
+      select: { pumps: { sources: [{ source: view, properties: ['name'] }] } },
+    };
+    await client.instances.upsert({
+      items: ['s1', 's2', 's3'].map((x) => ({ instanceType: 'node' as const, space: 'sdk-other', externalId: x, sources: [{ source: view, properties: { name: x, pressure: 1 } }] })),
+    });
+    const seen: string[] = [];
+    let cursors: Record<string, string> | undefined;
+    for (;;) {
+      const page = await client.instances.sync({ ...request, ...(cursors ? { cursors } : {}) } as never);
+      cursors = page.nextCursor as Record<string, string>;
+      if (page.items.pumps.length === 0) break;
+      seen.push(...page.items.pumps.map((i) => i.externalId));
+    }
+    expect(seen.sort()).toEqual(['s1', 's2', 's3']);
+    await client.instances.delete([{ instanceType: 'node', space: 'sdk-other', externalId: 's2' }]);
+    const changes = await client.instances.sync({ ...request, cursors } as never);
+    expect(changes.items.pumps.map((i) => [i.externalId, typeof (i as { deletedTime?: number }).deletedTime])).toEqual([['s2', 'number']]);
+    await client.instances.delete(['s1', 's3'].map((x) => ({ instanceType: 'node' as const, space: 'sdk-other', externalId: x })));
+  });
+
   it('deletes views, containers and spaces', async () => {
     await client.instances.delete([2, 3].map((n) => ({ instanceType: 'node' as const, space: 'sdk', externalId: `pump-${n}` })));
     await client.views.delete([{ space: 'sdk', externalId: 'Pump', version: 'v1' }]);

@@ -205,20 +205,22 @@ export class ChunkStore {
 
 /**
  * The last chunk starting before `before` of each series asked for (undefined where there is none), in one
- * statement per hundred series: the latest point of a series is almost always in it.
+ * statement per hundred series: the latest point of a series is almost always in it. The series are a
+ * VALUES list joined to their last chunk's key (a max over the primary key, one index seek each), so the
+ * statement stays small to plan: written as a UNION of one subquery per series, PostgreSQL spent 41 ms
+ * planning each hundred.
  */
 export async function lastChunksBefore(db: Queryable, projectId: number, wanted: ReadonlyArray<{ seriesId: number; before: number }>): Promise<Array<ChunkRow | undefined>> {
   const out: Array<ChunkRow | undefined> = new Array(wanted.length).fill(undefined);
+  const integer = Sql.raw(db.dialect.types.integer);
   for (let from = 0; from < wanted.length; from += SERIES_PER_STATEMENT) {
     const part = wanted.slice(from, from + SERIES_PER_STATEMENT);
-    const query = Sql.join(
-      part.map(
-        ({ seriesId, before }, k) =>
-          sql`SELECT * FROM (SELECT ${Sql.raw(String(k))} AS k, ${COLUMNS} FROM datapoint_chunks WHERE project_id = ${projectId} AND series_id = ${seriesId} AND start_ts < ${before} ORDER BY start_ts DESC LIMIT 1) ${Sql.raw(`c${k}`)}`,
-      ),
-      ' UNION ALL ',
+    const values = Sql.join(
+      part.map(({ seriesId, before }, k) => sql`(CAST(${k} AS ${integer}), CAST(${seriesId} AS ${integer}), CAST(${before} AS ${integer}))`),
+      ', ',
     );
-    for (const row of await db.all<ChunkRow & { k: number }>(query)) out[from + row.k] = row;
+    const query = sql`SELECT w.column1 AS k, ${Sql.raw('c.start_ts AS "start", c.end_ts AS "end", c.n, c.data')} FROM (VALUES ${values}) w JOIN datapoint_chunks c ON c.project_id = ${projectId} AND c.series_id = w.column2 AND c.start_ts = (SELECT max(x.start_ts) FROM datapoint_chunks x WHERE x.project_id = ${projectId} AND x.series_id = w.column2 AND x.start_ts < w.column3)`;
+    for (const row of await db.all<ChunkRow & { k: number }>(query)) out[from + Number(row.k)] = row;
   }
   return out;
 }

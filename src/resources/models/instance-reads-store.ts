@@ -140,7 +140,7 @@ async function readRows(reads: Reader, q: InstanceSql, shape: ReadShape, project
 }
 
 /** Sort keys of the pager from checked sort keys. */
-function pageKeys(q: InstanceSql, sort: readonly SortKey[], required: ReadonlySet<string>): PageKey[] {
+export function pageKeys(q: InstanceSql, sort: readonly SortKey[], required: ReadonlySet<string>): PageKey[] {
   return sort.map((k) => {
     const t = k.target;
     // A non-nullable property of a container every listed instance has data in always has a value.
@@ -157,7 +157,7 @@ function pageKeys(q: InstanceSql, sort: readonly SortKey[], required: ReadonlySe
 }
 
 /** Whether a sort is served by a cursorable btree index of its container, in the order the index keeps. */
-function sortBacked(schema: ProjectSchema, sort: readonly SortKey[]): boolean {
+export function sortBacked(schema: ProjectSchema, sort: readonly SortKey[]): boolean {
   if (sort.length === 0) return true;
   if (sort.every((k) => k.target.kind === 'base')) {
     return sort.length === 1 && sort[0].target.kind === 'base' && ['externalId', 'space'].includes(sort[0].target.field);

@@ -13,6 +13,7 @@ import type { Services } from '../../http/services.js';
 import { allocateIds } from '../../storage/ids.js';
 import { Sql, sql, type SqlValue } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
+import { claimChanges } from './changes.js';
 import { toColumn } from './container-tables.js';
 import type { ContainerDefinition } from './containers.js';
 import { containerKey, fail, instanceKey, nodeKey, type DirectRelationReference, type InstanceType, type Path } from './identifiers.js';
@@ -81,16 +82,18 @@ async function insertRows(db: Queryable, table: string, columns: readonly string
 
 const INSTANCE_UPSERT = Sql.raw(
   ' ON CONFLICT (project_id, space, kind, external_id) DO UPDATE SET type_ref = excluded.type_ref, start_ref = excluded.start_ref, end_ref = excluded.end_ref, ' +
-    'version = excluded.version, created_time = excluded.created_time, last_updated_time = excluded.last_updated_time, deleted_time = excluded.deleted_time',
+    'version = excluded.version, created_time = excluded.created_time, last_updated_time = excluded.last_updated_time, deleted_time = excluded.deleted_time, change_seq = excluded.change_seq',
 );
-const INSTANCE_INSERT_COLUMNS = ['id', 'project_id', 'space', 'kind', 'external_id', 'type_ref', 'start_ref', 'end_ref', 'version', 'created_time', 'last_updated_time', 'deleted_time'];
+const INSTANCE_INSERT_COLUMNS = ['id', 'project_id', 'space', 'kind', 'external_id', 'type_ref', 'start_ref', 'end_ref', 'version', 'created_time', 'last_updated_time', 'deleted_time', 'change_seq'];
 
+/** Writes instance rows, each at the next position of the project's change feed (in the order given). */
 async function writeInstanceRows(db: Queryable, projectId: number, rows: readonly InstanceRow[]): Promise<void> {
+  const first = (await claimChanges(db, projectId, rows.length)) - rows.length + 1;
   await insertRows(
     db,
     'dm_instances',
     INSTANCE_INSERT_COLUMNS,
-    rows.map((r) => [r.id, projectId, r.space, r.kind, r.external_id, r.type_ref, r.start_ref, r.end_ref, r.version, r.created_time, r.last_updated_time, r.deleted_time]),
+    rows.map((r, n) => [r.id, projectId, r.space, r.kind, r.external_id, r.type_ref, r.start_ref, r.end_ref, r.version, r.created_time, r.last_updated_time, r.deleted_time, first + n]),
     INSTANCE_UPSERT,
   );
 }
@@ -177,6 +180,7 @@ export async function applyInstances(services: Services, projectId: number, body
   let schemaForErrors: ProjectSchema | undefined;
   try {
     return await services.db.transaction(async (db) => {
+      await claimChanges(db, projectId, 0);
       const schema = await readSchema(db, projectId);
       schemaForErrors = schema;
       const apply = normalizeInstanceApply(body, schema.resolver);
@@ -575,6 +579,7 @@ export async function deleteRows(db: Queryable, projectId: number, schema: Proje
 export async function deleteInstances(services: Services, projectId: number, items: readonly InstanceDeleteItem[]) {
   requireSpacesWritable(services.access, items.map((item, i) => ({ space: item.space, path: ['items', i, 'space'] })));
   return services.db.transaction(async (db) => {
+    await claimChanges(db, projectId, 0);
     const schema = await readSchema(db, projectId);
     const deleted = await deleteRows(db, projectId, schema, items, services.now());
     await requireInstanceLimits(db, projectId, services, false, deleted.length > 0);

@@ -67,6 +67,14 @@ export const DM_LIMITS = {
   /** Values of `in`, `containsAny`, `containsAll`, and references of `instanceReferences`. */
   filterValues: 1000,
   hasDataSources: 10,
+
+  /** Result set expressions (and selects, and cursors) of a query or sync request. */
+  resultSets: 50,
+  /** `limit` of a sync result set: default and maximum. */
+  syncSetDefault: 100,
+  syncSetMax: 2000,
+  /** Age at which a sync cursor expires unless the request accepts missed deletes (3 days). */
+  syncCursorMaxAgeMs: 3 * 24 * 3600 * 1000,
 } as const;
 
 /**

@@ -3,6 +3,8 @@
  * views, data models, statistics) are guarded by `dataModelsAcl`, instances by `dataModelInstancesAcl`;
  * both are scoped by space.
  */
+import { syncInstances } from './instance-sync.js';
+import { SyncInstancesBody } from './sync-schema.js';
 import { Type } from '@sinclair/typebox';
 import { accessFor } from '../../auth/access.js';
 import { grantsFor } from '../../auth/principal.js';
@@ -247,6 +249,13 @@ const instanceRoutes: ApiRoute[] = [
     capability: INSTANCES_READ,
     body: ListInstancesBody,
     handler: ({ services, project, body }) => listInstances(services, project.id, body),
+  }),
+  route({
+    method: 'POST',
+    path: '/models/instances/sync',
+    capability: INSTANCES_READ,
+    body: SyncInstancesBody,
+    handler: ({ services, project, body }) => syncInstances(services, project.id, body),
   }),
   route({
     method: 'POST',

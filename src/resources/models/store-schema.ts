@@ -90,6 +90,8 @@ export const dmTables: readonly TableDef[] = [
       end_ref: { type: 'text' },
       version: { type: 'integer', notNull: true },
       deleted_time: { type: 'integer' },
+      // The position of the instance's last change in the project's change feed (changes.ts).
+      change_seq: { type: 'integer', notNull: true, default: '0' },
     },
     indexes: [
       { name: 'dm_instances_key', columns: ['project_id', 'space', 'kind', 'external_id'], unique: true },
@@ -97,6 +99,13 @@ export const dmTables: readonly TableDef[] = [
       { name: 'dm_instances_start', columns: ['project_id', 'start_ref'] },
       { name: 'dm_instances_end', columns: ['project_id', 'end_ref'] },
       { name: 'dm_instances_type', columns: ['project_id', 'type_ref'] },
+      { name: 'dm_instances_changes', columns: ['project_id', 'change_seq', 'id'] },
     ],
+  },
+  {
+    // The last position handed out in each project's change feed.
+    name: 'dm_changes',
+    columns: { project_id: { type: 'integer', notNull: true }, seq: { type: 'integer', notNull: true } },
+    primaryKey: ['project_id'],
   },
 ];

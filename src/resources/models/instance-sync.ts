@@ -1,0 +1,257 @@
+/**
+ * `POST /models/instances/sync`: each result set of the request is a feed of the instances it matches,
+ * read in the order of the project's change feed (changes.ts), with deleted instances as tombstones
+ * (`deletedTime` set). A set's cursor is the feed position after the last instance returned, so following
+ * it returns what was applied or deleted since, each instance once per change.
+ *
+ * Modes: `onePhase` reads the feed from its beginning (existing instances first, in the order they last
+ * changed, then whatever changes next); `twoPhase` first pages through the instances that existed at the
+ * first request (in `backfillSort` order), then follows the feed from that request's position; `noBackfill`
+ * starts at the feed's current position. Tombstones of instances deleted before the first request are left
+ * out unless `skipAlreadyDeleted` is false.
+ *
+ * A deleted instance's properties are gone, so a filter cannot be tested on them: a tombstone is reported to
+ * a set when the filter could have matched it, deciding conditions on the base fields (space, external id,
+ * type, ...) and taking every condition on properties as possibly true. A set may therefore receive the
+ * tombstone of an instance it never returned; deleting what one does not hold is a no-op for a client.
+ */
+import { ApiError } from '../../http/errors.js';
+import type { Services } from '../../http/services.js';
+import { fetchPage, type PagePosition } from '../../query/paging.js';
+import { Sql, sql } from '../../storage/sql.js';
+import { lastChange } from './changes.js';
+import { parseFilter, type DmFilter, type DmLeaf, type FilterOptions, type Operand, type PropertyTarget } from './filter.js';
+import { fail, type InstanceType, type Path } from './identifiers.js';
+import { checkSort, checkSources } from './instance-reads.js';
+import { pageKeys, ReadShape, sortBacked } from './instance-reads-store.js';
+import { InstanceSql } from './instance-sql.js';
+import { kindOf } from './instance-writes-store.js';
+import { DM_LIMITS } from './limits.js';
+import { readSchema } from './schema-store.js';
+import { spaceCondition } from './space-access.js';
+import type { SyncExpression, SyncInstancesBody, SyncSelect } from './sync-schema.js';
+
+/** What a sync cursor carries: the phase, the position within it, the feed position of the first request, and when it was issued. */
+interface SyncState {
+  phase: 'backfill' | 'feed';
+  at?: PagePosition;
+  start: number;
+  issued: number;
+}
+
+const FEED_END = Number.MAX_SAFE_INTEGER;
+
+const isBase = (t: PropertyTarget) => t.kind === 'base';
+const operandIsBase = (o: Operand | undefined) => o === undefined || o.kind === 'value' || isBase(o.target);
+
+/** Whether a leaf reads only base fields, so that it can be decided for a deleted instance. */
+function baseOnly(leaf: DmLeaf): boolean {
+  switch (leaf.op) {
+    case 'matchAll':
+    case 'instanceReferences':
+      return true;
+    case 'equals':
+    case 'prefix':
+      return isBase(leaf.target) && operandIsBase(leaf.value);
+    case 'in':
+    case 'containsAny':
+    case 'containsAll':
+      return isBase(leaf.target) && operandIsBase(leaf.values);
+    case 'range':
+      return isBase(leaf.target) && [leaf.gt, leaf.gte, leaf.lt, leaf.lte].every(operandIsBase);
+    case 'exists':
+      return isBase(leaf.target);
+    case 'overlaps':
+      return isBase(leaf.start) && isBase(leaf.end) && [leaf.gt, leaf.gte, leaf.lt, leaf.lte].every(operandIsBase);
+    default:
+      return false;
+  }
+}
+
+const ALL: DmFilter = { op: 'matchAll' };
+const NONE: DmFilter = { op: 'not', arg: ALL };
+
+/**
+ * A filter that holds wherever `filter` may hold when property values are unknown (`widen`), or only where it
+ * holds whatever they are (`!widen`): leaves on properties become true or false, the rest is kept.
+ */
+function onBaseFields(filter: DmFilter, widen: boolean): DmFilter {
+  if (filter.op === 'and' || filter.op === 'or') return { op: filter.op, args: filter.args.map((a) => onBaseFields(a, widen)) };
+  if (filter.op === 'not') return { op: 'not', arg: onBaseFields(filter.arg, !widen) };
+  return baseOnly(filter as DmLeaf) ? filter : widen ? ALL : NONE;
+}
+
+interface SetPlan {
+  name: string;
+  instanceType: InstanceType;
+  expression: SyncExpression;
+  filter?: DmFilter;
+  select?: SyncSelect;
+  state?: SyncState;
+}
+
+function expressionOf(e: SyncExpression): { instanceType: InstanceType; traversal: Record<string, unknown> } {
+  return 'nodes' in e ? { instanceType: 'node', traversal: e.nodes } : { instanceType: 'edge', traversal: e.edges };
+}
+
+export async function syncInstances(services: Services, projectId: number, body: SyncInstancesBody) {
+  const schema = await readSchema(services.reads, projectId);
+  const now = services.now();
+  const maxAge = services.syncCursorMaxAgeMs ?? DM_LIMITS.syncCursorMaxAgeMs;
+  for (const name of Object.keys(body.select)) if (!(name in body.with)) fail(['select', name], `names no result set of "with"`);
+  for (const name of Object.keys(body.cursors ?? {})) if (!(name in body.with)) fail(['cursors', name], `names no result set of "with"`);
+
+  const plans: SetPlan[] = Object.entries(body.with).map(([name, expression]) => {
+    const path: Path = ['with', name];
+    const { instanceType, traversal } = expressionOf(expression);
+    const kind = instanceType === 'node' ? 'nodes' : 'edges';
+    for (const field of ['from', 'through', 'chainTo', 'direction', 'maxDistance', 'nodeFilter', 'terminationFilter']) {
+      if (traversal[field] !== undefined) fail([...path, kind, field], 'sync follows result sets on their own; chaining one from another is not supported here');
+    }
+    const mode = expression.mode ?? 'onePhase';
+    if (expression.backfillSort !== undefined && mode !== 'twoPhase') fail([...path, 'backfillSort'], 'is only taken with mode "twoPhase"');
+    const options: FilterOptions = { schema: schema.resolver, instanceType, parameters: body.parameters, purpose: 'query' };
+    const filter = traversal.filter !== undefined ? parseFilter(traversal.filter, options, [...path, kind, 'filter']) : undefined;
+    let state: SyncState | undefined;
+    const cursor = body.cursors?.[name];
+    if (cursor !== undefined) {
+      state = services.cursors.decode(cursor, binding(name, expression)) as SyncState;
+      if (now - state.issued > maxAge && !body.allowExpiredCursorsAndAcceptMissedDeletes) {
+        throw new ApiError(
+          400,
+          `cursors.${name}: the cursor expired (it is older than ${describeAge(maxAge)}, after which deletes may have been missed); start a new sync, or set allowExpiredCursorsAndAcceptMissedDeletes to continue from it`,
+        );
+      }
+    }
+    return { name, instanceType, expression, filter, select: body.select[name], state };
+  });
+
+  const feedNow = await lastChange(services.reads, projectId);
+  const items: Record<string, Array<Record<string, unknown>>> = {};
+  const typing: Record<string, unknown> = {};
+  const nextCursor: Record<string, string> = {};
+  const notices: Array<Record<string, unknown>> = [];
+  const emit = body.debug?.emitResults ?? true;
+
+  for (const plan of plans) {
+    const { name, expression, instanceType } = plan;
+    const path: Path = ['with', name];
+    const mode = expression.mode ?? 'onePhase';
+    const limit = expression.limit ?? DM_LIMITS.syncSetDefault;
+    const options: FilterOptions = { schema: schema.resolver, instanceType, parameters: body.parameters, purpose: 'query' };
+    const sources = checkSources(
+      plan.select?.sources?.map((s) => ({ source: s.source })),
+      schema.resolver,
+      ['select', name, 'sources'],
+    );
+    const q = new InstanceSql(services.db.dialect, projectId, schema);
+    const shape = new ReadShape(q, sources);
+    let state: SyncState =
+      plan.state ?? (mode === 'noBackfill' ? { phase: 'feed', at: feedPosition(feedNow), start: feedNow, issued: now } : { phase: mode === 'twoPhase' ? 'backfill' : 'feed', start: feedNow, issued: now });
+
+    const base = [sql`i.project_id = ${projectId}`, sql`i.kind = ${kindOf(instanceType)}`];
+    const scope = spaceCondition(services.access, 'i.space');
+    if (scope) base.push(scope);
+    const live = Sql.and([Sql.raw('i.deleted_time IS NULL'), ...(plan.filter ? [q.compile(plan.filter)] : [])]);
+    const select = sql`${shape.select()}, i.deleted_time`;
+    let rows: Array<Record<string, unknown>> = [];
+
+    if (state.phase === 'backfill') {
+      const sort = checkSort(expression.backfillSort, options, [...path, 'backfillSort']);
+      if (body.debug && !sortBacked(schema, sort)) {
+        notices.push({ code: 'sortNotBackedByIndex', category: 'sorting', level: 'warning', grade: 'C', resultExpression: name, hint: 'No cursorable btree index holds the backfillSort properties in this order; each backfill page reads every match first.' });
+      }
+      if (emit) {
+        const page = await fetchPage<Record<string, unknown>>(services.reads, {
+          dialect: services.db.dialect,
+          select,
+          from: Sql.raw('dm_instances i'),
+          joins: q.joins(),
+          where: Sql.and([...base, live, sql`i.change_seq <= ${state.start}`]),
+          scope: sql`i.project_id = ${projectId}`,
+          keys: pageKeys(q, sort, new Set()),
+          idExpr: 'i.id',
+          limit,
+          after: state.at,
+        });
+        rows = page.rows;
+        // A short page ends the backfill: the feed continues from the first request's position.
+        state = page.next ? { ...state, at: page.next } : { ...state, phase: 'feed', at: feedPosition(state.start) };
+      }
+    } else if (emit) {
+      const deleted = [Sql.raw('i.deleted_time IS NOT NULL')];
+      if (plan.filter) deleted.push(q.compile(onBaseFields(plan.filter, true)));
+      // Instances deleted before the sync began are not news, unless asked for (they never are past the backfill).
+      if (expression.skipAlreadyDeleted ?? true) deleted.push(sql`i.change_seq > ${state.start}`);
+      const page = await fetchPage<Record<string, unknown>>(services.reads, {
+        dialect: services.db.dialect,
+        select,
+        from: Sql.raw('dm_instances i'),
+        joins: q.joins(),
+        where: Sql.and([...base, Sql.or([live, Sql.and(deleted)]).wrap()]),
+        scope: sql`i.project_id = ${projectId}`,
+        keys: [{ expr: Sql.raw('i.change_seq'), nullable: false, desc: false, nullsFirst: false }],
+        idExpr: 'i.id',
+        limit,
+        after: state.at,
+      });
+      rows = page.rows;
+      const last = rows.at(-1);
+      if (last) state = { ...state, at: { s: 0, v: [Number(last.__k0), Number(last.__k1)] } };
+    }
+
+    const wanted = new Map((plan.select?.sources ?? []).map((s) => [`${s.source.space}\u0000${s.source.externalId}/${s.source.version}`, s.properties]));
+    items[name] = rows.map((row) => render(shape, row, wanted));
+    if (body.includeTyping) typing[name] = shape.typing();
+    nextCursor[name] = services.cursors.encode({ ...state, issued: now }, binding(name, expression));
+  }
+
+  const shown = Object.fromEntries(Object.entries(items).filter(([name]) => name in body.select));
+  return {
+    items: shown,
+    ...(body.includeTyping ? { typing: Object.fromEntries(Object.entries(typing).filter(([name]) => name in body.select)) } : {}),
+    nextCursor,
+    ...(body.debug ? { debug: { notices } } : {}),
+  };
+}
+
+function describeAge(ms: number): string {
+  for (const [unit, size] of [['day', 86_400_000], ['hour', 3_600_000], ['minute', 60_000]] as const) {
+    if (ms >= size) {
+      const n = Math.round((ms / size) * 10) / 10;
+      return `${n} ${unit}${n === 1 ? '' : 's'}`;
+    }
+  }
+  return `${Math.round(ms / 1000)} seconds`;
+}
+
+/** The feed position just past `seq`: every change after it. */
+function feedPosition(seq: number): PagePosition {
+  return { s: 0, v: [seq, FEED_END] };
+}
+
+/** A cursor belongs to its set's expression; the limit may change between requests. */
+function binding(name: string, expression: SyncExpression) {
+  const { limit: _limit, ...rest } = expression;
+  return { op: 'instances/sync', set: name, expression: rest };
+}
+
+/** An instance as sync answers it: the selected properties of each view (all of them for `*`), `deletedTime` on a tombstone. */
+function render(shape: ReadShape, row: Record<string, unknown>, wanted: Map<string, string[]>): Record<string, unknown> {
+  const out = shape.render(row);
+  if (row.deleted_time !== null && row.deleted_time !== undefined) {
+    out.deletedTime = Number(row.deleted_time);
+    delete out.properties;
+    return out;
+  }
+  const properties = out.properties as Record<string, Record<string, Record<string, unknown>>> | undefined;
+  if (!properties) return out;
+  for (const [space, views] of Object.entries(properties)) {
+    for (const [view, values] of Object.entries(views)) {
+      const keep = wanted.get(`${space}\u0000${view}`);
+      if (!keep || keep.includes('*')) continue;
+      for (const p of Object.keys(values)) if (!keep.includes(p)) delete values[p];
+    }
+  }
+  return out;
+}
