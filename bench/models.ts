@@ -7,7 +7,12 @@
  * Environment:
  *   BENCH_MODELS_NODES     nodes to ingest (default 100000; a multiple of 1000)
  *   BENCH_MODELS_REQUESTS  timed requests per query after warm-up (default 50)
+ *
+ * Last, the cost of the schema a request reads: a by-ids read of one node through the bench's view, before
+ * and after the core data model (29 containers, 33 views) is put into the project, which a process that kept
+ * no schema between requests would read and resolve at each request.
  */
+import { coreModelRequests } from '../src/resources/models/core-model.js';
 import type { Suite } from './lib/context.js';
 import type { HttpResponse } from './lib/http.js';
 import { sequential } from './lib/load.js';
@@ -226,6 +231,29 @@ export const modelsSuite: Suite = {
       target: '≥ 20,000 instances/s',
       met: syncRate >= 20_000,
       data: { nodes, seconds: syncSeconds, rate: syncRate, pages: syncPages },
+    });
+
+    // One node read by id through the bench's view, before and after the core data model is put into the
+    // project (its spaces renamed per run: users cannot write spaces starting with cdf_).
+    const byIds = { items: [{ instanceType: 'node', space: SPACE, externalId: 'eq-1' }], sources: [{ source: view }] };
+    const timed = async (what: string) => {
+      await sequential(WARMUP, async () => void ok(await ctx.call('POST', '/models/instances/byids', byIds), what));
+      return summarize(await sequential(requests, async () => void ok(await ctx.call('POST', '/models/instances/byids', byIds), what)));
+    };
+    const alone = await timed('byids, one-container schema');
+    const paths = { spaces: '/models/spaces', containers: '/models/containers', views: '/models/views', dataModels: '/models/datamodels' };
+    const renamed = (body: unknown) => JSON.parse(JSON.stringify(body).replace(/"cdf_(cdm(?:_3d|_units)?)"/g, (_, s: string) => JSON.stringify(`${SPACE}-${s}`)));
+    for (const r of coreModelRequests()) ok(await ctx.call('POST', paths[r.kind], renamed(r.body)), `core data model ${r.kind}`);
+    const withCore = await timed('byids, with the core data model');
+    ctx.report({
+      id: `models.byids.schemaSize.${engine}`,
+      workload: `DM byids (${engine}): 1 node, the project also holding the core data model (29 containers, 33 views)`,
+      value: `p50 ${fmtMs(withCore.p50)}`,
+      reference: `before the core data model: p50 ${fmtMs(alone.p50)}`,
+      ratio: `${fmtRatio(withCore.p50 / alone.p50)} of it`,
+      target: '≤ 1.2× of it',
+      met: withCore.p50 / alone.p50 <= 1.2,
+      data: { withCore, alone },
     });
   },
 };

@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { ADDRESS_ALLOWANCES, type AddressAllowance } from './http/address-policy.js';
 import type { OutboundConfig } from './http/outbound.js';
-import { DM_LIMITS } from './resources/models/limits.js';
+import { DM_LIMITS, PROJECT_LIMIT_NAMES } from './resources/models/limits.js';
 
 export interface Config {
   host: string;
@@ -60,6 +60,8 @@ export interface Config {
   oidcExtraOrigins: string[] | '*';
   /** Age at which a data modeling sync cursor expires, in milliseconds. */
   syncCursorMaxAgeMs: number;
+  /** Data modeling: what a project may hold, by name (`instances`, `spaces`, ...), over the defaults. */
+  modelsLimits?: Readonly<Record<string, number>>;
 }
 
 /** An extra client of the built-in identity provider (STRATA_CLIENTS), for trying scoped access locally. */
@@ -152,6 +154,7 @@ const FLAGS: Record<string, string> = {
   '--token-failure-burst': 'STRATA_TOKEN_FAILURE_BURST',
   '--token-failure-rate': 'STRATA_TOKEN_FAILURE_RATE',
   '--sync-cursor-max-age': 'STRATA_SYNC_CURSOR_MAX_AGE_MS',
+  '--models-limits': 'STRATA_MODELS_LIMITS',
 };
 
 const FLAG_WIDTH = Math.max(...Object.keys(FLAGS).map((f) => f.length)) + 2;
@@ -383,6 +386,27 @@ function loadTrustProxy(raw: string | undefined): string[] {
   return entries;
 }
 
+/** STRATA_MODELS_LIMITS: a JSON object of data modeling project limits to override, such as {"instances": 100000}. */
+function loadModelsLimits(raw: string | undefined): Record<string, number> | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const where = 'STRATA_MODELS_LIMITS (--models-limits)';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (err) {
+    throw new ConfigError(`${where} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError(`${where} must be a JSON object such as {"instances": 100000}; names: ${PROJECT_LIMIT_NAMES.join(', ')}`);
+  }
+  const out: Record<string, number> = {};
+  for (const [name, value] of Object.entries(parsed)) {
+    if (!(PROJECT_LIMIT_NAMES as readonly string[]).includes(name)) throw new ConfigError(`${where}: unknown limit "${name}"; names: ${PROJECT_LIMIT_NAMES.join(', ')}`);
+    out[name] = count(`${where}.${name}`, value as number, 'items', value);
+  }
+  return out;
+}
+
 const CLIENTS_EXAMPLE = '[{"clientId": "reader", "clientSecret": "a-long-secret", "groups": ["readers"]}]';
 
 /** STRATA_CLIENTS: a JSON array of clients, or `@file` naming a file that holds one. */
@@ -508,6 +532,7 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
     outbound: loadOutboundConfig(values),
     oidcExtraOrigins: loadExtraOrigins(values.STRATA_OIDC_EXTRA_ORIGINS),
     syncCursorMaxAgeMs: integer('STRATA_SYNC_CURSOR_MAX_AGE_MS (--sync-cursor-max-age)', values.STRATA_SYNC_CURSOR_MAX_AGE_MS ?? String(DM_LIMITS.syncCursorMaxAgeMs), 1000, 365 * 86_400_000),
+    modelsLimits: loadModelsLimits(values.STRATA_MODELS_LIMITS),
     unauthenticatedBodyLimit: integer(
       'STRATA_UNAUTHENTICATED_BODY_LIMIT (--unauthenticated-body-limit)',
       values.STRATA_UNAUTHENTICATED_BODY_LIMIT ?? '8192',

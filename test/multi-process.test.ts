@@ -113,6 +113,34 @@ describe.runIf(testEngine() === 'postgres')('several processes on one PostgreSQL
     expect(status).toBe(200);
   });
 
+  it('reads data modeling instances through the schema as the other process last changed it', async () => {
+    const C = { type: 'container', space: 'mp', externalId: 'Thing' };
+    const V = (version: string) => ({ type: 'view', space: 'mp', externalId: 'Thing', version });
+    const ok = async (s: Server, path: string, body: unknown) => {
+      const res = await call(s, admin, 'POST', path, body);
+      expect(res.status, `${path}: ${JSON.stringify(res.body)}`).toBe(200);
+      return res.body;
+    };
+    await ok(a, '/models/spaces', { items: [{ space: 'mp' }] });
+    await ok(a, '/models/containers', { items: [{ space: 'mp', externalId: 'Thing', properties: { n: { type: { type: 'int32' } } } }] });
+    await ok(a, '/models/views', { items: [{ space: 'mp', externalId: 'Thing', version: '1', properties: { n: { container: C, containerPropertyIdentifier: 'n' } } }] });
+    // b reads (and keeps) the schema as it is now.
+    await ok(b, '/models/instances', { items: [{ instanceType: 'node', space: 'mp', externalId: 'one', sources: [{ source: V('1'), properties: { n: 1 } }] }] });
+    // a adds a property and a view version that maps it; b writes and reads through them at once.
+    await ok(a, '/models/containers', { items: [{ space: 'mp', externalId: 'Thing', properties: { label: { type: { type: 'text' } } } }] });
+    await ok(a, '/models/views', {
+      items: [{ space: 'mp', externalId: 'Thing', version: '2', properties: { n: { container: C, containerPropertyIdentifier: 'n' }, label: { container: C, containerPropertyIdentifier: 'label' } } }],
+    });
+    await ok(b, '/models/instances', { items: [{ instanceType: 'node', space: 'mp', externalId: 'two', sources: [{ source: V('2'), properties: { n: 2, label: 'second' } }] }] });
+    const read = await ok(b, '/models/instances/byids', { items: [{ instanceType: 'node', space: 'mp', externalId: 'two' }], sources: [{ source: V('2') }] });
+    expect(read.items[0].properties.mp['Thing/2']).toEqual({ n: 2, label: 'second' });
+    // a deletes the views and the container; b no longer writes to it.
+    await ok(a, '/models/views/delete', { items: [{ space: 'mp', externalId: 'Thing', version: '1' }, { space: 'mp', externalId: 'Thing', version: '2' }] });
+    await ok(a, '/models/containers/delete', { items: [{ space: 'mp', externalId: 'Thing' }] });
+    const gone = await call(b, admin, 'POST', '/models/instances', { items: [{ instanceType: 'node', space: 'mp', externalId: 'three', sources: [{ source: C, properties: { n: 3 } }] }] });
+    expect(gone.status).toBe(400);
+  });
+
   it('creates one externalId once when both processes are asked for it at the same time', async () => {
     for (let round = 0; round < 10; round++) {
       const item = { items: [{ externalId: `race-${round}` }] };

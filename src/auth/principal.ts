@@ -10,6 +10,8 @@ import { aclKey, actionKey, scopeHint } from './acls.js';
 export interface Capability {
   acl: string;
   action: string;
+  /** Actions of the same ACL that include this one: a grant of any of them satisfies it too. */
+  impliedBy?: readonly string[];
 }
 
 export type Scope =
@@ -48,7 +50,7 @@ export interface Principal {
 }
 
 export function formatCapability(c: Capability): string {
-  return `${c.acl}:${c.action}`;
+  return `${c.acl}:${c.action}${c.impliedBy?.length ? ` (or ${c.impliedBy.join(', ')})` : ''}`;
 }
 
 function projectMatches(list: string[] | '*', project: string): boolean {
@@ -62,8 +64,8 @@ export function aclGrants(principal: Principal, aclName: string, project: string
 }
 
 export function grantsFor(principal: Principal, capability: Capability, project: string): Grant[] {
-  const action = actionKey(capability.action);
-  return aclGrants(principal, capability.acl, project).filter((g) => g.actions.includes('*') || g.actions.some((a) => actionKey(a) === action));
+  const actions = new Set([capability.action, ...(capability.impliedBy ?? [])].map(actionKey));
+  return aclGrants(principal, capability.acl, project).filter((g) => g.actions.includes('*') || g.actions.some((a) => actions.has(actionKey(a))));
 }
 
 export function canAccessProject(principal: Principal, project: string): boolean {

@@ -135,7 +135,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const reads: Reader = pool
     ? sharedReader(pool, inProcessReader(db), options.readsOnWorkers ? () => true : () => inFlight > 1)
     : inProcessReader(replica ?? db);
-  const services: Services = { db, reads, cursors: createCursorCodec(await serverSecret(db, 'cursor-secret')), now, auth, outbound, syncCursorMaxAgeMs: config.syncCursorMaxAgeMs };
+  const services: Services = {
+    db,
+    reads,
+    cursors: createCursorCodec(await serverSecret(db, 'cursor-secret')),
+    now,
+    auth,
+    outbound,
+    syncCursorMaxAgeMs: config.syncCursorMaxAgeMs,
+    modelsLimits: config.modelsLimits,
+  };
 
   const app = Fastify({
     logger: options.logger === false ? false : { level: config.logLevel },

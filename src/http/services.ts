@@ -38,4 +38,6 @@ export interface Services {
   outbound?: OutboundClient;
   /** Age at which a sync cursor expires (`STRATA_SYNC_CURSOR_MAX_AGE_MS`); the data modeling default when absent. */
   syncCursorMaxAgeMs?: number;
+  /** Data modeling project limits configured over the defaults (see resources/models/limits.ts). */
+  modelsLimits?: Readonly<Record<string, number>>;
 }

@@ -9,7 +9,11 @@ import { errorMessage, startHarness, type Harness } from '../support/harness.js'
 
 let h: Harness;
 let token: string;
-const CLIENTS = [{ clientId: 'space-a', clientSecret: 'space-a-secret', groups: ['space-a'] }];
+let propsToken: string;
+const CLIENTS = [
+  { clientId: 'space-a', clientSecret: 'space-a-secret', groups: ['space-a'] },
+  { clientId: 'props', clientSecret: 'props-secret', groups: ['props'] },
+];
 const C = (space: string) => ({ type: 'container', space, externalId: 'Thing' });
 const V = (space: string) => ({ type: 'view', space, externalId: 'Thing', version: '1' });
 
@@ -31,6 +35,17 @@ beforeAll(async () => {
     capabilities: [capability('dataModelsAcl', ['READ', 'WRITE'], scope), capability('dataModelInstancesAcl', ['READ', 'WRITE'], scope)],
   });
   token = await clientToken(h, 'space-a', 'space-a-secret');
+  // Properties anywhere, creation and deletion in space b only.
+  await createGroup(h, {
+    name: 'Properties',
+    sourceId: 'props',
+    capabilities: [
+      capability('dataModelsAcl', ['READ'], { all: {} }),
+      capability('dataModelInstancesAcl', ['READ', 'WRITE_PROPERTIES'], { all: {} }),
+      capability('dataModelInstancesAcl', ['WRITE'], { spaceIdScope: { spaceIds: ['b'] } }),
+    ],
+  });
+  propsToken = await clientToken(h, 'props', 'props-secret');
 });
 afterAll(() => h.close());
 
@@ -74,5 +89,42 @@ describe('spaceIdScope', () => {
   it('refuses a group granting spaceIdScope that is malformed', async () => {
     const res = await h.post('/groups', { items: [{ name: 'bad', capabilities: [capability('dataModelsAcl', ['READ'], { spaceIdScope: { spaceIds: [] } })] }] });
     expect(errorMessage(res, 400)).toMatch(/spaceIds/);
+  });
+});
+
+describe('WRITE_PROPERTIES', () => {
+  const props = (method: string, path: string, body?: unknown) => h.request(method, path, body, bearer(propsToken));
+  const node = (space: string, externalId: string, name?: string) => ({
+    instanceType: 'node',
+    space,
+    externalId,
+    ...(name === undefined ? {} : { sources: [{ source: V(space), properties: { name } }] }),
+  });
+
+  it('changes the properties of existing instances', async () => {
+    const res = await props('POST', '/models/instances', { items: [node('a', 'n-a', 'renamed')] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.items[0]).toMatchObject({ externalId: 'n-a', wasModified: true });
+    const read = await h.post('/models/instances/byids', { items: [{ instanceType: 'node', space: 'a', externalId: 'n-a' }], sources: [{ source: V('a') }] });
+    expect(read.body.items[0].properties.a['Thing/1'].name).toBe('renamed');
+  });
+
+  it('refuses creating and deleting instances without WRITE where they are (403, nothing written)', async () => {
+    const create = await props('POST', '/models/instances', { items: [node('a', 'n-a', 'again'), node('a', 'new-a', 'new')] });
+    expect(errorMessage(create, 403)).toMatch(/items\[1\]\.space: creating the node "new-a" in the space "a" needs dataModelInstancesAcl:WRITE .*WRITE_PROPERTIES changes the properties of existing instances only/);
+    const inApply = await props('POST', '/models/instances', { items: [node('a', 'n-a', 'again')], delete: [{ instanceType: 'node', space: 'a', externalId: 'n-a2' }] });
+    expect(errorMessage(inApply, 403)).toMatch(/delete\[0\]\.space: deleting an instance in the space "a" needs dataModelInstancesAcl:WRITE/);
+    const del = await props('POST', '/models/instances/delete', { items: [{ instanceType: 'node', space: 'a', externalId: 'n-a' }] });
+    expect(errorMessage(del, 403)).toMatch(/dataModelInstancesAcl:WRITE/);
+    const read = await h.post('/models/instances/byids', {
+      items: ['n-a', 'new-a'].map((externalId) => ({ instanceType: 'node', space: 'a', externalId })),
+      sources: [{ source: V('a') }],
+    });
+    expect(read.body.items.map((i: any) => [i.externalId, i.properties.a['Thing/1'].name])).toEqual([['n-a', 'renamed']]);
+  });
+
+  it('creates and deletes where WRITE is granted too', async () => {
+    expect((await props('POST', '/models/instances', { items: [node('b', 'new-b', 'new')] })).status).toBe(200);
+    expect((await props('POST', '/models/instances/delete', { items: [{ instanceType: 'node', space: 'b', externalId: 'new-b' }] })).body.items).toHaveLength(1);
   });
 });

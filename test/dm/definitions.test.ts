@@ -178,6 +178,24 @@ describe('containers', () => {
     expect(res.items[0].inspectionResults.involvedViewCount).toBe(1);
   });
 
+  it('refuses to delete a container another one requires, unless both go or the constraint goes first', async () => {
+    await ok('/models/containers', { items: [{ space: 'plant', externalId: 'Needed', properties: { a: { type: { type: 'int32' } } } }] });
+    await ok('/models/containers', {
+      items: [{ space: 'plant', externalId: 'Needing', properties: { b: { type: { type: 'int32' } } }, constraints: { needs: { constraintType: 'requires', require: C('plant', 'Needed') } } }],
+    });
+    const refused = await h.post('/models/containers/delete', { items: [{ space: 'plant', externalId: 'Needed' }] });
+    expect(errorMessage(refused, 400)).toMatch(/items\[0\]: the container plant:Needed is required by the constraint "needs" of the container plant:Needing/);
+    expect((await ok('/models/containers/byids', { items: [{ space: 'plant', externalId: 'Needed' }] })).items).toHaveLength(1);
+    await ok('/models/containers/constraints/delete', { items: [{ space: 'plant', containerExternalId: 'Needing', identifier: 'needs' }] });
+    expect((await ok('/models/containers/delete', { items: [{ space: 'plant', externalId: 'Needed' }] })).items).toEqual([{ space: 'plant', externalId: 'Needed' }]);
+    await ok('/models/containers', { items: [{ space: 'plant', externalId: 'Needed', properties: { a: { type: { type: 'int32' } } } }] });
+    await ok('/models/containers', {
+      items: [{ space: 'plant', externalId: 'Needing', properties: { b: { type: { type: 'int32' } } }, constraints: { again: { constraintType: 'requires', require: C('plant', 'Needed') } } }],
+    });
+    const both = await ok('/models/containers/delete', { items: [{ space: 'plant', externalId: 'Needed' }, { space: 'plant', externalId: 'Needing' }] });
+    expect(both.items).toHaveLength(2);
+  });
+
   it('deleting a container drops its data; a container applied again under the name starts empty', async () => {
     await ok('/models/containers', { items: [{ space: 'plant', externalId: 'Gone', properties: { a: { type: { type: 'int32' } } } }] });
     await ok('/models/instances', { items: [{ instanceType: 'node', space: 'plant', externalId: 'g1', sources: [{ source: C('plant', 'Gone'), properties: { a: 1 } }] }] });
@@ -195,7 +213,7 @@ describe('views', () => {
     await ok('/models/spaces', { items: [{ space: 'vw' }] });
     await ok('/models/containers', {
       items: [
-        { space: 'vw', externalId: 'Named', properties: { name: { type: { type: 'text' } }, code: { type: { type: 'int32' } } } },
+        { space: 'vw', externalId: 'Named', properties: { name: { type: { type: 'text' } }, code: { type: { type: 'int32' } }, label: { type: { type: 'text' } } } },
         { space: 'vw', externalId: 'Edged', usedFor: 'edge', properties: { weight: { type: { type: 'float64' } } } },
       ],
     });
@@ -205,16 +223,35 @@ describe('views', () => {
     await ok('/models/views', {
       items: [
         { space: 'vw', externalId: 'Describable', version: '1', properties: { title: map(C('vw', 'Named'), 'name') } },
-        { space: 'vw', externalId: 'Coded', version: '1', properties: { title: map(C('vw', 'Named'), 'code') } },
+        { space: 'vw', externalId: 'Coded', version: '1', properties: { title: map(C('vw', 'Named'), 'label') } },
         { space: 'vw', externalId: 'Asset', version: '1', implements: [V('vw', 'Describable', '1'), V('vw', 'Coded', '1')], properties: { code: map(C('vw', 'Named'), 'code') } },
       ],
     });
     const [asset] = (await ok('/models/views/byids', { items: [{ space: 'vw', externalId: 'Asset', version: '1' }] })).items;
     // The later entry of implements wins: title comes from Coded.
-    expect(asset.properties.title.containerPropertyIdentifier).toBe('code');
+    expect(asset.properties.title.containerPropertyIdentifier).toBe('label');
     expect(asset.mappedContainers).toEqual([C('vw', 'Named')]);
     const [own] = (await ok('/models/views/byids', { items: [{ space: 'vw', externalId: 'Asset', version: '1' }], includeInheritedProperties: false })).items;
     expect(Object.keys(own.properties)).toEqual(['code']);
+  });
+
+  it('refuses a view inheriting one identifier as properties of different types, naming the view and the property', async () => {
+    await ok('/models/views', {
+      items: [
+        { space: 'vw', externalId: 'TitledText', version: '1', properties: { title: map(C('vw', 'Named'), 'name') } },
+        { space: 'vw', externalId: 'TitledInt', version: '1', properties: { title: map(C('vw', 'Named'), 'code') } },
+        { space: 'vw', externalId: 'Linked', version: '1', properties: { title: { type: { space: 'vw', externalId: 'rel' }, source: V('vw', 'TitledText', '1'), direction: 'outwards' } } },
+      ],
+    });
+    const types = await h.post('/models/views', { items: [{ space: 'vw', externalId: 'Clash', version: '1', implements: [V('vw', 'TitledText', '1'), V('vw', 'TitledInt', '1')] }] });
+    expect(errorMessage(types, 400)).toMatch(/items\[0\]\.implements: the view vw:Clash\/1 inherits the property "title" .*vw:Named\.code is int32 and vw:Named\.name is text/);
+    const kinds = await h.post('/models/views', { items: [{ space: 'vw', externalId: 'Clash', version: '1', implements: [V('vw', 'TitledText', '1'), V('vw', 'Linked', '1')] }] });
+    expect(errorMessage(kinds, 400)).toMatch(/vw:Clash\/1 inherits the property "title".*edge connection/);
+    expect((await ok('/models/views/byids', { items: [{ space: 'vw', externalId: 'Clash' }] })).items).toEqual([]);
+    // Declared in the view itself, the property is the view's own, and the view is accepted.
+    await ok('/models/views', {
+      items: [{ space: 'vw', externalId: 'Clash', version: '1', implements: [V('vw', 'TitledText', '1'), V('vw', 'TitledInt', '1')], properties: { title: map(C('vw', 'Named'), 'name') } }],
+    });
   });
 
   it('refuses cyclic implements, unknown containers and views, and a filter on an unknown property', async () => {

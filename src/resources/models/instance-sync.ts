@@ -28,7 +28,7 @@ import { InstanceSql } from './instance-sql.js';
 import { kindOf } from './instance-writes-store.js';
 import { DM_LIMITS } from './limits.js';
 import { selectedSources } from './result-sets.js';
-import { loadSchema } from './schema-store.js';
+import { readSchema } from './schema-store.js';
 import { spaceCondition } from './space-access.js';
 import type { SyncExpression, SyncInstancesBody, SyncSelect } from './sync-schema.js';
 
@@ -96,7 +96,7 @@ function expressionOf(e: SyncExpression): { instanceType: InstanceType; traversa
 }
 
 export async function syncInstances(services: Services, projectId: number, body: SyncInstancesBody) {
-  const schema = await loadSchema(services.reads, projectId);
+  const schema = await readSchema(services.reads, projectId);
   const now = services.now();
   const maxAge = services.syncCursorMaxAgeMs ?? DM_LIMITS.syncCursorMaxAgeMs;
   for (const name of Object.keys(body.select)) if (!(name in body.with)) fail(['select', name], `names no result set of "with"`);

@@ -6,7 +6,9 @@
  * statements. Uniqueness constraints are unique indexes of the container tables; `requires` constraints are
  * checked after the writes. A version goes up by one only when something changed.
  */
-import { ApiError, badRequest } from '../../http/errors.js';
+import { describeScope, type Access } from '../../auth/access.js';
+import { formatCapability } from '../../auth/principal.js';
+import { ApiError, badRequest, forbidden, formatPath } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { allocateIds } from '../../storage/ids.js';
 import { Sql, sql, type SqlValue } from '../../storage/sql.js';
@@ -17,10 +19,12 @@ import { toColumn } from './container-tables.js';
 import type { ContainerDefinition } from './containers.js';
 import { containerKey, fail, instanceKey, nodeKey, requireUserInstanceSpaces, type DirectRelationReference, type InstanceType, type Path } from './identifiers.js';
 import type { ApplyInstancesBody, InstanceDeleteItem } from './instance-schema.js';
-import { normalizeInstanceApply, requiredMissing, valuesForNewData, type InstanceWrite } from './instance-writes.js';
 import { SERIES_CONTAINERS, syncSeriesOfNodes } from './instance-timeseries.js';
+import { normalizeInstanceApply, requiredMissing, valuesForNewData, type InstanceWrite } from './instance-writes.js';
+import { requireWithinLimit } from './limit-checks.js';
+import { projectLimits } from './limits.js';
 import { isList } from './property-types.js';
-import { existingSpaces, loadSchema, type ProjectSchema, type StoredContainer } from './schema-store.js';
+import { existingSpaces, readSchema, type ProjectSchema, type StoredContainer } from './schema-store.js';
 import { requireSpacesWritable } from './space-access.js';
 import { encodeRef } from './store-schema.js';
 import type { StoredValue } from './values.js';
@@ -175,7 +179,26 @@ function missingNodes(refs: readonly DirectRelationReference[], what: string, fl
 
 const named = (item: { instanceType: string; space: string; externalId: string }, path: Path) => ({ space: item.space, path, what: `the ${item.instanceType} ${item.space}:${item.externalId}` });
 
-export async function applyInstances(services: Services, projectId: number, body: ApplyInstancesBody) {
+/**
+ * A 403 when the request creates (or revives, or deletes) instances in a space where the principal may only
+ * change the properties of existing ones (`dataModelInstancesAcl:WRITE_PROPERTIES` without `WRITE`).
+ */
+function requireCreatable(access: Access | undefined, targets: ReadonlyArray<{ space: string; path: Path; what: string }>): void {
+  if (access === undefined || access.all) return;
+  for (const { space, path, what } of targets) {
+    if (access.spaces.includes(space)) continue;
+    throw forbidden(
+      `${formatPath(path)}: ${what} in the space ${JSON.stringify(space)} needs ${formatCapability(access.capability)} there` +
+        `${access.spaces.length ? ` (granted only in ${describeScope(access)})` : ''}; dataModelInstancesAcl:WRITE_PROPERTIES changes the properties of existing instances only`,
+    );
+  }
+}
+
+/**
+ * `createAccess` is where the request may create and delete instances (`dataModelInstancesAcl:WRITE`);
+ * `services.access` is where it may change them at all (`WRITE` or `WRITE_PROPERTIES`). Absent, both are the same.
+ */
+export async function applyInstances(services: Services, projectId: number, body: ApplyInstancesBody, createAccess: Access | undefined = services.access) {
   requireUserInstanceSpaces([
     ...body.items.map((item, i) => named(item, ['items', i])),
     ...(body.delete ?? []).map((item, i) => named(item, ['delete', i])),
@@ -189,10 +212,10 @@ export async function applyInstances(services: Services, projectId: number, body
   try {
     return await services.db.transaction(async (db) => {
       await claimChanges(db, projectId, 0);
-      const schema = await loadSchema(db, projectId);
+      const schema = await readSchema(db, projectId);
       schemaForErrors = schema;
       const apply = normalizeInstanceApply(body, schema.resolver);
-      return await applyWithSchema(db, services, projectId, schema, apply, now);
+      return await applyWithSchema(db, services, projectId, schema, apply, now, createAccess);
     });
   } catch (error) {
     if (schemaForErrors && services.db.dialect.isUniqueViolation(error)) throw uniquenessConflict(schemaForErrors, error);
@@ -200,8 +223,17 @@ export async function applyInstances(services: Services, projectId: number, body
   }
 }
 
-async function applyWithSchema(db: Queryable, services: Services, projectId: number, schema: ProjectSchema, apply: ReturnType<typeof normalizeInstanceApply>, now: number) {
+async function applyWithSchema(
+  db: Queryable,
+  services: Services,
+  projectId: number,
+  schema: ProjectSchema,
+  apply: ReturnType<typeof normalizeInstanceApply>,
+  now: number,
+  createAccess: Access | undefined,
+) {
   const { items, options } = apply;
+  requireCreatable(createAccess, apply.delete.map((d, i) => ({ space: d.space, path: ['delete', i, 'space'], what: 'deleting an instance' })));
 
   // References to nodes: the type, edge ends and direct relation values.
   const refs = new Map<string, { ref: DirectRelationReference; flag: 'autoCreateDirectRelations' | 'autoCreateStartNodes' | 'autoCreateEndNodes'; container?: string }>();
@@ -257,6 +289,11 @@ async function applyWithSchema(db: Queryable, services: Services, projectId: num
     );
   }
 
+  requireCreatable(
+    createAccess,
+    writes.flatMap((w) => (live(instanceKey(w)) ? [] : [{ space: w.space, path: ['items', items.indexOf(w), 'space'], what: `creating the ${w.instanceType} ${JSON.stringify(w.externalId)}` }])),
+  );
+
   // Nodes referenced that neither exist nor are written here.
   const writtenNodes = new Set(writes.filter((w) => w.instanceType === 'node').map((w) => nodeKey(w)));
   const toCreate = new Map<string, DirectRelationReference>();
@@ -279,6 +316,7 @@ async function applyWithSchema(db: Queryable, services: Services, projectId: num
     const noSpace = [...new Set(created.map((r) => r.space))].filter((s) => !createdSpaces.has(s));
     if (noSpace.length > 0) throw badRequest(`Nodes would be created in spaces that do not exist: ${noSpace.join(', ')}`, { missing: noSpace.map((space) => ({ space })) });
     requireSpacesWritable(services.access, created.map((r) => ({ space: r.space, path: ['items'] })));
+    requireCreatable(createAccess, created.map((r) => ({ space: r.space, path: ['items'], what: `creating the node ${JSON.stringify(r.externalId)} that the items refer to` })));
   }
 
   // Ids for new instances (and revived tombstones keep theirs).
@@ -425,6 +463,8 @@ async function applyWithSchema(db: Queryable, services: Services, projectId: num
   await checkTargets(db, projectId, schema, targetChecks);
   const seriesNodes = [...pending.values()].filter((p) => p.row.kind === 0 && SERIES_CONTAINERS.some((c) => p.data.has(c)));
   await syncSeriesOfNodes(db, projectId, schema, seriesNodes.map((p) => ({ id: p.row.id, space: p.row.space, externalId: p.row.external_id })), now);
+  const created = [...pending.keys()].some((key) => !live(key));
+  await requireInstanceLimits(db, projectId, services, created, deleted.length > 0);
 
   return {
     items: results.map(({ item, key }) => {
@@ -441,6 +481,20 @@ async function applyWithSchema(db: Queryable, services: Services, projectId: num
     }),
     deleted,
   };
+}
+
+/**
+ * The project's limits on live instances and on tombstones, checked when the request added to them. Ids are
+ * never reused, so no project holds more instance rows than the highest id given: below the limits (any
+ * server short of millions of instances) the check is one index lookup, and only above it are rows counted.
+ */
+async function requireInstanceLimits(db: Queryable, projectId: number, services: Services, created: boolean, deleted: boolean): Promise<void> {
+  if (!created && !deleted) return;
+  const limits = projectLimits(services.modelsLimits);
+  const highest = await db.get<{ id: number | null }>(sql`SELECT max(id) AS id FROM dm_instances`);
+  if (Number(highest?.id ?? 0) <= Math.min(created ? limits.instances : Infinity, deleted ? limits.softDeletedInstances : Infinity)) return;
+  if (created) await requireWithinLimit(db, projectId, 'dm_instances', limits.instances, 'instances', sql`deleted_time IS NULL`);
+  if (deleted) await requireWithinLimit(db, projectId, 'dm_instances', limits.softDeletedInstances, 'soft-deleted instances', sql`deleted_time IS NOT NULL`);
 }
 
 /**
@@ -564,7 +618,9 @@ export async function deleteInstances(services: Services, projectId: number, ite
   requireSpacesWritable(services.access, items.map((item, i) => ({ space: item.space, path: ['items', i, 'space'] })));
   return services.db.transaction(async (db) => {
     await claimChanges(db, projectId, 0);
-    const schema = await loadSchema(db, projectId);
-    return { items: await deleteRows(db, projectId, schema, items, services.now()) };
+    const schema = await readSchema(db, projectId);
+    const deleted = await deleteRows(db, projectId, schema, items, services.now());
+    await requireInstanceLimits(db, projectId, services, false, deleted.length > 0);
+    return { items: deleted };
   });
 }

@@ -84,8 +84,8 @@ export const DM_LIMITS = {
 } as const;
 
 /**
- * What a project may hold, reported by the statistics operation. The schema counts are enforced when
- * definitions are applied; the instance counts are reported, not enforced.
+ * What a project may hold by default, reported by the statistics operation and enforced by the writes that
+ * add to a count (the concurrency figures are reported only). `STRATA_MODELS_LIMITS` overrides any of them.
  */
 export const DM_PROJECT_LIMITS = {
   spaces: 100,
@@ -101,3 +101,12 @@ export const DM_PROJECT_LIMITS = {
   concurrentWrite: 4,
   concurrentDelete: 2,
 } as const;
+
+export type ProjectLimits = { readonly [K in keyof typeof DM_PROJECT_LIMITS]: number };
+
+export const PROJECT_LIMIT_NAMES = Object.keys(DM_PROJECT_LIMITS) as ReadonlyArray<keyof ProjectLimits>;
+
+/** The limits of a project: the defaults with the configured overrides. */
+export function projectLimits(overrides: Readonly<Record<string, number>> | undefined): ProjectLimits {
+  return overrides ? { ...DM_PROJECT_LIMITS, ...overrides } : DM_PROJECT_LIMITS;
+}

@@ -6,6 +6,8 @@
 import { syncInstances } from './instance-sync.js';
 import { SyncInstancesBody } from './sync-schema.js';
 import { Type } from '@sinclair/typebox';
+import { accessFor } from '../../auth/access.js';
+import { grantsFor } from '../../auth/principal.js';
 import { route, type ApiRoute } from '../../http/route.js';
 import {
   ApplyContainersBody,
@@ -217,14 +219,18 @@ const schemaRoutes: ApiRoute[] = [
 
 export const INSTANCES_READ = { acl: 'dataModelInstancesAcl', action: 'READ' };
 export const INSTANCES_WRITE = { acl: 'dataModelInstancesAcl', action: 'WRITE' };
+/** Changing properties of existing instances: `WRITE_PROPERTIES`, or `WRITE`, which includes it. */
+export const INSTANCES_WRITE_PROPERTIES = { acl: 'dataModelInstancesAcl', action: 'WRITE_PROPERTIES', impliedBy: ['WRITE'] };
 
 const instanceRoutes: ApiRoute[] = [
   route({
     method: 'POST',
     path: '/models/instances',
-    capability: INSTANCES_WRITE,
+    capability: INSTANCES_WRITE_PROPERTIES,
     body: ApplyInstancesBody,
-    handler: ({ services, project, body }) => applyInstances(services, project.id, body),
+    // Creating and deleting instances needs WRITE itself, where the instances are.
+    handler: ({ services, project, principal, body }) =>
+      applyInstances(services, project.id, body, accessFor(INSTANCES_WRITE, grantsFor(principal, INSTANCES_WRITE, project.name))),
   }),
   route({
     method: 'POST',

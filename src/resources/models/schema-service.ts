@@ -33,7 +33,8 @@ import {
   type Path,
   type ViewId,
 } from './identifiers.js';
-import { DM_PROJECT_LIMITS } from './limits.js';
+import { requireWithinLimit, limitReached } from './limit-checks.js';
+import { projectLimits } from './limits.js';
 import { isList, textSizeLimit } from './property-types.js';
 import {
   containerFromRow,
@@ -41,6 +42,8 @@ import {
   existingSpaces,
   GLOBAL_PROJECT_ID,
   loadSchema,
+  readSchema,
+  schemaChanged,
   metadata,
   projectOrGlobal,
   viewFromRow,
@@ -93,12 +96,6 @@ async function requireSpaces(db: Queryable, projectId: number, spaces: readonly 
   if (missing.length > 0) {
     throw badRequest(`One or more spaces do not exist: ${missing.join(', ')}`, { missing: missing.map((space) => ({ space })) });
   }
-}
-
-/** A 400 when an apply leaves the project holding more of a kind than its limit (nothing is applied). */
-async function requireWithinLimit(db: Queryable, projectId: number, table: string, limit: number, noun: string): Promise<void> {
-  const row = await db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${Sql.raw(table)} WHERE project_id = ${projectId}`);
-  if (Number(row!.n) > limit) throw badRequest(`A project holds at most ${limit} ${noun}; this request would make it ${row!.n} (nothing was applied)`);
 }
 
 const write = <T>(services: Services, fn: (db: Queryable) => Promise<T>): Promise<T> => services.db.transaction(fn);
@@ -161,7 +158,7 @@ export async function applySpaces(services: Services, projectId: number, items: 
         out.push(spaceRead(existing));
       }
     }
-    await requireWithinLimit(db, projectId, 'dm_spaces', DM_PROJECT_LIMITS.spaces, 'spaces');
+    await requireWithinLimit(db, projectId, 'dm_spaces', projectLimits(services.modelsLimits).spaces, 'spaces');
     return { items: out };
   });
 }
@@ -309,11 +306,11 @@ export async function applyContainers(services: Services, projectId: number, ite
       }
       if (c.lastUpdatedTime === now && c.createdTime !== now) await saveContainer(db, projectId, c);
     }
-    await requireWithinLimit(db, projectId, 'dm_containers', DM_PROJECT_LIMITS.containers, 'containers');
+    if (out.some((c) => c.lastUpdatedTime === now)) await schemaChanged(db, projectId);
+    await requireWithinLimit(db, projectId, 'dm_containers', projectLimits(services.modelsLimits).containers, 'containers');
     const properties = [...schema.containers.values()].filter((c) => !c.isGlobal).reduce((n, c) => n + Object.keys(c.definition.properties).length, 0);
-    if (properties > DM_PROJECT_LIMITS.containerProperties) {
-      throw badRequest(`A project holds at most ${DM_PROJECT_LIMITS.containerProperties} container properties; this request would make it ${properties} (nothing was applied)`);
-    }
+    const propertyLimit = projectLimits(services.modelsLimits).containerProperties;
+    if (properties > propertyLimit) throw limitReached(propertyLimit, 'container properties');
     return { items: out.map(containerRead) };
   });
 }
@@ -350,7 +347,7 @@ export async function listContainers(
 }
 
 export async function containersByIds(services: Services, projectId: number, ids: readonly ContainerId[]) {
-  const schema = await loadSchema(services.reads, projectId);
+  const schema = await readSchema(services.reads, projectId);
   const scope = services.access;
   const seen = new Set<string>();
   const items = [];
@@ -368,6 +365,7 @@ export async function deleteContainers(services: Services, projectId: number, id
   requireSpacesWritable(services.access, ids.map((c, i) => ({ space: c.space, path: ['items', i, 'space'] })));
   return write(services, async (db) => {
     const schema = await loadSchema(db, projectId);
+    requireNotRequired(schema, ids);
     const deleted: ContainerId[] = [];
     for (const id of ids) {
       const c = schema.stored(id);
@@ -376,8 +374,30 @@ export async function deleteContainers(services: Services, projectId: number, id
       await db.run(sql`DELETE FROM dm_containers WHERE project_id = ${projectId} AND id = ${c.id}`);
       deleted.push({ space: id.space, externalId: id.externalId });
     }
+    if (deleted.length > 0) await schemaChanged(db, projectId);
     return { items: deleted };
   });
+}
+
+/**
+ * A 400 when a container being deleted is required (a `requires` constraint) by a container that stays:
+ * that constraint could never hold again. Deleting both in one request, or the constraint first, is fine.
+ */
+function requireNotRequired(schema: ProjectSchema, ids: readonly ContainerId[]): void {
+  const deleting = new Set(ids.filter((id) => schema.stored(id)).map(containerKey));
+  for (const [i, id] of ids.entries()) {
+    if (!schema.stored(id)) continue;
+    for (const c of schema.containers.values()) {
+      if (deleting.has(containerKey(c.definition))) continue;
+      for (const [constraint, x] of Object.entries(c.definition.constraints)) {
+        if (x.constraintType !== 'requires' || containerKey(x.require) !== containerKey(id)) continue;
+        fail(
+          ['items', i],
+          `the container ${containerKey(id)} is required by the constraint ${JSON.stringify(constraint)} of the container ${containerKey(c.definition)}; delete that constraint or that container first (nothing was deleted)`,
+        );
+      }
+    }
+  }
 }
 
 type SubObject = ContainerSubObjectsBody['items'][number];
@@ -405,6 +425,7 @@ export async function deleteContainerParts(services: Services, projectId: number
       done.push({ space: item.space, containerExternalId: item.containerExternalId, identifier: item.identifier });
     }
     for (const c of changed.values()) await saveContainer(db, projectId, c);
+    if (changed.size > 0) await schemaChanged(db, projectId);
     return { items: done };
   });
 }
@@ -448,6 +469,7 @@ export async function retryContainerParts(services: Services, projectId: number,
       changed.set(c.id, { ...c, states, lastUpdatedTime: isDeepStrictEqual(states, c.states) ? c.lastUpdatedTime : now });
     }
     for (const c of changed.values()) await saveContainer(db, projectId, c);
+    if (changed.size > 0) await schemaChanged(db, projectId);
     return { items: items.map((m) => ({ space: m.space, containerExternalId: m.containerExternalId, identifier: m.identifier })) };
   });
 }
@@ -464,7 +486,7 @@ function latestVersions(views: Iterable<StoredView>): StoredView[] {
 }
 
 export async function inspectContainers(services: Services, projectId: number, body: InspectContainersBody) {
-  const schema = await loadSchema(services.reads, projectId);
+  const schema = await readSchema(services.reads, projectId);
   const access = services.access;
   const readable = (space: string) => !access || access.all || access.spaces.includes(space);
   const items = [];
@@ -532,6 +554,7 @@ async function putViews(db: Queryable, projectId: number, schema: ProjectSchema,
     schema.putView(v);
     out.push(v);
   }
+  if (out.some((v) => v.lastUpdatedTime === now)) await schemaChanged(db, projectId);
   return out;
 }
 
@@ -544,7 +567,7 @@ export async function applyViews(services: Services, projectId: number, items: r
     await requireSpaces(db, projectId, defs.map((d) => d.space));
     const schema = await loadSchema(db, projectId);
     const stored = await putViews(db, projectId, schema, defs, defs.map((_, i) => ['items', i]), now);
-    await requireWithinLimit(db, projectId, 'dm_views', DM_PROJECT_LIMITS.views, 'view versions');
+    await requireWithinLimit(db, projectId, 'dm_views', projectLimits(services.modelsLimits).views, 'view versions');
     return { items: stored.map((v) => viewRead(schema, v)) };
   });
 }
@@ -559,7 +582,7 @@ export async function listViews(
   projectId: number,
   q: { limit?: number; cursor?: string; space?: string; includeInheritedProperties?: boolean; allVersions?: boolean; includeGlobal?: boolean },
 ) {
-  const schema = await loadSchema(services.reads, projectId);
+  const schema = await readSchema(services.reads, projectId);
   const conditions = [listScope(projectId, q.includeGlobal, 'v.')];
   if (q.space !== undefined) conditions.push(sql`v.space = ${q.space}`);
   const scope = spaceCondition(services.access, 'v.space');
@@ -602,7 +625,7 @@ function viewsNamed(schema: ProjectSchema, ids: ReadonlyArray<{ space: string; e
 }
 
 export async function viewsByIds(services: Services, projectId: number, ids: ReadonlyArray<{ space: string; externalId: string; version?: string }>, includeInheritedProperties = true) {
-  const schema = await loadSchema(services.reads, projectId);
+  const schema = await readSchema(services.reads, projectId);
   return { items: viewsNamed(schema, ids).filter((v) => viewVisible(services, v.definition)).map((v) => viewRead(schema, v, includeInheritedProperties)) };
 }
 
@@ -613,6 +636,7 @@ export async function deleteViews(services: Services, projectId: number, ids: re
     const schema = await loadSchema(db, projectId);
     const deleted = viewsNamed(schema, ids);
     for (const v of deleted) await db.run(sql`DELETE FROM dm_views WHERE project_id = ${projectId} AND id = ${v.id}`);
+    if (deleted.length > 0) await schemaChanged(db, projectId);
     return { items: deleted.map((v) => ({ space: v.definition.space, externalId: v.definition.externalId, version: v.definition.version })) };
   });
 }
@@ -674,8 +698,8 @@ export async function applyDataModels(services: Services, projectId: number, ite
       );
       out.push({ id, definition: JSON.stringify(d), created_time: now, last_updated_time: now });
     }
-    await requireWithinLimit(db, projectId, 'dm_views', DM_PROJECT_LIMITS.views, 'view versions');
-    await requireWithinLimit(db, projectId, 'dm_data_models', DM_PROJECT_LIMITS.dataModels, 'data model versions');
+    await requireWithinLimit(db, projectId, 'dm_views', projectLimits(services.modelsLimits).views, 'view versions');
+    await requireWithinLimit(db, projectId, 'dm_data_models', projectLimits(services.modelsLimits).dataModels, 'data model versions');
     return { items: out.map((r) => dataModelRead(schema, r, false)) };
   });
 }
@@ -685,7 +709,7 @@ export async function listDataModels(
   projectId: number,
   q: { limit?: number; cursor?: string; space?: string; inlineViews?: boolean; allVersions?: boolean; includeGlobal?: boolean },
 ) {
-  const schema = q.inlineViews ? await loadSchema(services.reads, projectId) : undefined;
+  const schema = q.inlineViews ? await readSchema(services.reads, projectId) : undefined;
   const conditions = [listScope(projectId, q.includeGlobal, 'm.')];
   if (q.space !== undefined) conditions.push(sql`m.space = ${q.space}`);
   const scope = spaceCondition(services.access, 'm.space');
@@ -729,7 +753,7 @@ async function dataModelsNamed(db: Pick<Queryable, 'all'>, projectId: number, id
 }
 
 export async function dataModelsByIds(services: Services, projectId: number, ids: ReadonlyArray<{ space: string; externalId: string; version?: string }>, inlineViews = false) {
-  const schema = inlineViews ? await loadSchema(services.reads, projectId) : undefined;
+  const schema = inlineViews ? await readSchema(services.reads, projectId) : undefined;
   const rows = (await dataModelsNamed(services.reads, projectId, ids)).filter((r) => viewVisible(services, { space: r.key.split(':')[0] }));
   return { items: rows.map((r) => (schema ? dataModelRead(schema, r, true) : dataModelRead(undefined as never, r, false))) };
 }

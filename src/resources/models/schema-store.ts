@@ -4,6 +4,7 @@
  * once (`loadSchema`) and resolves views against it; writes go through the functions here, in the
  * request's transaction.
  */
+import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../storage/store.js';
 import { Sql, sql } from '../../storage/sql.js';
 import type { ContainerDefinition, ContainerStates } from './containers.js';
@@ -106,6 +107,8 @@ export class ProjectSchema implements SchemaSource {
   readonly containers = new Map<string, StoredContainer>();
   readonly views = new Map<string, StoredView>();
   private resolverCache?: ViewResolver;
+  /** Shared by the requests of a process (see `readSchema`): changing it is a bug. */
+  private shared = false;
 
   container(id: ContainerId): ContainerDefinition | undefined {
     return this.containers.get(containerKey(id))?.definition;
@@ -120,23 +123,36 @@ export class ProjectSchema implements SchemaSource {
   }
 
   putContainer(c: StoredContainer): void {
+    this.mutable();
     this.containers.set(containerKey(c.definition), c);
     this.resolverCache = undefined;
   }
 
   putView(v: StoredView): void {
+    this.mutable();
     this.views.set(viewKey(v.definition), v);
     this.resolverCache = undefined;
   }
 
   deleteContainer(id: ContainerId): void {
+    this.mutable();
     this.containers.delete(containerKey(id));
     this.resolverCache = undefined;
   }
 
   deleteView(id: ViewId): void {
+    this.mutable();
     this.views.delete(viewKey(id));
     this.resolverCache = undefined;
+  }
+
+  share(): this {
+    this.shared = true;
+    return this;
+  }
+
+  private mutable(): void {
+    if (this.shared) throw new Error('a shared project schema cannot change; load one with loadSchema to apply definitions');
   }
 
   /** Views resolved against the schema as it is now (a new resolver after every change). */
@@ -190,6 +206,40 @@ export async function loadSchema(db: Pick<Queryable, 'all'>, projectId: number):
   const views = await db.all<VersionedRow>(sql`SELECT id, project_id, ${Sql.raw(unlessGlobal('definition'))}, created_time, last_updated_time FROM dm_views WHERE ${projectOrGlobal(projectId)}`);
   for (const v of await parseRows(db, 'dm_views', VIEW_COLUMNS, views, viewFromRow)) schema.putView(v);
   return schema;
+}
+
+/**
+ * The schema of a project as the requests of this process share it: read once per change of the project's
+ * containers and views, whichever process makes it. Each call reads the project's token (one indexed
+ * row); the schema read under the same token is still the stored one, since every change replaces the
+ * token in its own transaction. The token is read before the schema, so a schema read across a change
+ * is kept under the older token and read again by the next request. A project whose definitions have
+ * not changed since this table existed has no token and is read each time. The answer is shared: it must
+ * not be changed (`loadSchema` gives one to apply definitions to).
+ */
+export async function readSchema(db: Pick<Queryable, 'all'>, projectId: number): Promise<ProjectSchema> {
+  const [row] = await db.all<{ token: string }>(sql`SELECT token FROM dm_schema_versions WHERE project_id = ${projectId}`);
+  if (!row) return loadSchema(db, projectId);
+  const cached = sharedSchemas.get(projectId);
+  if (cached && cached.token === row.token) return cached.schema;
+  const schema = (await loadSchema(db, projectId)).share();
+  if (sharedSchemas.size >= SHARED_SCHEMAS_MAX && !sharedSchemas.has(projectId)) sharedSchemas.delete(sharedSchemas.keys().next().value!);
+  sharedSchemas.set(projectId, { token: row.token, schema });
+  return schema;
+}
+
+/**
+ * Schemas by project id. Tokens are random, so a schema is reused only for the database that gave it, also
+ * when one process serves several databases with the same project ids (tests do).
+ */
+const sharedSchemas = new Map<number, { token: string; schema: ProjectSchema }>();
+const SHARED_SCHEMAS_MAX = 1000;
+
+/** Marks the project's containers or views as changed, in the transaction that changes them. */
+export async function schemaChanged(db: Queryable, projectId: number): Promise<void> {
+  await db.run(
+    sql`INSERT INTO dm_schema_versions (project_id, token) VALUES (${projectId}, ${randomUUID()}) ON CONFLICT (project_id) DO UPDATE SET token = excluded.token`,
+  );
 }
 
 /** The spaces among `spaces` that the project has, its own or global. */

@@ -5,8 +5,8 @@
  */
 import type { Services } from '../../http/services.js';
 import { Sql, sql } from '../../storage/sql.js';
-import { DM_PROJECT_LIMITS } from './limits.js';
-import { loadSchema } from './schema-store.js';
+import { projectLimits } from './limits.js';
+import { readSchema } from './schema-store.js';
 import { spaceCondition } from './space-access.js';
 
 export async function projectStatistics(services: Services, projectId: number) {
@@ -24,11 +24,11 @@ export async function projectStatistics(services: Services, projectId: number) {
     ${count('dm_instances', ' AND kind = 0 AND deleted_time IS NOT NULL')} AS "softDeletedNodes",
     ${count('dm_instances', ' AND kind = 1 AND deleted_time IS NOT NULL')} AS "softDeletedEdges"`))[0];
   const n = (k: string) => Number(counts[k]);
-  const schema = await loadSchema(services.reads, projectId);
+  const schema = await readSchema(services.reads, projectId);
   const properties = [...schema.containers.values()]
     .filter((c) => !c.isGlobal && (!services.access || services.access.all || services.access.spaces.includes(c.definition.space)))
     .reduce((sum, c) => sum + Object.keys(c.definition.properties).length, 0);
-  const L = DM_PROJECT_LIMITS;
+  const L = projectLimits(services.modelsLimits);
   return {
     spaces: { count: n('spaces'), limit: L.spaces },
     containers: { count: n('containers'), limit: L.containers },

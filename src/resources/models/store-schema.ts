@@ -70,6 +70,13 @@ export const dmTables: readonly TableDef[] = [
     indexes: [{ name: 'dm_data_models_key', columns: ['project_id', 'space', 'external_id', 'version'], unique: true }],
   },
   {
+    // One row per project whose containers or views have changed: a token replaced in the transaction of
+    // every change to them, so a process holding the schema read under a token knows it still holds.
+    name: 'dm_schema_versions',
+    columns: { project_id: { type: 'integer', notNull: true }, token: { type: 'text', notNull: true } },
+    indexes: [{ name: 'dm_schema_versions_key', columns: ['project_id'], unique: true }],
+  },
+  {
     // kind: 0 node, 1 edge. A deleted instance stays as a tombstone (deleted_time set, its container rows
     // gone) so that its identity keeps counting versions and statistics can report it.
     name: 'dm_instances',

@@ -209,6 +209,8 @@ export class ViewResolver implements FilterSchema {
       }
     }
 
+    this.checkInheritedAgree(def, path);
+
     const resolved = this.view(idOf(def)) ?? fail(path, 'the view is not among the definitions being applied');
     const used = new Map<string, string[]>();
     for (const c of resolved.mappedContainers) {
@@ -220,6 +222,46 @@ export class ViewResolver implements FilterSchema {
     }
     if (def.filter !== undefined) parseFilter(def.filter, { schema: this, view: resolved.id }, [...path, 'filter']);
     return resolved;
+  }
+
+  /**
+   * The views a view implements must agree on the properties they share that the view does not declare
+   * itself: an identifier that two of them map to container properties of different types (or one a list
+   * and the other not), or that one maps from a container and another declares as a connection, has no
+   * single meaning in the view. Declaring the property in the view settles it.
+   */
+  private checkInheritedAgree(def: ViewDefinition, path: Path): void {
+    const seen = new Map<string, { p: MappedProperty | EdgeConnection | ReverseRelation; from: ViewId }>();
+    for (const v of this.walk(def).precedence.slice(1)) {
+      for (const [id, p] of Object.entries(v.properties)) {
+        if (Object.hasOwn(def.properties, id)) continue;
+        const first = seen.get(id);
+        if (!first) {
+          seen.set(id, { p, from: idOf(v) });
+          continue;
+        }
+        const conflict = this.inheritedConflict(first.p, p);
+        if (conflict) {
+          fail(
+            [...path, 'implements'],
+            `the view ${viewKey(def)} inherits the property ${JSON.stringify(id)} from ${viewKey(first.from)} and from ${viewKey(idOf(v))}, which disagree: ${conflict}; declare ${JSON.stringify(id)} in the view to choose one`,
+          );
+        }
+      }
+    }
+  }
+
+  /** Why two inherited declarations of one identifier cannot be the same property, or undefined when they can. */
+  private inheritedConflict(a: MappedProperty | EdgeConnection | ReverseRelation, b: MappedProperty | EdgeConnection | ReverseRelation): string | undefined {
+    if (a.kind !== 'mapped' || b.kind !== 'mapped') {
+      return a.kind === b.kind ? undefined : `${kindName(a)} against ${kindName(b)}`;
+    }
+    const pa = this.source.container(a.container)?.properties[a.containerPropertyIdentifier];
+    const pb = this.source.container(b.container)?.properties[b.containerPropertyIdentifier];
+    if (!pa || !pb) return undefined;
+    const shape = (p: ContainerProperty) => `${p.type.type}${isList(p.type) ? ' list' : ''}`;
+    if (shape(pa) === shape(pb)) return undefined;
+    return `${containerKey(a.container)}.${a.containerPropertyIdentifier} is ${shape(pa)} and ${containerKey(b.container)}.${b.containerPropertyIdentifier} is ${shape(pb)}`;
   }
 
   private checkNoCycle(def: ViewDefinition, path: Path): void {
@@ -239,6 +281,10 @@ export class ViewResolver implements FilterSchema {
     };
     visit(def);
   }
+}
+
+function kindName(p: MappedProperty | EdgeConnection | ReverseRelation): string {
+  return p.kind === 'mapped' ? 'a property mapped from a container' : p.kind === 'edge' ? 'an edge connection' : 'a reverse direct relation';
 }
 
 function sourceName(s: ReverseRelation['through']['source']): string {
