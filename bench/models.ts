@@ -1,7 +1,8 @@
 /**
  * Data modeling workloads: ingest of nodes through one view of 10 properties, 1000 per request;
  * a list filtered on an indexed property and sorted on another (limit 1000); and the cost of a deep page
- * against the first (keyset cursors); a sync chain over every node; on whichever store the server child uses (SQLite, or PostgreSQL when
+ * against the first (keyset cursors); a two-hop query over as many edges as nodes; a sync chain over every
+ * node; on whichever store the server child uses (SQLite, or PostgreSQL when
  * BENCH_BACKEND=postgres).
  *
  * Environment:
@@ -201,6 +202,53 @@ export const modelsSuite: Suite = {
       target: '≤ 1.5× of page 1',
       met: ratio <= 1.5,
       data: { page1: s1, page100: s100, ratio },
+    });
+
+    // A two-hop query: equipment of one category (an indexed property), the edges leaving each, and the
+    // equipment at their other end, 1000 of each, over as many edges as nodes.
+    const types = `${SPACE}-types`;
+    ok(await ctx.call('POST', '/models/spaces', { items: [{ space: types }] }), 'POST /models/spaces');
+    ctx.log(`models: ingesting ${fmtInt(nodes)} edges, ${BATCH} per request (${engine})`);
+    const tEdges = now();
+    for (let at = 0; at < nodes; at += BATCH) {
+      const items = Array.from({ length: BATCH }, (_, k) => {
+        const i = at + k;
+        return {
+          instanceType: 'edge',
+          space: SPACE,
+          externalId: `feeds-${i}`,
+          type: { space: types, externalId: 'feeds' },
+          startNode: { space: SPACE, externalId: `eq-${i}` },
+          endNode: { space: SPACE, externalId: `eq-${(i * 7 + 1) % nodes}` },
+        };
+      });
+      ok(await ctx.call('POST', '/models/instances', { items }), 'POST /models/instances (edges)');
+    }
+    ctx.note(`DM edges (${engine}): ${fmtInt(nodes)} edges in ${((now() - tEdges) / 1000).toFixed(1)} s.`);
+    const twoHop = {
+      with: {
+        equipment: { nodes: { filter: { equals: { property: [SPACE, 'Equipment/v1', 'category'], value: 'cat-3' } } }, limit: 1000 },
+        feeds: { edges: { from: 'equipment', direction: 'outwards', maxDistance: 1, filter: { equals: { property: ['edge', 'type'], value: { space: types, externalId: 'feeds' } } } }, limit: 1000 },
+        fed: { nodes: { from: 'feeds', chainTo: 'destination' }, limit: 1000 },
+      },
+      select: { equipment: {}, fed: { sources: [{ source: view, properties: ['name', 'serial'] }] } },
+    };
+    const hop = ok(await ctx.call('POST', '/models/instances/query', twoHop), 'two-hop query');
+    const expected = Math.min(1000, nodes / CATEGORIES);
+    if (hop.items.equipment.length !== expected || hop.items.fed.length !== expected) {
+      throw new Error(`two-hop query: ${hop.items.equipment.length} equipment, ${hop.items.fed.length} reached`);
+    }
+    await sequential(WARMUP, async () => void ok(await ctx.call('POST', '/models/instances/query', twoHop), 'two-hop query'));
+    const hopLat = summarize(
+      await ctx.profiled(`models-query-${engine}`, () => sequential(requests, async () => void ok(await ctx.call('POST', '/models/instances/query', twoHop), 'two-hop query'))),
+    );
+    ctx.report({
+      id: `models.query.twoHop.${engine}`,
+      workload: `DM query (${engine}): nodes of one category → their edges → the nodes at the other end, 1000 of each, ${fmtInt(nodes)} nodes and edges`,
+      value: `p50 ${fmtMs(hopLat.p50)}, p90 ${fmtMs(hopLat.p90)}`,
+      target: 'p50 ≤ 50 ms',
+      met: hopLat.p50 <= 50,
+      data: { ...hopLat },
     });
 
     // A sync chain over every node of the space: the feed read from its start, 2000 per page, as a client
