@@ -79,20 +79,21 @@ interface Statement {
 const statements = new Map<string, Statement>();
 const MAX_STATEMENTS = 2000;
 /**
- * Statements run as named prepared statements from their second use: PostgreSQL then parses and analyzes a
- * text once per connection (a by-id read: about 130 µs against 250 µs parsed each time). Plans are still
- * made for each execution's values (`plan_cache_mode = force_custom_plan`, set on every connection): a
- * generic plan, made once for any values, was measured to scan a project's events for the external ids
- * of a create (985 ms instead of a few) when it was planned while the table was young. Each name stays bound
- * to one text for the life of the process (node-postgres keeps what each connection has prepared), and
- * names are capped, since every connection keeps its prepared statements: texts past the cap, or very long
- * ones, run unnamed.
+ * Statements run as named prepared statements from their second use: PostgreSQL then parses a text once
+ * per connection and, after five executions, may keep one generic plan for it (a by-id read: 69 µs against
+ * 266 µs parsed and planned each time). Only statements of at most MAX_NAMED_PARAMS values are named: one
+ * with a long list of values (the external ids of a 1000-event create) is planned for its values each time,
+ * since a generic plan made while a table was young was measured to scan a project's events for them (985 ms
+ * instead of a few). Each name stays bound to one text for the life of the process (node-postgres keeps
+ * what each connection has prepared), and names are capped, since every connection keeps its prepared
+ * statements: texts past the cap, or very long ones, run unnamed.
  */
 const MAX_NAMED = 500;
 const MAX_NAMED_LENGTH = 16_384;
+const MAX_NAMED_PARAMS = 16;
 let named = 0;
 
-function statement(text: string): Statement {
+function statement(text: string, params: number): Statement {
   let s = statements.get(text);
   if (s === undefined) {
     if (statements.size >= MAX_STATEMENTS) {
@@ -100,14 +101,14 @@ function statement(text: string): Statement {
     }
     statements.set(text, (s = { text: numberedPlaceholders(text), uses: 0 }));
   }
-  if (s.name === undefined && ++s.uses >= 2 && named < MAX_NAMED && text.length <= MAX_NAMED_LENGTH) s.name = `strata_${++named}`;
+  if (s.name === undefined && ++s.uses >= 2 && named < MAX_NAMED && text.length <= MAX_NAMED_LENGTH && params <= MAX_NAMED_PARAMS) s.name = `strata_${++named}`;
   return s;
 }
 
 type Client = pg.Pool | pg.PoolClient;
 
 async function query<T>(client: Client, q: Sql): Promise<pg.QueryResult<T & pg.QueryResultRow>> {
-  const s = statement(q.text);
+  const s = statement(q.text, q.params.length);
   try {
     return await client.query<T & pg.QueryResultRow>({ text: s.text, name: s.name, values: q.params as unknown[] });
   } catch (error) {
@@ -136,7 +137,7 @@ export class PostgresStore implements Store {
   private readonly outside: Queryable;
 
   constructor({ url, poolSize = 10, applicationName = 'strata' }: PostgresOptions) {
-    this.pool = new pg.Pool({ connectionString: url, max: poolSize, application_name: applicationName, types, connectionTimeoutMillis: 10_000, options: '-c plan_cache_mode=force_custom_plan' });
+    this.pool = new pg.Pool({ connectionString: url, max: poolSize, application_name: applicationName, types, connectionTimeoutMillis: 10_000 });
     // An idle connection that breaks (server restart) is dropped from the pool; it must not crash the process.
     this.pool.on('error', () => {});
     const parsed = new URL(url);
