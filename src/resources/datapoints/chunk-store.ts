@@ -205,21 +205,33 @@ export class ChunkStore {
 
 /**
  * The last chunk starting before `before` of each series asked for (undefined where there is none), in one
- * statement per hundred series: the latest point of a series is almost always in it. The series are a
- * VALUES list joined to their last chunk's key (a max over the primary key, one index seek each), so the
- * statement stays small to plan: written as a UNION of one subquery per series, PostgreSQL spent 41 ms
- * planning each hundred.
+ * statement per hundred series: the latest point of a series is almost always in it. Where planning is
+ * cheap (SQLite) the statement is a UNION ALL of one ordered, limited subquery per series, each a seek
+ * backwards in the primary key; where it is not (PostgreSQL, 41 ms to plan that UNION) the series are a
+ * VALUES list joined to their last chunk's key, a `max` over the primary key. SQLite answered the join at
+ * half the rate of the UNION (23,863 against 44,649 series/s), PostgreSQL the UNION at 0.04× the join.
  */
 export async function lastChunksBefore(db: Queryable, projectId: number, wanted: ReadonlyArray<{ seriesId: number; before: number }>): Promise<Array<ChunkRow | undefined>> {
   const out: Array<ChunkRow | undefined> = new Array(wanted.length).fill(undefined);
   const integer = Sql.raw(db.dialect.types.integer);
   for (let from = 0; from < wanted.length; from += SERIES_PER_STATEMENT) {
     const part = wanted.slice(from, from + SERIES_PER_STATEMENT);
-    const values = Sql.join(
-      part.map(({ seriesId, before }, k) => sql`(CAST(${k} AS ${integer}), CAST(${seriesId} AS ${integer}), CAST(${before} AS ${integer}))`),
-      ', ',
-    );
-    const query = sql`SELECT w.column1 AS k, ${Sql.raw('c.start_ts AS "start", c.end_ts AS "end", c.n, c.data')} FROM (VALUES ${values}) w JOIN datapoint_chunks c ON c.project_id = ${projectId} AND c.series_id = w.column2 AND c.start_ts = (SELECT max(x.start_ts) FROM datapoint_chunks x WHERE x.project_id = ${projectId} AND x.series_id = w.column2 AND x.start_ts < w.column3)`;
+    let query: Sql;
+    if (db.dialect.planning === 'low') {
+      query = Sql.join(
+        part.map(
+          ({ seriesId, before }, k) =>
+            sql`SELECT * FROM (SELECT ${Sql.raw(String(k))} AS k, ${COLUMNS} FROM datapoint_chunks WHERE project_id = ${projectId} AND series_id = ${seriesId} AND start_ts < ${before} ORDER BY start_ts DESC LIMIT 1) ${Sql.raw(`c${k}`)}`,
+        ),
+        ' UNION ALL ',
+      );
+    } else {
+      const values = Sql.join(
+        part.map(({ seriesId, before }, k) => sql`(CAST(${k} AS ${integer}), CAST(${seriesId} AS ${integer}), CAST(${before} AS ${integer}))`),
+        ', ',
+      );
+      query = sql`SELECT w.column1 AS k, ${Sql.raw('c.start_ts AS "start", c.end_ts AS "end", c.n, c.data')} FROM (VALUES ${values}) w JOIN datapoint_chunks c ON c.project_id = ${projectId} AND c.series_id = w.column2 AND c.start_ts = (SELECT max(x.start_ts) FROM datapoint_chunks x WHERE x.project_id = ${projectId} AND x.series_id = w.column2 AND x.start_ts < w.column3)`;
+    }
     for (const row of await db.all<ChunkRow & { k: number }>(query)) out[from + Number(row.k)] = row;
   }
   return out;
