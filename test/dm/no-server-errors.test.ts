@@ -113,4 +113,33 @@ describe('no data modeling request makes the server answer 500', () => {
       { numRuns: 800, seed: 2022 },
     );
   });
+
+  it('on sync with random result sets, modes and backfill sorts', async () => {
+    const names = fc.constantFrom('a', 'b');
+    const property = fc.constantFrom<unknown>(['fz', 'Box/1', 't'], ['fz', 'Box/1', 'n'], ['fz', 'Box', 't'], ['node', 'externalId'], ['node', 'space'], ['edge', 'startNode'], ['fz', 'Box/1', 'nope'], 'x');
+    const options = {
+      mode: fc.constantFrom<unknown>('onePhase', 'twoPhase', 'twoPhase', 'noBackfill', 'other'),
+      backfillSort: fc.array(fc.record({ property, direction: fc.constantFrom<unknown>('ascending', 'descending'), nullsFirst: fc.boolean() }, { requiredKeys: ['property'] }), { minLength: 1, maxLength: 2 }),
+      skipAlreadyDeleted: fc.boolean(),
+      limit: fc.integer({ min: 0, max: 2001 }),
+    };
+    const set = fc.oneof(
+      fc.record({ nodes: fc.oneof(fc.constant({}), fc.constant({}), fc.record({ filter: json })), ...options }, { requiredKeys: ['nodes'] }),
+      fc.record({ edges: fc.oneof(fc.constant({}), json), ...options }, { requiredKeys: ['edges'] }),
+    );
+    const body = fc.record({
+      with: fc.dictionary(names, set, { minKeys: 1, maxKeys: 2 }),
+      select: fc.dictionary(names, fc.oneof(fc.constant({}), fc.record({ sources: fc.constant([{ source: V, properties: ['*'] }]) }), json), { minKeys: 1, maxKeys: 2 }),
+      cursors: fc.option(fc.dictionary(names, fc.string()), { nil: undefined, freq: 5 }),
+      debug: fc.option(fc.constant({}), { nil: undefined }),
+    });
+    await fc.assert(
+      fc.asyncProperty(body, async (payload) => {
+        const res = await h.post('/models/instances/sync', JSON.parse(JSON.stringify(payload)));
+        expect(res.status, `${JSON.stringify(payload)} -> ${JSON.stringify(res.body)}`).toBeLessThan(500);
+        if (res.status >= 400) expect(typeof res.body?.error?.message).toBe('string');
+      }),
+      { numRuns: 600, seed: 2023 },
+    );
+  });
 });

@@ -160,6 +160,14 @@ describe('twoPhase and noBackfill', () => {
     expect(ids(rest.items)).toEqual(['t25', 't30']);
   });
 
+  it('answers a notice for a backfillSort that no cursorable index serves, naming the set', async () => {
+    const sorted = (property: string) => ({ nodes: {}, mode: 'twoPhase', backfillSort: [{ property: ['sy', 'Pump/1', property] }], limit: 1 });
+    const unserved = await ok('/models/instances/sync', { with: { s: sorted('name') }, select: { s: {} }, debug: {} });
+    expect(unserved.debug.notices).toEqual([expect.objectContaining({ code: 'sortNotBackedByIndex', resultExpression: 's' })]);
+    const served = await ok('/models/instances/sync', { with: { s: sorted('pressure') }, select: { s: {} }, debug: {} });
+    expect(served.debug.notices).toEqual([]);
+  });
+
   it('noBackfill returns nothing at first, then what changes', async () => {
     await ok('/models/spaces', { items: [{ space: 'nb' }] });
     await ok('/models/instances', { items: [node('old', undefined, 'nb')] });

@@ -158,7 +158,7 @@ export function pageKeys(q: InstanceSql, sort: readonly SortKey[], required: Rea
 }
 
 /** Whether a sort is served by a cursorable btree index of its container, in the order the index keeps. */
-export function sortBacked(schema: ProjectSchema, sort: readonly SortKey[]): boolean {
+function sortBacked(schema: ProjectSchema, sort: readonly SortKey[]): boolean {
   if (sort.length === 0) return true;
   if (sort.every((k) => k.target.kind === 'base')) {
     return sort.length === 1 && sort[0].target.kind === 'base' && ['externalId', 'space'].includes(sort[0].target.field);

@@ -23,7 +23,7 @@ import { lastChange } from './changes.js';
 import { parseFilter, type DmFilter, type DmLeaf, type FilterOptions, type Operand, type PropertyTarget } from './filter.js';
 import { fail, type InstanceType, type Path } from './identifiers.js';
 import { checkSort } from './instance-reads.js';
-import { pageKeys, ReadShape, sortBacked } from './instance-reads-store.js';
+import { pageKeys, ReadShape, sortNotice } from './instance-reads-store.js';
 import { InstanceSql } from './instance-sql.js';
 import { kindOf } from './instance-writes-store.js';
 import { DM_LIMITS } from './limits.js';
@@ -155,10 +155,11 @@ export async function syncInstances(services: Services, projectId: number, body:
 
     if (state.phase === 'backfill') {
       const sort = checkSort(expression.backfillSort, options, [...path, 'backfillSort']);
-      if (body.debug && !sortBacked(schema, sort)) {
-        notices.push({ code: 'sortNotBackedByIndex', category: 'sorting', level: 'warning', grade: 'C', resultExpression: name, hint: 'No cursorable btree index holds the backfillSort properties in this order; each backfill page reads every match first.' });
-      }
+      const notice = body.debug ? sortNotice(schema, sort, expression.backfillSort) : undefined;
+      if (notice) notices.push({ ...notice, resultExpression: name });
       if (emit) {
+        // The sort keys first: they join the containers they read, which `joins()` then lists.
+        const keys = pageKeys(q, sort, new Set());
         const page = await fetchPage<Record<string, unknown>>(services.reads, {
           dialect: services.db.dialect,
           select,
@@ -166,7 +167,7 @@ export async function syncInstances(services: Services, projectId: number, body:
           joins: q.joins(),
           where: Sql.and([...base, live, sql`i.change_seq <= ${state.start}`]),
           scope: sql`i.project_id = ${projectId}`,
-          keys: pageKeys(q, sort, new Set()),
+          keys,
           idExpr: 'i.id',
           limit,
           after: state.at,
