@@ -27,6 +27,30 @@ export interface StatementRecorder {
 
 const EXECUTING = new Set(['all', 'get', 'run', 'iterate']);
 
+/** What both recorders share: whether recording is on, and what was recorded since `start`. */
+function recording() {
+  let on = false;
+  let recorded: RecordedStatement[] = [];
+  return {
+    get on() {
+      return on;
+    },
+    push(statement: RecordedStatement) {
+      recorded.push(statement);
+    },
+    start() {
+      recorded = [];
+      on = true;
+    },
+    stop() {
+      on = false;
+      const out = recorded;
+      recorded = [];
+      return out;
+    },
+  };
+}
+
 /** A recorder for the store's engine. */
 export function recordStore(store: Store): StatementRecorder {
   if (store instanceof SqliteStore) return recordStatements(store.connection);
@@ -39,42 +63,32 @@ export function recordStore(store: Store): StatementRecorder {
  * statement, so all are seen). Reads go through the same pool, so the reader is recorded as it is.
  */
 export function recordPoolStatements(pool: pg.Pool): StatementRecorder {
-  let recording = false;
-  let recorded: RecordedStatement[] = [];
+  const log = recording();
   pool.on('connect', (client: pg.PoolClient) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      if (recording) {
+      if (log.on) {
         const [first, second] = args;
-        if (typeof first === 'string') recorded.push({ text: first, params: Array.isArray(second) ? [...(second as unknown[])] : [] });
+        if (typeof first === 'string') log.push({ text: first, params: Array.isArray(second) ? [...(second as unknown[])] : [] });
         else if (first && typeof first === 'object' && typeof (first as { text?: unknown }).text === 'string') {
           const config = first as { text: string; values?: unknown[] };
-          recorded.push({ text: config.text, params: [...(config.values ?? (Array.isArray(second) ? (second as unknown[]) : []))] });
+          log.push({ text: config.text, params: [...(config.values ?? (Array.isArray(second) ? (second as unknown[]) : []))] });
         }
       }
       return query(...args);
     };
   });
   return {
-    start() {
-      recorded = [];
-      recording = true;
-    },
-    stop() {
-      recording = false;
-      const out = recorded;
-      recorded = [];
-      return out;
-    },
+    start: log.start,
+    stop: log.stop,
     wrapReader: (reader) => reader,
   };
 }
 
 export function recordStatements(db: Database.Database): StatementRecorder {
-  let recording = false;
+  const log = recording();
   // While a reader records a query, the statements it runs in process are that query: not recorded twice.
   let inReader = false;
-  let recorded: RecordedStatement[] = [];
   const prepare = db.prepare.bind(db);
   (db as unknown as { prepare: (text: string) => unknown }).prepare = (text: string) => {
     const stmt = prepare(text);
@@ -89,7 +103,7 @@ export function recordStatements(db: Database.Database): StatementRecorder {
           fn =
             typeof prop === 'string' && EXECUTING.has(prop)
               ? (...args: unknown[]) => {
-                  if (recording && !inReader) recorded.push({ text, params: args });
+                  if (log.on && !inReader) log.push({ text, params: args });
                   return f.apply(target, args);
                 }
               : (...args: unknown[]) => {
@@ -105,20 +119,12 @@ export function recordStatements(db: Database.Database): StatementRecorder {
     return proxy;
   };
   return {
-    start() {
-      recorded = [];
-      recording = true;
-    },
-    stop() {
-      recording = false;
-      const out = recorded;
-      recorded = [];
-      return out;
-    },
+    start: log.start,
+    stop: log.stop,
     wrapReader(reader) {
       return {
         all(query, options) {
-          if (recording) recorded.push({ text: query.text, params: [...query.params] });
+          if (log.on) log.push({ text: query.text, params: [...query.params] });
           // An in-process reader runs the query before returning its promise.
           inReader = true;
           try {

@@ -86,6 +86,7 @@ interface SetPlan {
   name: string;
   instanceType: InstanceType;
   expression: SyncExpression;
+  options: FilterOptions;
   filter?: DmFilter;
   select?: SyncSelect;
   state?: SyncState;
@@ -124,7 +125,7 @@ export async function syncInstances(services: Services, projectId: number, body:
         );
       }
     }
-    return { name, instanceType, expression, filter, select: body.select[name], state };
+    return { name, instanceType, expression, options, filter, select: body.select[name], state };
   });
 
   const feedNow = await lastChange(services.reads, projectId);
@@ -135,11 +136,10 @@ export async function syncInstances(services: Services, projectId: number, body:
   const emit = body.debug?.emitResults ?? true;
 
   for (const plan of plans) {
-    const { name, expression, instanceType } = plan;
+    const { name, expression, instanceType, options } = plan;
     const path: Path = ['with', name];
     const mode = expression.mode ?? 'onePhase';
     const limit = expression.limit ?? DM_LIMITS.syncSetDefault;
-    const options: FilterOptions = { schema: schema.resolver, instanceType, parameters: body.parameters, purpose: 'query' };
     const sources = selectedSources(plan.select?.sources, schema, ['select', name, 'sources']);
     const q = new InstanceSql(services.db.dialect, projectId, schema);
     const shape = new ReadShape(q, sources);
