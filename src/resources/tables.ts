@@ -11,6 +11,7 @@ import { assetModel } from './assets/model.js';
 import { datapointTables } from './datapoints/store-schema.js';
 import { dataSetModel } from './datasets/model.js';
 import { eventModel } from './events/model.js';
+import { rekeyContainerTables } from './models/container-tables.js';
 import { dmTables } from './models/store-schema.js';
 import { timeSeriesModel } from './timeseries/model.js';
 
@@ -32,6 +33,8 @@ export function appSchema(): Schema {
       },
       // PostgreSQL indexes came to end with the id, as SQLite's do (storage/schema.ts indexColumns).
       { version: 12, run: (db) => rebuildIdSuffixedIndexes(db, tables) },
+      // SQLite container tables came to be keyed by the instance id (models/container-tables.ts).
+      { version: 13, run: rekeyContainerTables },
     ],
   };
 }

@@ -13,6 +13,7 @@
  * `(project_id[, space], its properties...)`. Database names are numbered per container and never reused.
  */
 import { Sql, sql, type SqlValue } from '../../storage/sql.js';
+import type { Dialect } from '../../storage/dialect.js';
 import type { Queryable } from '../../storage/store.js';
 import type { ContainerDefinition } from './containers.js';
 import { isList, type PropertyType } from './property-types.js';
@@ -124,15 +125,62 @@ const ident = (name: string) => Sql.raw(name);
 
 /** Creates the table of a new container (empty) with its indexes; fills in `layout`. */
 export async function createContainerTable(db: Queryable, def: ContainerDefinition, layout: ContainerLayout): Promise<void> {
-  const t = db.dialect.types;
-  await db.run(
-    Sql.raw(
-      `CREATE TABLE ${layout.table} (project_id ${t.integer} NOT NULL, space ${t.text} NOT NULL, instance_id ${t.integer} NOT NULL, ` +
-        `PRIMARY KEY (project_id, space, instance_id))${db.dialect.withoutRowid}`,
-    ),
-  );
-  await db.run(Sql.raw(`CREATE INDEX ${layout.table}_instance ON ${layout.table} (project_id, instance_id)`));
+  for (const statement of containerTableDdl(db, layout.table, [])) await db.run(Sql.raw(statement));
   await alterContainerTable(db, def, layout, Object.keys(def.properties), Object.keys(def.indexes), Object.keys(def.constraints));
+}
+
+/**
+ * A container table: the project, space and instance, then `columns` (name and type). Its key is
+ * `(project_id, space, instance_id)`; where the dialect can key a table by its integer column (SQLite's
+ * rowid), the instance id is the storage key and the triple a unique index, so lookups and joins by
+ * instance are integer seeks. Instance ids are unique across projects, so both keys say the same.
+ */
+function containerTableDdl(db: Queryable, table: string, columns: ReadonlyArray<{ name: string; type: string }>): string[] {
+  const t = db.dialect.types;
+  const rest = columns.map((c) => `, ${c.name} ${c.type}`).join('');
+  return db.dialect.integerRowKey
+    ? [
+        `CREATE TABLE ${table} (project_id ${t.integer} NOT NULL, space ${t.text} NOT NULL, instance_id INTEGER PRIMARY KEY${rest})`,
+        `CREATE UNIQUE INDEX ${table}_key ON ${table} (project_id, space, instance_id)`,
+      ]
+    : [
+        `CREATE TABLE ${table} (project_id ${t.integer} NOT NULL, space ${t.text} NOT NULL, instance_id ${t.integer} NOT NULL${rest}, PRIMARY KEY (project_id, space, instance_id))${db.dialect.withoutRowid}`,
+        `CREATE INDEX ${table}_instance ON ${table} (project_id, instance_id)`,
+      ];
+}
+
+/**
+ * The conflict target of an upsert into a container table: its storage key. (SQLite does not match a
+ * unique index that holds the rowid column against an ON CONFLICT target naming it.)
+ */
+export const containerRowKey = (dialect: Dialect): string => (dialect.integerRowKey ? '(instance_id)' : '(project_id, space, instance_id)');
+
+/**
+ * Rebuilds the container tables created before SQLite keyed them by instance id (see containerTableDdl):
+ * same columns, rows and indexes, the index on `(project_id, instance_id)` that the key now serves replaced
+ * by the unique index on the triple.
+ */
+export async function rekeyContainerTables(db: Queryable): Promise<void> {
+  if (!db.dialect.integerRowKey) return;
+  const tables = await db.all<{ name: string }>(
+    Sql.raw(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'dmc\\_%' ESCAPE '\\' AND sql LIKE '%WITHOUT ROWID%' ORDER BY name`),
+  );
+  for (const { name } of tables) {
+    const columns = (await db.all<{ name: string; type: string }>(Sql.raw(`SELECT name, type FROM pragma_table_info('${name}') ORDER BY cid`))).filter(
+      (c) => !['project_id', 'space', 'instance_id'].includes(c.name),
+    );
+    const indexes = await db.all<{ name: string; sql: string }>(
+      Sql.raw(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = '${name}' AND sql IS NOT NULL AND name NOT IN ('${name}_instance', '${name}_key')`),
+    );
+    const names = ['project_id', 'space', 'instance_id', ...columns.map((c) => c.name)].join(', ');
+    await db.run(Sql.raw(`ALTER TABLE ${name} RENAME TO ${name}_old`));
+    const [create, key] = containerTableDdl(db, name, columns);
+    await db.run(Sql.raw(create));
+    await db.run(Sql.raw(`INSERT INTO ${name} (${names}) SELECT ${names} FROM ${name}_old`));
+    await db.run(Sql.raw(`DROP TABLE ${name}_old`));
+    await db.run(Sql.raw(key));
+    for (const index of indexes) await db.run(Sql.raw(index.sql));
+  }
 }
 
 /** Adds the columns of new properties and the database indexes of new indexes and uniqueness constraints. */

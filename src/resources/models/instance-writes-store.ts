@@ -15,7 +15,7 @@ import { Sql, sql, type SqlValue } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
 import { deleteManagedSeries } from '../timeseries/instances.js';
 import { claimChanges } from './changes.js';
-import { toColumn } from './container-tables.js';
+import { containerRowKey, toColumn } from './container-tables.js';
 import type { ContainerDefinition } from './containers.js';
 import { containerKey, fail, instanceKey, nodeKey, requireUserInstanceSpaces, type DirectRelationReference, type InstanceType, type Path } from './identifiers.js';
 import type { ApplyInstancesBody, InstanceDeleteItem } from './instance-schema.js';
@@ -450,8 +450,8 @@ async function applyWithSchema(
         return [projectId, p.row.space, p.row.id, ...props.map((prop) => values[prop] ?? null)];
       }),
       columns.length
-        ? Sql.raw(` ON CONFLICT (project_id, space, instance_id) DO UPDATE SET ${columns.map((col) => `${col} = excluded.${col}`).join(', ')}`)
-        : Sql.raw(' ON CONFLICT (project_id, space, instance_id) DO NOTHING'),
+        ? Sql.raw(` ON CONFLICT ${containerRowKey(db.dialect)} DO UPDATE SET ${columns.map((col) => `${col} = excluded.${col}`).join(', ')}`)
+        : Sql.raw(` ON CONFLICT ${containerRowKey(db.dialect)} DO NOTHING`),
     );
   }
 
