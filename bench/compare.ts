@@ -78,7 +78,8 @@ export function figures(row: ResultRow): Array<{ name: string; value: number; hi
   add('series/s', num(d.seriesPerSecond), true);
   add('req/s', num(d.rps), true);
   add('CPU µs/req', num(d.cpuMsPerRequest) === undefined ? undefined : num(d.cpuMsPerRequest)! * 1000, false);
-  add('p50 ms', p50(d.http) ?? p50(d.strata) ?? p50(d.deepPage) ?? p50(d.latency) ?? p50(d.named), false);
+  add('rate/s', num(d.rate), true);
+  add('p50 ms', p50(d.http) ?? p50(d.strata) ?? p50(d.deepPage) ?? p50(d.latency) ?? p50(d.named) ?? num(d.p50), false);
   add('unnamed p50 ms', p50(d.unnamed), false);
   add('p99 ms', num((d.http as { p99?: unknown } | undefined)?.p99) ?? num((d.strata as { p99?: unknown } | undefined)?.p99), false);
   add('Strata CPU ms/req', num(d.serverCpuMsPerRequest), false);
