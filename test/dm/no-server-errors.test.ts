@@ -114,8 +114,8 @@ describe('no data modeling request makes the server answer 500', () => {
     );
   });
 
-  it('on sync with random result sets, modes and backfill sorts', async () => {
-    const names = fc.constantFrom('a', 'b');
+  it('on sync with random result sets, chains, modes and backfill sorts', async () => {
+    const names = fc.constantFrom('a', 'b', 'c');
     const property = fc.constantFrom<unknown>(['fz', 'Box/1', 't'], ['fz', 'Box/1', 'n'], ['fz', 'Box', 't'], ['node', 'externalId'], ['node', 'space'], ['edge', 'startNode'], ['fz', 'Box/1', 'nope'], 'x');
     const options = {
       mode: fc.constantFrom<unknown>('onePhase', 'twoPhase', 'twoPhase', 'noBackfill', 'other'),
@@ -123,14 +123,32 @@ describe('no data modeling request makes the server answer 500', () => {
       skipAlreadyDeleted: fc.boolean(),
       limit: fc.integer({ min: 0, max: 2001 }),
     };
+    const chained = {
+      from: fc.constantFrom<unknown>('a', 'b', 'c', 1),
+      direction: fc.constantFrom<unknown>('outwards', 'inwards', 'sideways'),
+      chainTo: fc.constantFrom<unknown>('source', 'destination'),
+      filter: json,
+    };
+    const through = fc.constantFrom<unknown>({ source: V, identifier: 't' }, { source: C, identifier: 'd' }, { view: V, identifier: 'n' }, { identifier: 'd' }, 'd');
+    const filters = fc.oneof(json, fc.constant({ equals: { property: ['fz', 'Box', 'd'], value: { space: 'fz', externalId: 'x' } } }));
     const set = fc.oneof(
-      fc.record({ nodes: fc.oneof(fc.constant({}), fc.constant({}), fc.record({ filter: json })), ...options }, { requiredKeys: ['nodes'] }),
-      fc.record({ edges: fc.oneof(fc.constant({}), json), ...options }, { requiredKeys: ['edges'] }),
+      fc.record({ nodes: fc.oneof(fc.constant({}), fc.constant({}), fc.record({ filter: json }), fc.record({ ...chained, through }, { requiredKeys: ['from'] })), ...options }, { requiredKeys: ['nodes'] }),
+      fc.record(
+        {
+          edges: fc.oneof(
+            fc.constant({}),
+            json,
+            fc.record({ ...chained, maxDistance: fc.integer({ min: 0, max: 3 }), nodeFilter: filters, terminationFilter: filters, limitEach: fc.constant(1) }, { requiredKeys: ['from'] }),
+          ),
+          ...options,
+        },
+        { requiredKeys: ['edges'] },
+      ),
     );
     const body = fc.record({
-      with: fc.dictionary(names, set, { minKeys: 1, maxKeys: 2 }),
+      with: fc.dictionary(names, set, { minKeys: 1, maxKeys: 3 }),
       select: fc.dictionary(names, fc.oneof(fc.constant({}), fc.record({ sources: fc.constant([{ source: V, properties: ['*'] }]) }), json), { minKeys: 1, maxKeys: 2 }),
-      cursors: fc.option(fc.dictionary(names, fc.string()), { nil: undefined, freq: 5 }),
+      cursors: fc.option(fc.dictionary(names, fc.oneof(fc.string(), fc.constant(null))), { nil: undefined, freq: 5 }),
       debug: fc.option(fc.constant({}), { nil: undefined }),
     });
     await fc.assert(

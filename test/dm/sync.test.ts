@@ -248,9 +248,223 @@ describe('concurrent writes', () => {
   });
 });
 
+describe('chained sets', () => {
+  const ref = (externalId: string, space = 'ch') => ({ space, externalId });
+  const edge = (externalId: string, from: string, to: string, type = 'feeds') => ({ instanceType: 'edge', space: 'ch', externalId, type: ref(type), startNode: ref(from), endNode: ref(to) });
+  const inCh = { equals: { property: ['node', 'space'], value: 'ch' } };
+  const del = (instanceType: 'node' | 'edge', ...externalIds: string[]) => ok('/models/instances/delete', { items: externalIds.map((externalId) => ({ instanceType, space: 'ch', externalId })) });
+
+  /** One sync request over several sets, every set selected; items and cursors by set. */
+  async function syncSets(sets: Record<string, unknown>, cursors: Record<string, string> = {}) {
+    const res = await ok('/models/instances/sync', { with: sets, select: Object.fromEntries(Object.keys(sets).map((n) => [n, {}])), ...(Object.keys(cursors).length ? { cursors } : {}) });
+    return { items: res.items as Record<string, Item[]>, cursors: res.nextCursor as Record<string, string> };
+  }
+
+  /** Follows every set's cursor until a request returns nothing; what each set returned, in order. */
+  async function drainSets(sets: Record<string, unknown>, cursors: Record<string, string> = {}) {
+    const all: Record<string, string[]> = Object.fromEntries(Object.keys(sets).map((n) => [n, []]));
+    const tombstones = new Set<string>();
+    for (let i = 0; i < 100; i++) {
+      const page = await syncSets(sets, cursors);
+      cursors = page.cursors;
+      const got = Object.entries(page.items).flatMap(([n, items]) => items.map((item) => [n, item] as const));
+      if (got.length === 0) return { ids: all, cursors, tombstones };
+      for (const [n, item] of got) {
+        all[n].push(item.externalId);
+        if (item.deletedTime !== undefined) tombstones.add(item.externalId);
+      }
+    }
+    throw new Error('the feeds never ran dry');
+  }
+
+  const sorted = (xs: string[]) => [...xs].sort();
+
+  // Work orders w1, w2 feed pumps p1..p3 (and w1 p4 through an edge of another type); x1 is no work order
+  // and feeds p4; p1 feeds p5, two levels from a work order.
+  const chain = {
+    wo: { nodes: { filter: { and: [inCh, { prefix: { property: ['node', 'externalId'], value: 'w' } }] } } },
+    feeds: { edges: { from: 'wo', direction: 'outwards', maxDistance: 1, filter: { equals: { property: ['edge', 'type'], value: ref('feeds') } } } },
+    pumps: { nodes: { from: 'feeds', chainTo: 'destination', filter: inCh } },
+  };
+
+  beforeAll(async () => {
+    await ok('/models/spaces', { items: [{ space: 'ch' }] });
+    // Orders point to a pump by a direct relation.
+    await ok('/models/containers', { items: [{ space: 'sy', externalId: 'Order', properties: { pump: { type: { type: 'direct' } } } }] });
+    await ok('/models/views', {
+      items: [{ space: 'sy', externalId: 'Order', version: '1', properties: { pump: { container: { type: 'container', space: 'sy', externalId: 'Order' }, containerPropertyIdentifier: 'pump' } } }],
+    });
+    await ok('/models/instances', {
+      items: [
+        ...['w1', 'w2', 'x1', 'p1', 'p2', 'p3', 'p4', 'p5'].map((x) => node(x, { name: x, pressure: 1 }, 'ch')),
+        edge('w1p1', 'w1', 'p1'),
+        edge('w1p2', 'w1', 'p2'),
+        edge('w2p3', 'w2', 'p3'),
+        edge('w1p4', 'w1', 'p4', 'other'),
+        edge('x1p4', 'x1', 'p4'),
+        edge('p1p5', 'p1', 'p5'),
+      ],
+      autoCreateDirectRelations: true,
+    });
+  });
+
+  it('a node -> edge -> node chain returns exactly the instances reached, then only the changes of those still reached', async () => {
+    const start = await drainSets(chain);
+    expect(sorted(start.ids.wo)).toEqual(['w1', 'w2']);
+    expect(sorted(start.ids.feeds)).toEqual(['w1p1', 'w1p2', 'w2p3']);
+    expect(sorted(start.ids.pumps)).toEqual(['p1', 'p2', 'p3']);
+
+    // Changes to reached pumps come; to unreached nodes (x1, p4, p5, one level too far) they do not.
+    await ok('/models/instances', { items: ['p2', 'x1', 'p4', 'p5', 'p1'].map((x) => node(x, { name: x, pressure: 2 }, 'ch')) });
+    const changed = await drainSets(chain, start.cursors);
+    expect(changed.ids).toEqual({ wo: [], feeds: [], pumps: ['p2', 'p1'] });
+
+    // p2 stops being reached (its edge is deleted): the edge's tombstone comes in feeds, and p2's later
+    // changes no longer come in pumps. p3 is deleted (with its edge): its tombstone comes in pumps.
+    await del('edge', 'w1p2');
+    await ok('/models/instances', { items: [node('p2', { name: 'p2', pressure: 3 }, 'ch')] });
+    await del('node', 'p3');
+    const left = await drainSets(chain, changed.cursors);
+    expect(left.ids).toEqual({ wo: [], feeds: ['w1p2', 'w2p3'], pumps: ['p3'] });
+    expect([...left.tombstones].sort()).toEqual(['p3', 'w1p2', 'w2p3']);
+
+    // A node that becomes reachable is returned when it next changes; the new edge comes at once.
+    await ok('/models/instances', { items: [edge('w2p4', 'w2', 'p4')] });
+    const joined = await drainSets(chain, left.cursors);
+    expect(joined.ids).toEqual({ wo: [], feeds: ['w2p4'], pumps: [] });
+    await ok('/models/instances', { items: [node('p4', { name: 'p4', pressure: 3 }, 'ch')] });
+    expect((await drainSets(chain, joined.cursors)).ids).toEqual({ wo: [], feeds: [], pumps: ['p4'] });
+  });
+
+  it('reports tombstones to a chained set as its own filter could have matched them', async () => {
+    const { cursors } = await drainSets(chain);
+    await ok('/models/instances', { items: [node('gone1', undefined, 'ch'), node('gone2', undefined, 'sy2')] });
+    // gone1 was never reached, but once deleted its edges cannot tell: its tombstone comes (the set's filter
+    // holds for it); gone2 is in another space, which the filter rules out.
+    await del('node', 'gone1');
+    await ok('/models/instances/delete', { items: [{ instanceType: 'node', space: 'sy2', externalId: 'gone2' }] });
+    const after = await drainSets(chain, cursors);
+    expect(after.ids.pumps).toEqual(['gone1']);
+    expect(after.ids.wo).toEqual([]);
+    expect(after.tombstones).toEqual(new Set(['gone1']));
+  });
+
+  it('follows traversals: direction, chainTo, nodeFilter, terminationFilter', async () => {
+    // s -> t1 -> t2 -> t3 -> t4, and s -> u1 -> u2 (u1 fails nodeFilter)
+    await ok('/models/instances', {
+      items: [
+        ...['s', 't1', 't2', 't3', 't4', 'u1', 'u2'].map((x) => node(x, { name: x, pressure: x === 'u1' ? 9 : 1 }, 'ch')),
+        ...[['s', 't1'], ['t1', 't2'], ['t2', 't3'], ['t3', 't4'], ['s', 'u1'], ['u1', 'u2']].map(([a, b]) => edge(`${a}_${b}`, a, b, 'next')),
+      ],
+    });
+    const sets = {
+      root: { nodes: { filter: { and: [inCh, { equals: { property: ['node', 'externalId'], value: 's' } }] } } },
+      path: {
+        edges: {
+          from: 'root',
+          filter: { equals: { property: ['edge', 'type'], value: ref('next') } },
+          nodeFilter: { range: { property: ['sy', 'Pump/1', 'pressure'], lt: 5 } },
+          terminationFilter: { equals: { property: ['node', 'externalId'], value: 't3' } },
+        },
+      },
+      starts: { nodes: { from: 'path', chainTo: 'source' } },
+      back: { edges: { from: 'starts', direction: 'inwards', maxDistance: 1, filter: { equals: { property: ['edge', 'type'], value: ref('next') } } } },
+      backEnds: { nodes: { from: 'back', chainTo: 'destination' } },
+    };
+    const { ids, cursors } = await drainSets(sets);
+    expect(sorted(ids.path)).toEqual(['s_t1', 't1_t2', 't2_t3']);
+    expect(sorted(ids.starts)).toEqual(['s', 't1', 't2']);
+    // Inwards from s, t1, t2: the edges reaching t1 and t2; their destination, followed inwards, is their start.
+    expect(sorted(ids.back)).toEqual(['s_t1', 't1_t2']);
+    expect(sorted(ids.backEnds)).toEqual(['s', 't1']);
+    // u1 now passes nodeFilter, so the traversal goes on through it: u1 is a start from now on, and a new
+    // edge beyond it is reached. The edges s_u1 and u1_u2 join the set without changing: not returned.
+    await ok('/models/instances', { items: [node('u1', { name: 'u1', pressure: 1 }, 'ch')] });
+    await ok('/models/instances', { items: [node('u3', undefined, 'ch'), edge('u2_u3', 'u2', 'u3', 'next'), node('t4', { name: 't4', pressure: 2 }, 'ch')] });
+    const next = await drainSets(sets, cursors);
+    expect(next.ids.path).toEqual(['u2_u3']);
+    expect(next.ids.starts).toEqual(['u1']);
+    expect(next.ids.backEnds).toEqual(['u1']);
+  });
+
+  it('follows direct relations outwards and inwards', async () => {
+    const order = (externalId: string, pump: string) => ({ instanceType: 'node', space: 'ch', externalId, sources: [{ source: { type: 'view', space: 'sy', externalId: 'Order', version: '1' }, properties: { pump: ref(pump) } }] });
+    await ok('/models/instances', { items: [...['r1', 'r2', 'r3', 'r4'].map((x) => node(x, undefined, 'ch')), order('o1', 'r1'), order('o2', 'r2')] });
+    const through = { source: { type: 'view', space: 'sy', externalId: 'Order', version: '1' }, identifier: 'pump' };
+    const sets = {
+      orders: { nodes: { filter: { and: [inCh, { prefix: { property: ['node', 'externalId'], value: 'o' } }] } } },
+      ordered: { nodes: { from: 'orders', through, direction: 'outwards' } },
+      r1: { nodes: { filter: { and: [inCh, { equals: { property: ['node', 'externalId'], value: 'r1' } }] } } },
+      ordersOfR1: { nodes: { from: 'r1', through, direction: 'inwards' } },
+    };
+    const { ids, cursors } = await drainSets(sets);
+    expect(sorted(ids.ordered)).toEqual(['r1', 'r2']);
+    expect(ids.ordersOfR1).toEqual(['o1']);
+    await ok('/models/instances', { items: ['r4', 'r3', 'r2', 'r1'].map((x) => node(x, { name: x, pressure: 5 }, 'ch')) });
+    await ok('/models/instances', { items: [order('o3', 'r3')] });
+    const next = await drainSets(sets, cursors);
+    // Reached as the graph stands now: o3 points to r3, so r3's change comes; no order points to r4.
+    expect(next.ids.ordered).toEqual(['r3', 'r2', 'r1']);
+    // o1 did not change; o3 points elsewhere than r1.
+    expect(next.ids.ordersOfR1).toEqual([]);
+    expect(next.ids.orders).toEqual(['o3']);
+  });
+
+  it('follows a direct relation inwards from a set of more nodes than a filter may list values', async () => {
+    await ok('/models/spaces', { items: [{ space: 'big' }] });
+    for (let at = 0; at < 1200; at += 600) {
+      await ok('/models/instances', { items: Array.from({ length: 600 }, (_, k) => node(`m${at + k}`, undefined, 'big')) });
+    }
+    const order = (externalId: string, pump: string) => ({ instanceType: 'node', space: 'ch', externalId, sources: [{ source: { type: 'view', space: 'sy', externalId: 'Order', version: '1' }, properties: { pump: { space: 'big', externalId: pump } } }] });
+    await ok('/models/instances', { items: [order('ob1', 'm1199'), order('ob2', 'm0')] });
+    const sets = {
+      big: { nodes: { filter: { equals: { property: ['node', 'space'], value: 'big' } } } },
+      orders: { nodes: { from: 'big', through: { source: { type: 'view', space: 'sy', externalId: 'Order', version: '1' }, identifier: 'pump' } } },
+    };
+    const res = await ok('/models/instances/sync', { with: sets, select: { orders: {} } });
+    expect(sorted(res.items.orders.map((i: Item) => i.externalId))).toEqual(['ob1', 'ob2']);
+  });
+
+  it('keeps a cursor and a mode per set, and binds a chained set\'s cursor to the sets it reads from', async () => {
+    const sets = { ...chain, pumps: { ...chain.pumps, mode: 'twoPhase', limit: 1 }, wo: { ...chain.wo, mode: 'noBackfill' } };
+    const first = await syncSets(sets);
+    expect(first.items.wo).toEqual([]);
+    expect(first.items.pumps).toHaveLength(1);
+    // The pumps' cursor alone, the other sets starting afresh.
+    const second = await syncSets(sets, { pumps: first.cursors.pumps });
+    expect(second.items.pumps).toHaveLength(1);
+    expect(second.items.pumps[0].externalId).not.toBe(first.items.pumps[0].externalId);
+    // Another work order filter would change what the pumps are: the cursor is refused.
+    const res = await h.post('/models/instances/sync', {
+      with: { ...sets, wo: { nodes: { filter: inCh } } },
+      select: { pumps: {} },
+      cursors: { pumps: second.cursors.pumps },
+    });
+    expect(errorMessage(res, 400)).toMatch(/^cursors\.pumps: this cursor does not belong/);
+    // The same request, again later, continues.
+    const rest = await drainSets(sets, second.cursors);
+    expect(sorted([...first.items.pumps, ...second.items.pumps].map((i) => i.externalId).concat(rest.ids.pumps))).toEqual(['p1', 'p4']);
+  });
+
+  it('accepts what the Python client sends: direction and chainTo without from, and null cursors', async () => {
+    const res = await ok('/models/instances/sync', {
+      with: { s: { nodes: { filter: inCh, direction: 'outwards', chainTo: 'destination' }, mode: 'twoPhase' }, e: { edges: { direction: 'outwards', chainTo: 'destination', filter: { equals: { property: ['edge', 'space'], value: 'ch' } } }, mode: 'twoPhase' } },
+      select: { s: {}, e: {} },
+      cursors: { s: null, e: null },
+    });
+    expect(res.items.s.length).toBeGreaterThan(0);
+    expect(res.items.e.length).toBeGreaterThan(0);
+  });
+});
+
 describe('bad input', () => {
   it.each([
-    ['a chained set', { with: { a: { nodes: {} }, b: { nodes: { from: 'a' } } }, select: { b: {} } }, /with\.b\.nodes\.from/],
+    ['limitEach', { with: { a: { nodes: {} }, b: { edges: { from: 'a', maxDistance: 1, limitEach: 2 } } }, select: { b: {} } }, /with\.b\.edges\.limitEach: sync does not take limitEach/],
+    ['a chain from an unknown set', { with: { a: { nodes: {} }, b: { nodes: { from: 'c' } } }, select: { b: {} } }, /with\.b\.nodes\.from: there is no result set expression "c"/],
+    ['sets chained in a cycle', { with: { a: { nodes: { from: 'b' } }, b: { edges: { from: 'a' } } }, select: { b: {} } }, /the result sets form a cycle/],
+    ['through from a set of edges', { with: { a: { edges: {} }, b: { nodes: { from: 'a', through: { source: VIEW, identifier: 'name' } } } }, select: { b: {} } }, /with\.b\.nodes\.through/],
+    ['through a property that is no direct relation', { with: { a: { nodes: {} }, b: { nodes: { from: 'a', through: { source: VIEW, identifier: 'name' } } } }, select: { b: {} } }, /not a direct relation/],
+    ['sort in a sync set', { with: { a: { nodes: {}, sort: [{ property: ['node', 'externalId'] }] } }, select: { a: {} } }, /sort/],
     ['backfillSort outside twoPhase', { with: { a: { nodes: {}, backfillSort: [{ property: ['node', 'externalId'] }] } }, select: { a: {} } }, /with\.a\.backfillSort/],
     ['a select of an unknown set', { with: { a: { nodes: {} } }, select: { b: {} } }, /select\.b/],
     ['a cursor of an unknown set', { with: { a: { nodes: {} } }, select: { a: {} }, cursors: { b: 'x' } }, /cursors\.b/],

@@ -124,6 +124,33 @@ describe('data modeling through the official JavaScript client', () => {
     await client.instances.delete(['s1', 's3'].map((x) => ({ instanceType: 'node' as const, space: 'sdk-other', externalId: x })));
   });
 
+  it('instances.sync: a chained set returns the changes of the instances it reaches', async () => {
+    const pump = (externalId: string, pressure: number) => ({ instanceType: 'node' as const, space: 'sdk', externalId, sources: [{ source: view, properties: { name: externalId, pressure } }] });
+    const at = (externalId: string) => ({ space: 'sdk', externalId });
+    const drives = { instanceType: 'edge' as const, space: 'sdk', externalId: 'drives-1', type: at('drives'), startNode: at('motor-1'), endNode: at('fan-1') };
+    await client.instances.upsert({ items: [pump('motor-1', 1), pump('fan-1', 1), pump('fan-2', 1), drives] });
+    const request = {
+      with: {
+        motors: { nodes: { filter: { prefix: { property: ['node', 'externalId'], value: 'motor-' } } } },
+        drives: { edges: { from: 'motors', direction: 'outwards' as const, maxDistance: 1, filter: { equals: { property: ['edge', 'type'], value: at('drives') } } } },
+        driven: { nodes: { from: 'drives', chainTo: 'destination' as const } },
+      },
+      select: { drives: {}, driven: { sources: [{ source: view, properties: ['pressure'] }] } },
+    };
+    const first = await client.instances.sync(request);
+    expect(first.items.drives.map((e) => e.externalId)).toEqual(['drives-1']);
+    expect(first.items.driven.map((n) => [n.externalId, n.properties])).toEqual([['fan-1', { sdk: { 'Pump/v1': { pressure: 1 } } }]]);
+    expect(Object.keys(first.nextCursor).sort()).toEqual(['driven', 'drives', 'motors']);
+    // Both fans change; only the one the motor drives comes.
+    await client.instances.upsert({ items: [pump('fan-2', 2), pump('fan-1', 2)] });
+    const next = await client.instances.sync({ ...request, cursors: first.nextCursor });
+    expect(next.items.driven.map((n) => n.externalId)).toEqual(['fan-1']);
+    expect(next.items.drives).toEqual([]);
+    await client.instances.delete([{ instanceType: 'edge', space: 'sdk', externalId: 'drives-1' }]);
+    // The edge's type was created as a node with it.
+    await client.instances.delete(['motor-1', 'fan-1', 'fan-2', 'drives'].map((externalId) => ({ instanceType: 'node' as const, space: 'sdk', externalId })));
+  });
+
   it('instances.query: chained result sets, selected properties, typing and paging by cursor', async () => {
     await client.instances.upsert({
       items: [

@@ -13,6 +13,7 @@ import { FALSE, Sql, sql, TRUE } from '../../storage/sql.js';
 import { toOperand, valueKind } from './container-tables.js';
 import type { DmFilter, DmLeaf, Operand, PropertyTarget } from './filter.js';
 import { containerKey, type ContainerId } from './identifiers.js';
+import { DM_LIMITS } from './limits.js';
 import { isList, type PropertyType } from './property-types.js';
 import type { ProjectSchema } from './schema-store.js';
 import { REF_SEPARATOR } from './store-schema.js';
@@ -115,9 +116,15 @@ export class InstanceSql {
   }
 
   /** The elements of a list operand: a list of parameters, or a subquery of a list property's elements. */
+  /**
+   * The values of `in` and its kin, as the inside of `IN (...)`: one parameter each, or, past the filter
+   * language's own limit (internal callers: a `through` followed inwards from a whole set), one JSON array
+   * parameter, so that no statement exceeds the engine's number of parameters.
+   */
   private elements(o: Operand, element: PropertyType): Sql {
     if (o.kind === 'property') return this.dialect.jsonElements(this.column(o.target), kindOf(element));
     const values = (o.value as StoredScalar[]).map((v) => toOperand(v, element, true));
+    if (values.length > DM_LIMITS.filterValues) return this.dialect.jsonElements(sql`${JSON.stringify(values)}`, kindOf(element));
     return values.length ? sql`${values}` : Sql.raw('NULL');
   }
 

@@ -1,8 +1,9 @@
 /**
  * `POST /models/instances/sync`: each result set of the request is a feed of the instances it matches,
  * read in the order of the project's change feed (changes.ts), with deleted instances as tombstones
- * (`deletedTime` set). A set's cursor is the feed position after the last instance returned, so following
- * it returns what was applied or deleted since, each instance once per change.
+ * (`deletedTime` set). A set's cursor is the feed position after the last instance returned (after a page
+ * shorter than the limit, the feed position the request read at), so following it returns what was applied
+ * or deleted since, each instance once per change.
  *
  * Modes: `onePhase` reads the feed from its beginning (existing instances first, in the order they last
  * changed, then whatever changes next); `twoPhase` first pages through the instances that existed at the
@@ -14,20 +15,35 @@
  * a set when the filter could have matched it, deciding conditions on the base fields (space, external id,
  * type, ...) and taking every condition on properties as possibly true. A set may therefore receive the
  * tombstone of an instance it never returned; deleting what one does not hold is a no-op for a client.
+ *
+ * Chained sets (`from`, with `through` and `direction` for nodes, `chainTo`, and for edges a traversal with
+ * `direction`, `maxDistance`, `nodeFilter` and `terminationFilter`) are checked and reached as query reaches
+ * them (result-sets.ts), with one difference: a chained set reads from everything the set it names holds
+ * as the graph stands now (that set read whole), not from a page of that set's feed. A set's cursor is
+ * therefore its own, whatever the cursors of the sets it reads from; it is bound to their expressions, which
+ * decide what it holds. A live instance belongs to a chained set when it is
+ * reached now; its changes are returned while it is. An instance that joins or leaves the set without
+ * changing itself (an edge to it is created or deleted, a relation is set) is not returned for that: the
+ * change that moved it is returned in the set that holds the edge or the relation. A deleted instance no
+ * longer has edges or relations to be reached through, so chaining is decided for tombstones as property
+ * conditions are: as possibly true. A chained set receives the tombstone of every instance its own filter
+ * could have matched, which includes every one it returned. `limitEach` is refused: it keeps a number of
+ * edges per start node in a sort order, which a feed of changes has not.
  */
 import { ApiError } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { fetchPage, type PagePosition } from '../../query/paging.js';
 import { Sql, sql } from '../../storage/sql.js';
 import { lastChange } from './changes.js';
-import { parseFilter, type DmFilter, type DmLeaf, type FilterOptions, type Operand, type PropertyTarget } from './filter.js';
+import { type DmFilter, type DmLeaf, type FilterOptions, type Operand, type PropertyTarget } from './filter.js';
 import { fail, type InstanceType, type Path } from './identifiers.js';
 import { checkSort } from './instance-reads.js';
 import { pageKeys, ReadShape, sortNotice } from './instance-reads-store.js';
 import { InstanceSql } from './instance-sql.js';
 import { kindOf } from './instance-writes-store.js';
 import { DM_LIMITS } from './limits.js';
-import { selectedSources } from './result-sets.js';
+import type { ResultSetExpression } from './query-schema.js';
+import { decodeCursor, memberConditions, planResultSets, selectedSources, upstreamOf, type ResultSetPlan, type SetRows } from './result-sets.js';
 import { readSchema } from './schema-store.js';
 import { spaceCondition } from './space-access.js';
 import type { SyncExpression, SyncInstancesBody, SyncSelect } from './sync-schema.js';
@@ -86,14 +102,18 @@ interface SetPlan {
   name: string;
   instanceType: InstanceType;
   expression: SyncExpression;
+  /** The set as result-sets.ts checked it: its filter and what it chains from. */
+  set: ResultSetPlan;
+  /** The sets it reads from, directly or not, by name. */
+  upstream: string[];
   options: FilterOptions;
-  filter?: DmFilter;
   select?: SyncSelect;
   state?: SyncState;
 }
 
-function expressionOf(e: SyncExpression): { instanceType: InstanceType; traversal: Record<string, unknown> } {
-  return 'nodes' in e ? { instanceType: 'node', traversal: e.nodes } : { instanceType: 'edge', traversal: e.edges };
+/** The result set expression of a sync set: its `nodes` or `edges`, without what only sync takes. */
+function expressionOf(e: SyncExpression): ResultSetExpression {
+  return 'nodes' in e ? { nodes: e.nodes } : { edges: e.edges };
 }
 
 export async function syncInstances(services: Services, projectId: number, body: SyncInstancesBody) {
@@ -103,21 +123,25 @@ export async function syncInstances(services: Services, projectId: number, body:
   for (const name of Object.keys(body.select)) if (!(name in body.with)) fail(['select', name], `names no result set of "with"`);
   for (const name of Object.keys(body.cursors ?? {})) if (!(name in body.with)) fail(['cursors', name], `names no result set of "with"`);
 
+  for (const [name, expression] of Object.entries(body.with)) {
+    if ('edges' in expression && expression.edges.limitEach !== undefined) {
+      fail(['with', name, 'edges', 'limitEach'], 'sync does not take limitEach (it keeps a number of edges per start node in sort order, and a feed of changes has no such order); leave it out, or use query');
+    }
+  }
+  const chain = planResultSets({ with: Object.fromEntries(Object.entries(body.with).map(([name, e]) => [name, expressionOf(e)])), select: {}, parameters: body.parameters }, schema);
+
   const plans: SetPlan[] = Object.entries(body.with).map(([name, expression]) => {
     const path: Path = ['with', name];
-    const { instanceType, traversal } = expressionOf(expression);
-    const kind = instanceType === 'node' ? 'nodes' : 'edges';
-    for (const field of ['from', 'through', 'chainTo', 'direction', 'maxDistance', 'nodeFilter', 'terminationFilter', 'limitEach']) {
-      if (traversal[field] !== undefined) fail([...path, kind, field], 'sync follows result sets on their own; chaining one from another is not supported here');
-    }
+    const set = chain.byName.get(name)!;
+    const { instanceType } = set;
+    const upstream = [...upstreamOf(chain, set.dependsOn)].sort();
     const mode = expression.mode ?? 'onePhase';
     if (expression.backfillSort !== undefined && mode !== 'twoPhase') fail([...path, 'backfillSort'], 'is only taken with mode "twoPhase"');
     const options: FilterOptions = { schema: schema.resolver, instanceType, parameters: body.parameters, purpose: 'query' };
-    const filter = traversal.filter !== undefined ? parseFilter(traversal.filter, options, [...path, kind, 'filter']) : undefined;
     let state: SyncState | undefined;
     const cursor = body.cursors?.[name];
-    if (cursor !== undefined) {
-      state = services.cursors.decode(cursor, binding(name, expression)) as SyncState;
+    if (cursor !== undefined && cursor !== null) {
+      state = decodeCursor(services, cursor, binding(name, body, upstream), name) as SyncState;
       if (now - state.issued > maxAge && !body.allowExpiredCursorsAndAcceptMissedDeletes) {
         throw new ApiError(
           400,
@@ -125,7 +149,7 @@ export async function syncInstances(services: Services, projectId: number, body:
         );
       }
     }
-    return { name, instanceType, expression, options, filter, select: body.select[name], state };
+    return { name, instanceType, expression, set, upstream, options, select: body.select[name], state };
   });
 
   const feedNow = await lastChange(services.reads, projectId);
@@ -134,6 +158,9 @@ export async function syncInstances(services: Services, projectId: number, body:
   const nextCursor: Record<string, string> = {};
   const notices: Array<Record<string, unknown>> = [];
   const emit = body.debug?.emitResults ?? true;
+  const ctx = { reads: services.reads, dialect: services.db.dialect, projectId, schema, access: services.access, cursors: services.cursors };
+  // The sets chained from, read whole once for every set that reads from them.
+  const whole = new Map<string, SetRows>();
 
   for (const plan of plans) {
     const { name, expression, instanceType, options } = plan;
@@ -149,7 +176,10 @@ export async function syncInstances(services: Services, projectId: number, body:
     const base = [sql`i.project_id = ${projectId}`, sql`i.kind = ${kindOf(instanceType)}`];
     const scope = spaceCondition(services.access, 'i.space');
     if (scope) base.push(scope);
-    const live = Sql.and([Sql.raw('i.deleted_time IS NULL'), ...(plan.filter ? [q.compile(plan.filter)] : [])]);
+    // The set's filter, and what it reaches now when chained; not tested on tombstones (see above).
+    const members = emit ? await memberConditions(ctx, chain, plan.set, q, whole) : [];
+    const live = Sql.and([Sql.raw('i.deleted_time IS NULL'), ...members]);
+    const filter = plan.set.kind === 'set' ? undefined : plan.set.filter;
     const select = sql`${shape.select()}, i.deleted_time`;
     let rows: Array<Record<string, unknown>> = [];
 
@@ -178,7 +208,7 @@ export async function syncInstances(services: Services, projectId: number, body:
       }
     } else if (emit) {
       const deleted = [Sql.raw('i.deleted_time IS NOT NULL')];
-      if (plan.filter) deleted.push(q.compile(onBaseFields(plan.filter, true)));
+      if (filter) deleted.push(q.compile(onBaseFields(filter, true)));
       // Instances deleted before the sync began are not news, unless asked for (they never are past the backfill).
       if (expression.skipAlreadyDeleted ?? true) deleted.push(sql`i.change_seq > ${state.start}`);
       const page = await fetchPage<Record<string, unknown>>(services.reads, {
@@ -196,11 +226,15 @@ export async function syncInstances(services: Services, projectId: number, body:
       rows = page.rows;
       const last = rows.at(-1);
       if (last) state = { ...state, at: { s: 0, v: [Number(last.__k0), Number(last.__k1)] } };
+      // A page shorter than the limit has read every change up to this request's feed position (all of them
+      // visible before the page was read): the cursor moves there, so that what the page left out, not the
+      // set's, is not read again, also when it comes to belong to a chained set later without changing.
+      if (rows.length < limit && (state.at ? Number(state.at.v[0]) : -1) < feedNow) state = { ...state, at: feedPosition(feedNow) };
     }
 
     items[name] = rows.map((row) => render(shape, row));
     if (body.includeTyping) typing[name] = shape.typing();
-    nextCursor[name] = services.cursors.encode({ ...state, issued: now }, binding(name, expression));
+    nextCursor[name] = services.cursors.encode({ ...state, issued: now }, binding(name, body, plan.upstream));
   }
 
   const shown = Object.fromEntries(Object.entries(items).filter(([name]) => name in body.select));
@@ -227,10 +261,14 @@ function feedPosition(seq: number): PagePosition {
   return { s: 0, v: [seq, FEED_END] };
 }
 
-/** A cursor belongs to its set's expression; the limit may change between requests. */
-function binding(name: string, expression: SyncExpression) {
-  const { limit: _limit, ...rest } = expression;
-  return { op: 'instances/sync', set: name, expression: rest };
+/**
+ * A cursor belongs to its set's expression and to those of the sets it reads from, which decide what it
+ * holds; the limit may change between requests.
+ */
+function binding(name: string, body: SyncInstancesBody, upstream: readonly string[]) {
+  const { limit: _limit, ...rest } = body.with[name];
+  const sources = upstream.map((n) => [n, expressionOf(body.with[n])]);
+  return { op: 'instances/sync', set: name, expression: rest, ...(sources.length ? { upstream: Object.fromEntries(sources) } : {}) };
 }
 
 /** An instance as sync answers it: a tombstone with `deletedTime` and without properties. */

@@ -79,6 +79,8 @@ export const DM_LIMITS = {
   /** `limit` of a sync result set: default and maximum. */
   syncSetDefault: 100,
   syncSetMax: 2000,
+  /** Instances a sync set may hold when another set chains from it (it is read whole, not by page). */
+  syncChainSource: 100_000,
   /** Age at which a sync cursor expires unless the request accepts missed deletes (3 days). */
   syncCursorMaxAgeMs: 3 * 24 * 3600 * 1000,
 } as const;

@@ -19,7 +19,9 @@
  * principal cannot read are missing everywhere, also in the middle of a traversal.
  *
  * What query and sync share: `planResultSets` (the checked `with`), `selectedSources` (a set's `select`), and
- * `evaluateResultSets`, which takes the cursors and an extra condition for each set's page.
+ * the conditions that hold a set to what it reaches (`candidates`). Query reads each set as a page
+ * (`evaluateResultSets`, with the cursors); sync follows a set's changes, so it asks `memberConditions` for
+ * the instances the set holds as the graph stands now, reached from the sets it reads from taken whole.
  */
 import type { Access } from '../../auth/access.js';
 import { ApiError } from '../../http/errors.js';
@@ -291,15 +293,17 @@ export interface EvaluateOptions {
   cursors?: Readonly<Record<string, string | null>>;
   /** The views read of each set, rendered with its rows. */
   sources: ReadonlyMap<string, readonly SourceRead[]>;
-  /** A further condition on each set's page (sync: the changes since its cursor). */
-  condition?: (q: InstanceSql, set: ResultSetPlan) => Sql | undefined;
   /** The sets wanted; those they read from are evaluated too, the others not. All of them when absent. */
   wanted?: Iterable<string>;
 }
 
-export interface ResultSetPage {
+/** What a set holds when another set reads from it: its rows (id, space, external id and edge ends at least). */
+export interface SetRows {
   set: ResultSetPlan;
   rows: Array<Record<string, unknown>>;
+}
+
+export interface ResultSetPage extends SetRows {
   shape: ReadShape;
   /** The cursor of the page after this one, when there is more. */
   nextCursor?: string;
@@ -323,12 +327,7 @@ export async function evaluateResultSets(ctx: ResultSetContext, plan: ResultSets
     if (needed && !needed.has(set.name)) continue;
     const q = new InstanceSql(ctx.dialect, ctx.projectId, ctx.schema);
     const shape = new ReadShape(q, options.sources.get(set.name) ?? []);
-    const conditions = [sql`i.project_id = ${ctx.projectId}`, sql`i.kind = ${kindOf(set.instanceType)}`, Sql.raw('i.deleted_time IS NULL')];
-    const scope = spaceCondition(ctx.access, 'i.space');
-    if (scope) conditions.push(scope);
-    conditions.push(...(await candidates(ctx, set, q, pages)));
-    const extra = options.condition?.(q, set);
-    if (extra) conditions.push(extra);
+    const conditions = await setConditions(ctx, set, q, pages);
     const keys = pageKeys(q, set.sort, new Set());
     const select = shape.select();
     const page = await fetchPage<Row>(ctx.reads, {
@@ -348,6 +347,39 @@ export async function evaluateResultSets(ctx: ResultSetContext, plan: ResultSets
   return pages;
 }
 
+/** The visible, live instances of a set's kind that it reaches from the rows of the sets it reads from. */
+async function setConditions(ctx: ResultSetContext, set: ResultSetPlan, q: InstanceSql, from: ReadonlyMap<string, SetRows>): Promise<Sql[]> {
+  const conditions = [sql`i.project_id = ${ctx.projectId}`, sql`i.kind = ${kindOf(set.instanceType)}`, Sql.raw('i.deleted_time IS NULL')];
+  const scope = spaceCondition(ctx.access, 'i.space');
+  if (scope) conditions.push(scope);
+  conditions.push(...(await candidates(ctx, set, q, from)));
+  return conditions;
+}
+
+/**
+ * The conditions that hold `q`'s instances (alias `i`) to those `set` holds as the graph stands now: its
+ * filter, and what it reaches from the sets it reads from, each of those read whole (every visible live
+ * instance it holds, not one page) and in turn reached from theirs. Neither liveness nor the set's kind is
+ * among them: sync, which asks, follows tombstones too. `whole` keeps the sets read so far, so that sets
+ * reading from the same set read it once. A set read whole that holds more than
+ * `DM_LIMITS.syncChainSource` instances is a 400 naming it.
+ */
+export async function memberConditions(ctx: ResultSetContext, plan: ResultSetsPlan, set: ResultSetPlan, q: InstanceSql, whole: Map<string, SetRows>): Promise<Sql[]> {
+  const upstream = upstreamOf(plan, set.dependsOn);
+  const max = DM_LIMITS.syncChainSource;
+  for (const u of plan.sets) {
+    if (!upstream.has(u.name) || whole.has(u.name)) continue;
+    const uq = new InstanceSql(ctx.dialect, ctx.projectId, ctx.schema);
+    const where = Sql.and(await setConditions(ctx, u, uq, whole));
+    const rows = await ctx.reads.all<Row>(
+      sql`SELECT i.id, i.space, i.external_id, i.start_ref, i.end_ref FROM dm_instances i ${uq.joins()} WHERE ${where} LIMIT ${Sql.raw(String(max + 1))}`,
+    );
+    if (rows.length > max) fail(['with', u.name], `holds more than ${max} instances, and the sets chained from it read it whole; narrow it with a filter`);
+    whole.set(u.name, { set: u, rows });
+  }
+  return candidates(ctx, set, q, whole);
+}
+
 /** The debug notices of the plan's sets (sorts no index serves), each naming its set. */
 export function resultSetNotices(schema: ProjectSchema, plan: ResultSetsPlan): Array<Record<string, unknown>> {
   return plan.sets.flatMap((s) => {
@@ -356,7 +388,8 @@ export function resultSetNotices(schema: ProjectSchema, plan: ResultSetsPlan): A
   });
 }
 
-function decodeCursor(ctx: ResultSetContext, cursor: string, binding: unknown, name: string): unknown {
+/** A set's cursor decoded against its binding; a 400 naming the set (`cursors.<name>`) when it is not one. */
+export function decodeCursor(ctx: Pick<ResultSetContext, 'cursors'>, cursor: string, binding: unknown, name: string): unknown {
   try {
     return ctx.cursors.decode(cursor, binding);
   } catch (e) {
@@ -366,7 +399,7 @@ function decodeCursor(ctx: ResultSetContext, cursor: string, binding: unknown, n
 }
 
 /** These sets and every set they read from, directly or not. */
-function upstreamOf(plan: ResultSetsPlan, names: Iterable<string>): Set<string> {
+export function upstreamOf(plan: ResultSetsPlan, names: Iterable<string>): Set<string> {
   const out = new Set<string>();
   const visit = (name: string) => {
     if (out.has(name)) return;
@@ -393,8 +426,8 @@ function directionOf(set: ResultSetPlan): Direction {
   return set.kind === 'edges' ? set.direction : 'outwards';
 }
 
-/** The conditions that restrict a set to the instances it reaches from the pages of the sets it names. */
-async function candidates(ctx: ResultSetContext, set: ResultSetPlan, q: InstanceSql, pages: ReadonlyMap<string, ResultSetPage>): Promise<Sql[]> {
+/** The conditions that restrict a set to its filter and the instances it reaches from the rows of the sets it names. */
+async function candidates(ctx: ResultSetContext, set: ResultSetPlan, q: InstanceSql, pages: ReadonlyMap<string, SetRows>): Promise<Sql[]> {
   if (set.kind === 'set') return [idsIn(ctx, operationIds(set.operation, pages))];
   const own = set.filter ? [q.compile(set.filter)] : [];
   if (set.from === undefined) return own;
@@ -410,7 +443,7 @@ async function candidates(ctx: ResultSetContext, set: ResultSetPlan, q: Instance
   return [idsIn(ctx, await traverse(ctx, set, seeds))];
 }
 
-function operationIds(op: SetOperationPlan, pages: ReadonlyMap<string, ResultSetPage>): Set<number> {
+function operationIds(op: SetOperationPlan, pages: ReadonlyMap<string, SetRows>): Set<number> {
   const ids = (m: string | SetOperationPlan) => (typeof m === 'string' ? new Set(pages.get(m)!.rows.map((r) => Number(r.id))) : operationIds(m, pages));
   const sets = op.members.map(ids);
   let out: Set<number>;

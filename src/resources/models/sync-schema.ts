@@ -29,7 +29,8 @@ export const SyncInstancesBody = Type.Object(
   {
     with: Type.Record(Type.String(), Type.Union([SyncNodeExpression, SyncEdgeExpression]), setNames),
     select: Type.Record(Type.String(), SyncSelect, setNames),
-    cursors: Type.Optional(Type.Record(Type.String(), Type.String(), { maxProperties: DM_LIMITS.queryResultSets })),
+    /** A null cursor (the Python client sends one for every set it has none for) starts that set afresh. */
+    cursors: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), { maxProperties: DM_LIMITS.queryResultSets })),
     parameters: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     includeTyping: Type.Optional(Type.Boolean()),
     allowExpiredCursorsAndAcceptMissedDeletes: Type.Optional(Type.Boolean()),
