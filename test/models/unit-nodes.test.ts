@@ -15,6 +15,7 @@ import { migrate } from '../../src/storage/migrate.js';
 import { openStore } from '../../src/storage/open.js';
 import { sql } from '../../src/storage/sql.js';
 import type { Queryable } from '../../src/storage/store.js';
+import { bearer, capability, clientToken, createGroup } from '../support/auth.js';
 import { errorMessage, startHarness, type Harness } from '../support/harness.js';
 import { newPostgresDatabase, openTestStore, testEngine } from '../support/test-store.js';
 
@@ -45,9 +46,15 @@ function expected(u: CatalogUnit): Record<string, unknown> {
   return out;
 }
 
+// Principals whose instance access is scoped to the unit space, or to another.
+const CLIENTS = [
+  { clientId: 'units-reader', clientSecret: 'units-reader-secret', groups: ['units-reader'] },
+  { clientId: 'plant-reader', clientSecret: 'plant-reader-secret', groups: ['plant-reader'] },
+];
+
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({}, { STRATA_CLIENTS: JSON.stringify(CLIENTS) });
   await ok('/models/spaces', { items: [{ space: 'plant' }] });
 });
 afterAll(() => h?.close());
@@ -123,6 +130,22 @@ describe('the unit nodes of cdf_cdm_units', () => {
     const res = await h.request('POST', '/api/v1/projects/other/models/instances/byids', { items: [unitId('pressure:bar')], sources: [{ source: UNIT_VIEW }] });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.items.map((n: any) => props(n))).toEqual([expected(catalogUnit('pressure:bar'))]);
+  });
+
+  it("are read within the principal's space scope", async () => {
+    const seen: Record<string, string[]> = {};
+    for (const [client, space] of [
+      ['units-reader', UNITS],
+      ['plant-reader', 'plant'],
+    ]) {
+      const scope = { spaceIdScope: { spaceIds: [space] } };
+      await createGroup(h, { name: client, sourceId: client, capabilities: [capability('dataModelsAcl', ['READ']), capability('dataModelInstancesAcl', ['READ'], scope)] });
+      const token = await clientToken(h, client, `${client}-secret`);
+      const res = await h.request('POST', `${h.base}/models/instances/byids`, { items: [unitId('pressure:bar')], sources: [{ source: UNIT_VIEW }] }, bearer(token));
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      seen[client] = res.body.items.map((n: any) => n.externalId);
+    }
+    expect(seen).toEqual({ 'units-reader': ['pressure:bar'], 'plant-reader': [] });
   });
 
   it('refuse every write and delete, and nothing changes', async () => {
