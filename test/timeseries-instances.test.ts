@@ -11,11 +11,8 @@ import { errorMessage, startHarness, type Harness } from './support/harness.js';
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness();
+  // The unit node a series points at, temperature:deg_c, is one of the unit nodes every project has.
   await ok('/models/spaces', { items: [{ space: 'plant' }] });
-  // The unit node a series points at (cdf_cdm_units holds the units users write).
-  await ok('/models/instances', {
-    items: [{ instanceType: 'node', space: 'cdf_cdm_units', externalId: 'temperature:deg_c', sources: [{ source: view('CogniteUnit'), properties: { name: 'degree Celsius', symbol: '°C' } }] }],
-  });
 });
 afterAll(() => h?.close());
 

@@ -13,6 +13,8 @@ const LOCKS = {
   assetHierarchy: 2,
   /** Seeding the definitions every project shares (key 0). */
   globalLayer: 3,
+  /** Seeding the unit nodes of a project (key: the project id). */
+  unitNodes: 4,
 } as const;
 
 export async function holdLock(db: Queryable, name: keyof typeof LOCKS, key = 0): Promise<void> {

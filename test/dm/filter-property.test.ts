@@ -157,7 +157,8 @@ describe('the filter language on the server agrees with the evaluator', () => {
   it('on random filters over random instances', async () => {
     await fc.assert(
       fc.asyncProperty(filter, async (f) => {
-        const res = await h.post('/models/instances/list', { filter: f, limit: 1000 });
+        // The project's unit nodes (cdf_cdm_units) are not in the evaluator's world: the list keeps to the space that is.
+        const res = await h.post('/models/instances/list', { filter: { and: [f, { equals: { property: ['node', 'space'], value: 'sp' } }] }, limit: 1000 });
         expect(res.status, JSON.stringify(res.body)).toBe(200);
         const got = res.body.items.map((i: { externalId: string }) => i.externalId).sort();
         const want = dmFilter(world, f).map((i) => i.externalId).sort();

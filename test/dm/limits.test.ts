@@ -62,6 +62,9 @@ describe('project limits', () => {
     await ok('/models/instances', { items: [node('c')] });
     const changed = await ok('/models/instances', { items: [{ ...node('a'), sources: [{ source: C, properties: { n: 2 } }] }] });
     expect(changed.items[0].wasModified).toBe(true);
+    // The project's hundreds of unit nodes are the service's, and count against none of this.
+    const units = await ok('/models/instances/list', { filter: { equals: { property: ['node', 'space'], value: 'cdf_cdm_units' } }, limit: 10 });
+    expect(units.items).toHaveLength(10);
   });
 
   it('refuse deleting past the soft-deleted limit, and count revived instances as live again', async () => {

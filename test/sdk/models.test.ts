@@ -187,6 +187,30 @@ describe('data modeling through the official JavaScript client', () => {
     await client.instances.delete([4, 5, 6].map((n) => ({ instanceType: 'node' as const, space: 'sdk', externalId: `pump-${n}` })));
   });
 
+  it('instances: the unit nodes of cdf_cdm_units, retrieved through CogniteUnit and not writable', async () => {
+    const unitView = { type: 'view' as const, space: 'cdf_cdm', externalId: 'CogniteUnit', version: 'v1' };
+    const degC = { instanceType: 'node' as const, space: 'cdf_cdm_units', externalId: 'temperature:deg_c' };
+    const got = await client.instances.retrieve({ items: [degC, { ...degC, externalId: 'pressure:bar' }], sources: [{ source: unitView }] });
+    expect(got.items.map((i) => i.externalId)).toEqual(['temperature:deg_c', 'pressure:bar']);
+    expect(got.items[0].properties).toEqual({
+      cdf_cdm: {
+        'CogniteUnit/v1': {
+          name: 'DEG_C',
+          description: 'Degree Celsius',
+          aliases: expect.arrayContaining(['degC', '°C']),
+          symbol: '°C',
+          quantity: 'Temperature',
+          source: 'qudt.org',
+          sourceReference: 'https://qudt.org/vocab/unit/DEG_C',
+        },
+      },
+    });
+    expect(got.items[1].properties?.cdf_cdm['CogniteUnit/v1']).toMatchObject({ symbol: 'bar', quantity: 'Pressure' });
+    await expect(client.instances.upsert({ items: [{ ...degC, sources: [{ source: unitView, properties: { symbol: 'C' } }] }] })).rejects.toMatchObject({ status: 400 });
+    await expect(client.instances.delete([degC])).rejects.toMatchObject({ status: 400 });
+    expect((await client.instances.retrieve({ items: [degC], sources: [{ source: unitView }] })).items[0]).toMatchObject({ version: got.items[0].version });
+  });
+
   it('deletes views, containers and spaces', async () => {
     await client.instances.delete([2, 3].map((n) => ({ instanceType: 'node' as const, space: 'sdk', externalId: `pump-${n}` })));
     await client.views.delete([{ space: 'sdk', externalId: 'Pump', version: 'v1' }]);

@@ -22,6 +22,7 @@ import type { Queryable } from '../../storage/store.js';
 import { coreModel, coreModelRequests } from './core-model.js';
 import { GLOBAL_PROJECT_ID } from './schema-store.js';
 import { applyContainers, applyDataModels, applySpaces, applyViews } from './schema-service.js';
+import { ensureUnitNodes } from './unit-nodes.js';
 
 const META_KEY = 'global-layer';
 
@@ -65,13 +66,17 @@ export function ensureGlobalLayer(services: Services): Promise<void> {
   return done;
 }
 
-/** The route with the global layer made sure of before its handler runs. */
+/**
+ * The route with the global layer, and then the project's unit nodes (which are written through its views),
+ * made sure of before its handler runs.
+ */
 export function withGlobalLayer(def: ApiRoute): ApiRoute {
   const handler = def.handler;
   return {
     ...def,
     handler: async (ctx) => {
       await ensureGlobalLayer(ctx.services);
+      await ensureUnitNodes(ctx.services, ctx.project.id);
       return handler(ctx);
     },
   };

@@ -144,13 +144,11 @@ export function checkSpaceName(space: string, path: Path): void {
 
 export const isSystemSpace = (space: string): boolean => space.startsWith(SYSTEM_SPACE_PREFIX);
 
-/** The system space of the unit nodes time series point at: users may write its instances, not its schema. */
+/**
+ * The system space of the unit nodes time series point at: one node per unit of the units catalog, which the
+ * service keeps in every project (unit-nodes.ts) and users read but do not write.
+ */
 export const UNITS_SPACE = 'cdf_cdm_units';
-
-/** A 400 naming the first instance in a system space other than UNITS_SPACE (see requireUserSpaces). */
-export function requireUserInstanceSpaces(targets: ReadonlyArray<{ space: string; path: Path; what: string }>): void {
-  requireUserSpaces(targets.filter((t) => t.space !== UNITS_SPACE));
-}
 
 /**
  * A 400 naming the first target in a system space: spaces starting with `cdf_` hold the global system schema

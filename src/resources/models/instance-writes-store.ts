@@ -17,7 +17,7 @@ import { deleteManagedSeries } from '../timeseries/instances.js';
 import { claimChanges } from './changes.js';
 import { containerRowKey, toColumn } from './container-tables.js';
 import type { ContainerDefinition } from './containers.js';
-import { containerKey, fail, instanceKey, nodeKey, requireUserInstanceSpaces, type DirectRelationReference, type InstanceType, type Path } from './identifiers.js';
+import { containerKey, fail, instanceKey, nodeKey, requireUserSpaces, UNITS_SPACE, type DirectRelationReference, type InstanceType, type Path } from './identifiers.js';
 import type { ApplyInstancesBody, InstanceDeleteItem } from './instance-schema.js';
 import { SERIES_CONTAINERS, syncSeriesOfNodes } from './instance-timeseries.js';
 import { normalizeInstanceApply, requiredMissing, valuesForNewData, type InstanceWrite } from './instance-writes.js';
@@ -199,7 +199,7 @@ function requireCreatable(access: Access | undefined, targets: ReadonlyArray<{ s
  * `services.access` is where it may change them at all (`WRITE` or `WRITE_PROPERTIES`). Absent, both are the same.
  */
 export async function applyInstances(services: Services, projectId: number, body: ApplyInstancesBody, createAccess: Access | undefined = services.access) {
-  requireUserInstanceSpaces([
+  requireUserSpaces([
     ...body.items.map((item, i) => named(item, ['items', i])),
     ...(body.delete ?? []).map((item, i) => named(item, ['delete', i])),
   ]);
@@ -215,12 +215,23 @@ export async function applyInstances(services: Services, projectId: number, body
       const schema = await readSchema(db, projectId);
       schemaForErrors = schema;
       const apply = normalizeInstanceApply(body, schema.resolver);
-      return await applyWithSchema(db, services, projectId, schema, apply, now, createAccess);
+      return await applyWithSchema(db, services, projectId, schema, apply, now, createAccess, true);
     });
   } catch (error) {
     if (schemaForErrors && services.db.dialect.isUniqueViolation(error)) throw uniquenessConflict(schemaForErrors, error);
     throw error;
   }
+}
+
+/**
+ * Applies instances the service keeps itself (the unit nodes), in `db`'s transaction, through the same rules
+ * as a request's, but in system spaces, with no principal's scope and outside the project's limits.
+ */
+export async function applySystemInstances(db: Queryable, services: Services, projectId: number, body: ApplyInstancesBody): Promise<void> {
+  await claimChanges(db, projectId, 0);
+  const schema = await readSchema(db, projectId);
+  const apply = normalizeInstanceApply(body, schema.resolver);
+  await applyWithSchema(db, { ...services, db, access: undefined, reach: undefined, dataSetOwner: undefined }, projectId, schema, apply, services.now(), undefined, false);
 }
 
 async function applyWithSchema(
@@ -231,6 +242,7 @@ async function applyWithSchema(
   apply: ReturnType<typeof normalizeInstanceApply>,
   now: number,
   createAccess: Access | undefined,
+  checkLimits: boolean,
 ) {
   const { items, options } = apply;
   requireCreatable(createAccess, apply.delete.map((d, i) => ({ space: d.space, path: ['delete', i, 'space'], what: 'deleting an instance' })));
@@ -312,6 +324,8 @@ async function applyWithSchema(
   }
   if (toCreate.size > 0) {
     const created = [...toCreate.values()];
+    // Nodes of a system space are the service's: a reference to one that does not exist is not one to create.
+    requireUserSpaces(created.map((r) => ({ space: r.space, path: ['items'], what: `the node ${r.space}:${r.externalId}, which the items refer to and which does not exist,` })));
     const createdSpaces = await existingSpaces(db, projectId, created.map((r) => r.space));
     const noSpace = [...new Set(created.map((r) => r.space))].filter((s) => !createdSpaces.has(s));
     if (noSpace.length > 0) throw badRequest(`Nodes would be created in spaces that do not exist: ${noSpace.join(', ')}`, { missing: noSpace.map((space) => ({ space })) });
@@ -464,7 +478,7 @@ async function applyWithSchema(
   const seriesNodes = [...pending.values()].filter((p) => p.row.kind === 0 && SERIES_CONTAINERS.some((c) => p.data.has(c)));
   await syncSeriesOfNodes(db, projectId, schema, seriesNodes.map((p) => ({ id: p.row.id, space: p.row.space, externalId: p.row.external_id })), now);
   const created = [...pending.keys()].some((key) => !live(key));
-  await requireInstanceLimits(db, projectId, services, created, deleted.length > 0);
+  if (checkLimits) await requireInstanceLimits(db, projectId, services, created, deleted.length > 0);
 
   return {
     items: results.map(({ item, key }) => {
@@ -493,7 +507,8 @@ async function requireInstanceLimits(db: Queryable, projectId: number, services:
   const limits = projectLimits(services.modelsLimits);
   const highest = await db.get<{ id: number | null }>(sql`SELECT max(id) AS id FROM dm_instances`);
   if (Number(highest?.id ?? 0) <= Math.min(created ? limits.instances : Infinity, deleted ? limits.softDeletedInstances : Infinity)) return;
-  if (created) await requireWithinLimit(db, projectId, 'dm_instances', limits.instances, 'instances', sql`deleted_time IS NULL`);
+  // The unit nodes are the service's, kept in every project, and count against none (unit-nodes.ts).
+  if (created) await requireWithinLimit(db, projectId, 'dm_instances', limits.instances, 'instances', sql`deleted_time IS NULL AND space <> ${UNITS_SPACE}`);
   if (deleted) await requireWithinLimit(db, projectId, 'dm_instances', limits.softDeletedInstances, 'soft-deleted instances', sql`deleted_time IS NOT NULL`);
 }
 
@@ -614,7 +629,7 @@ export async function deleteRows(db: Queryable, projectId: number, schema: Proje
 }
 
 export async function deleteInstances(services: Services, projectId: number, items: readonly InstanceDeleteItem[]) {
-  requireUserInstanceSpaces(items.map((item, i) => named(item, ['items', i])));
+  requireUserSpaces(items.map((item, i) => named(item, ['items', i])));
   requireSpacesWritable(services.access, items.map((item, i) => ({ space: item.space, path: ['items', i, 'space'] })));
   return services.db.transaction(async (db) => {
     await claimChanges(db, projectId, 0);

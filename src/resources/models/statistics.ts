@@ -1,10 +1,12 @@
 /**
  * Usage of the data modeling service: the project's counts with their limits, and each space's counts.
  * Views and data models count every version; soft-deleted instances are the tombstones kept of deleted ones.
- * The global layer (the core data model) is the system's and counts against no project.
+ * The global layer (the core data model) and the unit nodes kept in every project (unit-nodes.ts) are the
+ * system's and count against no project.
  */
 import type { Services } from '../../http/services.js';
 import { Sql, sql } from '../../storage/sql.js';
+import { UNITS_SPACE } from './identifiers.js';
 import { projectLimits } from './limits.js';
 import { readSchema } from './schema-store.js';
 import { spaceCondition } from './space-access.js';
@@ -13,16 +15,17 @@ export async function projectStatistics(services: Services, projectId: number) {
   // A principal scoped to some spaces counts only what is in them.
   const scope = spaceCondition(services.access, 'space');
   const inScope = scope ? sql` AND ${scope}` : Sql.raw('');
-  const count = (table: string, extra = '') => sql`(SELECT count(*) FROM ${Sql.raw(table)} WHERE project_id = ${projectId}${Sql.raw(extra)}${inScope})`;
+  const count = (table: string, extra: Sql = Sql.raw('')) => sql`(SELECT count(*) FROM ${Sql.raw(table)} WHERE project_id = ${projectId}${extra}${inScope})`;
+  const instances = (where: string) => count('dm_instances', sql` AND ${Sql.raw(where)} AND space <> ${UNITS_SPACE}`);
   const counts = (await services.reads.all<Record<string, number>>(sql`SELECT
     ${count('dm_spaces')} AS spaces,
     ${count('dm_containers')} AS containers,
     ${count('dm_views')} AS views,
     ${count('dm_data_models')} AS "dataModels",
-    ${count('dm_instances', ' AND kind = 0 AND deleted_time IS NULL')} AS nodes,
-    ${count('dm_instances', ' AND kind = 1 AND deleted_time IS NULL')} AS edges,
-    ${count('dm_instances', ' AND kind = 0 AND deleted_time IS NOT NULL')} AS "softDeletedNodes",
-    ${count('dm_instances', ' AND kind = 1 AND deleted_time IS NOT NULL')} AS "softDeletedEdges"`))[0];
+    ${instances('kind = 0 AND deleted_time IS NULL')} AS nodes,
+    ${instances('kind = 1 AND deleted_time IS NULL')} AS edges,
+    ${instances('kind = 0 AND deleted_time IS NOT NULL')} AS "softDeletedNodes",
+    ${instances('kind = 1 AND deleted_time IS NOT NULL')} AS "softDeletedEdges"`))[0];
   const n = (k: string) => Number(counts[k]);
   const schema = await readSchema(services.reads, projectId);
   const properties = [...schema.containers.values()]
