@@ -106,6 +106,18 @@ describe('root and path', () => {
     const again = await apply(asset('pump', 'area'));
     expect(again.items[0].wasModified).toBe(false);
     expect(await read('pump', 'motor')).toEqual(before);
+
+    // Another property of the same container changes; the path, and when it last changed, do not.
+    clock += 1000;
+    await ok('/models/instances', {
+      items: [
+        { instanceType: 'node', space: S, externalId: 'centrifugal', sources: [{ source: { ...ASSET, externalId: 'CogniteAssetClass' }, properties: { name: 'Centrifugal', code: 'C' } }] },
+        asset('pump', 'area', { assetClass: ref('centrifugal') }),
+      ],
+    });
+    const after = await read('pump', 'motor');
+    expect(after.pump).toMatchObject({ version: before.pump.version + 1, lastUpdatedTime: clock, path: before.pump.path, pathLastUpdatedTime: before.pump.pathLastUpdatedTime });
+    expect(after.motor).toEqual(before.motor);
   });
 
   it('are kept through replace', async () => {
@@ -175,8 +187,10 @@ describe('moving a subtree', () => {
     clock += 1000;
     const before = await read('pump');
     const res = await apply(asset('pump', 'area'), asset('area', 'plant'));
-    expect(res.items[0]).toMatchObject({ externalId: 'pump', wasModified: true, version: before.pump.version + 1 });
-    expect(paths(await read('pump', 'motor'))).toEqual({
+    expect(res.items[0]).toMatchObject({ externalId: 'pump', wasModified: true, version: before.pump.version + 1, lastUpdatedTime: clock });
+    const after = await read('pump', 'motor');
+    expect(after.pump).toMatchObject({ version: before.pump.version + 1, lastUpdatedTime: clock });
+    expect(paths(after)).toEqual({
       pump: { root: 'plant', path: ['plant', 'area', 'pump'] },
       motor: { root: 'plant', path: ['plant', 'area', 'pump', 'motor'] },
     });
