@@ -4,7 +4,8 @@
  * as the auto-create flags allow, values merged (patch) or rewritten (replace) per container with defaults,
  * auto-increments and immutability, then the instance rows and container rows written in multi-row
  * statements. Uniqueness constraints are unique indexes of the container tables; `requires` constraints are
- * checked after the writes. A version goes up by one only when something changed.
+ * checked after the writes, and the hierarchies the service maintains (instance-hierarchy.ts) are brought
+ * up to date. A version goes up by one only when something changed.
  */
 import { describeScope, type Access } from '../../auth/access.js';
 import { formatCapability } from '../../auth/principal.js';
