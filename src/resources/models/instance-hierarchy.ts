@@ -47,15 +47,13 @@ export const MAINTAINED_HIERARCHIES: readonly MaintainedHierarchy[] = [
 ];
 
 const byContainer = new Map(MAINTAINED_HIERARCHIES.map((h) => [containerKey(h.container), h]));
+const maintained = new Map(MAINTAINED_HIERARCHIES.map((h) => [containerKey(h.container), [h.root, h.path, h.pathUpdated] as const]));
 
 /** The hierarchy maintained in the container, if any. */
 export const hierarchyOf = (container: ContainerId): MaintainedHierarchy | undefined => byContainer.get(containerKey(container));
 
-/** The properties of the container that the service sets and users cannot write. */
-export function maintainedProperties(container: ContainerId): readonly string[] {
-  const h = hierarchyOf(container);
-  return h ? [h.root, h.path, h.pathUpdated] : [];
-}
+/** The properties of the container that the service sets and users cannot write (none for most containers). */
+export const maintainedProperties = (container: ContainerId): readonly string[] => maintained.get(containerKey(container)) ?? [];
 
 /** New values of the maintained properties of one node's row in the hierarchy's container. */
 export interface HierarchyUpdate {

@@ -518,7 +518,11 @@ async function maintainHierarchies(
   const updates = await hierarchyUpdates(db, projectId, schema, written, deleted, now, place);
   if (updates.length === 0) return;
   const byTable = new Map<string, HierarchyUpdate[]>();
-  for (const u of updates) byTable.set(u.container.layout.table, [...(byTable.get(u.container.layout.table) ?? []), u]);
+  for (const u of updates) {
+    const list = byTable.get(u.container.layout.table);
+    if (list) list.push(u);
+    else byTable.set(u.container.layout.table, [u]);
+  }
   for (const [table, list] of byTable) {
     const c = list[0].container;
     const props = Object.keys(list[0].values);
