@@ -4,7 +4,7 @@
  */
 import type { CogniteClient } from '@cognite/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSdkHarness, type SdkHarness } from '../support/sdk.js';
+import { clientFailure, startSdkHarness, type SdkHarness } from '../support/sdk.js';
 
 let h: SdkHarness;
 let client: CogniteClient;
@@ -209,6 +209,39 @@ describe('data modeling through the official JavaScript client', () => {
     await expect(client.instances.upsert({ items: [{ ...degC, sources: [{ source: unitView, properties: { symbol: 'C' } }] }] })).rejects.toMatchObject({ status: 400 });
     await expect(client.instances.delete([degC])).rejects.toMatchObject({ status: 400 });
     expect((await client.instances.retrieve({ items: [degC], sources: [{ source: unitView }] })).items[0]).toMatchObject({ version: got.items[0].version });
+  });
+
+  it('instances: a CogniteAsset hierarchy, whose root and path the service keeps as parents are written and moved', async () => {
+    const asset = { type: 'view' as const, space: 'cdf_cdm', externalId: 'CogniteAsset', version: 'v1' };
+    const node = (externalId: string, parent: string | null) => ({
+      instanceType: 'node' as const,
+      space: 'sdk',
+      externalId,
+      sources: [{ source: asset, properties: { name: externalId, ...(parent ? { parent: { space: 'sdk', externalId: parent } } : {}) } }],
+    });
+    const hierarchy = async (...externalIds: string[]) => {
+      const got = await client.instances.retrieve({ items: externalIds.map((externalId) => ({ instanceType: 'node' as const, space: 'sdk', externalId })), sources: [{ source: asset }] });
+      return Object.fromEntries(
+        got.items.map((i) => {
+          const p = i.properties!.cdf_cdm['CogniteAsset/v1'] as { root: { externalId: string }; path: Array<{ externalId: string }> };
+          return [i.externalId, [p.root.externalId, p.path.map((r) => r.externalId).join('/')]];
+        }),
+      );
+    };
+    await client.instances.upsert({ items: [node('line', 'plant'), node('plant', null), node('other-plant', null), node('cell', 'line')] });
+    expect(await hierarchy('plant', 'line', 'cell')).toEqual({ plant: ['plant', 'plant'], line: ['plant', 'plant/line'], cell: ['plant', 'plant/line/cell'] });
+
+    const moved = await client.instances.upsert({ items: [node('line', 'other-plant')] });
+    expect(moved.items[0]).toMatchObject({ externalId: 'line', wasModified: true });
+    expect(await hierarchy('line', 'cell')).toEqual({ line: ['other-plant', 'other-plant/line'], cell: ['other-plant', 'other-plant/line/cell'] });
+
+    const cycle = await clientFailure(client.instances.upsert({ items: [node('other-plant', 'cell')] }));
+    expect(cycle.status).toBe(400);
+    expect(cycle.message).toContain('sdk:other-plant');
+    const path = await clientFailure(client.instances.upsert({ items: [{ ...node('cell', 'line'), sources: [{ source: asset, properties: { path: [] } }] }] }));
+    expect(path.status).toBe(400);
+    expect(await hierarchy('other-plant', 'cell')).toEqual({ 'other-plant': ['other-plant', 'other-plant'], cell: ['other-plant', 'other-plant/line/cell'] });
+    await client.instances.delete(['plant', 'line', 'other-plant', 'cell'].map((externalId) => ({ instanceType: 'node' as const, space: 'sdk', externalId })));
   });
 
   it('deletes views, containers and spaces', async () => {

@@ -4,7 +4,8 @@
  * as the auto-create flags allow, values merged (patch) or rewritten (replace) per container with defaults,
  * auto-increments and immutability, then the instance rows and container rows written in multi-row
  * statements. Uniqueness constraints are unique indexes of the container tables; `requires` constraints are
- * checked after the writes. A version goes up by one only when something changed.
+ * checked after the writes, and the hierarchies the service maintains (instance-hierarchy.ts) are brought
+ * up to date. A version goes up by one only when something changed.
  */
 import { describeScope, type Access } from '../../auth/access.js';
 import { formatCapability } from '../../auth/principal.js';
@@ -18,6 +19,7 @@ import { claimChanges } from './changes.js';
 import { containerRowKey, toColumn } from './container-tables.js';
 import type { ContainerDefinition } from './containers.js';
 import { containerKey, fail, instanceKey, nodeKey, requireUserSpaces, UNITS_SPACE, type DirectRelationReference, type InstanceType, type Path } from './identifiers.js';
+import { hierarchyUpdates, maintainedProperties, MAINTAINED_HIERARCHIES, type HierarchyUpdate } from './instance-hierarchy.js';
 import type { ApplyInstancesBody, InstanceDeleteItem } from './instance-schema.js';
 import { SERIES_CONTAINERS, syncSeriesOfNodes } from './instance-timeseries.js';
 import { normalizeInstanceApply, requiredMissing, valuesForNewData, type InstanceWrite } from './instance-writes.js';
@@ -421,6 +423,8 @@ async function applyWithSchema(
           if (values[p] === undefined && prop.autoIncrement) next[p] = before?.[p] ?? (await nextAuto(c, p));
           else next[p] = toColumn(values[p], prop.type);
         }
+        // What the service maintains is kept through a replace (and worked out after the writes).
+        for (const p of maintainedProperties(def)) next[p] = before?.[p] ?? null;
       } else {
         next = { ...before };
         for (const [p, v] of Object.entries(given)) next[p] = toColumn(v, def.properties[p].type);
@@ -469,6 +473,15 @@ async function applyWithSchema(
     );
   }
 
+  const writtenThere = new Map(
+    MAINTAINED_HIERARCHIES.map((h) => containerKey(h.container)).map((ckey) => [ckey, [...pending.values()].filter((p) => p.data.has(ckey)).map((p) => p.row.id)]),
+  );
+  const itemOf = (n: DirectRelationReference): Path => {
+    const i = items.findIndex((item) => item.instanceType === 'node' && item.space === n.space && item.externalId === n.externalId);
+    return i >= 0 ? ['items', i] : ['items'];
+  };
+  await maintainHierarchies(db, projectId, schema, writtenThere, deletedNodes(deleted), now, itemOf, pending);
+
   await refreshStatistics(db, [
     { table: 'dm_instances', added: changedRows.filter((r) => r.version === 1).length },
     ...[...schema.containers].map(([ckey, c]) => ({ table: c.layout.table, added: [...pending.values()].filter((p) => p.data.has(ckey)).length })),
@@ -495,6 +508,63 @@ async function applyWithSchema(
     }),
     deleted,
   };
+}
+
+const deletedNodes = (deleted: ReadonlyArray<{ instanceType: InstanceType; space: string; externalId: string }>): DirectRelationReference[] =>
+  deleted.filter((d) => d.instanceType === 'node').map((d) => ({ space: d.space, externalId: d.externalId }));
+
+/**
+ * Keeps the maintained hierarchies (instance-hierarchy.ts) right after the request's writes: the new root,
+ * path and path time of every node whose path changed, and for each such node not already changed by the
+ * request, a new version and change feed position (so sync returns it). `pending` are the request's writes,
+ * whose answers then report the change.
+ */
+async function maintainHierarchies(
+  db: Queryable,
+  projectId: number,
+  schema: ProjectSchema,
+  written: ReadonlyMap<string, readonly number[]>,
+  deleted: readonly DirectRelationReference[],
+  now: number,
+  place: (node: DirectRelationReference) => Path,
+  pending?: Map<string, Pending>,
+): Promise<void> {
+  const updates = await hierarchyUpdates(db, projectId, schema, written, deleted, now, place);
+  if (updates.length === 0) return;
+  const byTable = new Map<string, HierarchyUpdate[]>();
+  for (const u of updates) {
+    const list = byTable.get(u.container.layout.table);
+    if (list) list.push(u);
+    else byTable.set(u.container.layout.table, [u]);
+  }
+  for (const [table, list] of byTable) {
+    const c = list[0].container;
+    const props = Object.keys(list[0].values);
+    const columns = props.map((p) => c.layout.columns[p]);
+    await insertRows(
+      db,
+      table,
+      ['project_id', 'space', 'instance_id', ...columns],
+      list.map((u) => [projectId, u.space, u.id, ...props.map((p) => u.values[p])]),
+      Sql.raw(` ON CONFLICT (project_id, space, instance_id) DO UPDATE SET ${columns.map((col) => `${col} = excluded.${col}`).join(', ')}`),
+    );
+  }
+  const changedHere = new Set([...(pending?.values() ?? [])].filter((p) => p.modified).map((p) => p.row.id));
+  const ids = [...new Set(updates.map((u) => u.id))].filter((id) => !changedHere.has(id));
+  const rows: InstanceRow[] = [];
+  for (let at = 0; at < ids.length; at += 1000) {
+    rows.push(...(await db.all<InstanceRow>(sql`SELECT ${Sql.raw(INSTANCE_COLUMNS)} FROM dm_instances WHERE project_id = ${projectId} AND id IN (${ids.slice(at, at + 1000)})`)));
+  }
+  const bumped = rows.map((r) => ({ ...r, id: Number(r.id), version: Number(r.version) + 1, last_updated_time: now }));
+  if (bumped.length > 0) await writeInstanceRows(db, projectId, bumped);
+  const byId = new Map(bumped.map((r) => [r.id, r]));
+  for (const p of pending?.values() ?? []) {
+    const r = byId.get(p.row.id);
+    if (!r) continue;
+    p.row.version = r.version;
+    p.row.last_updated_time = r.last_updated_time;
+    p.modified = true;
+  }
 }
 
 /**
@@ -634,7 +704,9 @@ export async function deleteInstances(services: Services, projectId: number, ite
   return services.db.transaction(async (db) => {
     await claimChanges(db, projectId, 0);
     const schema = await readSchema(db, projectId);
-    const deleted = await deleteRows(db, projectId, schema, items, services.now());
+    const now = services.now();
+    const deleted = await deleteRows(db, projectId, schema, items, now);
+    await maintainHierarchies(db, projectId, schema, new Map(), deletedNodes(deleted), now, () => ['items']);
     await requireInstanceLimits(db, projectId, services, false, deleted.length > 0);
     return { items: deleted };
   });

@@ -9,6 +9,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { badRequest } from '../../http/errors.js';
 import type { ContainerDefinition } from './containers.js';
 import type { FilterSchema } from './filter.js';
+import { hierarchyOf, maintainedProperties } from './instance-hierarchy.js';
 import {
   checkNoDuplicates,
   containerKey,
@@ -130,6 +131,9 @@ function normalizeItem(item: InstanceWriteItem, schema: FilterSchema, path: Path
     return write;
   };
   const put = (container: ContainerDefinition, property: string, value: unknown, where: Path) => {
+    if (maintainedProperties(container).includes(property)) {
+      fail(where, `the property ${property} of the container ${containerKey(container)} is set by the service from ${hierarchyOf(container)!.parent}; write the parent instead`);
+    }
     const write = entry(container, where);
     const stored = normalizePropertyValue(value, container.properties[property], where);
     if (Object.hasOwn(write.values, property) && !isDeepStrictEqual(write.values[property], stored)) {
