@@ -546,7 +546,7 @@ async function maintainHierarchies(
       table,
       ['project_id', 'space', 'instance_id', ...columns],
       list.map((u) => [projectId, u.space, u.id, ...props.map((p) => u.values[p])]),
-      Sql.raw(` ON CONFLICT (project_id, space, instance_id) DO UPDATE SET ${columns.map((col) => `${col} = excluded.${col}`).join(', ')}`),
+      Sql.raw(` ON CONFLICT ${containerRowKey(db.dialect)} DO UPDATE SET ${columns.map((col) => `${col} = excluded.${col}`).join(', ')}`),
     );
   }
   const changedHere = new Set([...(pending?.values() ?? [])].filter((p) => p.modified).map((p) => p.row.id));
