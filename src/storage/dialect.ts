@@ -97,10 +97,17 @@ export interface Dialect {
   /** Element `i` (from 0) of a JSON array held as text, as `jsonElements` gives elements; NULL past the end. */
   jsonElementAt(list: Sql, i: number, kind: 'text' | 'number' | 'boolean'): Sql;
   /**
-   * Where the planner plans from table statistics (PostgreSQL): the rows they count (`rows`, -1 before the
-   * table was first analyzed) and the rows changed since (`changed`); undefined where it does not.
+   * The planner's statistics of a table: the rows they count (`rows`, -1 before the table was first
+   * analyzed) and the rows changed since (`changed`), or NULL where the engine does not count changes
+   * (SQLite: its statistics are only what ANALYZE last wrote to `sqlite_stat1`).
    */
-  tableStatistics?(table: string): Sql;
+  tableStatistics(table: string): Sql;
+  /**
+   * The statements that take a table's statistics for every connection's planner. SQLite's other
+   * connections (the read workers) load statistics with the schema and keep them until the schema changes,
+   * which ANALYZE does not count as a change: a table created and dropped again makes them reload.
+   */
+  analyze(table: string): string[];
   /** An inner join whose left table the planner must read first (SQLite's CROSS JOIN; a plain JOIN elsewhere). */
   readonly orderedJoin: string;
   /**
@@ -151,6 +158,9 @@ export const sqliteDialect: Dialect = {
   types: { id: 'INTEGER PRIMARY KEY AUTOINCREMENT', integer: 'INTEGER', real: 'REAL', text: 'TEXT', blob: 'BLOB' },
   withoutRowid: ' WITHOUT ROWID',
   integerRowKey: true,
+  tableStatistics: (table) =>
+    sql`SELECT coalesce((SELECT CAST(stat AS INTEGER) FROM sqlite_stat1 WHERE tbl = ${table} LIMIT 1), -1) AS rows, NULL AS changed`,
+  analyze: (table) => [`ANALYZE ${table}`, 'CREATE TABLE strata_replan (x)', 'DROP TABLE strata_replan'],
   jsonQuote: (e) => `json_quote(${e})`,
   greatest: (a, b) => `max(${a}, ${b})`,
   least: (a, b) => `min(${a}, ${b})`,
@@ -209,6 +219,7 @@ export const postgresDialect: Dialect = {
   binaryText: 'TEXT COLLATE "C"',
   orderedJoin: 'JOIN',
   planning: 'high',
+  analyze: (table) => [`ANALYZE ${table}`],
   tableStatistics: (table) =>
     sql`SELECT c.reltuples AS rows, coalesce(s.n_mod_since_analyze, 0) AS changed FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid WHERE c.oid = to_regclass(${table})`,
   jsonElements: (list, kind) =>

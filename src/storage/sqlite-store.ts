@@ -58,6 +58,8 @@ export class SqliteStore implements Store {
     // (1000 pages) runs one inside almost every bulk write.
     db.pragma('wal_autocheckpoint = 16384');
     configureConnection(db);
+    // The table of the planner's statistics, so that reading them (dialect.tableStatistics) needs no test.
+    if (!db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'sqlite_stat1'").get()) db.exec('ANALYZE sqlite_schema');
     this.connection = db;
     this.location = file;
     const run = (q: Sql) => this.runNow(q);

@@ -117,4 +117,36 @@ describe.runIf(testEngine() === 'sqlite')('container tables on SQLite', () => {
     expect(after.indexes.some((n) => n.endsWith('_instance'))).toBe(false);
     expect(after.indexes.some((n) => n.endsWith('_key'))).toBe(true);
   });
+
+  it("takes the planner's statistics of a table as it doubles, not at every write", async () => {
+    const statDir = mkdtempSync(join(tmpdir(), 'strata-stat-'));
+    const rows = async () => {
+      const db = new SqliteStore({ dataDir: statDir });
+      try {
+        const stat = (db.connection.prepare("SELECT stat FROM sqlite_stat1 WHERE tbl = 'dm_instances' LIMIT 1").get() as { stat: string } | undefined)?.stat;
+        return stat === undefined ? undefined : Number(stat.split(' ')[0]);
+      } finally {
+        await db.close();
+      }
+    };
+    try {
+      const h = await startHarness({}, { STRATA_DATA_DIR: statDir });
+      const write = async (from: number, n: number) =>
+        expect((await h.post('/models/instances', { items: Array.from({ length: n }, (_, k) => pump(from + k, `t${from + k}`)) })).status).toBe(200);
+      try {
+        // The project's unit nodes (397) are written at its first data modeling request: analyzed.
+        await schema(h);
+        const first = (await rows())!;
+        expect(first).toBeGreaterThanOrEqual(397);
+        await write(0, 100);
+        expect(await rows()).toBe(first);
+        await write(100, first - 100 + 1);
+        expect(await rows()).toBeGreaterThanOrEqual(2 * first);
+      } finally {
+        await h.close();
+      }
+    } finally {
+      rmSync(statDir, { recursive: true, force: true });
+    }
+  });
 });
