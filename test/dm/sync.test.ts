@@ -202,6 +202,21 @@ describe('cursors', () => {
     expect(res.status).toBe(400);
     expect(errorMessage(res, 400)).toMatch(/cursor/);
   });
+
+  it('belong to their parameters: other parameter values refuse the cursor', async () => {
+    const body = (value: string) => ({
+      with: { s: { nodes: { filter: { equals: { property: ['node', 'externalId'], value: { parameter: 'x' } } } } } },
+      select: { s: {} },
+      parameters: { x: value },
+    });
+    const first = await h.post('/models/instances/sync', body('a'));
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const same = await h.post('/models/instances/sync', { ...body('a'), cursors: { s: first.body.nextCursor.s } });
+    expect(same.status, JSON.stringify(same.body)).toBe(200);
+    const other = await h.post('/models/instances/sync', { ...body('b'), cursors: { s: first.body.nextCursor.s } });
+    expect(other.status).toBe(400);
+    expect(errorMessage(other, 400)).toMatch(/cursor/);
+  });
 });
 
 describe('concurrent writes', () => {

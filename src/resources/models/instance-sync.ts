@@ -268,7 +268,13 @@ function feedPosition(seq: number): PagePosition {
 function binding(name: string, body: SyncInstancesBody, upstream: readonly string[]) {
   const { limit: _limit, ...rest } = body.with[name];
   const sources = upstream.map((n) => [n, expressionOf(body.with[n])]);
-  return { op: 'instances/sync', set: name, expression: rest, ...(sources.length ? { upstream: Object.fromEntries(sources) } : {}) };
+  return {
+    op: 'instances/sync',
+    set: name,
+    expression: rest,
+    parameters: body.parameters ?? {},
+    ...(sources.length ? { upstream: Object.fromEntries(sources) } : {}),
+  };
 }
 
 /** An instance as sync answers it: a tombstone with `deletedTime` and without properties. */
