@@ -55,7 +55,11 @@ describe('metrics', () => {
     expect(text).toMatch(/strata_throttled_requests_total\{operation="POST \/events\/list"\} [1-9]/);
     expect(text).toMatch(/strata_http_request_duration_seconds_bucket\{le="0\.1",operation="POST \/events\/list"\} \d+/);
     expect(text).toMatch(/strata_db_connections\{state="total"\} \d+/);
-    expect(text).toMatch(/strata_process_cpu_seconds_total/);
+    expect(text).toMatch(/strata_process_cpu_seconds_total [0-9.e+-]+/);
+    expect(Number(/strata_process_cpu_seconds_total ([0-9.e+-]+)/.exec(text)![1])).toBeGreaterThan(0);
+    expect(Number(/strata_process_resident_memory_bytes (\d+)/.exec(text)![1])).toBeGreaterThan(1_000_000);
+    expect(Number(/strata_nodejs_heap_used_bytes (\d+)/.exec(text)![1])).toBeGreaterThan(0);
+    expect(Number(/strata_process_start_time_seconds ([0-9.e+-]+)/.exec(text)![1])).toBeLessThanOrEqual(Date.now() / 1000);
     expect(text).not.toMatch(/123456/);
   });
 

@@ -1,7 +1,7 @@
 /**
  * Operations' view of a running process, in the Prometheus text format (`GET /metrics`): requests by
  * operation and status, their latency, requests refused by the throttle, the database's connections, and
- * the process's own figures (CPU, memory, event-loop delay, from prom-client's defaults).
+ * the process's own figures (CPU, memory), read when scraped.
  *
  * Operations are labelled by their route (`POST /events/list`), never by the URL as sent, so the number of
  * series stays bounded whatever clients send.
@@ -28,7 +28,7 @@ export interface Metrics {
 
 export function createMetrics(): Metrics {
   const registry = new client.Registry();
-  client.collectDefaultMetrics({ register: registry, prefix: 'strata_' });
+  processFigures(registry);
   const requests = new client.Counter({
     name: 'strata_http_requests_total',
     help: 'Requests answered, by operation and status code',
@@ -79,4 +79,43 @@ export function createMetrics(): Metrics {
       pool = read;
     },
   };
+}
+
+/**
+ * The process's CPU time, memory and start time, read at each scrape, so that nothing runs between scrapes.
+ * prom-client's default collectors (which also observe every garbage collection and sample the event loop)
+ * cost a write of 1000 events about 33 ms of CPU in the bench (136 against 103 ms per 1000, two alternating
+ * rounds each), a quarter of the write.
+ */
+function processFigures(registry: client.Registry): void {
+  let reported = 0;
+  new client.Counter({
+    name: 'strata_process_cpu_seconds_total',
+    help: 'User and system CPU time of the process, in seconds',
+    registers: [registry],
+    collect() {
+      const { user, system } = process.cpuUsage();
+      const total = (user + system) / 1e6;
+      this.inc(Math.max(0, total - reported));
+      reported = total;
+    },
+  });
+  const memory: Array<[string, string, (m: NodeJS.MemoryUsage) => number]> = [
+    ['strata_process_resident_memory_bytes', 'Resident memory of the process, in bytes', (m) => m.rss],
+    ['strata_nodejs_heap_used_bytes', 'JavaScript heap in use, in bytes', (m) => m.heapUsed],
+    ['strata_nodejs_heap_total_bytes', 'JavaScript heap reserved, in bytes', (m) => m.heapTotal],
+    ['strata_nodejs_external_memory_bytes', 'Memory of objects outside the JavaScript heap (buffers), in bytes', (m) => m.external],
+  ];
+  for (const [name, help, read] of memory) {
+    new client.Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read(process.memoryUsage()));
+      },
+    });
+  }
+  const started = Date.now() / 1000 - process.uptime();
+  new client.Gauge({ name: 'strata_process_start_time_seconds', help: 'When the process started, in seconds since the epoch', registers: [registry] }).set(started);
 }
