@@ -3,11 +3,13 @@
  * `(project_id, space, instance_id)` a unique constraint; and a database whose tables were keyed by the triple
  * alone (WITHOUT ROWID, schema version 12) is rebuilt at start with its rows, indexes and constraints.
  */
+import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/storage/sqlite-store.js';
+import { Sql } from '../../src/storage/sql.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { testEngine } from '../support/test-store.js';
 
@@ -146,6 +148,34 @@ describe.runIf(testEngine() === 'sqlite')('container tables on SQLite', () => {
         await h.close();
       }
     } finally {
+      rmSync(statDir, { recursive: true, force: true });
+    }
+  });
+
+  it('makes the read connections plan with statistics taken after they opened', async () => {
+    const statDir = mkdtempSync(join(tmpdir(), 'strata-replan-'));
+    const store = new SqliteStore({ dataDir: statDir });
+    const reader = new Database(join(statDir, 'strata.db'), { readonly: true });
+    try {
+      store.connection.exec('CREATE TABLE t (project_id INTEGER, kind INTEGER, start_ref TEXT); CREATE INDEX t_kind ON t (project_id, kind); CREATE INDEX t_start ON t (project_id, start_ref)');
+      const insert = store.connection.prepare('INSERT INTO t VALUES (1, 1, ?)');
+      store.connection.transaction(() => {
+        for (let i = 0; i < 5000; i++) insert.run(`s${i}`);
+      })();
+      const plan = () => {
+        reader.prepare('SELECT count(*) FROM t').get();
+        return (reader.prepare('EXPLAIN QUERY PLAN SELECT * FROM t WHERE project_id = 1 AND kind = 1 AND start_ref IN (SELECT value FROM json_each(?))').all('["s1"]') as Array<{ detail: string }>)
+          .map((r) => r.detail)
+          .join(' | ');
+      };
+      expect(plan()).toMatch(/t_kind/);
+      await store.transaction(async (tx) => {
+        for (const statement of tx.dialect.analyze('t')) await tx.run(Sql.raw(statement));
+      });
+      expect(plan()).toMatch(/t_start/);
+    } finally {
+      reader.close();
+      await store.close();
       rmSync(statDir, { recursive: true, force: true });
     }
   });
