@@ -26,6 +26,8 @@ export interface IdentityProviderOptions {
   audience: string;
   devClientSecret?: string;
   extraClients?: readonly BuiltInClientConfig[];
+  /** The clock tokens are issued by: the one the app verifies them with. */
+  now?: () => number;
 }
 
 export interface BuiltInClient {
@@ -127,7 +129,7 @@ export async function createIdentityProvider(opts: IdentityProviderOptions): Pro
     }),
     authenticate: (clientId, secret) => clients.find((c) => c.clientId === clientId && secretsEqual(c.secret, secret)),
     async issueToken(client) {
-      const now = Math.floor(Date.now() / 1000);
+      const now = Math.floor((opts.now ?? Date.now)() / 1000);
       const claims = { client_id: client.clientId, ...(client.groups ? { [GROUPS_CLAIM]: [...client.groups] } : {}) };
       const token = await new SignJWT(claims)
         .setProtectedHeader({ alg: 'RS256', kid: privateJwk.kid, typ: 'JWT' })

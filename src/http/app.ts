@@ -113,6 +113,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     audience: config.publicUrl,
     devClientSecret: config.devClientSecret,
     extraClients: config.clients,
+    now,
   });
   const routes = options.extraRoutes ? [...allRoutes(), ...options.extraRoutes] : allRoutes();
   const outbound = createOutboundClient(config.outbound);
