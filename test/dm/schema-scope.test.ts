@@ -360,4 +360,14 @@ describe('hidden and absent schema answer alike', () => {
       await indistinguishable(path, request, 'secret', 'nospace', [['nospace', 'secret']]);
     }
   });
+
+  it('for spaces read by id', async () => {
+    const requests: Array<[string, (space: string) => unknown]> = [
+      ['/models/spaces/byids', (space) => ({ items: [{ space }] })],
+      ['/models/statistics/spaces/byids', (space) => ({ items: [{ space }] })],
+      ['/models/views/byids', (space) => ({ items: [{ space, externalId: 'SecretV' }] })],
+      ['/models/datamodels/byids', (space) => ({ items: [{ space, externalId: 'Model' }] })],
+    ];
+    for (const [path, request] of requests) await indistinguishable(path, request, 'secret', 'nospace', [['nospace', 'secret']]);
+  });
 });
