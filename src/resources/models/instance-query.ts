@@ -9,10 +9,10 @@ import { ReadShape } from './instance-reads-store.js';
 import { InstanceSql } from './instance-sql.js';
 import type { QueryInstancesBody } from './query-schema.js';
 import { evaluateResultSets, planResultSets, resultSetNotices, selectedSources } from './result-sets.js';
-import { loadSchema } from './schema-store.js';
+import { visibleSchema } from './space-access.js';
 
 export async function queryInstances(services: Services, projectId: number, body: QueryInstancesBody) {
-  const schema = await loadSchema(services.reads, projectId);
+  const schema = await visibleSchema(services, projectId);
   const plan = planResultSets(body, schema);
   const sources = new Map(Object.entries(body.select).map(([name, s]) => [name, selectedSources(s.sources, schema, ['select', name, 'sources'])]));
   for (const name of Object.keys(body.cursors ?? {})) {

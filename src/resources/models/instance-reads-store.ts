@@ -17,8 +17,8 @@ import type { InspectInstancesBody, InstanceIdsBody, ListInstancesBody } from '.
 import { InstanceSql } from './instance-sql.js';
 import { containersHolding, findInstances, kindOf, typeOf } from './instance-writes-store.js';
 import { propertyTypeReadForm, type PropertyType } from './property-types.js';
-import { readSchema, type ProjectSchema } from './schema-store.js';
-import { inSpaceScope, spaceCondition } from './space-access.js';
+import type { ProjectSchema } from './schema-store.js';
+import { inSpaceScope, spaceCondition, visibleSchema } from './space-access.js';
 import { decodeRef } from './store-schema.js';
 import { renderValue, type StoredValue } from './values.js';
 
@@ -113,7 +113,7 @@ export class ReadShape {
 const convert = (v: StoredValue, f: (x: number) => number): StoredValue => (Array.isArray(v) ? (v as number[]).map(f) : f(v as number));
 
 export async function instancesByIds(services: Services, projectId: number, body: InstanceIdsBody) {
-  const schema = await readSchema(services.reads, projectId);
+  const schema = await visibleSchema(services, projectId);
   const sources = checkSources(body.sources, schema.resolver, ['sources']);
   const wanted = body.items.filter((i) => inSpaceScope(services.access, i.space));
   const found = await findInstances(services.reads, projectId, wanted);
@@ -189,7 +189,7 @@ export function sortNotice(schema: ProjectSchema, sort: readonly SortKey[], requ
 }
 
 export async function listInstances(services: Services, projectId: number, body: ListInstancesBody) {
-  const schema = await readSchema(services.reads, projectId);
+  const schema = await visibleSchema(services, projectId);
   const instanceType: InstanceType = body.instanceType ?? 'node';
   const sources = checkSources(body.sources, schema.resolver, ['sources']);
   const options: FilterOptions = { schema: schema.resolver, instanceType, view: sources.length === 1 ? sources[0].view.id : undefined };
@@ -248,7 +248,7 @@ export async function listInstances(services: Services, projectId: number, body:
 export async function inspectInstances(services: Services, projectId: number, body: InspectInstancesBody) {
   const ops = body.inspectionOperations;
   if (!ops.involvedViews && !ops.involvedContainers) throw badRequest('inspectionOperations: name at least one of involvedViews and involvedContainers');
-  const schema = await readSchema(services.reads, projectId);
+  const schema = await visibleSchema(services, projectId);
   const wanted = body.items.filter((i) => inSpaceScope(services.access, i.space));
   const found = await findInstances(services.reads, projectId, wanted);
   const live = [...found.values()].filter((r) => r.deleted_time === null);

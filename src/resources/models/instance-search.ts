@@ -17,8 +17,8 @@ import { ReadShape } from './instance-reads-store.js';
 import type { AggregateInstancesBody, SearchInstancesBody } from './instance-schema.js';
 import { InstanceSql } from './instance-sql.js';
 import { kindOf } from './instance-writes-store.js';
-import { readSchema, type ProjectSchema } from './schema-store.js';
-import { spaceCondition } from './space-access.js';
+import type { ProjectSchema } from './schema-store.js';
+import { spaceCondition, visibleSchema } from './space-access.js';
 import type { ResolvedView } from './view-resolution.js';
 import { renderValue, type StoredValue } from './values.js';
 
@@ -46,7 +46,7 @@ interface Scope {
 
 /** The instances of the view the request reads (its filter, the view's own, the request's scope). */
 async function viewScope(services: Services, projectId: number, body: { view: SearchInstancesBody['view']; instanceType?: 'node' | 'edge'; filter?: unknown; targetUnits?: SearchInstancesBody['targetUnits'] }, path: Path) {
-  const schema = await readSchema(services.reads, projectId);
+  const schema = await visibleSchema(services, projectId);
   const [view] = requireViews([body.view], schema.resolver);
   const instanceType = body.instanceType ?? 'node';
   const options: FilterOptions = { schema: schema.resolver, instanceType, view: view.id, purpose: 'search' };

@@ -44,8 +44,7 @@ import { kindOf } from './instance-writes-store.js';
 import { DM_LIMITS } from './limits.js';
 import type { ResultSetExpression } from './query-schema.js';
 import { decodeCursor, memberConditions, planResultSets, selectedSources, upstreamOf, type ResultSetPlan, type SetRows } from './result-sets.js';
-import { readSchema } from './schema-store.js';
-import { spaceCondition } from './space-access.js';
+import { spaceCondition, visibleSchema } from './space-access.js';
 import type { SyncExpression, SyncInstancesBody, SyncSelect } from './sync-schema.js';
 
 /** What a sync cursor carries: the phase, the position within it, the feed position of the first request, and when it was issued. */
@@ -117,7 +116,7 @@ function expressionOf(e: SyncExpression): ResultSetExpression {
 }
 
 export async function syncInstances(services: Services, projectId: number, body: SyncInstancesBody) {
-  const schema = await readSchema(services.reads, projectId);
+  const schema = await visibleSchema(services, projectId);
   const now = services.now();
   const maxAge = services.syncCursorMaxAgeMs ?? DM_LIMITS.syncCursorMaxAgeMs;
   for (const name of Object.keys(body.select)) if (!(name in body.with)) fail(['select', name], `names no result set of "with"`);

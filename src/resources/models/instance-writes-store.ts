@@ -27,7 +27,7 @@ import { requireWithinLimit } from './limit-checks.js';
 import { projectLimits } from './limits.js';
 import { isList } from './property-types.js';
 import { existingSpaces, readSchema, type ProjectSchema, type StoredContainer } from './schema-store.js';
-import { requireSpacesWritable } from './space-access.js';
+import { requireSpacesWritable, schemaSpaces } from './space-access.js';
 import { encodeRef } from './store-schema.js';
 import type { StoredValue } from './values.js';
 
@@ -216,7 +216,8 @@ export async function applyInstances(services: Services, projectId: number, body
       await claimChanges(db, projectId, 0);
       const schema = await readSchema(db, projectId);
       schemaForErrors = schema;
-      const apply = normalizeInstanceApply(body, schema.resolver);
+      // The views and containers the request names are those the principal sees; writing keeps every container's rows.
+      const apply = normalizeInstanceApply(body, schema.restrictedTo(schemaSpaces(services)).resolver);
       return await applyWithSchema(db, services, projectId, schema, apply, now, createAccess, true);
     });
   } catch (error) {

@@ -42,16 +42,16 @@ import {
   existingSpaces,
   GLOBAL_PROJECT_ID,
   loadSchema,
-  readSchema,
   schemaChanged,
   metadata,
   projectOrGlobal,
   viewFromRow,
   type ProjectSchema,
+  type SpaceSet,
   type StoredContainer,
   type StoredView,
 } from './schema-store.js';
-import { requireSpacesWritable, spaceCondition } from './space-access.js';
+import { inSchemaScope, requireSpacesWritable, schemaCondition, schemaSpaces, visibleSchema } from './space-access.js';
 import type { SpaceCreate } from './space-schema.js';
 import { normalizeSpaces, spaceReadForm } from './spaces.js';
 import { checkViewUpdate } from './view-changes.js';
@@ -165,7 +165,7 @@ export async function applySpaces(services: Services, projectId: number, items: 
 
 export async function listSpaces(services: Services, projectId: number, q: { limit?: number; cursor?: string; includeGlobal?: boolean }) {
   const conditions = [listScope(projectId, q.includeGlobal)];
-  const scope = spaceCondition(services.access, 'space');
+  const scope = schemaCondition(services.access);
   if (scope) conditions.push(scope);
   const page = await catalogPage<SpaceRow>(services, sql`SELECT ${SPACE_COLUMNS} FROM dm_spaces`, conditions, q.limit ?? 10, q.cursor, { op: 'spaces', includeGlobal: q.includeGlobal ?? false });
   return { items: page.rows.map(spaceRead), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
@@ -178,7 +178,7 @@ export async function spacesByIds(services: Services, projectId: number, spaces:
 }
 
 async function spaceRows(db: Pick<Queryable, 'all'>, projectId: number, spaces: readonly string[], services: Services, includeGlobal = false): Promise<SpaceRow[]> {
-  const scope = spaceCondition(services.access, 'space');
+  const scope = schemaCondition(services.access);
   return db.all<SpaceRow>(sql`SELECT ${SPACE_COLUMNS} FROM dm_spaces WHERE ${listScope(projectId, includeGlobal)} AND space IN (${[...new Set(spaces)]})${scope ? sql` AND ${scope}` : Sql.raw('')}`);
 }
 
@@ -265,9 +265,10 @@ export async function applyContainers(services: Services, projectId: number, ite
   return write(services, async (db) => {
     await requireSpaces(db, projectId, items.map((c) => c.space));
     const schema = await loadSchema(db, projectId);
+    const visible = schema.restrictedTo(schemaSpaces(services));
     const defs = items.map((item, i) => normalizeContainer(item, ['items', i], schema.container(item)));
     const applying = new Set(defs.map(containerKey));
-    for (const def of defs) requireContainers(containerDependencies(def), (id) => applying.has(containerKey(id)) || schema.container(id) !== undefined);
+    for (const def of defs) requireContainers(containerDependencies(def), (id) => applying.has(containerKey(id)) || visible.container(id) !== undefined);
     const out: StoredContainer[] = [];
     for (const [i, def] of defs.entries()) {
       const stored = schema.stored(def);
@@ -323,7 +324,7 @@ export async function listContainers(
 ) {
   const conditions = [listScope(projectId, q.includeGlobal)];
   if (q.space !== undefined) conditions.push(sql`space = ${q.space}`);
-  const scope = spaceCondition(services.access, 'space');
+  const scope = schemaCondition(services.access);
   if (scope) conditions.push(scope);
   const kinds = usedFor ?? ['node', 'edge', 'all'];
   const items: ReturnType<typeof containerRead>[] = [];
@@ -347,13 +348,12 @@ export async function listContainers(
 }
 
 export async function containersByIds(services: Services, projectId: number, ids: readonly ContainerId[]) {
-  const schema = await readSchema(services.reads, projectId);
-  const scope = services.access;
+  const schema = await visibleSchema(services, projectId);
   const seen = new Set<string>();
   const items = [];
   for (const id of ids) {
     const c = schema.stored(id);
-    if (!c || seen.has(containerKey(id)) || (scope && !scope.all && !scope.spaces.includes(id.space))) continue;
+    if (!c || seen.has(containerKey(id)) || !inSchemaScope(services.access, id.space)) continue;
     seen.add(containerKey(id));
     items.push(containerRead(c));
   }
@@ -365,7 +365,7 @@ export async function deleteContainers(services: Services, projectId: number, id
   requireSpacesWritable(services.access, ids.map((c, i) => ({ space: c.space, path: ['items', i, 'space'] })));
   return write(services, async (db) => {
     const schema = await loadSchema(db, projectId);
-    requireNotRequired(schema, ids);
+    requireNotRequired(schema, ids, schemaSpaces(services));
     const deleted: ContainerId[] = [];
     for (const id of ids) {
       const c = schema.stored(id);
@@ -382,8 +382,10 @@ export async function deleteContainers(services: Services, projectId: number, id
 /**
  * A 400 when a container being deleted is required (a `requires` constraint) by a container that stays:
  * that constraint could never hold again. Deleting both in one request, or the constraint first, is fine.
+ * A requiring container the principal does not see (`seen`) is not named: the refusal says only that one
+ * exists, since deleting would break it.
  */
-function requireNotRequired(schema: ProjectSchema, ids: readonly ContainerId[]): void {
+function requireNotRequired(schema: ProjectSchema, ids: readonly ContainerId[], seen: SpaceSet | undefined): void {
   const deleting = new Set(ids.filter((id) => schema.stored(id)).map(containerKey));
   for (const [i, id] of ids.entries()) {
     if (!schema.stored(id)) continue;
@@ -391,6 +393,9 @@ function requireNotRequired(schema: ProjectSchema, ids: readonly ContainerId[]):
       if (deleting.has(containerKey(c.definition))) continue;
       for (const [constraint, x] of Object.entries(c.definition.constraints)) {
         if (x.constraintType !== 'requires' || containerKey(x.require) !== containerKey(id)) continue;
+        if (seen && !seen.has(c.definition.space)) {
+          fail(['items', i], `the container ${containerKey(id)} is required by a constraint of a container in a space this principal cannot see; it cannot be deleted while that constraint exists (nothing was deleted)`);
+        }
         fail(
           ['items', i],
           `the container ${containerKey(id)} is required by the constraint ${JSON.stringify(constraint)} of the container ${containerKey(c.definition)}; delete that constraint or that container first (nothing was deleted)`,
@@ -486,9 +491,8 @@ function latestVersions(views: Iterable<StoredView>): StoredView[] {
 }
 
 export async function inspectContainers(services: Services, projectId: number, body: InspectContainersBody) {
-  const schema = await readSchema(services.reads, projectId);
-  const access = services.access;
-  const readable = (space: string) => !access || access.all || access.spaces.includes(space);
+  const schema = await visibleSchema(services, projectId);
+  const readable = (space: string) => inSchemaScope(services.access, space);
   const items = [];
   for (const id of body.items) {
     if (!schema.stored(id) || !readable(id.space)) continue;
@@ -565,16 +569,11 @@ export async function applyViews(services: Services, projectId: number, items: r
   const now = services.now();
   return write(services, async (db) => {
     await requireSpaces(db, projectId, defs.map((d) => d.space));
-    const schema = await loadSchema(db, projectId);
+    const schema = (await loadSchema(db, projectId)).restrictedTo(schemaSpaces(services));
     const stored = await putViews(db, projectId, schema, defs, defs.map((_, i) => ['items', i]), now);
     await requireWithinLimit(db, projectId, 'dm_views', projectLimits(services.modelsLimits).views, 'view versions');
     return { items: stored.map((v) => viewRead(schema, v)) };
   });
-}
-
-function viewVisible(services: Services, v: { space: string }): boolean {
-  const a = services.access;
-  return !a || a.all || a.spaces.includes(v.space);
 }
 
 export async function listViews(
@@ -582,10 +581,10 @@ export async function listViews(
   projectId: number,
   q: { limit?: number; cursor?: string; space?: string; includeInheritedProperties?: boolean; allVersions?: boolean; includeGlobal?: boolean },
 ) {
-  const schema = await readSchema(services.reads, projectId);
+  const schema = await visibleSchema(services, projectId);
   const conditions = [listScope(projectId, q.includeGlobal, 'v.')];
   if (q.space !== undefined) conditions.push(sql`v.space = ${q.space}`);
-  const scope = spaceCondition(services.access, 'v.space');
+  const scope = schemaCondition(services.access, 'v.');
   if (scope) conditions.push(scope);
   if (!q.allVersions) {
     conditions.push(
@@ -625,8 +624,8 @@ function viewsNamed(schema: ProjectSchema, ids: ReadonlyArray<{ space: string; e
 }
 
 export async function viewsByIds(services: Services, projectId: number, ids: ReadonlyArray<{ space: string; externalId: string; version?: string }>, includeInheritedProperties = true) {
-  const schema = await readSchema(services.reads, projectId);
-  return { items: viewsNamed(schema, ids).filter((v) => viewVisible(services, v.definition)).map((v) => viewRead(schema, v, includeInheritedProperties)) };
+  const schema = await visibleSchema(services, projectId);
+  return { items: viewsNamed(schema, ids).filter((v) => inSchemaScope(services.access, v.definition.space)).map((v) => viewRead(schema, v, includeInheritedProperties)) };
 }
 
 export async function deleteViews(services: Services, projectId: number, ids: readonly ViewId[]) {
@@ -672,7 +671,7 @@ export async function applyDataModels(services: Services, projectId: number, ite
     requireUserWritable(projectId, [...inline.values()].map(({ def, path }) => ({ space: def.space, path, what: named('view', def) })));
     requireSpacesWritable(services.access, [...inline.values()].map(({ def, path }) => ({ space: def.space, path })));
     await requireSpaces(db, projectId, [...models.map((m) => m.definition.space), ...[...inline.values()].map((v) => v.def.space)]);
-    const schema = await loadSchema(db, projectId);
+    const schema = (await loadSchema(db, projectId)).restrictedTo(schemaSpaces(services));
     await putViews(db, projectId, schema, [...inline.values()].map((v) => v.def), [...inline.values()].map((v) => v.path), now);
     const out: VersionedRow[] = [];
     for (const [i, { definition: d }] of models.entries()) {
@@ -709,10 +708,10 @@ export async function listDataModels(
   projectId: number,
   q: { limit?: number; cursor?: string; space?: string; inlineViews?: boolean; allVersions?: boolean; includeGlobal?: boolean },
 ) {
-  const schema = q.inlineViews ? await readSchema(services.reads, projectId) : undefined;
+  const schema = q.inlineViews ? await visibleSchema(services, projectId) : undefined;
   const conditions = [listScope(projectId, q.includeGlobal, 'm.')];
   if (q.space !== undefined) conditions.push(sql`m.space = ${q.space}`);
-  const scope = spaceCondition(services.access, 'm.space');
+  const scope = schemaCondition(services.access, 'm.');
   if (scope) conditions.push(scope);
   if (!q.allVersions) {
     conditions.push(
@@ -753,8 +752,8 @@ async function dataModelsNamed(db: Pick<Queryable, 'all'>, projectId: number, id
 }
 
 export async function dataModelsByIds(services: Services, projectId: number, ids: ReadonlyArray<{ space: string; externalId: string; version?: string }>, inlineViews = false) {
-  const schema = inlineViews ? await readSchema(services.reads, projectId) : undefined;
-  const rows = (await dataModelsNamed(services.reads, projectId, ids)).filter((r) => viewVisible(services, { space: r.key.split(':')[0] }));
+  const schema = inlineViews ? await visibleSchema(services, projectId) : undefined;
+  const rows = (await dataModelsNamed(services.reads, projectId, ids)).filter((r) => inSchemaScope(services.access, r.key.split(':')[0]));
   return { items: rows.map((r) => (schema ? dataModelRead(schema, r, true) : dataModelRead(undefined as never, r, false))) };
 }
 

@@ -98,6 +98,15 @@ export const dataModelFromRow = (r: VersionedRow): StoredDataModel => ({
   ...global(r),
 });
 
+/** A set of spaces, with a key that names it: equal sets have equal keys. */
+export interface SpaceSet {
+  readonly key: string;
+  has(space: string): boolean;
+}
+
+/** Restricted schemas a shared schema keeps, one per set of spaces: a process serves few distinct scopes. */
+const RESTRICTED_MAX = 64;
+
 /**
  * The containers and views of a project, as the resolver reads them. Definitions applied in the current
  * request are put in with `putContainer` and `putView`, so that what is being applied resolves against
@@ -109,6 +118,7 @@ export class ProjectSchema implements SchemaSource {
   private resolverCache?: ViewResolver;
   /** Shared by the requests of a process (see `readSchema`): changing it is a bug. */
   private shared = false;
+  private restrictions?: Map<string, ProjectSchema>;
 
   container(id: ContainerId): ContainerDefinition | undefined {
     return this.containers.get(containerKey(id))?.definition;
@@ -144,6 +154,25 @@ export class ProjectSchema implements SchemaSource {
     this.mutable();
     this.views.delete(viewKey(id));
     this.resolverCache = undefined;
+  }
+
+  /**
+   * The schema as it is seen from `spaces`: their containers and views only, so that views resolve as if the
+   * others did not exist (what they implement or map elsewhere is left out, as when it is deleted). The same
+   * schema when `spaces` is undefined (every space); a shared one for a shared schema.
+   */
+  restrictedTo(spaces: SpaceSet | undefined): ProjectSchema {
+    if (!spaces) return this;
+    const kept = this.restrictions?.get(spaces.key);
+    if (kept) return kept;
+    const out = new ProjectSchema();
+    for (const [key, c] of this.containers) if (spaces.has(c.definition.space)) out.containers.set(key, c);
+    for (const [key, v] of this.views) if (spaces.has(v.definition.space)) out.views.set(key, v);
+    if (!this.shared) return out;
+    this.restrictions ??= new Map();
+    if (this.restrictions.size >= RESTRICTED_MAX) this.restrictions.clear();
+    this.restrictions.set(spaces.key, out.share());
+    return out;
   }
 
   share(): this {

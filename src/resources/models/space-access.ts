@@ -2,12 +2,24 @@
  * Scoped access to data modeling: `dataModelsAcl` and `dataModelInstancesAcl` are granted for all spaces or
  * for listed ones (`spaceIdScope`). Reads see only the spaces in scope (as if nothing else existed); a
  * write that touches a space outside the scope is refused (403) before anything is written.
+ *
+ * Schema (containers, views, data models) is seen in the spaces of the principal's `dataModelsAcl` grants
+ * and in the system spaces, whose core data model every principal that reads data modeling sees. What a
+ * request draws on (the views a view implements, the containers it maps, the views and containers an
+ * instance request names) is resolved in the schema seen from there (`visibleSchema`), so hidden schema
+ * answers as absent schema does and leaves no trace in what visible schema shows.
  */
 import { describeScope, type Access } from '../../auth/access.js';
 import { formatCapability } from '../../auth/principal.js';
 import { forbidden, formatPath } from '../../http/errors.js';
+import type { Services } from '../../http/services.js';
 import { FALSE, Sql, sql } from '../../storage/sql.js';
-import type { Path } from './identifiers.js';
+import type { Queryable } from '../../storage/store.js';
+import { isSystemSpace, type Path } from './identifiers.js';
+import { GLOBAL_PROJECT_ID, readSchema, type ProjectSchema, type SpaceSet } from './schema-store.js';
+
+/** The ACL of definitions, whose grants decide which spaces' schema a request sees. */
+const SCHEMA_ACL = 'dataModelsAcl';
 
 export function inSpaceScope(access: Access | undefined, space: string): boolean {
   return access === undefined || access.all || access.spaces.includes(space);
@@ -17,6 +29,36 @@ export function inSpaceScope(access: Access | undefined, space: string): boolean
 export function spaceCondition(access: Access | undefined, column: string): Sql | undefined {
   if (access === undefined || access.all) return undefined;
   return access.spaces.length ? sql`${Sql.raw(column)} IN (${access.spaces})` : FALSE;
+}
+
+/** Schema in `space` is in the scope of `access`: the space is in scope, or a system space. */
+export function inSchemaScope(access: Access | undefined, space: string): boolean {
+  return isSystemSpace(space) || inSpaceScope(access, space);
+}
+
+/**
+ * The catalog rows (`dm_spaces`, `dm_containers`, `dm_views`, `dm_data_models`, under `alias`) in the scope
+ * of `access`: those of the spaces in scope, and the global layer's, which holds the system spaces' schema.
+ * Undefined when every row is.
+ */
+export function schemaCondition(access: Access | undefined, alias = ''): Sql | undefined {
+  const spaces = spaceCondition(access, `${alias}space`);
+  return spaces && Sql.or([spaces, sql`${Sql.raw(`${alias}project_id`)} = ${GLOBAL_PROJECT_ID}`]).wrap();
+}
+
+/**
+ * The spaces whose schema a request sees: those of any of its `dataModelsAcl` grants (a writer learns what
+ * it writes) and the system spaces. Undefined when it sees every space, and outside requests.
+ */
+export function schemaSpaces(request: Pick<Services, 'reach'>): SpaceSet | undefined {
+  const access = request.reach?.(SCHEMA_ACL);
+  if (access === undefined || access.all) return undefined;
+  return { key: access.spaces.join(' '), has: (space) => inSchemaScope(access, space) };
+}
+
+/** The project's schema as the request sees it (see `ProjectSchema.restrictedTo`), read from `db`. */
+export async function visibleSchema(services: Pick<Services, 'reach' | 'reads'>, projectId: number, db: Pick<Queryable, 'all'> = services.reads): Promise<ProjectSchema> {
+  return (await readSchema(db, projectId)).restrictedTo(schemaSpaces(services));
 }
 
 export function requireSpacesWritable(access: Access | undefined, targets: ReadonlyArray<{ space: string; path: Path }>): void {
