@@ -80,7 +80,7 @@ export interface WalkerOptions {
   emit(k: number, acc: Float64Array): void;
 }
 
-/** What the stream knows of the series after its last item: whether more points (of the chain, of any status) follow. */
+/** What the stream knows of the series after its last item: that no more points (of the chain, of any status) follow. */
 export interface SeriesEnd {
   chain: boolean;
   any: boolean;
@@ -492,22 +492,22 @@ export class BucketWalker {
       return;
     }
     const w = this.o.wants;
-    const counts = w.moments && this.acrossEdges(ta, tb);
-    const valueAt = (x: number) => (usableB ? va + ((vb - va) * (x - ta)) / (tb - ta) : va);
+    const across = this.acrossEdges(ta, tb);
+    const counts = w.moments && across;
     if (counts) {
       const a = this.acc(kStart, false);
       if (a) this.addStretch(a, ta, this.grid.start(kStart + 1), ta, va, tb, vb, usableB, roles);
     }
     // The empty buckets in between: whole with gap filling; otherwise only the first, for its step interpolation.
-    const [k0, k1] = this.middleBuckets(kStart, kEnd, roles);
-    for (let k = k0; k < k1; k++) {
+    const k1 = this.middleEnd(kStart, kEnd, roles);
+    for (let k = Math.max(kStart + 1, 0); k < k1; k++) {
       const a = this.acc(k, true);
       if (!a) return;
       const b0 = this.grid.start(k);
       if (fill === undefined) this.setStartValues(a, roles, NaN, va);
       else {
         if (w.moments) this.addStretch(a, b0, this.grid.start(k + 1), ta, va, tb, vb, usableB, roles);
-        this.setStartValues(a, roles, valueAt(b0), va);
+        this.setStartValues(a, roles, valueAt(b0, ta, va, tb, vb, usableB), va);
       }
     }
     const lastStart = this.grid.start(kEnd);
@@ -515,7 +515,7 @@ export class BucketWalker {
     if (lastStart >= tb && !(counts && jumps)) return;
     const a = this.acc(kEnd, fill !== undefined);
     if (!a) return;
-    if (lastStart < tb) this.setStartValues(a, roles, this.acrossEdges(ta, tb) ? valueAt(lastStart) : NaN, va);
+    if (lastStart < tb) this.setStartValues(a, roles, across ? valueAt(lastStart, ta, va, tb, vb, usableB) : NaN, va);
     if (counts) {
       if (lastStart < tb) this.addStretch(a, lastStart, tb, ta, va, tb, vb, usableB, roles);
       if (jumps) a[F.variationStep] += Math.abs(vb - va);
@@ -523,18 +523,17 @@ export class BucketWalker {
   }
 
   /**
-   * The empty buckets [k0, k1) strictly between kStart and kEnd that a stretch with these roles gives
-   * something: with gap filling all of them, when it gives them aggregates or start values; otherwise only
-   * the first bucket after kStart (or the query's first bucket), for its step interpolation.
+   * The end of the empty buckets, from max(kStart + 1, 0) on and before kEnd, that a stretch with these
+   * roles gives something: with gap filling all of them, when it gives them aggregates or start values;
+   * otherwise only the first bucket after kStart (or the query's first bucket), for its step interpolation.
    */
-  private middleBuckets(kStart: number, kEnd: number, roles: number): [number, number] {
+  private middleEnd(kStart: number, kEnd: number, roles: number): number {
     const w = this.o.wants;
-    const k0 = Math.max(kStart + 1, 0);
     const k1 = Math.min(kEnd, this.K);
     const stepValues = (roles & INTEGRAL) !== 0 && (w.stepInterpolation || (this.o.isStep && w.interpolation));
-    if (this.o.fill === undefined) return stepValues ? [k0, Math.min(k1, k0 + 1)] : [0, 0];
+    if (this.o.fill === undefined) return stepValues ? Math.min(k1, Math.max(kStart + 1, 0) + 1) : 0;
     const interpolated = (roles & USABLE) !== 0 && w.interpolation && !this.o.isStep;
-    return w.moments || stepValues || interpolated ? [k0, k1] : [0, 0];
+    return w.moments || stepValues || interpolated ? k1 : 0;
   }
 
   /**
@@ -624,6 +623,11 @@ export class BucketWalker {
       (w.durations && a[A.durationDefined] === 1)
     );
   }
+}
+
+/** The value at x of the stretch from (ta, va) to (tb, vb): linear, or held when it ends at no usable point. */
+function valueAt(x: number, ta: number, va: number, tb: number, vb: number, usableB: boolean): number {
+  return usableB ? va + ((vb - va) * (x - ta)) / (tb - ta) : va;
 }
 
 /** The end of the run from i (before m) at the first gap between points longer than `limit`. */
