@@ -461,6 +461,31 @@ describe('bucket edges', () => {
     });
   });
 
+  it('give totalVariation and interpolation from the usable points alone, whatever ignoreBadDataPoints says', async () => {
+    // Good 0 at 40m, Bad at 70m, Good 30 at 90m; buckets of an hour from 0.
+    const xid = await createSeries(false);
+    await insert(xid, [
+      { ts: T0 + 40 * MINUTE, value: 0, code: 0 },
+      { ts: T0 + 70 * MINUTE, value: 1000, code: BAD },
+      { ts: T0 + 90 * MINUTE, value: 30, code: 0 },
+    ]);
+    const query = { externalId: xid, start: T0, end: T0 + 2 * HOUR, granularity: '1h', aggregates: ['average', 'totalVariation', 'interpolation', 'stepInterpolation'] };
+    const rounded = (buckets: Array<Record<string, unknown>>) =>
+      buckets.map((b) => Object.fromEntries(Object.entries(b).map(([k, v]) => [k, Math.round((v as number) * 1e9) / 1e9])));
+    const keep = rounded(await fetchAll({ ...query, ignoreBadDataPoints: false }));
+    const ignore = rounded(await fetchAll({ ...query, ignoreBadDataPoints: true }));
+    // Through the usable points: 0 at 40m rising to 12 at 1h and 30 at 90m. With the Bad point in the chain,
+    // the function holds 0 from 40m to 70m and is undefined from 70m to 90m.
+    expect(keep).toEqual([
+      { timestamp: T0, average: 0, totalVariation: 12 },
+      { timestamp: T0 + HOUR, average: 0, totalVariation: 18, interpolation: 12, stepInterpolation: 0 },
+    ]);
+    expect(ignore).toEqual([
+      { timestamp: T0, average: 6, totalVariation: 12 },
+      { timestamp: T0 + HOUR, average: 21, totalVariation: 18, interpolation: 12, stepInterpolation: 0 },
+    ]);
+  });
+
   it('leave count, sum, min, max, discreteVariance, the extreme points and the counts to the points inside', async () => {
     const buckets = await scenario(false, [[-10 * MINUTE, 100], [10 * MINUTE, 1], [50 * MINUTE, 3], [70 * MINUTE, -100]], {
       start: 0,
