@@ -258,19 +258,20 @@ describe('aggregates', () => {
     const step = await series({ isStep: true });
     const points = [
       { timestamp: 0, value: 0 },
-      { timestamp: 7_200_000, value: 10 },
+      { timestamp: 3_000_000, value: 10 },
     ];
     await insert([{ id: lin.id, datapoints: points }, { id: step.id, datapoints: points }]);
-    const q = { start: 0, end: 7_200_000, aggregates: ['average', 'interpolation', 'stepInterpolation', 'totalVariation'], granularity: '1h' };
+    const q = { start: 0, end: 3_600_000, aggregates: ['average', 'interpolation', 'stepInterpolation', 'totalVariation'], granularity: '30m' };
     const [l, st] = await list({ items: [{ id: lin.id, ...q }, { id: step.id, ...q }] });
-    // The second hour holds no point: only the interpolations are given there.
+    // Linear: 0 rising to 6 at 30m, to 10 at 50m, then nothing after the last point.
     expect(l.datapoints).toEqual([
-      { timestamp: 0, average: 2.5, interpolation: 0, stepInterpolation: 0, totalVariation: 5 },
-      { timestamp: 3_600_000, interpolation: 5, stepInterpolation: 0 },
+      { timestamp: 0, average: 3, interpolation: 0, stepInterpolation: 0, totalVariation: 6 },
+      { timestamp: 1_800_000, average: 8, interpolation: 6, stepInterpolation: 0, totalVariation: 4 },
     ]);
+    // Step: 0 until 50m, then 10 held to the end of its bucket.
     expect(st.datapoints).toEqual([
       { timestamp: 0, average: 0, interpolation: 0, stepInterpolation: 0, totalVariation: 0 },
-      { timestamp: 3_600_000, interpolation: 0, stepInterpolation: 0 },
+      { timestamp: 1_800_000, average: 10 / 3, interpolation: 0, stepInterpolation: 0, totalVariation: 10 },
     ]);
   });
 });

@@ -147,6 +147,21 @@ describe('data points as protocol buffers', () => {
     expect(next.proto.items[0].nextCursor).toBeUndefined();
   });
 
+  it('carry NaN for an aggregate asked for but not defined in a bucket, which JSON leaves out', async () => {
+    const id = await series({ externalId: 'pb-undefined' });
+    await h.post('/timeseries/data', { items: [{ id, datapoints: [{ timestamp: 0, value: 5 }, { timestamp: 4_200_000, value: 1, status: { code: BAD } }] }] });
+    const aggregates = ['average', 'count', 'countBad', 'totalVariation', 'interpolation'];
+    const { json, proto } = await both({ items: [{ id, start: 0, end: 7_200_000, aggregates, granularity: '1h' }] });
+    expect(json.items[0].datapoints).toEqual([
+      { timestamp: 0, average: 5, count: 1, countBad: 0, totalVariation: 0, interpolation: 5 },
+      { timestamp: 3_600_000, countBad: 1 },
+    ]);
+    const [first, second] = proto.items[0].aggregateDatapoints.datapoints;
+    // 0 is the proto3 default: left out, read as 0.
+    expect(first).toEqual({ average: 5, count: 1, interpolation: 5 });
+    expect(second).toEqual({ timestamp: 3_600_000, average: NaN, count: NaN, countBad: 1, totalVariation: NaN, interpolation: NaN });
+  });
+
   it('carry the instance id of a series that has one, retrieved by it', async () => {
     const instanceId = { space: 'pb', externalId: 'pb-inst' };
     const id = await series({ instanceId });

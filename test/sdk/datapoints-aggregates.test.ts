@@ -108,6 +108,19 @@ describe('aggregates through the official JavaScript client', () => {
     ]);
   });
 
+  it("averages each month over its own points across a month without data, as the client's own monthly test expects", async () => {
+    const months = [Date.UTC(2022, 9, 1), Date.UTC(2022, 10, 1), Date.UTC(2022, 11, 1), Date.UTC(2023, 0, 1), Date.UTC(2023, 2, 1)];
+    const externalId = await createWith(
+      false,
+      months.flatMap((ts, i) => [
+        { ts, value: 20 * i + 10, code: 0 },
+        { ts: ts + DAY, value: 20 * i + 20, code: 0 },
+      ]),
+    );
+    const buckets = await retrieveAll({ externalId, start: Date.UTC(2022, 9, 1), end: Date.UTC(2023, 2, 15), aggregates: ['average'], granularity: '1mo' });
+    expect(buckets).toEqual(months.map((timestamp, i) => ({ timestamp, average: 20 * i + 15 })));
+  });
+
   it('is refused, with the granularity to send, for a unit the API does not take', async () => {
     const externalId = await createWith(false, [{ ts: Date.UTC(2024, 0, 1), value: 1, code: 0 }]);
     const err = await h.client.datapoints.retrieve({ items: [{ externalId, aggregates: ['average'], granularity: '1w' }] }).catch((e: unknown) => e);

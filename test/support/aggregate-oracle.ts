@@ -26,8 +26,8 @@ export interface OracleQuery {
 export const HOUR = 3_600_000;
 const MINUTE = 60_000;
 const DAY = 86_400_000;
-/** How far a point outside a bucket may lie and still shape a continuous series inside it. */
-const REACH = HOUR;
+/** Two points of a continuous series this far apart or further are not joined across a bucket edge. */
+const GAP = HOUR;
 
 const cls = (code: number) => code >>> 30;
 
@@ -68,19 +68,38 @@ export function oracleAggregates(points: OraclePoint[], bounds: number[], q: Ora
     }
     return out;
   };
-  /** Whether a stretch counts in the bucket [B0, B1). */
+  /**
+   * Whether a stretch counts in the bucket [B0, B1), which holds one of its points: one between two points in
+   * the bucket always; one across the bucket's edge on a step series always, on a continuous series when its
+   * points are less than an hour apart. With gap filling, wherever its points are at most the limit apart.
+   */
   const counts = (s: Stretch, B0: number, B1: number): boolean => {
     if (q.fill !== undefined) return s.b === undefined || s.t1 - s.t0 <= q.fill;
+    if (s.t0 < B0 && s.t1 >= B1) return false;
     if (q.isStep) return true;
     if (s.b === undefined) return false;
-    return (s.t0 >= B0 || B0 - s.t0 <= REACH) && (s.t1 < B1 || s.t1 - B1 <= REACH);
+    return (s.t0 >= B0 && s.t1 < B1) || s.t1 - s.t0 < GAP;
   };
   const chainStretches = stretchesOf(chain).filter((s) => usable(s.a));
+  // Without gap filling, totalVariation and a continuous series' interpolation follow the usable points
+  // alone, whatever ignoreBadDataPoints says; with it, the chain.
+  const usablePoints = q.fill === undefined ? points.filter(usable) : chain;
+  const usableStretches = q.fill === undefined ? stretchesOf(usablePoints) : chainStretches;
   const allStretches = stretchesOf(points);
   const valueAt = (s: Stretch, x: number) => {
     const v0 = s.a.value!;
     if (q.isStep || !s.b || !usable(s.b)) return v0;
     return v0 + ((s.b.value! - v0) * (x - s.t0)) / (s.t1 - s.t0);
+  };
+  /** The parts of the stretches that count in the bucket [B0, B1). */
+  const piecesIn = (stretches: Stretch[], B0: number, B1: number): Piece[] => {
+    const out: Piece[] = [];
+    for (const s of stretches) {
+      const x0 = Math.max(s.t0, B0);
+      const x1 = Math.min(s.t1, B1);
+      if (x1 > x0 && counts(s, B0, B1)) out.push({ x0, x1, f0: valueAt(s, x0), f1: valueAt(s, x1) });
+    }
+    return out;
   };
 
   const stepInterpolation = (k: number): number | undefined => {
@@ -92,8 +111,9 @@ export function oracleAggregates(points: OraclePoint[], bounds: number[], q: Ora
     if (a.ts === B0) return a.value!;
     const b = chain[i + 1];
     if (q.fill !== undefined) return (b ? b.ts - a.ts <= q.fill : B0 - a.ts < q.fill) ? a.value! : undefined;
-    // Between points; after the last point, only in the first bucket after it.
-    if (b || k === 0 || a.ts >= bounds[k - 1]) return a.value!;
+    // In a bucket that holds a chain point, in the query's first bucket, and in the bucket after one that
+    // holds a chain point.
+    if ((b && b.ts < bounds[k + 1]) || k === 0 || a.ts >= bounds[k - 1]) return a.value!;
     return undefined;
   };
 
@@ -128,12 +148,7 @@ export function oracleAggregates(points: OraclePoint[], bounds: number[], q: Ora
     }
 
     // The interpolated function in this bucket.
-    const pieces: Piece[] = [];
-    for (const s of chainStretches) {
-      const x0 = Math.max(s.t0, B0);
-      const x1 = Math.min(s.t1, B1);
-      if (x1 > x0 && counts(s, B0, B1)) pieces.push({ x0, x1, f0: valueAt(s, x0), f1: valueAt(s, x1) });
-    }
+    const pieces = piecesIn(chainStretches, B0, B1);
     const len = pieces.reduce((x, p) => x + (p.x1 - p.x0), 0);
     if (q.fill !== undefined || chainInB.length > 0) {
       if (len > 0) {
@@ -149,28 +164,32 @@ export function oracleAggregates(points: OraclePoint[], bounds: number[], q: Ora
         r.average = (r.sum as number) / n;
         r.continuousVariance = 0;
       }
-      if (r.average !== undefined) {
-        if (q.isStep) {
-          // The jumps at the points in the bucket, from the value held before each.
-          let tv = 0;
-          for (const s of chainStretches) {
-            if (s.b && s.t1 >= B0 && s.t1 < B1 && usable(s.b) && counts(s, B0, B1)) tv += Math.abs(s.b.value! - s.a.value!);
-          }
-          r.totalVariation = tv;
-        } else r.totalVariation = pieces.reduce((x, p) => x + Math.abs(p.f1 - p.f0), 0);
-      }
+    }
+
+    // Through the usable points alone (without gap filling): where it is defined, as average would be with
+    // ignoreBadDataPoints: true.
+    const usablePieces = piecesIn(usableStretches, B0, B1);
+    if (n > 0 || (q.fill !== undefined && usablePieces.length > 0)) {
+      if (q.isStep) {
+        // The jumps at the points in the bucket, from the value held before each.
+        let tv = 0;
+        for (const s of usableStretches) {
+          if (s.b && s.t1 >= B0 && s.t1 < B1 && usable(s.b) && counts(s, B0, B1)) tv += Math.abs(s.b.value! - s.a.value!);
+        }
+        r.totalVariation = tv;
+      } else r.totalVariation = usablePieces.reduce((x, p) => x + Math.abs(p.f1 - p.f0), 0);
     }
 
     const step = stepInterpolation(k);
     if (step !== undefined) r.stepInterpolation = step;
     if (q.isStep) {
       if (step !== undefined) r.interpolation = step;
-    } else {
-      const at = chain.find((p) => p.ts === B0);
+    } else if (n > 0 || q.fill !== undefined) {
+      const at = usablePoints.find((p) => p.ts === B0);
       if (at) {
         if (usable(at)) r.interpolation = at.value;
       } else {
-        const s = chainStretches.find((s) => s.t0 < B0 && B0 < s.t1 && counts(s, B0, B1));
+        const s = usableStretches.find((s) => s.t0 < B0 && B0 < s.t1 && counts(s, B0, B1));
         if (s) r.interpolation = valueAt(s, B0);
       }
     }

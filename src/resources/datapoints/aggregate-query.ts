@@ -1,8 +1,9 @@
 /**
  * Aggregates of one numeric series over a bucket grid: the points and rollups of the buckets are fed to a
- * walker, with the nearest points outside the grid as context (they shape the stretches that cross its
- * edges, and their absence tells the walker the series ends). Long empty stretches are skipped without
- * visiting their buckets.
+ * walker, with the nearest points outside the grid as context (of the chain, usable when the walker follows
+ * the usable points too, of any status for the durations: they shape the stretches that cross its edges, and
+ * their absence tells the walker the series ends). Long empty stretches are skipped without visiting their
+ * buckets.
  */
 import type { Queryable } from '../../storage/store.js';
 import { aggregateValue, wantsOf, type AggregateValue } from './aggregates.js';
@@ -11,7 +12,7 @@ import { BucketWalker, type StatusTreatment } from './bucket-walker.js';
 import { levelHolding, TOP_LEVEL } from './rollup-levels.js';
 import type { AggregateName } from './schema.js';
 import { SeriesReader, type PointAt } from './series-reader.js';
-import { rollupSuits, shownBy } from './treatment.js';
+import { isUsable, rollupSuits, shownBy } from './treatment.js';
 
 /**
  * Buckets are planned and read in windows that start at the next point and grow while they keep finding
@@ -54,13 +55,14 @@ export async function aggregateSeries(db: Queryable, projectId: number, seriesId
   });
   const reader = new SeriesReader(db, projectId, seriesId);
   const inChain = shownBy(q.treatment);
+  const usable = (code: number) => isUsable(code, q.treatment);
   const any = () => true;
   const needsChain = wants.moments || wants.interpolation || wants.stepInterpolation;
   const start = grid.start(0);
   const end = grid.start(grid.count);
 
-  const context = (chain: PointAt | undefined, all: PointAt | undefined) => {
-    const pts = [chain, all].filter((p): p is PointAt => p !== undefined).sort((x, y) => x.ts - y.ts);
+  const context = (...points: Array<PointAt | undefined>) => {
+    const pts = points.filter((p): p is PointAt => p !== undefined).sort((x, y) => x.ts - y.ts);
     for (let i = 0; i < pts.length; i++) {
       if (i > 0 && pts[i].ts === pts[i - 1].ts) continue;
       const p = pts[i];
@@ -69,7 +71,11 @@ export async function aggregateSeries(db: Queryable, projectId: number, seriesId
   };
 
   if (grid.count > 0) {
-    context(needsChain ? await reader.lastBefore(start, inChain) : undefined, wants.durations ? await reader.lastBefore(start, any) : undefined);
+    context(
+      needsChain ? await reader.lastBefore(start, inChain) : undefined,
+      walker.followsUsable ? await reader.lastBefore(start, usable) : undefined,
+      wants.durations ? await reader.lastBefore(start, any) : undefined,
+    );
     const suits = rollupSuits(q.treatment);
     // Stored cells hold the stretches between their points whole; with gap filling only cells too short to
     // hold a gap longer than the limit can stand for their points.
@@ -89,7 +95,7 @@ export async function aggregateSeries(db: Queryable, projectId: number, seriesId
     if (!walker.done) {
       const chain = needsChain ? await reader.firstAtOrAfter(end, inChain) : undefined;
       const all = wants.durations ? await reader.firstAtOrAfter(end, any) : undefined;
-      context(chain, all);
+      context(chain, walker.followsUsable ? await reader.firstAtOrAfter(end, usable) : undefined, all);
       walker.finish({ chain: chain === undefined, any: all === undefined });
     }
   }

@@ -9,12 +9,14 @@
  *   discreteVariance                     variance of those values (population: divided by their count)
  *   average                              integral of f over the bucket / length where f is defined
  *   continuousVariance                   the same average of (f - average)^2
- *   totalVariation                       total variation of f over the bucket (step series: the jumps at
- *                                        points in the bucket)
- *   interpolation                        f at the bucket start
+ *   totalVariation                       total variation of f over the bucket, without gap filling of f
+ *                                        through the usable points alone (step series: the jumps at points
+ *                                        in the bucket)
+ *   interpolation                        f at the bucket start, likewise (step series: the step
+ *                                        interpolation)
  *   stepInterpolation                    the value of the last chain point at or before the bucket start,
- *                                        when it is usable (after the series' last point: in the first
- *                                        bucket only)
+ *                                        when it is usable (in an empty bucket: only the first after a
+ *                                        bucket with a chain point, or the query's first)
  *   countGood, countUncertain, countBad  points of each class in the bucket, whatever the treatment
  *   durationGood, ...Uncertain, ...Bad   time in the bucket after a point of that class and before the next
  *                                        point, whatever the treatment
@@ -77,7 +79,7 @@ export function aggregateValue(name: AggregateName, a: Float64Array, isStep: boo
       return n > 0 ? 0 : undefined;
     }
     case 'totalVariation':
-      return len > 0 || n > 0 ? a[isStep ? F.variationStep : F.variationLinear] : undefined;
+      return n > 0 || a[A.usableLength] > 0 ? a[isStep ? F.variationStep : F.variationLinear] : undefined;
     case 'interpolation':
       return a[A.interpolation] === a[A.interpolation] ? a[A.interpolation] : undefined;
     case 'stepInterpolation':

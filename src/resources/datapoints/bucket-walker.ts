@@ -5,25 +5,37 @@
  *
  * The interpolated function joins consecutive points of the "chain": the usable points, or with
  * `ignoreBadDataPoints: false` every point, where the stretch after an unusable point is undefined and the
- * stretch from a usable point to an unusable one holds the usable value. A stretch inside one bucket always
- * counts. A stretch that crosses bucket edges counts in the buckets at its ends as follows (see `reachOf`):
- * on a step series always; on a continuous series in a bucket only when the point outside that bucket lies
- * within an hour of it; with gap filling (`fill`) wherever the stretch is no longer than the fill limit, in
- * the empty buckets it crosses too. Without gap filling the empty buckets a stretch crosses get only the
- * interpolated values at their starts. After the series' last point a step series holds its value to the end
- * of that point's bucket, and with gap filling every series holds it for the fill limit. Time per status
- * class (the duration aggregates) follows the same rules over the points of every status.
+ * stretch from a usable point to an unusable one holds the usable value. A stretch between two points in one
+ * bucket always counts. A stretch across bucket edges counts in the buckets at its ends (the ones that hold
+ * its points) on a step series always, on a continuous series only when its points are less than an hour
+ * apart; with gap filling (`fill`) wherever its points are at most the fill limit apart, in the empty buckets
+ * it crosses too. Without gap filling an empty bucket gets only the step interpolation, and only the first
+ * one after a bucket with a chain point (or the query's first bucket). After the series' last point a step
+ * series holds its value to the end of that point's bucket, and with gap filling every series holds it for
+ * the fill limit. Time per status class (the duration aggregates) follows the same rules over the points of
+ * every status.
  *
- * A bucket is final once nothing later in the stream can add to it: the next chain point closes the
- * stretches that reach back into earlier buckets. Buckets are emitted while fewer than `limit` have been;
- * the next bucket that would be emitted becomes `cursorBucket` and the walk is `done`.
+ * Without gap filling, totalVariation and a continuous series' interpolation follow the function through the
+ * usable points alone, whatever `ignoreBadDataPoints` says: with `ignoreBadDataPoints: false` the walker
+ * follows the usable points as a second chain, and a stretch between two usable points with unusable ones
+ * between them gives those two aggregates only.
+ *
+ * A bucket is final once nothing later in the stream can add to it: the next chain point (and the next usable
+ * point) closes the stretches that reach back into earlier buckets. Buckets are emitted while fewer than
+ * `limit` have been; the next bucket that would be emitted becomes `cursorBucket` and the walk is `done`.
  */
 import type { BucketGrid } from './bucket-grid.js';
 import { F, summarizeGoodRun, SUMMARY_FIELDS, type Summary } from './summary.js';
 
 /** Per-bucket state beyond the summary fields. */
-export const A = { interpolation: SUMMARY_FIELDS, stepInterpolation: SUMMARY_FIELDS + 1, durationDefined: SUMMARY_FIELDS + 2 } as const;
-const ACC_FIELDS = SUMMARY_FIELDS + 3;
+export const A = {
+  interpolation: SUMMARY_FIELDS,
+  stepInterpolation: SUMMARY_FIELDS + 1,
+  durationDefined: SUMMARY_FIELDS + 2,
+  /** Length (ms) over which the function through the usable points is defined (where totalVariation is). */
+  usableLength: SUMMARY_FIELDS + 3,
+} as const;
+const ACC_FIELDS = SUMMARY_FIELDS + 4;
 
 export interface StatusTreatment {
   /** Leave Bad (and, below, Uncertain-as-Bad) points out of the interpolation chain altogether. */
@@ -44,8 +56,18 @@ export interface Wants {
 export const WANTS_ALL: Wants = { values: true, counts: true, moments: true, interpolation: true, stepInterpolation: true, durations: true };
 export const DEFAULT_TREATMENT: StatusTreatment = { ignoreBad: true, uncertainIsBad: true };
 
-/** How far from a bucket a point outside it may lie and still shape a continuous series inside it. */
-const NEIGHBOUR_REACH = 3_600_000;
+/** Points of a continuous series this far apart or further are not joined across a bucket edge. */
+const GAP = 3_600_000;
+
+/**
+ * What a stretch gives the buckets it counts in: INTEGRAL, the function of average and continuousVariance,
+ * and the step interpolation (a step series' interpolation too); USABLE, the function through the usable
+ * points, for totalVariation and a continuous series' interpolation. A stretch between two usable points
+ * that are neighbours in the chain gives both.
+ */
+const INTEGRAL = 1;
+const USABLE = 2;
+const BOTH = INTEGRAL | USABLE;
 
 export interface WalkerOptions {
   isStep: boolean;
@@ -58,7 +80,7 @@ export interface WalkerOptions {
   emit(k: number, acc: Float64Array): void;
 }
 
-/** What the stream knows of the series after its last item: whether more points (of the chain, of any status) follow. */
+/** What the stream knows of the series after its last item: that no more points (of the chain, of any status) follow. */
 export interface SeriesEnd {
   chain: boolean;
   any: boolean;
@@ -92,6 +114,8 @@ export class BucketWalker {
   items = 0;
   /** The first bucket left for the next page, when the walk stopped at its limit. */
   cursorBucket: number | undefined;
+  /** Whether the usable points are followed as a chain of their own (the stream must give the usable points just outside the grid). */
+  readonly followsUsable: boolean;
 
   private readonly K: number;
   private readonly chainGaps: boolean;
@@ -103,6 +127,9 @@ export class BucketWalker {
   /** Buckets from here on are beyond this page (too many buckets were already pending). */
   private capped = Infinity;
   private lastItemK = -Infinity;
+  private lastItemTs = -Infinity;
+  /** Buckets before this one are emitted or dropped: nothing may open them again. */
+  private settled = -Infinity;
 
   private curK = NaN;
   private curStart = 0;
@@ -115,6 +142,9 @@ export class BucketWalker {
   private prevValue = 0;
   private prevUsable = false;
   private prevK = 0;
+  private prevUsableTs = NaN;
+  private prevUsableValue = 0;
+  private prevUsableK = 0;
 
   constructor(
     private readonly grid: BucketGrid,
@@ -122,6 +152,8 @@ export class BucketWalker {
   ) {
     this.K = grid.count;
     this.chainGaps = o.wants.moments || o.wants.interpolation || o.wants.stepInterpolation;
+    // With every point in the chain, two usable points can have unusable ones between them.
+    this.followsUsable = o.fill === undefined && !o.treatment.ignoreBad && (o.wants.moments || (o.wants.interpolation && !o.isStep));
   }
 
   private bucketOf(t: number): number {
@@ -135,7 +167,7 @@ export class BucketWalker {
 
   /** The accumulator of bucket k, created on first use; null when k is out of range or beyond this page. */
   private acc(k: number, capping: boolean): Float64Array | null {
-    if (k < 0 || k >= this.K || k >= this.capped) return null;
+    if (k < this.settled || k < 0 || k >= this.K || k >= this.capped) return null;
     const open = this.open;
     const last = open.length - 1;
     if (last >= this.head && open[last].k === k) return open[last].acc;
@@ -158,6 +190,18 @@ export class BucketWalker {
     return acc;
   }
 
+  /**
+   * The stretches that end at a chain point (ts, v) in bucket k: from the previous chain point, and from the
+   * previous usable point where unusable points lie between them.
+   */
+  private join(ts: number, v: number, usable: boolean, k: number): void {
+    if (this.chainGaps && this.prevTs === this.prevTs && this.prevUsable) {
+      this.spread(this.prevTs, this.prevValue, this.prevK, ts, v, usable, k, usable || !this.followsUsable ? BOTH : INTEGRAL);
+    } else if (usable && this.followsUsable && this.prevUsableTs === this.prevUsableTs) {
+      this.spread(this.prevUsableTs, this.prevUsableValue, this.prevUsableK, ts, v, true, k, USABLE);
+    }
+  }
+
   point(ts: number, v: number, code: number): void {
     if (this.done) return;
     this.items++;
@@ -167,7 +211,7 @@ export class BucketWalker {
     const k = this.bucketOf(ts);
     const start = this.curStart;
     if (this.o.wants.durations && this.prevAnyTs === this.prevAnyTs) this.spreadDuration(this.prevAnyTs, this.prevAnyClass, this.prevAnyK, ts, k);
-    if (inChain && this.chainGaps && this.prevTs === this.prevTs && this.prevUsable) this.spreadChain(this.prevTs, this.prevValue, this.prevK, ts, v, usable, k);
+    if (inChain) this.join(ts, v, usable, k);
     const a = this.acc(k, false);
     if (a) {
       a[cls]++;
@@ -224,7 +268,13 @@ export class BucketWalker {
       this.prevUsable = usable;
       this.prevK = k;
     }
+    if (usable) {
+      this.prevUsableTs = ts;
+      this.prevUsableValue = v;
+      this.prevUsableK = k;
+    }
     this.lastItemK = k;
+    this.lastItemTs = ts;
     this.flush();
   }
 
@@ -243,7 +293,10 @@ export class BucketWalker {
     }
   }
 
-  /** Adds a stored summary that lies inside one bucket (the caller checked it suits the treatment). */
+  /**
+   * Adds a stored summary that lies inside one bucket (the caller checked it suits the treatment: its chain
+   * points are all usable).
+   */
   summary(s: Summary): void {
     if (this.done) return;
     this.items++;
@@ -252,9 +305,7 @@ export class BucketWalker {
     const start = this.curStart;
     const hasChain = s[F.firstTs] === s[F.firstTs];
     if (this.o.wants.durations && this.prevAnyTs === this.prevAnyTs) this.spreadDuration(this.prevAnyTs, this.prevAnyClass, this.prevAnyK, firstAny, k);
-    if (hasChain && this.chainGaps && this.prevTs === this.prevTs && this.prevUsable) {
-      this.spreadChain(this.prevTs, this.prevValue, this.prevK, s[F.firstTs], s[F.firstValue], s[F.firstUsable] === 1, k);
-    }
+    if (hasChain) this.join(s[F.firstTs], s[F.firstValue], s[F.firstUsable] === 1, k);
     const a = this.acc(k, false);
     if (a) {
       a[F.countGood] += s[F.countGood];
@@ -303,6 +354,7 @@ export class BucketWalker {
         a[F.step2] += s[F.step2] + 2 * d * s[F.step1] + d * d * len;
         a[F.step1] += s[F.step1] + d * len;
         a[F.len] += len;
+        a[A.usableLength] += len;
       }
       a[F.variationLinear] += s[F.variationLinear];
       a[F.variationStep] += s[F.variationStep];
@@ -329,32 +381,39 @@ export class BucketWalker {
       this.prevValue = s[F.lastValue];
       this.prevUsable = s[F.lastUsable] === 1;
       this.prevK = k;
+      if (this.prevUsable) {
+        this.prevUsableTs = this.prevTs;
+        this.prevUsableValue = this.prevValue;
+        this.prevUsableK = k;
+      }
     }
     this.lastItemK = k;
+    this.lastItemTs = s[F.lastAnyTs];
     this.flush();
   }
 
   /**
-   * Ends the stream. When the series has no chain point after the last one fed, a step series holds that
-   * point's value to the end of its bucket and the first bucket after it gets the value as its step
-   * interpolation (with gap filling: every series holds it for the fill limit); likewise for the duration of
-   * the last point of any status. Every pending bucket is then emitted.
+   * Ends the stream. When the series has no chain point after the last one fed, the first bucket after that
+   * point's bucket gets its value as the step interpolation, and a step series holds the value to the end of
+   * the point's bucket (with gap filling: every series holds it for the fill limit); the same for the
+   * duration of the last point of any status. Every pending bucket is then emitted.
    */
   finish(ended: SeriesEnd): void {
     if (this.done) return;
     const fill = this.o.fill;
     if (ended.chain && this.chainGaps && this.prevTs === this.prevTs && this.prevUsable) {
       const ta = this.prevTs;
+      const roles = this.followsUsable ? INTEGRAL : BOTH;
       if (fill !== undefined) {
-        this.spreadChain(ta, this.prevValue, this.prevK, ta + fill, this.prevValue, false, this.bucketOf(ta + fill));
+        this.spread(ta, this.prevValue, this.prevK, ta + fill, this.prevValue, false, this.bucketOf(ta + fill), roles);
       } else {
         const end = this.grid.start(this.prevK + 1);
         const last = this.o.isStep && this.o.wants.moments ? this.acc(this.prevK, false) : null;
-        if (last) this.addStretch(last, ta, end, ta, this.prevValue, end, this.prevValue, false);
+        if (last) this.addStretch(last, ta, end, ta, this.prevValue, end, this.prevValue, false, roles);
         const w = this.o.wants;
         if (w.stepInterpolation || (this.o.isStep && w.interpolation)) {
           const next = this.acc(Math.max(this.prevK + 1, 0), true);
-          if (next) this.setStartValues(next, this.o.isStep ? this.prevValue : NaN, this.prevValue);
+          if (next) this.setStartValues(next, INTEGRAL, NaN, this.prevValue);
         }
       }
     }
@@ -374,12 +433,12 @@ export class BucketWalker {
   }
 
   /**
-   * How far past a bucket's edge the point at the other end of a stretch may lie for the stretch to count in
-   * the bucket: anywhere on a step series and with gap filling (which checks the whole gap instead), within
-   * an hour on a continuous series.
+   * Whether a stretch from ta to tb counts in the buckets at its ends when they differ: with gap filling when
+   * no longer than the limit (the caller checked), on a step series always, on a continuous series when
+   * shorter than an hour.
    */
-  private reachOf(): number {
-    return this.o.isStep || this.o.fill !== undefined ? Infinity : NEIGHBOUR_REACH;
+  private acrossEdges(ta: number, tb: number): boolean {
+    return this.o.fill !== undefined || this.o.isStep || tb - ta < GAP;
   }
 
   /** Time from `from` (a point of class `cls` in bucket kStart) to `t` (in bucket kEnd) goes to that class where it counts. */
@@ -392,11 +451,10 @@ export class BucketWalker {
       if (a) a[field] += t - from;
       return;
     }
-    const reach = this.reachOf();
-    const firstEnd = this.grid.start(kStart + 1);
-    if (t - firstEnd <= reach) {
+    const counts = this.acrossEdges(from, t);
+    if (counts) {
       const a = this.acc(kStart, false);
-      if (a) a[field] += firstEnd - from;
+      if (a) a[field] += this.grid.start(kStart + 1) - from;
     }
     if (fill !== undefined) {
       for (let k = Math.max(kStart + 1, 0); k < kEnd && k < this.K; k++) {
@@ -407,7 +465,7 @@ export class BucketWalker {
       }
     }
     const lastStart = this.grid.start(kEnd);
-    if (lastStart - from <= reach && lastStart < t) {
+    if (counts && lastStart < t) {
       const a = this.acc(kEnd, fill !== undefined);
       if (a) {
         a[field] += t - lastStart;
@@ -417,95 +475,98 @@ export class BucketWalker {
   }
 
   /**
-   * The stretch from the chain point (ta, va) in bucket kStart to (tb, vb) in bucket kEnd: its parts in the
-   * buckets where it counts, and the interpolated values at the starts of the buckets after kStart that it
-   * reaches into.
+   * The stretch from the point (ta, va) in bucket kStart to (tb, vb) in bucket kEnd (or the value held from
+   * ta to tb, when `usableB` is false and tb is no point): what its `roles` give the buckets where it counts,
+   * and the values at the starts of the buckets after kStart that it reaches into.
    */
-  private spreadChain(ta: number, va: number, kStart: number, tb: number, vb: number, usableB: boolean, kEnd: number): void {
+  private spread(ta: number, va: number, kStart: number, tb: number, vb: number, usableB: boolean, kEnd: number, roles: number): void {
     const fill = this.o.fill;
     if (fill !== undefined && tb - ta > fill) return;
+    const jumps = usableB && (roles & USABLE) !== 0;
     if (kStart === kEnd) {
       const a = this.acc(kStart, false);
       if (a) {
-        this.addStretch(a, ta, tb, ta, va, tb, vb, usableB);
-        if (usableB) a[F.variationStep] += Math.abs(vb - va);
+        this.addStretch(a, ta, tb, ta, va, tb, vb, usableB, roles);
+        if (jumps) a[F.variationStep] += Math.abs(vb - va);
       }
       return;
     }
     const w = this.o.wants;
-    const reach = this.reachOf();
-    // The value at the start b0 of a bucket ending at b1, where both ends of the stretch are near enough.
-    const valueAt = (b0: number, b1: number) => {
-      if (b0 - ta > reach || tb - b1 > reach) return NaN;
-      return this.o.isStep || !usableB ? va : va + ((vb - va) * (b0 - ta)) / (tb - ta);
-    };
-    const firstEnd = this.grid.start(kStart + 1);
-    if (w.moments && tb - firstEnd <= reach) {
+    const across = this.acrossEdges(ta, tb);
+    const counts = w.moments && across;
+    if (counts) {
       const a = this.acc(kStart, false);
-      if (a) this.addStretch(a, ta, firstEnd, ta, va, tb, vb, usableB);
+      if (a) this.addStretch(a, ta, this.grid.start(kStart + 1), ta, va, tb, vb, usableB, roles);
     }
-    // The empty buckets in between: whole with gap filling; otherwise only their start values.
-    const [k0, k1] = this.middleBuckets(ta, tb, kStart, kEnd);
-    for (let k = k0; k < k1; k++) {
+    // The empty buckets in between: whole with gap filling; otherwise only the first, for its step interpolation.
+    const k1 = this.middleEnd(kStart, kEnd, roles);
+    for (let k = Math.max(kStart + 1, 0); k < k1; k++) {
       const a = this.acc(k, true);
       if (!a) return;
       const b0 = this.grid.start(k);
-      const b1 = this.grid.start(k + 1);
-      if (fill !== undefined && w.moments) this.addStretch(a, b0, b1, ta, va, tb, vb, usableB);
-      this.setStartValues(a, valueAt(b0, b1), va);
+      if (fill === undefined) this.setStartValues(a, roles, NaN, va);
+      else {
+        if (w.moments) this.addStretch(a, b0, this.grid.start(k + 1), ta, va, tb, vb, usableB, roles);
+        this.setStartValues(a, roles, valueAt(b0, ta, va, tb, vb, usableB), va);
+      }
     }
     const lastStart = this.grid.start(kEnd);
-    const counts = w.moments && lastStart - ta <= reach;
     // A point at the bucket's start gives the start values itself, and leaves only its jump to add.
-    if (lastStart >= tb && !(counts && usableB)) return;
+    if (lastStart >= tb && !(counts && jumps)) return;
     const a = this.acc(kEnd, fill !== undefined);
     if (!a) return;
-    if (lastStart < tb) this.setStartValues(a, valueAt(lastStart, tb), va);
+    if (lastStart < tb) this.setStartValues(a, roles, across ? valueAt(lastStart, ta, va, tb, vb, usableB) : NaN, va);
     if (counts) {
-      if (lastStart < tb) this.addStretch(a, lastStart, tb, ta, va, tb, vb, usableB);
-      if (usableB) a[F.variationStep] += Math.abs(vb - va);
+      if (lastStart < tb) this.addStretch(a, lastStart, tb, ta, va, tb, vb, usableB, roles);
+      if (jumps) a[F.variationStep] += Math.abs(vb - va);
     }
   }
 
   /**
-   * The empty buckets [k0, k1) strictly between kStart and kEnd that a stretch from ta to tb gives something:
-   * all of them with gap filling or when step interpolation is asked for (step series: interpolation too);
-   * for interpolation on a continuous series, those within an hour of both points; else none.
+   * The end of the empty buckets, from max(kStart + 1, 0) on and before kEnd, that a stretch with these
+   * roles gives something: with gap filling all of them, when it gives them aggregates or start values;
+   * otherwise only the first bucket after kStart (or the query's first bucket), for its step interpolation.
    */
-  private middleBuckets(ta: number, tb: number, kStart: number, kEnd: number): [number, number] {
+  private middleEnd(kStart: number, kEnd: number, roles: number): number {
     const w = this.o.wants;
-    let k0 = Math.max(kStart + 1, 0);
-    let k1 = Math.min(kEnd, this.K);
-    if (this.o.fill !== undefined || w.stepInterpolation || (this.o.isStep && w.interpolation)) return [k0, k1];
-    if (!w.interpolation) return [0, 0];
-    // Buckets whose start is at most an hour after ta and whose end is at most an hour before tb.
-    k1 = Math.min(k1, this.grid.indexOf(ta + NEIGHBOUR_REACH) + 1);
-    const x = tb - NEIGHBOUR_REACH;
-    const j = this.grid.indexOf(x);
-    k0 = Math.max(k0, this.grid.start(j) === x ? j - 1 : j);
-    return [k0, k1];
+    const k1 = Math.min(kEnd, this.K);
+    const stepValues = (roles & INTEGRAL) !== 0 && (w.stepInterpolation || (this.o.isStep && w.interpolation));
+    if (this.o.fill === undefined) return stepValues ? Math.min(k1, Math.max(kStart + 1, 0) + 1) : 0;
+    const interpolated = (roles & USABLE) !== 0 && w.interpolation && !this.o.isStep;
+    return w.moments || stepValues || interpolated ? k1 : 0;
   }
 
-  /** The interpolated value (NaN: none) and the step-interpolated value at a bucket's start. */
-  private setStartValues(a: Float64Array, interpolated: number, held: number): void {
-    a[A.interpolation] = interpolated;
-    a[A.stepInterpolation] = held;
+  /**
+   * The values at a bucket's start: the held value as the step interpolation (a step series' interpolation
+   * too) for the chain, the interpolated value (NaN: none) as a continuous series' interpolation for the
+   * usable points.
+   */
+  private setStartValues(a: Float64Array, roles: number, interpolated: number, held: number): void {
+    if (roles & INTEGRAL) {
+      a[A.stepInterpolation] = held;
+      if (this.o.isStep) a[A.interpolation] = held;
+    }
+    if (roles & USABLE && !this.o.isStep) a[A.interpolation] = interpolated;
   }
 
-  /** Adds the part [x0, x1) of the stretch from (ta, va) to (tb, vb) to a bucket. */
-  private addStretch(a: Float64Array, x0: number, x1: number, ta: number, va: number, tb: number, vb: number, usableB: boolean): void {
+  /** Adds what its roles give of the part [x0, x1) of the stretch from (ta, va) to (tb, vb) to a bucket. */
+  private addStretch(a: Float64Array, x0: number, x1: number, ta: number, va: number, tb: number, vb: number, usableB: boolean, roles: number): void {
     const w = x1 - x0;
+    const slope = usableB ? (vb - va) / (tb - ta) : 0;
+    if (roles & USABLE) {
+      a[F.variationLinear] += Math.abs(slope) * w;
+      a[A.usableLength] += w;
+    }
+    if (!(roles & INTEGRAL)) return;
     if (a[F.ref] !== a[F.ref]) a[F.ref] = va;
     const c = va - a[F.ref];
     a[F.step1] += w * c;
     a[F.step2] += w * c * c;
     if (usableB) {
-      const slope = (vb - va) / (tb - ta);
       const f0 = c + slope * (x0 - ta);
       const f1 = c + slope * (x1 - ta);
       a[F.linear1] += (w * (f0 + f1)) / 2;
       a[F.linear2] += (w * (f0 * f0 + f0 * f1 + f1 * f1)) / 3;
-      a[F.variationLinear] += Math.abs(slope) * w;
     } else {
       a[F.linear1] += w * c;
       a[F.linear2] += w * c * c;
@@ -515,12 +576,15 @@ export class BucketWalker {
 
   /**
    * Emits the buckets nothing later can change: those before the latest item's bucket (time after it is
-   * split from there on), and before the last chain point's bucket, whose stretch to the next chain point
-   * is still open.
+   * split from there on), and before the bucket of the last chain point, whose stretch to the next one is
+   * still open; when the usable points are followed too, before the last usable point's bucket while a
+   * usable point to come could still join it across the bucket's edge (less than an hour later on a
+   * continuous series; a step series' stretch gives that bucket nothing more).
    */
   private flush(): void {
     let before = this.lastItemK;
     if (this.chainGaps && this.prevTs === this.prevTs && this.prevK < before) before = this.prevK;
+    if (this.followsUsable && !this.o.isStep && this.lastItemTs - this.prevUsableTs < GAP && this.prevUsableK < before) before = this.prevUsableK;
     this.emitUpTo(before < this.capped ? before : this.capped);
   }
 
@@ -541,6 +605,7 @@ export class BucketWalker {
       this.o.emit(k, acc);
       this.free.push(acc);
     }
+    if (before > this.settled) this.settled = before;
     if (this.head > 1024 && this.head * 2 > open.length) {
       open.splice(0, this.head);
       this.head = 0;
@@ -552,12 +617,17 @@ export class BucketWalker {
     return (
       (w.values && a[F.n] > 0) ||
       (w.counts && a[F.countGood] + a[F.countUncertain] + a[F.countBad] > 0) ||
-      (w.moments && (a[F.len] > 0 || a[F.n] > 0)) ||
+      (w.moments && (a[F.len] > 0 || a[F.n] > 0 || a[A.usableLength] > 0)) ||
       (w.interpolation && a[A.interpolation] === a[A.interpolation]) ||
       (w.stepInterpolation && a[A.stepInterpolation] === a[A.stepInterpolation]) ||
       (w.durations && a[A.durationDefined] === 1)
     );
   }
+}
+
+/** The value at x of the stretch from (ta, va) to (tb, vb): linear, or held when it ends at no usable point. */
+function valueAt(x: number, ta: number, va: number, tb: number, vb: number, usableB: boolean): number {
+  return usableB ? va + ((vb - va) * (x - ta)) / (tb - ta) : va;
 }
 
 /** The end of the run from i (before m) at the first gap between points longer than `limit`. */

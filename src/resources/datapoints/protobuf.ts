@@ -4,7 +4,8 @@
  * The messages and field numbers are those of the service's published schema (`DataPointListResponse`,
  * `DataPointInsertionRequest` and the data point messages). proto3 rules: a field at its default (0, "",
  * false) is left out; which kind of data points an item holds is a oneof, written even when empty, so a
- * client can tell an empty aggregate list from an empty raw one.
+ * client can tell an empty aggregate list from an empty raw one. An aggregate asked for but not defined in
+ * a bucket is NaN: left out, a reader would take it for 0.
  */
 import protobuf from 'protobufjs/minimal.js';
 import { ApiError, badRequest } from '../../http/errors.js';
@@ -17,12 +18,13 @@ export function acceptsProtobuf(accept: string | undefined): boolean {
   return accept !== undefined && /\bapplication\/(x-)?protobuf\b/i.test(accept);
 }
 
-/** What one response item holds, as the JSON form has it (series fields, `datapoints`, `nextCursor`). */
+/** What one response item holds, as the JSON form has it (series fields, `datapoints`, `nextCursor`), and the aggregates asked for. */
 export interface ProtoItem {
   kind: 'numeric' | 'string' | 'aggregate';
   head: Record<string, unknown>;
   datapoints: unknown[];
   nextCursor?: string;
+  aggregates?: readonly string[];
 }
 
 const ITEM = { id: 1, externalId: 2, numeric: 3, string: 4, aggregate: 5, isString: 6, isStep: 7, unit: 8, nextCursor: 9, unitExternalId: 10, instanceId: 11 };
@@ -60,13 +62,13 @@ export function encodeDatapointList(items: readonly ProtoItem[]): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-function writeItem(w: protobuf.Writer, { kind, head, datapoints, nextCursor }: ProtoItem): void {
+function writeItem(w: protobuf.Writer, { kind, head, datapoints, nextCursor, aggregates = [] }: ProtoItem): void {
   w.uint32(tag(ITEM.id, 0)).int64(head.id as number);
   str(w, ITEM.externalId, head.externalId);
   w.uint32(tag(ITEM[kind], 2)).fork();
   for (const p of datapoints) {
     w.uint32(tag(1, 2)).fork();
-    if (kind === 'aggregate') writeAggregate(w, p as Record<string, unknown>);
+    if (kind === 'aggregate') writeAggregate(w, p as Record<string, unknown>, aggregates);
     else writePoint(w, p as RawPoint, kind);
     w.ldelim();
   }
@@ -106,16 +108,15 @@ function writePoint(w: protobuf.Writer, p: RawPoint, kind: 'numeric' | 'string')
   }
 }
 
-/** `AggregateDatapoint`: timestamp 1, then one double per aggregate. */
-function writeAggregate(w: protobuf.Writer, p: Record<string, unknown>): void {
-  for (const [key, value] of Object.entries(p)) {
-    if (key === 'timestamp') {
-      if (value !== 0) w.uint32(tag(1, 0)).int64(value as number);
-      continue;
-    }
-    const field = AGGREGATE_FIELDS[key];
-    if (field === undefined) throw badRequest(`aggregates: ${key} has no protocol buffers form; ask for it with "Accept: application/json"`);
-    if (value !== 0) w.uint32(tag(field, 1)).double(value as number);
+/** `AggregateDatapoint`: timestamp 1, then one double per aggregate asked for. */
+function writeAggregate(w: protobuf.Writer, p: Record<string, unknown>, aggregates: readonly string[]): void {
+  const timestamp = p.timestamp as number;
+  if (timestamp !== 0) w.uint32(tag(1, 0)).int64(timestamp);
+  for (const name of aggregates) {
+    const field = AGGREGATE_FIELDS[name];
+    if (field === undefined) throw badRequest(`aggregates: ${name} has no protocol buffers form; ask for it with "Accept: application/json"`);
+    const value = name in p ? (p[name] as number) : NaN;
+    if (value !== 0) w.uint32(tag(field, 1)).double(value);
   }
 }
 

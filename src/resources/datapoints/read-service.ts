@@ -13,7 +13,7 @@ import { bucketGrid } from './bucket-grid.js';
 import { parseGranularity, type Granularity } from './granularity.js';
 import { DATAPOINT_LIMITS as L } from './limits.js';
 import { latestPoints, rawSeries, rawSeriesJson } from './raw-query.js';
-import type { LatestDatapointsBody, ListDatapointsBody, ListQueryItem } from './schema.js';
+import type { AggregateName, LatestDatapointsBody, ListDatapointsBody, ListQueryItem } from './schema.js';
 import { findSeries, seriesHeader, seriesLabel, type SeriesInfo } from './series-lookup.js';
 import { parseDuration, parseTime } from './time-spec.js';
 import { parseTimeZone, UTC, type Zone } from './time-zone.js';
@@ -122,12 +122,16 @@ async function resolve(services: Services, projectId: number, refs: Ref[], ignor
   return series;
 }
 
-/** One response item: the series fields, then `datapoints` (objects, or the JSON text of the array), then `nextCursor`. */
+/**
+ * One response item: the series fields, then `datapoints` (objects, or the JSON text of the array), then
+ * `nextCursor`; for aggregates, the ones asked for (the binary form gives each of them in every bucket).
+ */
 interface Result {
   kind: 'numeric' | 'string' | 'aggregate';
   head: Record<string, unknown>;
   datapoints: unknown[] | string;
   nextCursor?: string;
+  aggregates?: readonly AggregateName[];
 }
 
 /**
@@ -194,7 +198,7 @@ async function runQuery(services: Services, projectId: number, s: SeriesInfo, p:
   if (p.q.aggregates) {
     head.isString = false;
     // No buckets asked for (limit 0), or a cursor already past the window: an empty page, and the last.
-    if (p.limit === 0 || from >= p.end) return { kind, head, datapoints: [] };
+    if (p.limit === 0 || from >= p.end) return { kind, head, datapoints: [], aggregates: p.q.aggregates };
     const grid = bucketGrid(p.granularity!, p.zone, from, p.end);
     const aggregates = aggregatesToRead(p.q.aggregates, unit);
     const result = await aggregateSeries(services.db, projectId, s.id, { grid, aggregates, treatment, isStep: s.isStep, includeStatus, fill: p.fill, limit: p.limit });
@@ -212,7 +216,9 @@ async function runQuery(services: Services, projectId: number, s: SeriesInfo, p:
       nextStart = result.nextStart;
     }
   }
-  return nextStart === undefined ? { kind, head, datapoints } : { kind, head, datapoints, nextCursor: services.cursors.encode({ t: nextStart }, p.binding) };
+  const result: Result = { kind, head, datapoints, aggregates: p.q.aggregates };
+  if (nextStart !== undefined) result.nextCursor = services.cursors.encode({ t: nextStart }, p.binding);
+  return result;
 }
 
 export function latestDatapoints(services: Services, projectId: number, body: LatestDatapointsBody): Promise<{ items: Array<Record<string, unknown>> }> {
