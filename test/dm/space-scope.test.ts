@@ -47,6 +47,7 @@ beforeAll(async () => {
     items: [
       { space: 'sch', externalId: 'Item', properties: { code: { type: { type: 'text' } }, n: { type: { type: 'int32' } }, ref: { type: { type: 'direct' } } } },
       { space: 'sch', externalId: 'Tagged', properties: { tag: { type: { type: 'text' } } }, constraints: { uniqueTag: { constraintType: 'uniqueness', properties: ['tag'] } } },
+      { space: 'sch', externalId: 'Pointer', properties: { to: { type: { type: 'direct', container: { type: 'container', space: 'sch', externalId: 'Item' } } } } },
       { space: 'sch', externalId: 'Local', properties: { tag: { type: { type: 'text' } } }, constraints: { uniqueTag: { constraintType: 'uniqueness', properties: ['tag'], bySpace: true } } },
     ],
   });
@@ -251,10 +252,11 @@ describe('writes answer the same for hidden and absent nodes and spaces', () => 
   const hidden = ref('secret', 's1');
   const absent = ref('secret', 'nothing');
 
-  it('for a direct relation, a type and an edge end, with and without auto-creation', async () => {
+  it('for a direct relation (also one whose target must have data in a container), a type and an edge end, with and without auto-creation', async () => {
     const requests = (target: { space: string; externalId: string }) => [
       { items: [item('alpha', 'w1', { ref: target })] },
       { items: [item('alpha', 'w1', { ref: target })], autoCreateDirectRelations: false },
+      { items: [{ instanceType: 'node', space: 'alpha', externalId: 'w6', sources: [{ source: { type: 'container', space: 'sch', externalId: 'Pointer' }, properties: { to: target } }] }] },
       { items: [{ instanceType: 'node', space: 'alpha', externalId: 'w2', type: target }] },
       { items: [{ instanceType: 'edge', space: 'alpha', externalId: 'w3', type: ref('alpha', 'a1'), startNode: target, endNode: ref('alpha', 'a1') }] },
       { items: [{ instanceType: 'edge', space: 'alpha', externalId: 'w3', type: ref('alpha', 'a1'), startNode: ref('alpha', 'a1'), endNode: target }], autoCreateEndNodes: true },
