@@ -9,7 +9,7 @@
  */
 import fc, { type Arbitrary } from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, capability, clientToken, createGroup } from '../support/auth.js';
+import { bearer, capability, namedClients, namedClientToken } from '../support/auth.js';
 import { dmFilter, type DmInstance, type DmWorld, type Filter } from '../support/dm-evaluator.js';
 import { evaluateSets } from '../support/graph-evaluator.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -33,7 +33,7 @@ async function ok(path: string, body: unknown, token?: string) {
 }
 
 beforeAll(async () => {
-  h = await startHarness({}, { STRATA_CLIENTS: JSON.stringify([{ clientId: 'pa-reader', clientSecret: 'pa-reader-secret', groups: ['pa-reader'] }]) });
+  h = await startHarness({}, { STRATA_CLIENTS: namedClients('pa-reader') });
   await ok('/models/spaces', { items: [S, ...SPACES].map((space) => ({ space })) });
   await ok('/models/containers', {
     items: [
@@ -51,12 +51,7 @@ beforeAll(async () => {
   });
   // The edges' type, in a space neither principal's answers are about.
   await ok('/models/instances', { items: [{ instanceType: 'node', space: S, externalId: 'type' }] });
-  await createGroup(h, {
-    name: 'pa reader',
-    sourceId: 'pa-reader',
-    capabilities: [capability('dataModelsAcl', ['READ']), capability('dataModelInstancesAcl', ['READ'], { spaceIdScope: { spaceIds: ['pa'] } })],
-  });
-  scoped = await clientToken(h, 'pa-reader', 'pa-reader-secret');
+  scoped = await namedClientToken(h, 'pa-reader', [capability('dataModelsAcl', ['READ']), capability('dataModelInstancesAcl', ['READ'], { spaceIdScope: { spaceIds: ['pa'] } })]);
 });
 afterAll(() => h?.close());
 

@@ -10,12 +10,11 @@
  *   cannot be used to learn hidden values, and a cycle error names no hidden node.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, capability, clientToken, createGroup } from '../support/auth.js';
+import { bearer, capability, namedClients, namedClientToken } from '../support/auth.js';
 import { errorMessage, startHarness, type Harness, type Response } from '../support/harness.js';
 
 let h: Harness;
 const tokens: Record<string, string> = {};
-const CLIENTS = ['reader', 'writer'].map((c) => ({ clientId: c, clientSecret: `${c}-secret`, groups: [c] }));
 const ITEM = { type: 'view', space: 'sch', externalId: 'Item', version: '1' };
 const ASSET = { type: 'view', space: 'cdf_cdm', externalId: 'CogniteAsset', version: 'v1' };
 const P = (p: string) => ['sch', 'Item/1', p];
@@ -41,7 +40,7 @@ const asset = (space: string, externalId: string, parent: { space: string; exter
 const names = (items: Array<{ space: string; externalId: string }>) => items.map((i) => `${i.space}:${i.externalId}`).sort();
 
 beforeAll(async () => {
-  h = await startHarness({}, { STRATA_CLIENTS: JSON.stringify(CLIENTS) });
+  h = await startHarness({}, { STRATA_CLIENTS: namedClients('reader', 'writer') });
   await ok('/models/spaces', { items: ['sch', 'alpha', 'beta', 'secret'].map((space) => ({ space })) });
   await ok('/models/containers', {
     items: [
@@ -63,13 +62,12 @@ beforeAll(async () => {
   });
   const alpha = { spaceIdScope: { spaceIds: ['alpha'] } };
   const schema = capability('dataModelsAcl', ['READ']);
-  await createGroup(h, { name: 'reader', sourceId: 'reader', capabilities: [schema, capability('dataModelInstancesAcl', ['READ'], alpha)] });
-  await createGroup(h, {
-    name: 'writer',
-    sourceId: 'writer',
-    capabilities: [schema, capability('dataModelInstancesAcl', ['READ', 'WRITE'], alpha), capability('dataModelInstancesAcl', ['READ'], { spaceIdScope: { spaceIds: ['beta'] } })],
-  });
-  for (const c of CLIENTS) tokens[c.clientId] = await clientToken(h, c.clientId, c.clientSecret);
+  tokens.reader = await namedClientToken(h, 'reader', [schema, capability('dataModelInstancesAcl', ['READ'], alpha)]);
+  tokens.writer = await namedClientToken(h, 'writer', [
+    schema,
+    capability('dataModelInstancesAcl', ['READ', 'WRITE'], alpha),
+    capability('dataModelInstancesAcl', ['READ'], { spaceIdScope: { spaceIds: ['beta'] } }),
+  ]);
 });
 afterAll(() => h?.close());
 
