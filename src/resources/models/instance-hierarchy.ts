@@ -23,7 +23,7 @@ import { fromColumn, toColumn } from './container-tables.js';
 import { containerKey, fail, type ContainerId, type DirectRelationReference, type Path } from './identifiers.js';
 import { listSizeLimit } from './property-types.js';
 import type { ProjectSchema, StoredContainer } from './schema-store.js';
-import { inSpaceScope, requireEffectsWritable } from './space-access.js';
+import { inSpaceScope, requireEffectWritable } from './space-access.js';
 import { decodeRef, encodeRef, REF_SEPARATOR } from './store-schema.js';
 
 /** A container whose hierarchy the service maintains, by its container property identifiers. */
@@ -229,7 +229,7 @@ async function updatesOf(
   // Nodes whose paths change are changed by the request, so they must be where its principal may write.
   const mayChange = (row: Row) => {
     const from = origin.get(row.ref)!;
-    requireEffectsWritable(writer.writes, [row.space], place(from), `the node ${refName(from)} has descendants in the hierarchy of ${containerKey(h.container)}`, 'this request would change their root and path');
+    requireEffectWritable(writer.writes, row.space, place(from), `the node ${refName(from)} has descendants in the hierarchy of ${containerKey(h.container)}`, 'this request would change their root and path');
   };
 
   // Down from every node whose path changed (and every node deleted), the descendants' paths.

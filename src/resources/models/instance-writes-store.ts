@@ -27,7 +27,7 @@ import { requireWithinLimit } from './limit-checks.js';
 import { projectLimits } from './limits.js';
 import { isList } from './property-types.js';
 import { existingSpaces, readSchema, type ProjectSchema, type StoredContainer } from './schema-store.js';
-import { INSTANCES_ACL, inSpaceScope, requireEffectsWritable, requireSpacesWritable } from './space-access.js';
+import { INSTANCES_ACL, inSpaceScope, requireEffectWritable, requireSpacesWritable } from './space-access.js';
 import { decodeRef, encodeRef } from './store-schema.js';
 import type { StoredValue } from './values.js';
 
@@ -734,7 +734,7 @@ export async function deleteRows(
     for (const e of edges) {
       if (chosen.has(e.id)) continue;
       const node = itemOfNode.has(e.start_ref!) ? e.start_ref! : e.end_ref!;
-      requireEffectsWritable(options.access, [e.space], [options.list, itemOfNode.get(node)!], `the node ${nodeKey(decodeRef(node))} has edges`, 'deleting it would delete them');
+      requireEffectWritable(options.access, e.space, [options.list, itemOfNode.get(node)!], `the node ${nodeKey(decodeRef(node))} has edges`, 'deleting it would delete them');
       chosen.add(e.id);
       targets.push(e);
     }

@@ -34,18 +34,15 @@ export function requireSpacesWritable(access: Access | undefined, targets: Reado
 }
 
 /**
- * A 403 when the write scope `access` misses one of `spaces`, where a write would have effects beyond its
- * own items (the edges deleted with a node, the paths of a node's descendants). The message names the
+ * A 403 when a write would have effects in `space`, beyond its own items (the edges deleted with a node, the
+ * paths of a node's descendants), and the write scope `access` does not cover it. The message names the
  * request's item (`path`, `subject`) and what would follow (`consequence`), never the instances affected,
  * which the caller need not be able to see.
  */
-export function requireEffectsWritable(access: Access | undefined, spaces: Iterable<string>, path: Path, subject: string, consequence: string): void {
-  if (access === undefined || access.all) return;
-  for (const space of spaces) {
-    if (access.spaces.includes(space)) continue;
-    throw forbidden(
-      `${formatPath(path)}: ${subject} in a space outside the scope of ${formatCapability(access.capability)} (granted only in ${describeScope(access)}); ` +
-        `${consequence}, and a request changes nothing outside its scope`,
-    );
-  }
+export function requireEffectWritable(access: Access | undefined, space: string, path: Path, subject: string, consequence: string): void {
+  if (access === undefined || access.all || access.spaces.includes(space)) return;
+  throw forbidden(
+    `${formatPath(path)}: ${subject} in a space outside the scope of ${formatCapability(access.capability)} (granted only in ${describeScope(access)}); ` +
+      `${consequence}, and a request changes nothing outside its scope`,
+  );
 }
