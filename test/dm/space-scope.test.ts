@@ -47,6 +47,7 @@ beforeAll(async () => {
       { space: 'sch', externalId: 'Item', properties: { code: { type: { type: 'text' } }, n: { type: { type: 'int32' } }, ref: { type: { type: 'direct' } } } },
       { space: 'sch', externalId: 'Tagged', properties: { tag: { type: { type: 'text' } } }, constraints: { uniqueTag: { constraintType: 'uniqueness', properties: ['tag'] } } },
       { space: 'sch', externalId: 'Pointer', properties: { to: { type: { type: 'direct', container: { type: 'container', space: 'sch', externalId: 'Item' } } } } },
+      { space: 'sch', externalId: 'Serial', properties: { no: { type: { type: 'int64' }, autoIncrement: true } }, constraints: { uniqueNo: { constraintType: 'uniqueness', properties: ['no'] } } },
       { space: 'sch', externalId: 'Local', properties: { tag: { type: { type: 'text' } } }, constraints: { uniqueTag: { constraintType: 'uniqueness', properties: ['tag'], bySpace: true } } },
     ],
   });
@@ -293,6 +294,15 @@ describe('uniqueness constraints', () => {
     expect((await as('writer', '/models/instances', tagged('t2', null))).status).toBe(200);
     // The administrator is told of the conflict.
     expect(errorMessage(await h.post('/models/instances', tagged('t3', 'T-1')), 409)).toMatch(/uniqueTag/);
+  });
+
+  it('the numbers the service gives an auto-incremented property are not the principal’s to choose, and pass', async () => {
+    const serial = (externalId: string, properties: Record<string, unknown>) => ({
+      items: [{ instanceType: 'node', space: 'alpha', externalId, sources: [{ source: { type: 'container', space: 'sch', externalId: 'Serial' }, properties }] }],
+    });
+    await ok('/models/instances', { items: [{ ...serial('s', {}).items[0], space: 'secret' }] });
+    expect((await as('writer', '/models/instances', { items: [{ instanceType: 'node', space: 'alpha', externalId: 'n1', sources: [{ source: { type: 'container', space: 'sch', externalId: 'Serial' } }] }] })).status).toBe(200);
+    expect(errorMessage(await as('writer', '/models/instances', serial('n2', { no: 1 })), 403)).toMatch(/uniqueNo/);
   });
 
   it('by space, they hold within the caller’s own spaces as usual', async () => {

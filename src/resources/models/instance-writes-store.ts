@@ -166,13 +166,22 @@ function uniquenessConflict(schema: ProjectSchema, error: unknown): ApiError {
 /**
  * A principal that sees instances in some spaces only may not set the values of a uniqueness constraint that
  * holds across spaces: whether a value is taken would tell it of instances it cannot see. Values kept as they
- * are, and nulls, take nothing; a constraint declared `bySpace` holds within the instance's own space.
+ * are, nulls, and the numbers the service gives auto-incremented properties (past every value there is) take
+ * nothing; a constraint declared `bySpace` holds within the instance's own space.
  */
-function requireUniquenessInReach(reach: Access | undefined, def: ContainerDefinition, before: Record<string, SqlValue> | undefined, next: Record<string, SqlValue>, path: Path): void {
+function requireUniquenessInReach(
+  reach: Access | undefined,
+  def: ContainerDefinition,
+  given: Readonly<Record<string, unknown>>,
+  before: Record<string, SqlValue> | undefined,
+  next: Record<string, SqlValue>,
+  path: Path,
+): void {
   if (reach === undefined || reach.all) return;
+  const numbered = (p: string) => def.properties[p].autoIncrement && given[p] === undefined;
   for (const [id, x] of Object.entries(def.constraints)) {
     if (x.constraintType !== 'uniqueness' || x.bySpace) continue;
-    const set = x.properties.filter((p) => next[p] !== null && next[p] !== undefined && !same(before?.[p], next[p]));
+    const set = x.properties.filter((p) => !numbered(p) && next[p] !== null && next[p] !== undefined && !same(before?.[p], next[p]));
     if (set.length === 0) continue;
     throw forbidden(
       `${formatPath(path)}: the uniqueness constraint ${JSON.stringify(id)} of the container ${containerKey(def)} holds across all spaces, and this principal sees instances only in ${describeScope(reach)}; ` +
@@ -457,7 +466,7 @@ async function applyWithSchema(
           }
         }
       }
-      requireUniquenessInReach(reach, def, before, next, ['items', index]);
+      requireUniquenessInReach(reach, def, given, before, next, ['items', index]);
       if (!before || Object.keys(def.properties).some((p) => !same(before[p], next[p]))) {
         modified = true;
         data.set(ckey, next);
