@@ -66,13 +66,14 @@ export const maintainedProperties = (container: ContainerId): readonly string[] 
  * and groups all see these values.
  */
 export function visibleHierarchyValue(dialect: Dialect, h: MaintainedHierarchy, property: string, column: (property: string) => Sql, visible: (space: Sql) => Sql): Sql {
-  const path = column(h.path);
-  const elements = dialect.jsonElementsNumbered(path);
-  const lastHidden = sql`(SELECT max(hx.i) FROM (${elements}) hx WHERE NOT ${visible(dialect.textBefore(Sql.raw('hx.value'), REF_SEPARATOR)).wrap()})`;
-  if (property === h.root) {
-    return sql`(CASE WHEN ${lastHidden} IS NULL THEN ${column(h.root)} ELSE (SELECT he.value FROM (${elements}) he WHERE he.i = ${lastHidden} + 1) END)`;
-  }
-  return sql`(CASE WHEN ${lastHidden} IS NULL THEN ${path} ELSE ${dialect.jsonTextArray(sql`SELECT he.i, he.value FROM (${elements}) he WHERE he.i > ${lastHidden}`)} END)`;
+  const elements = dialect.jsonElementsNumbered(column(h.path));
+  // The position of the last hidden node, read once per value (`lh.m`, null when every node is visible).
+  const lastHidden = sql`(SELECT max(hx.i) AS m FROM (${elements}) hx WHERE NOT ${visible(dialect.textBefore(Sql.raw('hx.value'), REF_SEPARATOR)).wrap()}) lh`;
+  const value =
+    property === h.root
+      ? sql`(SELECT he.value FROM (${elements}) he WHERE he.i = lh.m + 1)`
+      : dialect.jsonTextArray(sql`SELECT he.i, he.value FROM (${elements}) he WHERE he.i > lh.m`);
+  return sql`(SELECT CASE WHEN lh.m IS NULL THEN ${column(property)} ELSE ${value} END FROM ${lastHidden})`;
 }
 
 /** New values of the maintained properties of one node's row in the hierarchy's container. */
