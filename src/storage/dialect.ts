@@ -97,6 +97,16 @@ export interface Dialect {
   /** Element `i` (from 0) of a JSON array held as text, as `jsonElements` gives elements; NULL past the end. */
   jsonElementAt(list: Sql, i: number, kind: 'text' | 'number' | 'boolean'): Sql;
   /**
+   * A subquery of the text elements of a JSON array held as text, with their positions: columns `i` (from 0)
+   * and `value` (comparing by code point, as `binaryText`).
+   */
+  jsonElementsNumbered(list: Sql): Sql;
+  /**
+   * The text, in the form `JSON.stringify` writes it, of the JSON array of the `value` texts of `rows` (a
+   * subquery with columns `i` and `value`, giving at least one row) in the order of `i`; it compares by code point.
+   */
+  jsonTextArray(rows: Sql): Sql;
+  /**
    * The planner's statistics of a table: the rows they count (`rows`, -1 before the table was first
    * analyzed) and the rows changed since (`changed`), or NULL where the engine does not count changes
    * (SQLite: its statistics are only what ANALYZE last wrote to `sqlite_stat1`).
@@ -191,6 +201,8 @@ export const sqliteDialect: Dialect = {
   textBefore: (text, separator) => sql`substr(${text}, 1, instr(${text}, ${separator}) - 1)`,
   textAfter: (text, separator) => sql`substr(${text}, instr(${text}, ${separator}) + 1)`,
   jsonElementAt: (list, i) => sql`json_extract(${list}, ${`$[${i}]`})`,
+  jsonElementsNumbered: (list) => sql`SELECT key AS i, value FROM json_each(${list})`,
+  jsonTextArray: (rows) => sql`(SELECT json_group_array(r.value ORDER BY r.i) FROM (${rows}) r)`,
   isUniqueViolation: (error) => /^SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)$/.test(errorCode(error) ?? ''),
 };
 
@@ -235,5 +247,8 @@ export const postgresDialect: Dialect = {
     const text = sql`((${list})::jsonb ->> ${Sql.raw(String(Math.trunc(i)))})`;
     return kind === 'text' ? text : kind === 'number' ? sql`${text}::double precision` : sql`${text}::boolean::int`;
   },
+  jsonElementsNumbered: (list) => sql`SELECT o - 1 AS i, value COLLATE "C" AS value FROM jsonb_array_elements_text((${list})::jsonb) WITH ORDINALITY AS e(value, o)`,
+  // to_json quotes a text as JSON.stringify does (the same escapes, other characters as they are).
+  jsonTextArray: (rows) => sql`(SELECT ('[' || string_agg(to_json(r.value)::text, ',' ORDER BY r.i) || ']') COLLATE "C" FROM (${rows}) r)`,
   isUniqueViolation: (error) => errorCode(error) === '23505',
 };

@@ -11,13 +11,12 @@ import fc, { type Arbitrary } from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DmInstance, DmWorld } from '../support/dm-evaluator.js';
 import { evaluateSets } from '../support/graph-evaluator.js';
-import { bearer, capability, clientToken, createGroup } from '../support/auth.js';
+import { bearer, capability, namedClients, namedClientToken } from '../support/auth.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 let h: Harness;
 /** A principal that reads instances in the space "g" only: those in "gh" are missing to it. */
 let scoped: string;
-const CLIENTS = [{ clientId: 'g-only', clientSecret: 'g-only-secret', groups: ['g-only'] }];
 const S = 'gs';
 const NV = { type: 'view', space: S, externalId: 'N', version: '1' };
 const EV = { type: 'view', space: S, externalId: 'E', version: '1' };
@@ -32,7 +31,7 @@ async function ok(path: string, body: unknown, token?: string) {
 }
 
 beforeAll(async () => {
-  h = await startHarness({}, { STRATA_CLIENTS: JSON.stringify(CLIENTS) });
+  h = await startHarness({}, { STRATA_CLIENTS: namedClients('g-only') });
   await ok('/models/spaces', { items: [{ space: S }, { space: 'g' }, { space: 'gh' }] });
   const C = (externalId: string) => ({ type: 'container', space: S, externalId });
   await ok('/models/containers', {
@@ -48,12 +47,7 @@ beforeAll(async () => {
     ].map(({ type: _, ...v }) => v),
   });
   await ok('/models/instances', { items: [{ instanceType: 'node', ...EDGE_TYPE }] });
-  await createGroup(h, {
-    name: 'g only',
-    sourceId: 'g-only',
-    capabilities: [capability('dataModelsAcl', ['READ']), capability('dataModelInstancesAcl', ['READ'], { spaceIdScope: { spaceIds: ['g'] } })],
-  });
-  scoped = await clientToken(h, 'g-only', 'g-only-secret');
+  scoped = await namedClientToken(h, 'g-only', [capability('dataModelsAcl', ['READ']), capability('dataModelInstancesAcl', ['READ'], { spaceIdScope: { spaceIds: ['g'] } })]);
 });
 afterAll(() => h?.close());
 

@@ -63,3 +63,12 @@ export async function createGroup(h: Harness, group: Record<string, unknown>, pr
 export function capability(acl: string, actions: string[], scope: Record<string, unknown> = { all: {} }) {
   return { [acl]: { actions, scope } };
 }
+
+/** `STRATA_CLIENTS` for clients named by their ids: each has the secret `<id>-secret` and its id as its group. */
+export const namedClients = (...ids: string[]): string => JSON.stringify(ids.map((id) => ({ clientId: id, clientSecret: `${id}-secret`, groups: [id] })));
+
+/** A token of a client of `namedClients`, once a group for it (named after it) grants these capabilities. */
+export async function namedClientToken(h: Harness, id: string, capabilities: unknown[]): Promise<string> {
+  await createGroup(h, { name: id, sourceId: id, capabilities });
+  return clientToken(h, id, `${id}-secret`);
+}

@@ -133,7 +133,8 @@ export function evaluateSets(world: DmWorld, withSets: Record<string, any>, orde
             const f = far(i);
             if (visited.has(f)) continue;
             visited.add(f);
-            if (!matches(nodeByRef.get(f)!, x.terminationFilter)) next.add(f);
+            // Without a terminationFilter, every new node is traversed further.
+            if (x.terminationFilter === undefined || !dmMatches(world, nodeByRef.get(f)!, x.terminationFilter)) next.add(f);
           }
           frontier = next;
         }

@@ -22,11 +22,12 @@
  * every leaf becomes a predicate that is never NULL, so `not` can be a plain NOT; a container target is a
  * column of that container's table, joined once per container; `hasData` on a container is an EXISTS on its
  * table (or the inner join already made), on a view the conjunction over `containers` or the compiled
- * `filter`; `nested` an EXISTS over the instance its direct relation column names; `instanceReferences` a
+ * `filter`; `nested` an IN over the visible instances matching the inner filter; `instanceReferences` a
  * row-value IN; list leaves go through the engine's array operators (or an inverted index's side table);
  * text `prefix` a range `[p, prefixUpperBound(p))` so a btree serves it; a property operand a column
- * comparison; base `type`, `startNode` and `endNode` values are resolved to internal ids first (an unknown
- * node makes the leaf false). Values arrive already typed and converted (timestamps as milliseconds).
+ * comparison; base `type`, `startNode` and `endNode` values, like direct relation values, compare the
+ * reference as stored, so a leaf naming a node answers alike whether the node exists, is hidden from the
+ * caller, or was never written. Values arrive already typed and converted (timestamps as milliseconds).
  */
 import { ApiError, badRequest } from '../../http/errors.js';
 import { isPlainObject, type BooleanNode } from '../../query/filter.js';

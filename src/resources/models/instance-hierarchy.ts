@@ -15,13 +15,16 @@
  * This module reads; the storage layer (instance-writes-store.ts) writes what it returns, with a new version
  * and change feed position for every node whose values changed.
  */
+import type { Access } from '../../auth/access.js';
+import type { Dialect } from '../../storage/dialect.js';
 import { Sql, sql, type SqlValue } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
 import { fromColumn, toColumn } from './container-tables.js';
 import { containerKey, fail, type ContainerId, type DirectRelationReference, type Path } from './identifiers.js';
 import { listSizeLimit } from './property-types.js';
 import type { ProjectSchema, StoredContainer } from './schema-store.js';
-import { decodeRef, encodeRef } from './store-schema.js';
+import { inSpaceScope, requireEffectWritable } from './space-access.js';
+import { decodeRef, encodeRef, REF_SEPARATOR } from './store-schema.js';
 
 /** A container whose hierarchy the service maintains, by its container property identifiers. */
 export interface MaintainedHierarchy {
@@ -55,6 +58,24 @@ export const hierarchyOf = (container: ContainerId): MaintainedHierarchy | undef
 /** The properties of the container that the service sets and users cannot write (none for most containers). */
 export const maintainedProperties = (container: ContainerId): readonly string[] => maintained.get(containerKey(container)) ?? [];
 
+/**
+ * A maintained root or path as a reader of some spaces only sees it (`visible` tests a space), as SQL over
+ * the stored values (`column`): the path is the unbroken chain of nodes in those spaces that ends at the node
+ * (the stored path less everything up to its last node in another space), the root its first node. A node
+ * under a hidden one is the top of its hierarchy, as in a store of those spaces alone; reads, filters, sorts
+ * and groups all see these values.
+ */
+export function visibleHierarchyValue(dialect: Dialect, h: MaintainedHierarchy, property: string, column: (property: string) => Sql, visible: (space: Sql) => Sql): Sql {
+  const elements = dialect.jsonElementsNumbered(column(h.path));
+  // The position of the last hidden node, read once per value (`lh.m`, null when every node is visible).
+  const lastHidden = sql`(SELECT max(hx.i) AS m FROM (${elements}) hx WHERE NOT ${visible(dialect.textBefore(Sql.raw('hx.value'), REF_SEPARATOR)).wrap()}) lh`;
+  const value =
+    property === h.root
+      ? sql`(SELECT he.value FROM (${elements}) he WHERE he.i = lh.m + 1)`
+      : dialect.jsonTextArray(sql`SELECT he.i, he.value FROM (${elements}) he WHERE he.i > lh.m`);
+  return sql`(SELECT CASE WHEN lh.m IS NULL THEN ${column(property)} ELSE ${value} END FROM ${lastHidden})`;
+}
+
 /** New values of the maintained properties of one node's row in the hierarchy's container. */
 export interface HierarchyUpdate {
   container: StoredContainer;
@@ -76,10 +97,19 @@ interface Row {
 
 const CHUNK = 500;
 
+/** The request a hierarchy is kept for: where its nodes are in it, and what its principal sees and may change. */
+export interface HierarchyWriter {
+  /** The request item of a node the request writes or deletes, for messages. */
+  place(node: DirectRelationReference): Path;
+  /** The principal's reach in instances: messages name no node outside it. */
+  sees: Access | undefined;
+  /** Where it may change instances: every node whose path changes must be there, or the request is a 403. */
+  writes: Access | undefined;
+}
+
 /**
  * The updates that keep every hierarchy right after a write: `written` are the ids of the nodes whose data in
- * a hierarchy's container the request wrote (by container key), `deleted` the nodes it deleted. `place`
- * names the request item of a node, for the messages.
+ * a hierarchy's container the request wrote (by container key), `deleted` the nodes it deleted.
  */
 export async function hierarchyUpdates(
   db: Pick<Queryable, 'all'>,
@@ -88,14 +118,14 @@ export async function hierarchyUpdates(
   written: ReadonlyMap<string, readonly number[]>,
   deleted: readonly DirectRelationReference[],
   now: number,
-  place: (node: DirectRelationReference) => Path,
+  writer: HierarchyWriter,
 ): Promise<HierarchyUpdate[]> {
   const out: HierarchyUpdate[] = [];
   for (const h of MAINTAINED_HIERARCHIES) {
     const c = schema.stored(h.container);
     const ids = written.get(containerKey(h.container)) ?? [];
     if (!c || (ids.length === 0 && deleted.length === 0)) continue;
-    out.push(...(await updatesOf(db, projectId, h, c, ids, deleted.map(encodeRef), now, place)));
+    out.push(...(await updatesOf(db, projectId, h, c, ids, deleted.map(encodeRef), now, writer)));
   }
   return out;
 }
@@ -108,8 +138,9 @@ async function updatesOf(
   writtenIds: readonly number[],
   deletedRefs: readonly string[],
   now: number,
-  place: (node: DirectRelationReference) => Path,
+  writer: HierarchyWriter,
 ): Promise<HierarchyUpdate[]> {
+  const place = (ref: string) => writer.place(decodeRef(ref));
   const def = c.definition;
   const col = (p: string) => Sql.raw(`t.${c.layout.columns[p]}`);
   const maxDepth = listSizeLimit(def.properties[h.path].type);
@@ -169,27 +200,38 @@ async function updatesOf(
     await load([...needed]);
   }
 
-  // Each written node's path, from its parent's.
+  // Each written node's path, from its parent's; `origin` keeps the node of the request each new path follows from.
   const paths = new Map<string, string[]>();
+  const origin = new Map<string, string>();
   const pathOf = (ref: string, trail: string[]): string[] => {
     const known = paths.get(ref);
     if (known) return known;
     const row = info.get(ref);
     if (!row) return [ref];
     if (reliable(row)) return row.path!;
+    const seed = trail[0] ?? ref;
     const at = trail.indexOf(ref);
     if (at >= 0) {
-      const cycle = [...trail.slice(at), ref].map(decodeRef);
-      const start = cycle.find((n) => seeds.has(encodeRef(n))) ?? cycle[0];
-      fail(place(start), `the parent of ${nodeName(start)} would make a cycle in the hierarchy of ${containerKey(h.container)}: ${cycle.map(nodeName).join(' -> ')}`);
+      const cycle = [...trail.slice(at), ref];
+      const start = cycle.find((n) => seeds.has(n)) ?? seed;
+      const shown = cycle.every((n) => inSpaceScope(writer.sees, decodeRef(n).space)) ? `: ${cycle.map(refName).join(' -> ')}` : ' (through nodes outside what this principal can see)';
+      fail(place(start), `the parent of ${refName(start)} would make a cycle in the hierarchy of ${containerKey(h.container)}${shown}`);
     }
-    if (trail.length >= maxDepth) tooDeep(place(decodeRef(trail[0])), decodeRef(trail[0]), h, maxDepth);
+    if (trail.length >= maxDepth) tooDeep(place(seed), seed, h, maxDepth);
     const path = row.parent === null ? [ref] : [...pathOf(row.parent, [...trail, ref]), ref];
-    if (path.length > maxDepth) tooDeep(place(decodeRef(ref)), decodeRef(ref), h, maxDepth);
+    // A path too long is the seed's: it holds its ancestors' paths.
+    if (path.length > maxDepth) tooDeep(place(seed), seed, h, maxDepth);
     paths.set(ref, path);
+    origin.set(ref, seed);
     return path;
   };
   for (const seed of seeds) pathOf(seed, []);
+
+  // Nodes whose paths change are changed by the request, so they must be where its principal may write.
+  const mayChange = (row: Row) => {
+    const from = origin.get(row.ref)!;
+    requireEffectWritable(writer.writes, row.space, place(from), `the node ${refName(from)} has descendants in the hierarchy of ${containerKey(h.container)}`, 'this request would change their root and path');
+  };
 
   // Down from every node whose path changed (and every node deleted), the descendants' paths.
   const changed = (ref: string): boolean => {
@@ -199,6 +241,7 @@ async function updatesOf(
   let frontier = [...paths.keys()].filter(changed);
   for (const ref of deletedRefs) {
     paths.set(ref, [ref]);
+    origin.set(ref, ref);
     frontier.push(ref);
   }
   while (frontier.length > 0) {
@@ -208,10 +251,13 @@ async function updatesOf(
       for (const row of rows.map(toRow)) {
         if (paths.has(row.ref)) continue;
         info.set(row.ref, row);
+        origin.set(row.ref, origin.get(row.parent!)!);
         const path = [...paths.get(row.parent!)!, row.ref];
-        if (path.length > maxDepth) tooDeep(place(decodeRef(row.ref)), decodeRef(row.ref), h, maxDepth);
         paths.set(row.ref, path);
-        if (changed(row.ref)) next.push(row.ref);
+        if (!changed(row.ref)) continue;
+        mayChange(row);
+        if (path.length > maxDepth) tooDeep(place(origin.get(row.ref)!), row.ref, h, maxDepth);
+        next.push(row.ref);
       }
     }
     frontier = next;
@@ -221,6 +267,7 @@ async function updatesOf(
   for (const [ref, path] of paths) {
     const row = info.get(ref);
     if (!row || (samePath(row.path, path) && row.root === path[0])) continue;
+    mayChange(row);
     const refs = path.map(decodeRef);
     updates.push({
       container: c,
@@ -238,8 +285,11 @@ async function updatesOf(
 
 const samePath = (a: readonly string[] | null, b: readonly string[]): boolean => a !== null && a.length === b.length && a.every((x, i) => x === b[i]);
 
-const nodeName = (n: DirectRelationReference) => `${n.space}:${n.externalId}`;
+const refName = (ref: string) => {
+  const n = decodeRef(ref);
+  return `${n.space}:${n.externalId}`;
+};
 
-function tooDeep(path: Path, node: DirectRelationReference, h: MaintainedHierarchy, max: number): never {
-  fail(path, `the path of ${nodeName(node)} in the hierarchy of ${containerKey(h.container)} would hold more than ${max} nodes, the most ${h.path} takes`);
+function tooDeep(path: Path, ref: string, h: MaintainedHierarchy, max: number): never {
+  fail(path, `the path of ${refName(ref)} in the hierarchy of ${containerKey(h.container)} would hold more than ${max} nodes, the most ${h.path} takes`);
 }

@@ -6,7 +6,7 @@
 import type { Services } from '../../http/services.js';
 import { fail } from './identifiers.js';
 import { ReadShape } from './instance-reads-store.js';
-import { InstanceSql } from './instance-sql.js';
+import { InstanceSql, requestScope } from './instance-sql.js';
 import type { QueryInstancesBody } from './query-schema.js';
 import { evaluateResultSets, planResultSets, resultSetNotices, selectedSources } from './result-sets.js';
 import { visibleSchema } from './space-access.js';
@@ -35,7 +35,7 @@ export async function queryInstances(services: Services, projectId: number, body
     if (page?.nextCursor) nextCursor[name] = page.nextCursor;
   }
   if (body.includeTyping) {
-    for (const [name, read] of sources) if (read.length > 0) typing[name] = new ReadShape(new InstanceSql(services.db.dialect, projectId, schema), read).typing();
+    for (const [name, read] of sources) if (read.length > 0) typing[name] = new ReadShape(new InstanceSql(requestScope(services, projectId, schema)), read).typing();
   }
   return {
     items,

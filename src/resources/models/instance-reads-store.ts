@@ -14,11 +14,11 @@ import { parseFilter, type DmFilter, type FilterOptions } from './filter.js';
 import { containerKey, containerRef, viewRef, type InstanceType, type ViewId } from './identifiers.js';
 import { checkSort, checkSources, type SortKey, type SourceRead } from './instance-reads.js';
 import type { InspectInstancesBody, InstanceIdsBody, ListInstancesBody } from './instance-schema.js';
-import { InstanceSql } from './instance-sql.js';
+import { InstanceSql, requestScope } from './instance-sql.js';
 import { containersHolding, findInstances, kindOf, typeOf } from './instance-writes-store.js';
 import { propertyTypeReadForm, type PropertyType } from './property-types.js';
 import type { ProjectSchema } from './schema-store.js';
-import { inSpaceScope, spaceCondition, visibleSchema } from './space-access.js';
+import { inSpaceScope, visibleSchema } from './space-access.js';
 import { decodeRef } from './store-schema.js';
 import { renderValue, type StoredValue } from './values.js';
 
@@ -118,9 +118,9 @@ export async function instancesByIds(services: Services, projectId: number, body
   const wanted = body.items.filter((i) => inSpaceScope(services.access, i.space));
   const found = await findInstances(services.reads, projectId, wanted);
   const ids = [...found.values()].filter((r) => r.deleted_time === null).map((r) => r.id);
-  const q = new InstanceSql(services.db.dialect, projectId, schema);
+  const q = new InstanceSql(requestScope(services, projectId, schema));
   const shape = new ReadShape(q, sources);
-  const rows = ids.length ? await readRows(services.reads, q, shape, projectId, sql`i.id IN (${ids})`, schema) : [];
+  const rows = ids.length ? await readRows(services.reads, q, shape, sql`i.id IN (${ids})`, schema) : [];
   const byKey = new Map(rows.map((r) => [`${typeOf(Number(r.kind))}:${r.space}:${r.external_id}`, r]));
   const seen = new Set<string>();
   const items = [];
@@ -133,11 +133,11 @@ export async function instancesByIds(services: Services, projectId: number, body
   return { items, ...(body.includeTyping ? { typing: shape.typing() } : {}) };
 }
 
-async function readRows(reads: Reader, q: InstanceSql, shape: ReadShape, projectId: number, condition: Sql, schema: ProjectSchema): Promise<Array<Record<string, unknown>>> {
+async function readRows(reads: Reader, q: InstanceSql, shape: ReadShape, condition: Sql, schema: ProjectSchema): Promise<Array<Record<string, unknown>>> {
   const select = shape.select();
   const inSources = shape.inSources(schema);
-  const where = Sql.and([sql`i.project_id = ${projectId}`, Sql.raw('i.deleted_time IS NULL'), condition, ...(inSources ? [inSources] : [])]);
-  return reads.all<Record<string, unknown>>(sql`SELECT ${select} FROM dm_instances i ${q.joins()} WHERE ${where}`);
+  const where = Sql.and([q.visible(), Sql.raw('i.deleted_time IS NULL'), condition, ...(inSources ? [inSources] : [])]);
+  return reads.all<Record<string, unknown>>(sql`SELECT ${select} FROM ${q.from()} WHERE ${where}`);
 }
 
 /** Sort keys of the pager from checked sort keys. */
@@ -195,11 +195,9 @@ export async function listInstances(services: Services, projectId: number, body:
   const options: FilterOptions = { schema: schema.resolver, instanceType, view: sources.length === 1 ? sources[0].view.id : undefined };
   const filter: DmFilter | undefined = body.filter !== undefined ? parseFilter(body.filter, options) : undefined;
   const sort = checkSort(body.sort, options, ['sort']);
-  const q = new InstanceSql(services.db.dialect, projectId, schema);
+  const q = new InstanceSql(requestScope(services, projectId, schema));
   const shape = new ReadShape(q, sources);
-  const conditions = [sql`i.project_id = ${projectId}`, sql`i.kind = ${kindOf(instanceType)}`, Sql.raw('i.deleted_time IS NULL')];
-  const scope = spaceCondition(services.access, 'i.space');
-  if (scope) conditions.push(scope);
+  const conditions = [q.visible(), sql`i.kind = ${kindOf(instanceType)}`, Sql.raw('i.deleted_time IS NULL')];
   const inSources = shape.inSources(schema);
   if (inSources) conditions.push(inSources);
   if (filter) conditions.push(q.compile(filter));
@@ -224,7 +222,7 @@ export async function listInstances(services: Services, projectId: number, body:
     const page = await fetchPage<Record<string, unknown>>(services.reads, {
       dialect: services.db.dialect,
       select,
-      from: Sql.raw('dm_instances i'),
+      from: q.table(),
       joins: q.joins(),
       pick: lead ? q.ledBy(lead) : undefined,
       where: Sql.and(conditions),

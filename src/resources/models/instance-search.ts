@@ -15,10 +15,10 @@ import { viewRef, type Path } from './identifiers.js';
 import { checkAggregate, checkSearch, checkTargetUnits, requireViews, type SourceRead } from './instance-reads.js';
 import { ReadShape } from './instance-reads-store.js';
 import type { AggregateInstancesBody, SearchInstancesBody } from './instance-schema.js';
-import { InstanceSql } from './instance-sql.js';
+import { InstanceSql, requestScope } from './instance-sql.js';
 import { kindOf } from './instance-writes-store.js';
 import type { ProjectSchema } from './schema-store.js';
-import { spaceCondition, visibleSchema } from './space-access.js';
+import { visibleSchema } from './space-access.js';
 import type { ResolvedView } from './view-resolution.js';
 import { renderValue, type StoredValue } from './values.js';
 
@@ -50,10 +50,8 @@ async function viewScope(services: Services, projectId: number, body: { view: Se
   const [view] = requireViews([body.view], schema.resolver);
   const instanceType = body.instanceType ?? 'node';
   const options: FilterOptions = { schema: schema.resolver, instanceType, view: view.id, purpose: 'search' };
-  const q = new InstanceSql(services.db.dialect, projectId, schema);
-  const conditions = [sql`i.project_id = ${projectId}`, sql`i.kind = ${kindOf(instanceType)}`, Sql.raw('i.deleted_time IS NULL')];
-  const scope = spaceCondition(services.access, 'i.space');
-  if (scope) conditions.push(scope);
+  const q = new InstanceSql(requestScope(services, projectId, schema));
+  const conditions = [q.visible(), sql`i.kind = ${kindOf(instanceType)}`, Sql.raw('i.deleted_time IS NULL')];
   conditions.push(q.compile(parseFilter({ hasData: [viewRef(view.id)] }, { schema: schema.resolver })));
   if (body.filter !== undefined) conditions.push(q.compile(parseFilter(body.filter, options, [...path, 'filter'])));
   const source: SourceRead = { view, units: checkTargetUnits(view, body.targetUnits, [...path, 'targetUnits']) };
@@ -99,7 +97,7 @@ async function searchMatches(services: Services, s: Scope, properties: readonly 
   const { columns, narrow } = textMatch(s, properties, query, operator);
   const selected = columns.map((c, i) => sql`${c} AS ${Sql.raw(`t${i}`)}`);
   const rows = await services.reads.all<Record<string, unknown>>(
-    sql`SELECT i.id${selected.length ? sql`, ${Sql.join(selected, ', ')}` : Sql.raw('')} FROM dm_instances i ${s.q.joins()} WHERE ${Sql.and([...s.conditions, ...(narrow ? [narrow] : [])])} ORDER BY ${order ?? Sql.raw('i.id')}`,
+    sql`SELECT i.id${selected.length ? sql`, ${Sql.join(selected, ', ')}` : Sql.raw('')} FROM ${s.q.from()} WHERE ${Sql.and([...s.conditions, ...(narrow ? [narrow] : [])])} ORDER BY ${order ?? Sql.raw('i.id')}`,
   );
   const out: Array<{ id: number; score: number }> = [];
   for (const r of rows) {
@@ -133,12 +131,10 @@ export async function searchInstances(services: Services, projectId: number, bod
   if (!sort.length) matches = matches.map((m, i) => ({ ...m, i })).sort((a, b) => b.score - a.score || a.i - b.i);
   const limit = body.limit ?? 1000;
   const ids = matches.slice(0, limit).map((m) => m.id);
-  const q = new InstanceSql(services.db.dialect, projectId, s.schema);
+  const q = s.q.under('i');
   const shape = new ReadShape(q, [s.source]);
   const rows = ids.length
-    ? await services.reads.all<Record<string, unknown>>(
-        sql`SELECT ${shape.select()} FROM dm_instances i ${q.joins()} WHERE i.project_id = ${projectId} AND i.id IN (${services.db.dialect.idList(ids)})`,
-      )
+    ? await services.reads.all<Record<string, unknown>>(sql`SELECT ${shape.select()} FROM ${q.from()} WHERE ${q.visible()} AND i.id IN (${services.db.dialect.idList(ids)})`)
     : [];
   const byId = new Map(rows.map((r) => [Number(r.id), r]));
   return { items: ids.flatMap((id) => (byId.has(id) ? [shape.render(byId.get(id)!)] : [])), ...(body.includeTyping ? { typing: shape.typing() } : {}) };

@@ -6,16 +6,26 @@
  *
  * Every leaf is false (or NULL, which the boolean compiler reads as false) where its value is missing, so the
  * filter has the two-valued semantics the language defines; see filter.ts.
+ *
+ * A query is for one caller (`InstanceScope`): the instances it names, at any depth (the rows it lists, the
+ * node a `nested` filter tests, the far ends of a traversal), are those of the spaces the caller reads, and
+ * the values the service derives from other instances (a maintained hierarchy's root and path) are what
+ * those spaces alone would give. `table()` and `visible()` are how a query names the instance table; a
+ * subquery over it is another `InstanceSql` of the same scope (`under`).
  */
+import type { Access } from '../../auth/access.js';
+import type { Services } from '../../http/services.js';
 import type { Dialect } from '../../storage/dialect.js';
 import { compileBoolean, prefixUpperBound } from '../../query/filter.js';
 import { FALSE, Sql, sql, TRUE } from '../../storage/sql.js';
 import { toOperand, valueKind } from './container-tables.js';
 import type { DmFilter, DmLeaf, Operand, PropertyTarget } from './filter.js';
 import { containerKey, type ContainerId } from './identifiers.js';
+import { hierarchyOf, visibleHierarchyValue } from './instance-hierarchy.js';
 import { DM_LIMITS } from './limits.js';
 import { isList, type PropertyType } from './property-types.js';
 import type { ProjectSchema } from './schema-store.js';
+import { spaceCondition } from './space-access.js';
 import { REF_SEPARATOR } from './store-schema.js';
 import type { StoredScalar } from './values.js';
 
@@ -36,6 +46,20 @@ const ALWAYS_SET = new Set(['instanceType', 'version', 'space', 'externalId', 'c
 
 const elementType = (t: PropertyType): PropertyType => (t.type === 'enum' || !t.list ? t : ({ ...t, list: false } as PropertyType));
 
+/** Whom a query over instances answers: the project, its schema, and the spaces the caller reads. */
+export interface InstanceScope {
+  readonly dialect: Dialect;
+  readonly projectId: number;
+  readonly schema: ProjectSchema;
+  /** The caller's `dataModelInstancesAcl` scope; undefined (outside requests) is every space. */
+  readonly access: Access | undefined;
+}
+
+/** The scope of a request's queries over instances. */
+export function requestScope(services: Pick<Services, 'db' | 'access'>, projectId: number, schema: ProjectSchema): InstanceScope {
+  return { dialect: services.db.dialect, projectId, schema, access: services.access };
+}
+
 /**
  * The SQL of one query over instances under the alias `alias`: the containers it reads are joined as they
  * are named, and `joins()` gives their JOIN clauses once compiling is done.
@@ -43,13 +67,39 @@ const elementType = (t: PropertyType): PropertyType => (t.type === 'enum' || !t.
 export class InstanceSql {
   private readonly joined = new Map<string, string>();
   private nestedCount = 0;
+  readonly dialect: Dialect;
+  readonly projectId: number;
+  readonly schema: ProjectSchema;
 
   constructor(
-    readonly dialect: Dialect,
-    readonly projectId: number,
-    readonly schema: ProjectSchema,
+    readonly scope: InstanceScope,
     readonly alias = 'i',
-  ) {}
+  ) {
+    this.dialect = scope.dialect;
+    this.projectId = scope.projectId;
+    this.schema = scope.schema;
+  }
+
+  /** Another query over instances, for the same caller, under its own alias. */
+  under(alias: string): InstanceSql {
+    return new InstanceSql(this.scope, alias);
+  }
+
+  /** The instance table under this query's alias (without the containers' joins). */
+  table(): Sql {
+    return Sql.raw(`dm_instances ${this.alias}`);
+  }
+
+  /** The instance table with the containers' joins: call once compiling is done. */
+  from(): Sql {
+    return sql`${this.table()} ${this.joins()}`;
+  }
+
+  /** The instances this query may name: the project's, in the spaces the caller reads (live or not, of either kind). */
+  visible(): Sql {
+    const space = spaceCondition(this.scope.access, `${this.alias}.space`);
+    return Sql.and([sql`${Sql.raw(`${this.alias}.project_id`)} = ${this.projectId}`, ...(space ? [space] : [])]);
+  }
 
   /** The alias of a container's table in this query, joined on first use. */
   container(id: ContainerId): string {
@@ -93,7 +143,14 @@ export class InstanceSql {
       return Sql.raw(`${this.alias}.${BASE_COLUMNS[t.field]}`);
     }
     const layout = this.schema.stored(t.container)!.layout;
-    return Sql.raw(`${this.container(t.container)}.${layout.columns[t.property]}`);
+    const alias = this.container(t.container);
+    const stored = (property: string) => Sql.raw(`${alias}.${layout.columns[property]}`);
+    const h = hierarchyOf(t.container);
+    const access = this.scope.access;
+    if (h && (t.property === h.root || t.property === h.path) && access !== undefined && !access.all) {
+      return visibleHierarchyValue(this.dialect, h, t.property, stored, (space) => spaceCondition(access, space)!);
+    }
+    return stored(t.property);
   }
 
   nullable(t: PropertyTarget): boolean {
@@ -146,12 +203,14 @@ export class InstanceSql {
         return sql`(${Sql.raw(this.alias)}.space, ${Sql.raw(this.alias)}.external_id) IN (VALUES ${Sql.join(rows, ', ')})`;
       }
       case 'nested': {
-        const inner = new InstanceSql(this.dialect, this.projectId, this.schema, `${this.alias}n${this.nestedCount++}`);
+        const inner = this.under(`${this.alias}n${this.nestedCount++}`);
         const condition = inner.compile(leaf.filter);
         const t = inner.alias;
-        return sql`${this.column(leaf.scope)} IN (SELECT ${Sql.raw(`${t}.space`)} || ${REF_SEPARATOR} || ${Sql.raw(`${t}.external_id`)} FROM dm_instances ${Sql.raw(t)} ${inner.joins()} WHERE ${Sql.raw(
-          `${t}.project_id`,
-        )} = ${this.projectId} AND ${Sql.raw(`${t}.kind`)} = 0 AND ${Sql.raw(`${t}.deleted_time`)} IS NULL AND ${condition})`;
+        return sql`${this.column(leaf.scope)} IN (SELECT ${Sql.raw(`${t}.space`)} || ${REF_SEPARATOR} || ${Sql.raw(`${t}.external_id`)} FROM ${inner.from()} WHERE ${Sql.and([
+          inner.visible(),
+          Sql.raw(`${t}.kind = 0 AND ${t}.deleted_time IS NULL`),
+          condition,
+        ])})`;
       }
       case 'overlaps': {
         const start = this.column(leaf.start);

@@ -44,7 +44,7 @@ import { kindOf } from './instance-writes-store.js';
 import { DM_LIMITS } from './limits.js';
 import type { ResultSetExpression } from './query-schema.js';
 import { decodeCursor, memberConditions, planResultSets, selectedSources, upstreamOf, type ResultSetPlan, type SetRows } from './result-sets.js';
-import { spaceCondition, visibleSchema } from './space-access.js';
+import { visibleSchema } from './space-access.js';
 import type { SyncExpression, SyncInstancesBody, SyncSelect } from './sync-schema.js';
 
 /** What a sync cursor carries: the phase, the position within it, the feed position of the first request, and when it was issued. */
@@ -167,14 +167,12 @@ export async function syncInstances(services: Services, projectId: number, body:
     const mode = expression.mode ?? 'onePhase';
     const limit = expression.limit ?? DM_LIMITS.syncSetDefault;
     const sources = selectedSources(plan.select?.sources, schema, ['select', name, 'sources']);
-    const q = new InstanceSql(services.db.dialect, projectId, schema);
+    const q = new InstanceSql(ctx);
     const shape = new ReadShape(q, sources);
     let state: SyncState =
       plan.state ?? (mode === 'noBackfill' ? { phase: 'feed', at: feedPosition(feedNow), start: feedNow, issued: now } : { phase: mode === 'twoPhase' ? 'backfill' : 'feed', start: feedNow, issued: now });
 
-    const base = [sql`i.project_id = ${projectId}`, sql`i.kind = ${kindOf(instanceType)}`];
-    const scope = spaceCondition(services.access, 'i.space');
-    if (scope) base.push(scope);
+    const base = [q.visible(), sql`i.kind = ${kindOf(instanceType)}`];
     // The set's filter, and what it reaches now when chained; not tested on tombstones (see above).
     const members = emit ? await memberConditions(ctx, chain, plan.set, q, whole) : [];
     const live = Sql.and([Sql.raw('i.deleted_time IS NULL'), ...members]);
@@ -192,7 +190,7 @@ export async function syncInstances(services: Services, projectId: number, body:
         const page = await fetchPage<Record<string, unknown>>(services.reads, {
           dialect: services.db.dialect,
           select,
-          from: Sql.raw('dm_instances i'),
+          from: q.table(),
           joins: q.joins(),
           where: Sql.and([...base, live, sql`i.change_seq <= ${state.start}`]),
           scope: sql`i.project_id = ${projectId}`,
@@ -213,7 +211,7 @@ export async function syncInstances(services: Services, projectId: number, body:
       const page = await fetchPage<Record<string, unknown>>(services.reads, {
         dialect: services.db.dialect,
         select,
-        from: Sql.raw('dm_instances i'),
+        from: q.table(),
         joins: q.joins(),
         where: Sql.and([...base, Sql.or([live, Sql.and(deleted)]).wrap()]),
         scope: sql`i.project_id = ${projectId}`,

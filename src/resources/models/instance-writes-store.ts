@@ -19,7 +19,7 @@ import { claimChanges } from './changes.js';
 import { containerRowKey, toColumn } from './container-tables.js';
 import type { ContainerDefinition } from './containers.js';
 import { containerKey, fail, instanceKey, nodeKey, requireUserSpaces, UNITS_SPACE, type DirectRelationReference, type InstanceType, type Path } from './identifiers.js';
-import { hierarchyUpdates, maintainedProperties, MAINTAINED_HIERARCHIES, type HierarchyUpdate } from './instance-hierarchy.js';
+import { hierarchyUpdates, maintainedProperties, MAINTAINED_HIERARCHIES, type HierarchyUpdate, type HierarchyWriter } from './instance-hierarchy.js';
 import type { ApplyInstancesBody, InstanceDeleteItem } from './instance-schema.js';
 import { SERIES_CONTAINERS, syncSeriesOfNodes } from './instance-timeseries.js';
 import { normalizeInstanceApply, requiredMissing, valuesForNewData, type InstanceWrite } from './instance-writes.js';
@@ -27,8 +27,8 @@ import { requireWithinLimit } from './limit-checks.js';
 import { projectLimits } from './limits.js';
 import { isList } from './property-types.js';
 import { existingSpaces, readSchema, type ProjectSchema, type StoredContainer } from './schema-store.js';
-import { requireSpacesWritable, schemaSpaces } from './space-access.js';
-import { encodeRef } from './store-schema.js';
+import { INSTANCES_ACL, inSpaceScope, requireEffectWritable, requireSpacesWritable, schemaSpaces } from './space-access.js';
+import { decodeRef, encodeRef } from './store-schema.js';
 import type { StoredValue } from './values.js';
 
 export interface InstanceRow {
@@ -163,6 +163,33 @@ function uniquenessConflict(schema: ProjectSchema, error: unknown): ApiError {
   return new ApiError(409, 'A uniqueness constraint is violated: another instance already has the same values');
 }
 
+/**
+ * A principal that sees instances in some spaces only may not set the values of a uniqueness constraint that
+ * holds across spaces: whether a value is taken would tell it of instances it cannot see. Values kept as they
+ * are, nulls, and the numbers the service gives auto-incremented properties (past every value there is) take
+ * nothing; a constraint declared `bySpace` holds within the instance's own space.
+ */
+function requireUniquenessInReach(
+  reach: Access | undefined,
+  def: ContainerDefinition,
+  given: Readonly<Record<string, unknown>>,
+  before: Record<string, SqlValue> | undefined,
+  next: Record<string, SqlValue>,
+  path: Path,
+): void {
+  if (reach === undefined || reach.all) return;
+  const numbered = (p: string) => def.properties[p].autoIncrement && given[p] === undefined;
+  for (const [id, x] of Object.entries(def.constraints)) {
+    if (x.constraintType !== 'uniqueness' || x.bySpace) continue;
+    const set = x.properties.filter((p) => !numbered(p) && next[p] !== null && next[p] !== undefined && !same(before?.[p], next[p]));
+    if (set.length === 0) continue;
+    throw forbidden(
+      `${formatPath(path)}: the uniqueness constraint ${JSON.stringify(id)} of the container ${containerKey(def)} holds across all spaces, and this principal sees instances only in ${describeScope(reach)}; ` +
+        `whether a value is taken would tell of instances it cannot see, so it may not set ${set.join(', ')} (a constraint declared with bySpace holds within each space)`,
+    );
+  }
+}
+
 interface Pending {
   row: InstanceRow;
   modified: boolean;
@@ -249,6 +276,8 @@ async function applyWithSchema(
 ) {
   const { items, options } = apply;
   requireCreatable(createAccess, apply.delete.map((d, i) => ({ space: d.space, path: ['delete', i, 'space'], what: 'deleting an instance' })));
+  // What the principal can see of instances: a node it refers to outside it is one that does not exist.
+  const reach = services.reach?.(INSTANCES_ACL);
 
   // References to nodes: the type, edge ends and direct relation values.
   const refs = new Map<string, { ref: DirectRelationReference; flag: 'autoCreateDirectRelations' | 'autoCreateStartNodes' | 'autoCreateEndNodes'; container?: string }>();
@@ -282,7 +311,7 @@ async function applyWithSchema(
   ]);
   const live = (key: string) => {
     const r = existing.get(key);
-    return r && r.deleted_time === null ? r : undefined;
+    return r && r.deleted_time === null && inSpaceScope(reach, r.space) ? r : undefined;
   };
 
   // Version checks.
@@ -329,11 +358,12 @@ async function applyWithSchema(
     const created = [...toCreate.values()];
     // Nodes of a system space are the service's: a reference to one that does not exist is not one to create.
     requireUserSpaces(created.map((r) => ({ space: r.space, path: ['items'], what: `the node ${r.space}:${r.externalId}, which the items refer to and which does not exist,` })));
+    // The scope first: whether a space outside it exists is not for the principal to learn.
+    requireSpacesWritable(services.access, created.map((r) => ({ space: r.space, path: ['items'] })));
+    requireCreatable(createAccess, created.map((r) => ({ space: r.space, path: ['items'], what: `creating the node ${JSON.stringify(r.externalId)} that the items refer to` })));
     const createdSpaces = await existingSpaces(db, projectId, created.map((r) => r.space));
     const noSpace = [...new Set(created.map((r) => r.space))].filter((s) => !createdSpaces.has(s));
     if (noSpace.length > 0) throw badRequest(`Nodes would be created in spaces that do not exist: ${noSpace.join(', ')}`, { missing: noSpace.map((space) => ({ space })) });
-    requireSpacesWritable(services.access, created.map((r) => ({ space: r.space, path: ['items'] })));
-    requireCreatable(createAccess, created.map((r) => ({ space: r.space, path: ['items'], what: `creating the node ${JSON.stringify(r.externalId)} that the items refer to` })));
   }
 
   // Ids for new instances (and revived tombstones keep theirs).
@@ -437,6 +467,7 @@ async function applyWithSchema(
           }
         }
       }
+      requireUniquenessInReach(reach, def, given, before, next, ['items', index]);
       if (!before || Object.keys(def.properties).some((p) => !same(before[p], next[p]))) {
         modified = true;
         data.set(ckey, next);
@@ -451,7 +482,7 @@ async function applyWithSchema(
     results.push({ item, key });
   }
 
-  const deleted = await deleteRows(db, projectId, schema, apply.delete, now, false);
+  const deleted = await deleteRows(db, projectId, schema, apply.delete, now, { list: 'delete', access: createAccess, spacesChecked: true });
 
   const changedRows = [...pending.values()].filter((p) => p.modified).map((p) => p.row);
   if (changedRows.length > 0) await writeInstanceRows(db, projectId, changedRows);
@@ -477,11 +508,8 @@ async function applyWithSchema(
   const writtenThere = new Map(
     MAINTAINED_HIERARCHIES.map((h) => containerKey(h.container)).map((ckey) => [ckey, [...pending.values()].filter((p) => p.data.has(ckey)).map((p) => p.row.id)]),
   );
-  const itemOf = (n: DirectRelationReference): Path => {
-    const i = items.findIndex((item) => item.instanceType === 'node' && item.space === n.space && item.externalId === n.externalId);
-    return i >= 0 ? ['items', i] : ['items'];
-  };
-  await maintainHierarchies(db, projectId, schema, writtenThere, deletedNodes(deleted), now, itemOf, pending);
+  const writer: HierarchyWriter = { place: (n) => placeOf(n, { items, delete: apply.delete }), sees: reach, writes: services.access };
+  await maintainHierarchies(db, projectId, schema, writtenThere, deletedNodes(deleted), now, writer, pending);
 
   await refreshStatistics(db, [
     { table: 'dm_instances', added: changedRows.filter((r) => r.version === 1).length },
@@ -511,6 +539,15 @@ async function applyWithSchema(
   };
 }
 
+/** Where the request names a node it writes or deletes (its item), or its items when it names it only as a reference. */
+function placeOf(n: DirectRelationReference, lists: Record<string, ReadonlyArray<{ instanceType: InstanceType; space: string; externalId: string }>>): Path {
+  for (const [list, entries] of Object.entries(lists)) {
+    const i = entries.findIndex((x) => x.instanceType === 'node' && x.space === n.space && x.externalId === n.externalId);
+    if (i >= 0) return [list, i];
+  }
+  return ['items'];
+}
+
 const deletedNodes = (deleted: ReadonlyArray<{ instanceType: InstanceType; space: string; externalId: string }>): DirectRelationReference[] =>
   deleted.filter((d) => d.instanceType === 'node').map((d) => ({ space: d.space, externalId: d.externalId }));
 
@@ -527,10 +564,10 @@ async function maintainHierarchies(
   written: ReadonlyMap<string, readonly number[]>,
   deleted: readonly DirectRelationReference[],
   now: number,
-  place: (node: DirectRelationReference) => Path,
+  writer: HierarchyWriter,
   pending?: Map<string, Pending>,
 ): Promise<void> {
-  const updates = await hierarchyUpdates(db, projectId, schema, written, deleted, now, place);
+  const updates = await hierarchyUpdates(db, projectId, schema, written, deleted, now, writer);
   if (updates.length === 0) return;
   const byTable = new Map<string, HierarchyUpdate[]>();
   for (const u of updates) {
@@ -664,11 +701,20 @@ async function checkTargets(db: Queryable, projectId: number, schema: ProjectSch
 
 /**
  * Deletes instances (soft: the row stays as a tombstone without data), with the edges of deleted nodes;
- * those absent are skipped. `existingVersion` conflicts fail the request.
+ * those absent are skipped. `existingVersion` conflicts fail the request, and so does a node with edges in a
+ * space outside `access`, the request's write scope: the edges go with the node, and a request changes
+ * nothing outside its scope. `list` names the request's list of the items, for messages.
  */
-export async function deleteRows(db: Queryable, projectId: number, schema: ProjectSchema, items: readonly InstanceDeleteItem[], now: number, checkSpaces = true) {
+export async function deleteRows(
+  db: Queryable,
+  projectId: number,
+  schema: ProjectSchema,
+  items: readonly InstanceDeleteItem[],
+  now: number,
+  options: { list: 'items' | 'delete'; access: Access | undefined; spacesChecked?: boolean },
+) {
   if (items.length === 0) return [];
-  if (checkSpaces) {
+  if (!options.spacesChecked) {
     const found = await existingSpaces(db, projectId, items.map((i) => i.space));
     const unknown = [...new Set(items.map((i) => i.space))].filter((s) => !found.has(s));
     if (unknown.length > 0) throw badRequest(`One or more spaces do not exist: ${unknown.join(', ')}`, { missing: unknown.map((space) => ({ space })) });
@@ -676,23 +722,32 @@ export async function deleteRows(db: Queryable, projectId: number, schema: Proje
   const existing = await findInstances(db, projectId, items);
   const targets: InstanceRow[] = [];
   const deleted: Array<{ instanceType: InstanceType; space: string; externalId: string }> = [];
+  const itemOfNode = new Map<string, number>();
   items.forEach((item, i) => {
     const row = existing.get(instanceKey(item));
     if (!row || row.deleted_time !== null) return;
     if (item.existingVersion !== undefined && row.version > item.existingVersion) {
-      throw new ApiError(409, `items[${i}]: the ${item.instanceType} ${item.space}:${item.externalId} is at version ${row.version}, and the request expects version ${item.existingVersion}`);
+      throw new ApiError(409, `${formatPath([options.list, i])}: the ${item.instanceType} ${item.space}:${item.externalId} is at version ${row.version}, and the request expects version ${item.existingVersion}`);
     }
     if (targets.some((t) => t.id === row.id)) return;
     targets.push(row);
     deleted.push({ instanceType: item.instanceType, space: item.space, externalId: item.externalId });
+    if (row.kind === 0) itemOfNode.set(encodeRef(item), i);
   });
-  const nodeRefs = targets.filter((t) => t.kind === 0).map((t) => encodeRef({ space: t.space, externalId: t.external_id }));
+  const nodeRefs = [...itemOfNode.keys()];
+  const chosen = new Set(targets.map((t) => t.id));
   for (let at = 0; at < nodeRefs.length; at += 500) {
     const chunk = nodeRefs.slice(at, at + 500);
     const edges = await db.all<InstanceRow>(
       sql`SELECT ${Sql.raw(INSTANCE_COLUMNS)} FROM dm_instances WHERE project_id = ${projectId} AND kind = 1 AND deleted_time IS NULL AND (start_ref IN (${chunk}) OR end_ref IN (${chunk}))`,
     );
-    for (const e of edges) if (!targets.some((t) => t.id === e.id)) targets.push(e);
+    for (const e of edges) {
+      if (chosen.has(e.id)) continue;
+      const node = itemOfNode.has(e.start_ref!) ? e.start_ref! : e.end_ref!;
+      requireEffectWritable(options.access, e.space, [options.list, itemOfNode.get(node)!], `the node ${nodeKey(decodeRef(node))} has edges`, 'deleting it would delete them');
+      chosen.add(e.id);
+      targets.push(e);
+    }
   }
   if (targets.length === 0) return deleted;
   await deleteManagedSeries(db, projectId, targets.filter((t) => t.kind === 0).map((t) => ({ space: t.space, externalId: t.external_id })));
@@ -720,8 +775,9 @@ export async function deleteInstances(services: Services, projectId: number, ite
     await claimChanges(db, projectId, 0);
     const schema = await readSchema(db, projectId);
     const now = services.now();
-    const deleted = await deleteRows(db, projectId, schema, items, now);
-    await maintainHierarchies(db, projectId, schema, new Map(), deletedNodes(deleted), now, () => ['items']);
+    const deleted = await deleteRows(db, projectId, schema, items, now, { list: 'items', access: services.access });
+    const writer: HierarchyWriter = { place: (n) => placeOf(n, { items }), sees: services.reach?.(INSTANCES_ACL), writes: services.access };
+    await maintainHierarchies(db, projectId, schema, new Map(), deletedNodes(deleted), now, writer);
     await requireInstanceLimits(db, projectId, services, false, deleted.length > 0);
     return { items: deleted };
   });

@@ -23,11 +23,9 @@
  * (`evaluateResultSets`, with the cursors); sync follows a set's changes, so it asks `memberConditions` for
  * the instances the set holds as the graph stands now, reached from the sets it reads from taken whole.
  */
-import type { Access } from '../../auth/access.js';
 import { ApiError } from '../../http/errors.js';
 import type { CursorCodec } from '../../query/cursor.js';
 import { fetchPage } from '../../query/paging.js';
-import type { Dialect } from '../../storage/dialect.js';
 import type { Reader } from '../../storage/read-pool.js';
 import { Sql, sql } from '../../storage/sql.js';
 import { fromColumn } from './container-tables.js';
@@ -35,13 +33,13 @@ import { parseFilter, parsePropertyReference, type DmFilter, type FilterOptions,
 import { fail, viewKey, type InstanceType, type Path } from './identifiers.js';
 import { checkSort, checkSources, type SortKey, type SourceRead } from './instance-reads.js';
 import { pageKeys, ReadShape, sortNotice } from './instance-reads-store.js';
-import { InstanceSql } from './instance-sql.js';
+import { InstanceSql, type InstanceScope } from './instance-sql.js';
 import { findInstances, kindOf } from './instance-writes-store.js';
 import { isList } from './property-types.js';
 import type { ResultSetExpression, SelectedSource, SetOperation, SetSelection } from './query-schema.js';
 import { DM_LIMITS } from './limits.js';
 import type { ProjectSchema } from './schema-store.js';
-import { inSpaceScope, spaceCondition } from './space-access.js';
+import { inSpaceScope } from './space-access.js';
 import { decodeRef, encodeRef, REF_SEPARATOR } from './store-schema.js';
 
 type Direction = 'outwards' | 'inwards';
@@ -277,12 +275,8 @@ export function selectedSources(sources: readonly SelectedSource[] | undefined, 
 // ---------------------------------------------------------------------------------------------------------
 // Evaluation
 
-export interface ResultSetContext {
+export interface ResultSetContext extends InstanceScope {
   reads: Reader;
-  dialect: Dialect;
-  projectId: number;
-  schema: ProjectSchema;
-  access: Access | undefined;
   cursors: CursorCodec;
 }
 
@@ -325,7 +319,7 @@ export async function evaluateResultSets(ctx: ResultSetContext, plan: ResultSets
   }
   for (const set of plan.sets) {
     if (needed && !needed.has(set.name)) continue;
-    const q = new InstanceSql(ctx.dialect, ctx.projectId, ctx.schema);
+    const q = new InstanceSql(ctx);
     const shape = new ReadShape(q, options.sources.get(set.name) ?? []);
     const conditions = await setConditions(ctx, set, q, pages);
     const keys = pageKeys(q, set.sort, new Set());
@@ -333,7 +327,7 @@ export async function evaluateResultSets(ctx: ResultSetContext, plan: ResultSets
     const page = await fetchPage<Row>(ctx.reads, {
       dialect: ctx.dialect,
       select,
-      from: Sql.raw('dm_instances i'),
+      from: q.table(),
       joins: q.joins(),
       where: Sql.and(conditions),
       scope: sql`i.project_id = ${ctx.projectId}`,
@@ -349,11 +343,7 @@ export async function evaluateResultSets(ctx: ResultSetContext, plan: ResultSets
 
 /** The visible, live instances of a set's kind that it reaches from the rows of the sets it reads from. */
 async function setConditions(ctx: ResultSetContext, set: ResultSetPlan, q: InstanceSql, from: ReadonlyMap<string, SetRows>): Promise<Sql[]> {
-  const conditions = [sql`i.project_id = ${ctx.projectId}`, sql`i.kind = ${kindOf(set.instanceType)}`, Sql.raw('i.deleted_time IS NULL')];
-  const scope = spaceCondition(ctx.access, 'i.space');
-  if (scope) conditions.push(scope);
-  conditions.push(...(await candidates(ctx, set, q, from)));
-  return conditions;
+  return [q.visible(), sql`i.kind = ${kindOf(set.instanceType)}`, Sql.raw('i.deleted_time IS NULL'), ...(await candidates(ctx, set, q, from))];
 }
 
 /**
@@ -369,11 +359,9 @@ export async function memberConditions(ctx: ResultSetContext, plan: ResultSetsPl
   const max = DM_LIMITS.syncChainSource;
   for (const u of plan.sets) {
     if (!upstream.has(u.name) || whole.has(u.name)) continue;
-    const uq = new InstanceSql(ctx.dialect, ctx.projectId, ctx.schema);
+    const uq = q.under('i');
     const where = Sql.and(await setConditions(ctx, u, uq, whole));
-    const rows = await ctx.reads.all<Row>(
-      sql`SELECT i.id, i.space, i.external_id, i.start_ref, i.end_ref FROM dm_instances i ${uq.joins()} WHERE ${where} LIMIT ${Sql.raw(String(max + 1))}`,
-    );
+    const rows = await ctx.reads.all<Row>(sql`SELECT i.id, i.space, i.external_id, i.start_ref, i.end_ref FROM ${uq.from()} WHERE ${where} LIMIT ${Sql.raw(String(max + 1))}`);
     if (rows.length > max) fail(['with', u.name], `holds more than ${max} instances, and the sets chained from it read it whole; narrow it with a filter`);
     whole.set(u.name, { set: u, rows });
   }
@@ -476,11 +464,9 @@ async function throughCondition(ctx: ResultSetContext, q: InstanceSql, through: 
     return q.compile({ op: 'in', target, values: { kind: 'value', value: refs } });
   }
   if (rows.length === 0) return idsIn(ctx, []);
-  const source = new InstanceSql(ctx.dialect, ctx.projectId, ctx.schema, 't');
+  const source = q.under('t');
   const column = source.column(target);
-  const values = await ctx.reads.all<{ v: unknown }>(
-    sql`SELECT ${column} AS v FROM dm_instances t ${source.joins()} WHERE t.project_id = ${ctx.projectId} AND t.id IN (${ctx.dialect.idList(rows.map((r) => Number(r.id)))})`,
-  );
+  const values = await ctx.reads.all<{ v: unknown }>(sql`SELECT ${column} AS v FROM ${source.from()} WHERE ${source.visible()} AND t.id IN (${ctx.dialect.idList(rows.map((r) => Number(r.id)))})`);
   const refs = values.flatMap(({ v }) => {
     const value = fromColumn(v, target.type);
     if (value === null) return [];
@@ -498,17 +484,14 @@ async function traverse(ctx: ResultSetContext, set: Extract<ResultSetPlan, { kin
   const edges = new Set<number>();
   let frontier = [...visited];
   for (let level = 1; frontier.length > 0 && (set.maxDistance === undefined || level <= set.maxDistance); level++) {
-    const e = new InstanceSql(ctx.dialect, ctx.projectId, ctx.schema, 'e');
-    const n = new InstanceSql(ctx.dialect, ctx.projectId, ctx.schema, 'n');
+    const e = new InstanceSql(ctx, 'e');
+    const n = e.under('n');
     const conditions = [
-      sql`e.project_id = ${ctx.projectId}`,
+      e.visible(),
+      n.visible(),
       Sql.raw('e.kind = 1 AND e.deleted_time IS NULL'),
       sql`${Sql.raw(`e.${near}`)} IN (${ctx.dialect.jsonElements(sql`${JSON.stringify(frontier)}`, 'text')})`,
     ];
-    for (const column of ['e.space', 'n.space']) {
-      const scope = spaceCondition(ctx.access, column);
-      if (scope) conditions.push(scope);
-    }
     if (set.filter) conditions.push(e.compile(set.filter));
     if (set.nodeFilter) conditions.push(n.compile(set.nodeFilter));
     const stop = set.terminationFilter ? sql`CASE WHEN ${n.compile(set.terminationFilter)} THEN 1 ELSE 0 END` : Sql.raw('0');
@@ -523,8 +506,8 @@ async function traverse(ctx: ResultSetContext, set: Extract<ResultSetPlan, { kin
     const rank = order ? sql`, ROW_NUMBER() OVER (PARTITION BY ${Sql.raw(`e.${near}`)} ORDER BY ${order}) AS rn` : Sql.raw('');
     // The far node by its key (project, space, kind, external id), so that the key's index finds it.
     const farRef = Sql.raw(`e.${far}`);
-    const join = sql`JOIN dm_instances n ON n.project_id = e.project_id AND n.space = ${ctx.dialect.textBefore(farRef, REF_SEPARATOR)} AND n.kind = 0 AND n.external_id = ${ctx.dialect.textAfter(farRef, REF_SEPARATOR)} AND n.deleted_time IS NULL`;
-    const inner = sql`SELECT e.id AS id, ${Sql.raw(`e.${far}`)} AS far, ${stop} AS stop${rank} FROM dm_instances e ${e.joins()} ${join} ${n.joins()} WHERE ${Sql.and(conditions)}`;
+    const join = sql`JOIN ${n.table()} ON n.project_id = e.project_id AND n.space = ${ctx.dialect.textBefore(farRef, REF_SEPARATOR)} AND n.kind = 0 AND n.external_id = ${ctx.dialect.textAfter(farRef, REF_SEPARATOR)} AND n.deleted_time IS NULL`;
+    const inner = sql`SELECT e.id AS id, ${Sql.raw(`e.${far}`)} AS far, ${stop} AS stop${rank} FROM ${e.from()} ${join} ${n.joins()} WHERE ${Sql.and(conditions)}`;
     const query = order ? sql`SELECT id, far, stop FROM (${inner}) r WHERE rn <= ${set.limitEach!}` : inner;
     const next: string[] = [];
     for (const r of await ctx.reads.all<{ id: number; far: string; stop: number }>(query)) {

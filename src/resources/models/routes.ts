@@ -55,6 +55,7 @@ import {
   spacesByIds,
   viewsByIds,
 } from './schema-service.js';
+import { INSTANCES_ACL } from './space-access.js';
 import { ApplySpacesBody, ListSpacesQuery, SpaceIdsBody } from './space-schema.js';
 import { ApplyViewsBody, ListViewsQuery, VersionedIdsBody, ViewByIdsQuery, ViewIdsBody } from './view-schema.js';
 
@@ -217,10 +218,10 @@ const schemaRoutes: ApiRoute[] = [
   }),
 ];
 
-export const INSTANCES_READ = { acl: 'dataModelInstancesAcl', action: 'READ' };
-export const INSTANCES_WRITE = { acl: 'dataModelInstancesAcl', action: 'WRITE' };
+export const INSTANCES_READ = { acl: INSTANCES_ACL, action: 'READ' };
+export const INSTANCES_WRITE = { acl: INSTANCES_ACL, action: 'WRITE' };
 /** Changing properties of existing instances: `WRITE_PROPERTIES`, or `WRITE`, which includes it. */
-export const INSTANCES_WRITE_PROPERTIES = { acl: 'dataModelInstancesAcl', action: 'WRITE_PROPERTIES', impliedBy: ['WRITE'] };
+export const INSTANCES_WRITE_PROPERTIES = { acl: INSTANCES_ACL, action: 'WRITE_PROPERTIES', impliedBy: ['WRITE'] };
 
 const instanceRoutes: ApiRoute[] = [
   route({

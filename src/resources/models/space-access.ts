@@ -21,14 +21,17 @@ import { GLOBAL_PROJECT_ID, readSchema, type ProjectSchema, type SpaceSet } from
 /** The ACL of definitions, whose grants decide which spaces' schema a request sees. */
 const SCHEMA_ACL = 'dataModelsAcl';
 
+/** The ACL of instances, whose scope is by space. */
+export const INSTANCES_ACL = 'dataModelInstancesAcl';
+
 export function inSpaceScope(access: Access | undefined, space: string): boolean {
   return access === undefined || access.all || access.spaces.includes(space);
 }
 
-/** The rows whose `column` names a space in scope; undefined when every space is. */
-export function spaceCondition(access: Access | undefined, column: string): Sql | undefined {
+/** The rows whose `column` (a column's name, or an expression) names a space in scope; undefined when every space is. */
+export function spaceCondition(access: Access | undefined, column: string | Sql): Sql | undefined {
   if (access === undefined || access.all) return undefined;
-  return access.spaces.length ? sql`${Sql.raw(column)} IN (${access.spaces})` : FALSE;
+  return access.spaces.length ? sql`${typeof column === 'string' ? Sql.raw(column) : column} IN (${access.spaces})` : FALSE;
 }
 
 /** Schema in `space` is in the scope of `access`: the space is in scope, or a system space. */
@@ -70,4 +73,18 @@ export function requireSpacesWritable(access: Access | undefined, targets: Reado
         `this needs ${formatCapability(access.capability)} with scope all or a spaceIdScope that lists it`,
     );
   }
+}
+
+/**
+ * A 403 when a write would have effects in `space`, beyond its own items (the edges deleted with a node, the
+ * paths of a node's descendants), and the write scope `access` does not cover it. The message names the
+ * request's item (`path`, `subject`) and what would follow (`consequence`), never the instances affected,
+ * which the caller need not be able to see.
+ */
+export function requireEffectWritable(access: Access | undefined, space: string, path: Path, subject: string, consequence: string): void {
+  if (access === undefined || access.all || access.spaces.includes(space)) return;
+  throw forbidden(
+    `${formatPath(path)}: ${subject} in a space outside the scope of ${formatCapability(access.capability)} (granted only in ${describeScope(access)}); ` +
+      `${consequence}, and a request changes nothing outside its scope`,
+  );
 }
