@@ -135,7 +135,7 @@ function toJob(row: JobRow): Job {
   const job: Record<string, unknown> = { ...row, payload: JSON.parse(row.payload) };
   job.progress = row.progress === null ? undefined : JSON.parse(row.progress);
   job.result = row.result === null ? undefined : JSON.parse(row.result);
-  for (const [k, v] of Object.entries(job)) if (v === null) delete job[k];
+  for (const [k, v] of Object.entries(job)) if (v === null || v === undefined) delete job[k];
   return job as unknown as Job;
 }
 
@@ -204,6 +204,8 @@ export class Jobs {
       WHERE project_id = ${projectId} AND id = ${id} AND state IN ('queued', 'running')`);
     if (done.changes === 0) return false;
     await this.changed(tx, projectId, id);
+    // A handler running here stops at once; one running in another process when its runner hears the change.
+    tx.afterCommit(() => this.running.get(jobKey(projectId, id))?.controller.abort('cancelled' satisfies Stop));
     return true;
   }
 
@@ -253,19 +255,19 @@ export class Jobs {
 
   private async pump(): Promise<void> {
     let next: number;
-    try {
-      do {
-        this.again = false;
+    do {
+      this.again = false;
+      try {
         await this.fireSchedules();
         await this.endOverdue();
         await this.claimDue();
         await this.checkRunning();
-      } while (this.again && !this.closed);
-      next = Math.min(await this.nextDue(), this.clock.now() + this.pollMs);
-    } catch {
-      // The database is away for now (StoreUnavailable): look again at the next poll.
-      next = this.clock.now() + this.pollMs;
-    }
+        next = Math.min(await this.nextDue(), this.clock.now() + this.pollMs);
+      } catch {
+        // The database is away for now (StoreUnavailable): look again at the next poll.
+        next = this.clock.now() + this.pollMs;
+      }
+    } while (this.again && !this.closed);
     if (this.closed) return;
     this.cancelTimer?.();
     this.cancelTimer = this.clock.at(next, () => this.wake());
