@@ -5,6 +5,7 @@
  * `.partial/` by a process that died mid-write are removed when a store opens, once a day old.
  */
 import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -40,20 +41,22 @@ export class FileBlobStore implements BlobStore {
     return join(this.location, String(projectId), ...key.split('/'));
   }
 
-  /** Writes what `write` streams into a new file, then renames it to the blob's name. */
+  /** Writes the content into a new file, flushed to disk, then renames it to the blob's name. */
   private async replace(target: string, content: Readable, maxBytes?: number): Promise<BlobInfo> {
     const temporary = join(this.partial, randomUUID());
-    const handle = await open(temporary, 'wx');
     try {
-      await pipeline(content, byteCounter(maxBytes), handle.createWriteStream({ autoClose: false }));
-      await handle.datasync();
-      const { size } = await handle.stat();
-      await handle.close();
+      await pipeline(content, byteCounter(maxBytes), createWriteStream(temporary, { flags: 'wx' }));
+      const handle = await open(temporary, 'r+');
+      try {
+        await handle.datasync();
+      } finally {
+        await handle.close();
+      }
+      const { size } = await stat(temporary);
       await mkdir(dirname(target), { recursive: true });
       await rename(temporary, target);
       return { size };
     } catch (error) {
-      await handle.close().catch(() => {});
       await rm(temporary, { force: true });
       throw error;
     }
