@@ -354,13 +354,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     auth,
     routes,
     async close() {
+      // Runners hand their jobs back, and long waits end now rather than hold the server open to their deadlines.
+      await platform.jobs.close();
+      await platform.changes.close();
       await app.close();
       await layers.close();
       await pool?.close();
       await outbound.close();
       await replica?.close();
-      await platform.jobs.close();
-      await platform.changes.close();
       await platform.blobs.close();
       if (!options.store) await db.close();
     },

@@ -93,6 +93,7 @@ class Watcher implements Watch {
     readonly filter: ChangeFilter,
     private readonly clock: Clock,
     private readonly remove: (w: Watcher) => void,
+    private readonly closed: () => boolean,
   ) {}
 
   matches(c: Change): boolean {
@@ -113,7 +114,7 @@ class Watcher implements Watch {
 
   wait({ deadline, signal }: WaitOptions): Promise<WaitOutcome> {
     if (this.settle) throw new Error('a watch is waited on once');
-    const now: WaitOutcome | undefined = this.changed ? 'changed' : signal?.aborted ? 'aborted' : this.clock.now() >= deadline ? 'timeout' : undefined;
+    const now: WaitOutcome | undefined = this.changed ? 'changed' : signal?.aborted || this.closed() ? 'aborted' : this.clock.now() >= deadline ? 'timeout' : undefined;
     if (now) {
       this.close();
       return Promise.resolve(now);
@@ -143,6 +144,7 @@ export class ChangeFeed {
   /** Tells this process's notifications from other processes'. */
   private readonly origin = randomUUID();
   private readonly listener?: Listener;
+  private closed = false;
 
   /** With a PostgreSQL store, other processes' changes are heard too (call `start()`). */
   constructor(
@@ -182,7 +184,12 @@ export class ChangeFeed {
 
   /** Begins watching for a change; see the module's comment for why a watch comes before the read. */
   watch(filter: ChangeFilter): Watch {
-    const w = new Watcher(filter, this.clock, (x) => this.watchers.get(x.filter.area)?.delete(x));
+    const w = new Watcher(
+      filter,
+      this.clock,
+      (x) => this.watchers.get(x.filter.area)?.delete(x),
+      () => this.closed,
+    );
     let set = this.watchers.get(filter.area);
     if (!set) this.watchers.set(filter.area, (set = new Set()));
     set.add(w);
@@ -208,8 +215,9 @@ export class ChangeFeed {
     return n;
   }
 
-  /** Stops listening and ends every wait under way as aborted. */
+  /** Stops listening and ends every wait, under way or to come, as aborted. */
   async close(): Promise<void> {
+    this.closed = true;
     for (const set of this.watchers.values()) for (const w of [...set]) w.end('aborted');
     await this.listener?.close();
   }

@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { badRequest } from '../../src/http/errors.js';
 import { route } from '../../src/http/route.js';
-import type { WaitOutcome } from '../../src/storage/changes.js';
+import { ChangeFeed, type WaitOutcome } from '../../src/storage/changes.js';
 import { PostgresStore } from '../../src/storage/postgres-store.js';
 import { sql } from '../../src/storage/sql.js';
 import { manualClock, startCustomHarness } from '../support/custom-harness.js';
@@ -98,6 +98,14 @@ describe('waiting for a change', () => {
     await h.strata.store.transaction((tx) => changes.record(tx, [{ area: AREA, projectId: 1, key: 'd' }]));
     expect(watch.changed).toBe(true);
     expect(await watch.wait({ deadline: clock.now() + 1000 })).toBe('changed');
+  });
+
+  it('ends as aborted, under way or to come, once the feed closes (the server stops)', async () => {
+    const feed = new ChangeFeed(clock);
+    const pending = feed.wait({ area: AREA, projectId: 1 }, { deadline: Infinity });
+    await feed.close();
+    expect(await pending).toBe('aborted');
+    expect(await feed.wait({ area: AREA, projectId: 1 }, { deadline: Infinity })).toBe('aborted');
   });
 
   it('ends when its client disconnects, holding nothing after', async () => {

@@ -198,6 +198,20 @@ describe('jobs', () => {
     expect(work.seen).toHaveLength(1);
   });
 
+  it('hands the jobs it runs back to the queue when it stops, for another runner to take at once', async () => {
+    const first = runner();
+    const held = calls(() => new Promise(() => {}));
+    first.jobs.register('handed', held.handler);
+    const id = await store.transaction((tx) => first.jobs.start(tx, { projectId, kind: 'handed' }));
+    await held.reached(1);
+    await first.jobs.close();
+    expect(held.seen[0].context.signal.reason).toBe('shutdown');
+    expect(await first.jobs.get(store, projectId, id)).toMatchObject({ state: 'queued', attempts: 0 });
+    const second = runner();
+    second.jobs.register('handed', async (job) => `attempt ${job.attempts}`);
+    expect(await second.until(id, 'succeeded')).toMatchObject({ attempts: 1, result: 'attempt 1' });
+  });
+
   it('fires a schedule at its times in its time zone, across the start of daylight saving time', async () => {
     // Oslo moves from UTC+1 to UTC+2 at 01:00 UTC on 29 March 2026: 09:00 there is 08:00 UTC before, 07:00 after.
     const { jobs, clock } = runner(store, Date.UTC(2026, 2, 27, 12));

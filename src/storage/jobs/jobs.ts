@@ -150,6 +150,8 @@ export class Jobs {
   private readonly pollMs: number;
   private readonly kinds = new Map<string, Kind>();
   private readonly running = new Map<string, Running>();
+  /** The ends of the runs under way, which close() waits for. */
+  private readonly ending = new Set<Promise<void>>();
   private unsubscribe?: () => void;
   private cancelTimer?: () => void;
   private pumping?: Promise<void>;
@@ -232,6 +234,7 @@ export class Jobs {
     await this.settled();
     const stopping = [...this.running.values()];
     for (const r of stopping) r.controller.abort('shutdown' satisfies Stop);
+    await Promise.allSettled([...this.ending]);
     await Promise.all(stopping.map((r) => this.release(r.job).catch(() => {})));
   }
 
@@ -357,8 +360,10 @@ export class Jobs {
     this.running.set(key, { job, controller });
     const stopped = new Promise<Stop>((resolve) => controller.signal.addEventListener('abort', () => resolve(controller.signal.reason as Stop), { once: true }));
     const timers: Array<() => void> = [];
+    let ended = false;
     if (job.deadline !== undefined) timers.push(this.clock.at(job.deadline, () => controller.abort('deadline' satisfies Stop)));
     const renew = (at: number) => {
+      if (ended) return;
       timers.push(
         this.clock.at(at, () => {
           const now = this.clock.now();
@@ -389,8 +394,9 @@ export class Jobs {
         ),
       stopped.then((stop) => ({ stop })),
     ]);
-    void outcome
+    const end = outcome
       .then((o) => {
+        ended = true;
         for (const cancel of timers) cancel();
         const now = this.clock.now();
         if ('stop' in o) {
@@ -411,8 +417,10 @@ export class Jobs {
       .finally(() => {
         kind.running--;
         this.running.delete(key);
+        this.ending.delete(end);
         this.wake();
       });
+    this.ending.add(end);
   }
 
   /** Aborts the handlers of jobs running here that were cancelled or taken over meanwhile. */
