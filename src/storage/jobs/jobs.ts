@@ -253,7 +253,11 @@ export class Jobs {
       this.again = true;
       return;
     }
-    this.pumping = this.pump().finally(() => (this.pumping = undefined));
+    this.pumping = this.pump().finally(() => {
+      this.pumping = undefined;
+      // Asked for after the pump's last look: look again.
+      if (this.again) this.wake();
+    });
   }
 
   private async pump(): Promise<void> {
