@@ -8,6 +8,7 @@ import { appSchema } from './resources/tables.js';
 import { migrate, SchemaTooNew } from './storage/migrate.js';
 import { openStore } from './storage/open.js';
 import { StoreUnavailable } from './storage/store.js';
+import { BlobStoreUnreachable } from './storage/blobs/s3-store.js';
 
 const USAGE = `usage: strata <command> [options]
 
@@ -100,6 +101,10 @@ async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof ConfigError || err instanceof SchemaTooNew) {
       process.stderr.write(`strata: ${err.message}\n`);
+      return 2;
+    }
+    if (err instanceof BlobStoreUnreachable) {
+      process.stderr.write(`strata: STRATA_BLOB_URL (--blob-url): ${err.message}\n`);
       return 2;
     }
     if (err instanceof StoreUnavailable) {

@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { ADDRESS_ALLOWANCES, type AddressAllowance } from './http/address-policy.js';
 import type { OutboundConfig } from './http/outbound.js';
 import { DM_LIMITS, PROJECT_LIMIT_NAMES } from './resources/models/limits.js';
+import { parseBlobUrl, type BlobSettings } from './storage/blobs/open.js';
 
 export interface Config {
   host: string;
@@ -62,6 +63,8 @@ export interface Config {
   syncCursorMaxAgeMs: number;
   /** Data modeling: what a project may hold, by name (`instances`, `spaces`, ...), over the defaults. */
   modelsLimits?: Readonly<Record<string, number>>;
+  /** Where blob contents are kept (storage/blobs/open.ts). */
+  blobs: BlobSettings;
 }
 
 /** An extra client of the built-in identity provider (STRATA_CLIENTS), for trying scoped access locally. */
@@ -155,6 +158,9 @@ const FLAGS: Record<string, string> = {
   '--token-failure-rate': 'STRATA_TOKEN_FAILURE_RATE',
   '--sync-cursor-max-age': 'STRATA_SYNC_CURSOR_MAX_AGE_MS',
   '--models-limits': 'STRATA_MODELS_LIMITS',
+  '--blob-url': 'STRATA_BLOB_URL',
+  '--blob-endpoint': 'STRATA_BLOB_ENDPOINT',
+  '--blob-path-style': 'STRATA_BLOB_PATH_STYLE',
 };
 
 const FLAG_WIDTH = Math.max(...Object.keys(FLAGS).map((f) => f.length)) + 2;
@@ -407,6 +413,30 @@ function loadModelsLimits(raw: string | undefined): Record<string, number> | und
   return out;
 }
 
+/** STRATA_BLOB_URL and, for an S3-compatible store, its address (STRATA_BLOB_ENDPOINT, or the AWS SDK's AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL) and addressing. */
+function loadBlobSettings(values: Env): BlobSettings {
+  const raw = values.STRATA_BLOB_URL || undefined;
+  let location: BlobSettings['location'];
+  try {
+    location = raw === undefined ? undefined : parseBlobUrl(raw);
+  } catch (err) {
+    throw new ConfigError(`STRATA_BLOB_URL (--blob-url): ${(err as Error).message}`);
+  }
+  const [endpointName, endpoint] = (
+    [
+      ['STRATA_BLOB_ENDPOINT (--blob-endpoint)', values.STRATA_BLOB_ENDPOINT],
+      ['AWS_ENDPOINT_URL_S3', values.AWS_ENDPOINT_URL_S3],
+      ['AWS_ENDPOINT_URL', values.AWS_ENDPOINT_URL],
+    ] as const
+  ).find(([, v]) => v) ?? [undefined, undefined];
+  if (endpoint !== undefined) {
+    const url = parseUrl(endpoint);
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ConfigError(`${endpointName} must be an http:// or https:// URL such as http://127.0.0.1:9000, got "${endpoint}"`);
+  }
+  const pathStyle = values.STRATA_BLOB_PATH_STYLE === undefined ? undefined : onOff('STRATA_BLOB_PATH_STYLE (--blob-path-style)', values.STRATA_BLOB_PATH_STYLE);
+  return { location, endpoint, pathStyle };
+}
+
 const CLIENTS_EXAMPLE = '[{"clientId": "reader", "clientSecret": "a-long-secret", "groups": ["readers"]}]';
 
 /** STRATA_CLIENTS: a JSON array of clients, or `@file` naming a file that holds one. */
@@ -533,6 +563,7 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
     oidcExtraOrigins: loadExtraOrigins(values.STRATA_OIDC_EXTRA_ORIGINS),
     syncCursorMaxAgeMs: integer('STRATA_SYNC_CURSOR_MAX_AGE_MS (--sync-cursor-max-age)', values.STRATA_SYNC_CURSOR_MAX_AGE_MS ?? String(DM_LIMITS.syncCursorMaxAgeMs), 1000, 365 * 86_400_000),
     modelsLimits: loadModelsLimits(values.STRATA_MODELS_LIMITS),
+    blobs: loadBlobSettings(values),
     unauthenticatedBodyLimit: integer(
       'STRATA_UNAUTHENTICATED_BODY_LIMIT (--unauthenticated-body-limit)',
       values.STRATA_UNAUTHENTICATED_BODY_LIMIT ?? '8192',

@@ -27,6 +27,11 @@ import { timeSeriesRoutes } from '../resources/timeseries/routes.js';
 import { unitRoutes } from '../resources/units/routes.js';
 import { appSchema } from '../resources/tables.js';
 import { migrate } from '../storage/migrate.js';
+import type { BlobStore } from '../storage/blobs/blob-store.js';
+import { openBlobStore } from '../storage/blobs/open.js';
+import { ChangeFeed } from '../storage/changes.js';
+import { clockOf, systemClock, type Clock } from '../storage/clock.js';
+import { Jobs } from '../storage/jobs/jobs.js';
 import { openStore } from '../storage/open.js';
 import { inProcessReader, ReadPool, sharedReader, type Reader } from '../storage/read-pool.js';
 import { SqliteStore } from '../storage/sqlite-store.js';
@@ -82,6 +87,8 @@ export interface BuildOptions {
   /** Use an already-open store (tests share one between app instances); it is not closed with the app. */
   store?: Store;
   now?: () => number;
+  /** The clock of waits, leases and schedules (tests move it by hand); `now`'s, with real timers, when absent. */
+  clock?: Clock;
   logger?: boolean;
   /** Operations served besides allRoutes() (tests declare test-only operations here). */
   extraRoutes?: readonly ApiRoute[];
@@ -103,7 +110,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     options.store ?? openStore({ dataDir: config.dataDir, synchronous: config.synchronous, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
   const replica = config.databaseReadUrl ? openStore({ dataDir: config.dataDir, databaseUrl: config.databaseReadUrl, poolSize: config.databasePoolSize }) : undefined;
   await migrate(db, appSchema());
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? (options.now ? clockOf(options.now) : systemClock);
+  const now = options.now ?? clock.now;
+  const platform = await openPlatform(config, db, clock).catch(async (error: unknown) => {
+    if (!options.store) await db.close();
+    throw error;
+  });
   await ensureProjects(db, config.projects, now());
 
   const idp = await createIdentityProvider({
@@ -145,6 +157,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     outbound,
     syncCursorMaxAgeMs: config.syncCursorMaxAgeMs,
     modelsLimits: config.modelsLimits,
+    ...platform,
+    clock,
   };
 
   const app = Fastify({
@@ -301,6 +315,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           config: { protobufBody: def.protobufBody },
           onRequest: requestHook(def, layers.forRoute(def)),
           handler: async (req, reply) => {
+            let signal: AbortSignal | undefined;
             const result = await def.handler({
               body: req.body,
               query: req.query,
@@ -311,6 +326,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
               services: req.services!,
               version: req.apiVersion ?? LATEST_STABLE,
               headers: req.headers,
+              get signal() {
+                return (signal ??= clientGone(req, reply));
+              },
             });
             reply.code(def.status ?? 200);
             // Already JSON (items rendered by SQL): sent as is; Fastify's default type for objects, so clients see no difference.
@@ -337,14 +355,40 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     auth,
     routes,
     async close() {
+      // Runners hand their jobs back, and long waits end now rather than hold the server open to their deadlines.
+      await platform.jobs.close();
+      await platform.changes.close();
       await app.close();
       await layers.close();
       await pool?.close();
       await outbound.close();
       await replica?.close();
+      await platform.blobs.close();
       if (!options.store) await db.close();
     },
   };
+}
+
+/** The mechanisms areas build on (storage/blobs, changes.ts, jobs/): their jobs run once areas register kinds. */
+async function openPlatform(config: Config, db: Store, clock: Clock): Promise<{ blobs: BlobStore; changes: ChangeFeed; jobs: Jobs }> {
+  const changes = new ChangeFeed(clock, db);
+  await changes.start();
+  try {
+    const blobs = await openBlobStore(config.blobs, { dataDir: config.dataDir, db, dbLocation: db.location, now: clock.now });
+    return { blobs, changes, jobs: new Jobs({ db, clock, changes }) };
+  } catch (error) {
+    await changes.close();
+    throw error;
+  }
+}
+
+/** A signal that aborts when the client goes away before its answer is sent (made only for the handlers that ask). */
+function clientGone(req: FastifyRequest, reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  if (req.raw.socket?.destroyed) controller.abort();
+  // 'close' comes once the answer is sent, or earlier when the connection ends.
+  else reply.raw.once('close', () => reply.raw.writableFinished || controller.abort());
+  return controller.signal;
 }
 
 /** Every error a request ends with, as the API's error: what is not ours is a 4xx from Fastify, the store being unavailable, or a 500. */

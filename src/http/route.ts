@@ -27,6 +27,8 @@ export interface ApiContext<B, Q, P> {
   version: ApiVersion;
   /** The request's headers (content negotiation: `Accept`). */
   headers: IncomingHttpHeaders;
+  /** Aborts when the client goes away before the answer is sent: a long wait ends early. */
+  signal: AbortSignal;
 }
 
 /** Release channel of an operation; beta and alpha operations need the channel's suffix on the version header. */

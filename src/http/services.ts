@@ -4,6 +4,10 @@ import type { CursorCodec } from '../query/cursor.js';
 import type { OutboundClient } from './outbound.js';
 import type { Queryable } from '../storage/store.js';
 import type { Reader } from '../storage/read-pool.js';
+import type { BlobStore } from '../storage/blobs/blob-store.js';
+import type { ChangeFeed } from '../storage/changes.js';
+import type { Clock } from '../storage/clock.js';
+import type { Jobs } from '../storage/jobs/jobs.js';
 
 /**
  * What route handlers reach: the store and the shared mechanisms built once per app. Each request gets its
@@ -32,6 +36,14 @@ export interface Services {
    * in filters and writes, resolve only among these. Absent where `access` is.
    */
   reach?: Reach;
+  /** Blob contents (storage/blobs); present in the services of a built app. */
+  blobs?: BlobStore;
+  /** Recording changes and waiting for them (storage/changes.ts); present in the services of a built app. */
+  changes?: ChangeFeed;
+  /** Durable jobs and schedules (storage/jobs); present in the services of a built app. */
+  jobs?: Jobs;
+  /** The clock of `now`, with timers (deadlines of waits, job leases). */
+  clock?: Clock;
   /** Identity providers, principals and sessions; present in the services of a built app. */
   auth?: AuthRuntime;
   /** The one client for calls to other servers; present in the services of a built app. */

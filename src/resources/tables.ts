@@ -7,6 +7,7 @@ import { emptyCollectionsAbsent, renderMissingJson } from '../storage/items.js';
 import type { Schema } from '../storage/migrate.js';
 import { rebuildIdSuffixedIndexes } from '../storage/schema.js';
 import { coreTables } from '../storage/projects.js';
+import { platformTables } from '../storage/platform-tables.js';
 import { assetModel } from './assets/model.js';
 import { datapointTables } from './datapoints/store-schema.js';
 import { dataSetModel } from './datasets/model.js';
@@ -18,7 +19,7 @@ import { timeSeriesModel } from './timeseries/model.js';
 const itemModels = [eventModel, dataSetModel, timeSeriesModel, assetModel];
 
 export function appSchema(): Schema {
-  const tables = [...coreTables, ...authTables, ...itemModels.flatMap((m) => m.tables), ...datapointTables, ...dmTables];
+  const tables = [...coreTables, ...platformTables, ...authTables, ...itemModels.flatMap((m) => m.tables), ...datapointTables, ...dmTables];
   return {
     tables,
     steps: [

@@ -13,7 +13,7 @@
 import pg from 'pg';
 import { postgresDialect, type Dialect } from './dialect.js';
 import type { Sql } from './sql.js';
-import { StoreUnavailable, type Queryable, type Row, type RunResult, type Store } from './store.js';
+import { runEffects, StoreUnavailable, type Queryable, type Row, type RunResult, type Store } from './store.js';
 
 export interface PostgresOptions {
   url: string;
@@ -116,10 +116,18 @@ async function query<T>(client: Client, q: Sql): Promise<pg.QueryResult<T & pg.Q
   }
 }
 
-function handle(client: Client, dialect: Dialect, inTransaction: boolean, transaction: Queryable['transaction'], snapshot: Queryable['snapshot']): Queryable {
+function handle(
+  client: Client,
+  dialect: Dialect,
+  inTransaction: boolean,
+  transaction: Queryable['transaction'],
+  snapshot: Queryable['snapshot'],
+  afterCommit: Queryable['afterCommit'],
+): Queryable {
   return {
     dialect,
     inTransaction,
+    afterCommit,
     all: async <T>(q: Sql) => (await query<T>(client, q)).rows as T[],
     get: async <T>(q: Sql) => (await query<T>(client, q)).rows[0] as T | undefined,
     run: async (q: Sql): Promise<RunResult> => ({ changes: (await query(client, q)).rowCount ?? 0 }),
@@ -149,7 +157,12 @@ export class PostgresStore implements Store {
       false,
       (fn) => this.transaction(fn),
       (fn) => this.snapshot(fn),
+      (effect) => runEffects([effect]),
     );
+  }
+
+  afterCommit(effect: () => unknown): void {
+    this.outside.afterCommit(effect);
   }
 
   all<T = Row>(q: Sql): Promise<T[]> {
@@ -191,9 +204,15 @@ export class PostgresStore implements Store {
       let broken = false;
       try {
         await client.query(begin);
-        const tx: Queryable & { client: pg.PoolClient } = { ...handle(client, this.dialect, true, (inner) => inner(tx), (inner) => inner(tx)), client };
+        // This attempt's effects: a retried attempt's are dropped with it.
+        const effects: Array<() => unknown> = [];
+        const tx: Queryable & { client: pg.PoolClient } = {
+          ...handle(client, this.dialect, true, (inner) => inner(tx), (inner) => inner(tx), (effect) => void effects.push(effect)),
+          client,
+        };
         const result = await fn(tx);
         await client.query('COMMIT');
+        runEffects(effects);
         return result;
       } catch (error) {
         broken = isConnectionError(error) || (error instanceof StoreUnavailable);

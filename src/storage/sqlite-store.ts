@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { cachedStatement, configureConnection } from './connection.js';
 import { sqliteDialect, type Dialect } from './dialect.js';
 import type { Sql } from './sql.js';
-import { StoreUnavailable, type Queryable, type Row, type RunResult, type Store } from './store.js';
+import { runEffects, StoreUnavailable, type Queryable, type Row, type RunResult, type Store } from './store.js';
 
 export interface SqliteOptions {
   /** Directory holding `strata.db`; `:memory:` opens a private in-memory database. */
@@ -44,6 +44,8 @@ export class SqliteStore implements Store {
   private tail: Promise<void> = Promise.resolve();
   private open = 0;
   private readonly tx: Queryable;
+  /** The effects of the transaction now open (transactions take turns, so there is one at a time). */
+  private effects: Array<() => unknown> = [];
 
   constructor({ dataDir, synchronous = 'normal' }: SqliteOptions) {
     let file = ':memory:';
@@ -72,6 +74,7 @@ export class SqliteStore implements Store {
       run: async (q: Sql) => run(q),
       transaction: (fn) => fn(tx),
       snapshot: (fn) => fn(tx),
+      afterCommit: (effect) => void this.effects.push(effect),
     };
     this.tx = tx;
   }
@@ -116,6 +119,10 @@ export class SqliteStore implements Store {
     return this.transaction((tx) => tx.run(q));
   }
 
+  afterCommit(effect: () => unknown): void {
+    runEffects([effect]);
+  }
+
   async exec(script: string): Promise<void> {
     await this.transaction(async () => {
       this.connection.exec(script);
@@ -145,15 +152,18 @@ export class SqliteStore implements Store {
         } catch (error) {
           unavailable(error);
         }
+        this.effects = [];
         try {
           const result = await fn(this.tx);
           db.exec('COMMIT');
+          runEffects(this.effects);
           return result;
         } catch (error) {
           if (db.inTransaction) db.exec('ROLLBACK');
           throw error;
         }
       } finally {
+        this.effects = [];
         this.open--;
         done();
       }

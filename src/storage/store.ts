@@ -32,6 +32,13 @@ export interface Queryable {
   snapshot<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Whether this handle is inside a transaction. */
   readonly inTransaction: boolean;
+  /**
+   * Runs `effect` once the transaction this handle is in has committed, and never if it does not: an
+   * attempt that PostgreSQL runs again after a conflict drops the effects it registered. Outside a
+   * transaction it runs at once. Effects run in the order registered, before `transaction()` returns; one
+   * that throws (or rejects) is reported as a process warning and changes nothing of the commit.
+   */
+  afterCommit(effect: () => unknown): void;
 }
 
 export type StoreKind = 'sqlite' | 'postgres';
@@ -53,4 +60,20 @@ export interface Store extends Queryable {
  */
 export class StoreUnavailable extends Error {
   override readonly name = 'StoreUnavailable';
+}
+
+/** Runs effects registered for a transaction that committed (see Queryable.afterCommit). */
+export function runEffects(effects: ReadonlyArray<() => unknown>): void {
+  for (const effect of effects) {
+    try {
+      const result = effect();
+      if (result instanceof Promise) result.catch(warnEffect);
+    } catch (error) {
+      warnEffect(error);
+    }
+  }
+}
+
+function warnEffect(error: unknown): void {
+  process.emitWarning(error instanceof Error ? error : new Error(String(error)), 'AfterCommitWarning');
 }

@@ -6,6 +6,7 @@ import type { Config } from '../../src/config.js';
 import type { BuildOptions } from '../../src/http/app.js';
 import { route, type ApiRoute, type RouteLimits } from '../../src/http/route.js';
 import { startHarness, type Harness } from './harness.js';
+import { ManualClock } from './manual-clock.js';
 
 export interface CustomHarnessOptions {
   config?: Partial<Config>;
@@ -70,15 +71,6 @@ export class Holds {
  * issued later (the harness gets its token once the app is built, which may take seconds on a busy machine)
  * are valid by it after `catchUp()`, which moves it on to the real time if it is behind.
  */
-export function manualClock(start = Date.now()): { now: () => number; advance(ms: number): void; catchUp(): void } {
-  let t = start;
-  return {
-    now: () => t,
-    advance(ms) {
-      t += ms;
-    },
-    catchUp() {
-      t = Math.max(t, Date.now());
-    },
-  };
+export function manualClock(start = Date.now()): ManualClock {
+  return new ManualClock(start);
 }
