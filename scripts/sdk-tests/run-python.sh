@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the official Python SDK's (8.x) data modeling, time series and data point integration tests against a
-# Strata started from this checkout. Usage: scripts/sdk-tests/run-python.sh PATH_TO_COGNITE_SDK_PYTHON [PYTEST_ARGS...]
+# Strata started from this checkout, after writing the data their fixtures expect to find (python/*.py).
+# Usage: scripts/sdk-tests/run-python.sh PATH_TO_COGNITE_SDK_PYTHON [PYTEST_ARGS...]
 # The SDK runs from its checkout, unchanged, on the system Python with Debian's packages (PyPI is not used):
 #   apt-get install python3-httpx python3-msal python3-authlib python3-protobuf python3-pytest \
 #     python3-pytest-xdist python3-dotenv python3-numpy python3-pandas python3-anyio python3-yaml
@@ -20,8 +21,12 @@ ARGS=("$@")
 [ ${#ARGS[@]} -eq 0 ] && ARGS=($TESTS/test_data_modeling $TESTS/test_time_series.py $TESTS/test_datapoints.py)
 
 start_strata "${STRATA_SDK_SCRATCH:-/tmp/strata-sdk-python}/data"
-$PY "$HERE/python/movie_model.py" "$BASE_URL" "$PROJECT" "$(strata_token)"
+TOKEN=$(strata_token)
+$PY "$HERE/python/movie_model.py" "$BASE_URL" "$PROJECT" "$TOKEN"
 cd "$SDK"
+# The data point tests read the SDK test project's time series, which the SDK's own generator writes (a few
+# minutes: about 9 million points).
+PYTHONPATH="$HERE/python:$SDK" $PY "$HERE/python/standing_data.py" "$BASE_URL" "$PROJECT" "$TOKEN"
 LOGIN_FLOW=client_credentials COGNITE_TOKEN_URL=$BASE_URL/oauth2/token COGNITE_CLIENT_ID=strata-admin \
   COGNITE_CLIENT_SECRET=$SECRET COGNITE_TOKEN_SCOPES=strata COGNITE_CLIENT_NAME=strata-sdk-tests \
   COGNITE_PROJECT=$PROJECT COGNITE_BASE_URL=$BASE_URL AUTHLIB_INSECURE_TRANSPORT=1 \
