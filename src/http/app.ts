@@ -45,7 +45,7 @@ import { capConnectionsPerAddress, serverTimeouts } from './connections.js';
 import { registerCors } from './cors.js';
 import { ApiError, bodyTooLarge, forbidden, malformedRequestResponse, notFound, routerError, unauthorized } from './errors.js';
 import { decodeRequestBody } from './content-encoding.js';
-import { EncodedBody, JsonText } from './json-text.js';
+import { EncodedBody, JsonText, stringifyJson } from './json-text.js';
 import { parseJsonBody } from './json-body.js';
 import { createApiLayers, type RouteLayers } from './layers.js';
 import type { ApiRoute, Project } from './route.js';
@@ -338,7 +338,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
               if (length !== undefined) reply.header('content-length', length);
               return reply.type('application/json; charset=utf-8').send(body);
             }
-            return result;
+            if (result === null || typeof result !== 'object' || Buffer.isBuffer(result)) return result;
+            return reply.type('application/json; charset=utf-8').send(stringifyJson(result));
           },
         });
       }

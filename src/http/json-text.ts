@@ -3,6 +3,7 @@
  * sends them as they are: serializing them again is what rendering in SQL saves. A list page arrives as
  * UTF-8 bytes joined by SQLite, and is sent as bytes.
  */
+import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 
 /**
@@ -53,4 +54,30 @@ export function joinedItemsJson(pieces: readonly Buffer[], nextCursor?: string):
 
 function closing(nextCursor: string | undefined): string {
   return nextCursor ? `],"nextCursor":${JSON.stringify(nextCursor)}}` : ']}';
+}
+
+/**
+ * A number of a floating-point type, written as a JSON float even when it holds a whole number (`165.0`, not
+ * `165`): clients that type a number by its JSON form (Python reads `165` as an int) then read a float, as
+ * they do from the reference. `JSON.stringify` writes whole numbers without a fraction, so `toJSON` gives a
+ * whole number as a string that starts with a random boundary (as a multipart body's parts are delimited),
+ * and `stringifyJson` turns each such string back into a number with `.0`. Anything written through
+ * `JSON.stringify` alone would show the boundary: responses are written by `stringifyJson`.
+ */
+export class FloatValue {
+  constructor(readonly value: number) {}
+
+  toJSON(): number | string {
+    const text = String(this.value);
+    return /^-?\d+$/.test(text) ? `${FLOAT_BOUNDARY}${text}` : this.value;
+  }
+}
+
+const FLOAT_BOUNDARY = randomBytes(16).toString('hex');
+const MARKED_FLOAT = new RegExp(`"${FLOAT_BOUNDARY}(-?\\d+)"`, 'g');
+
+/** `JSON.stringify` of a response, with each whole-valued `FloatValue` written as a float. */
+export function stringifyJson(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text.includes(FLOAT_BOUNDARY) ? text.replace(MARKED_FLOAT, '$1.0') : text;
 }

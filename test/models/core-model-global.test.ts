@@ -4,7 +4,7 @@
  * build on, and that count against no project's limits.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { coreModel } from '../../src/resources/models/core-model.js';
+import { systemModels } from '../../src/resources/models/core-model.js';
 import { seedCoreModel } from '../../src/resources/models/global-layer.js';
 import { sql } from '../../src/storage/sql.js';
 import { errorMessage, startHarness, type Harness } from '../support/harness.js';
@@ -40,18 +40,18 @@ describe('the core data model as global items', () => {
     await ok('/models/spaces', { items: [{ space: 'mine' }] });
     expect((await all('/models/spaces')).map((s) => s.space)).toEqual(['mine']);
     const spaces = await all('/models/spaces?includeGlobal=true');
-    expect(spaces.filter((s) => s.isGlobal).map((s) => s.space).sort()).toEqual(['cdf_cdm', 'cdf_cdm_3d', 'cdf_cdm_units']);
+    expect(spaces.filter((s) => s.isGlobal).map((s) => s.space).sort()).toEqual(['cdf_cdm', 'cdf_cdm_3d', 'cdf_cdm_units', 'cdf_core', 'cdf_extraction_extensions']);
     expect(spaces.find((s) => s.space === 'mine')).toMatchObject({ isGlobal: false });
 
     expect(await all('/models/containers')).toEqual([]);
     const containers = await all('/models/containers?includeGlobal=true');
-    expect(containers).toHaveLength(coreModel().containers.length);
+    expect(containers).toHaveLength(systemModels().containers.length);
     expect(containers.every((c) => c.isGlobal)).toBe(true);
     expect(await all('/models/containers?includeGlobal=true&space=cdf_cdm_3d')).not.toHaveLength(0);
 
     expect(await all('/models/views')).toEqual([]);
     const views = await all('/models/views?includeGlobal=true');
-    expect(views).toHaveLength(33);
+    expect(views).toHaveLength(systemModels().views.length);
     expect(views.every((v) => v.isGlobal)).toBe(true);
 
     const models = await all('/models/datamodels?includeGlobal=true');
@@ -188,7 +188,7 @@ describe('the global layer in the store', () => {
       const [a, b] = await Promise.all([first.get('/models/spaces?includeGlobal=true'), first.get('/models/views?includeGlobal=true')]);
       expect([a.status, b.status]).toEqual([200, 200]);
       const seeded = await globalRows();
-      expect(seeded).toHaveLength(coreModel().containers.length);
+      expect(seeded).toHaveLength(systemModels().containers.length);
       await first.close();
 
       // Seeding again (a process whose catalog differs) changes nothing that is the same.
@@ -196,7 +196,7 @@ describe('the global layer in the store', () => {
       await store.transaction((db) => seedCoreModel(db, Date.now() + 1000));
       expect(await store.all(sql`SELECT id, definition, layout, last_updated_time FROM dm_containers WHERE project_id = 0 ORDER BY id`)).toEqual(before);
       const second = await startHarness({}, {}, { store });
-      expect((await second.get('/models/views?includeGlobal=true&limit=1000')).body.items).toHaveLength(33);
+      expect((await second.get('/models/views?includeGlobal=true&limit=1000')).body.items).toHaveLength(systemModels().views.length);
       expect(await globalRows()).toEqual(seeded);
       await second.close();
     } finally {

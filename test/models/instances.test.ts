@@ -190,7 +190,7 @@ describe('instance reads', () => {
   });
 
   it('checks groups and aggregates', () => {
-    const check = (body: Record<string, unknown>) => checkAggregate(compileBodyValidator<never>(AggregateInstancesBody)({ view: V('PumpV'), ...body }), pumpV);
+    const check = (body: Record<string, unknown>) => checkAggregate(compileBodyValidator<never>(AggregateInstancesBody)({ view: V('PumpV'), ...body }), pumpV, options);
     expect(check({ groupBy: ['kind', 'site'], aggregates: [{ count: {} }, { avg: { property: 'speed' } }, { histogram: { property: 'pressure', interval: 5 } }, { count: { property: 'tags' } }] })).toEqual({
       properties: ['title', 'code', 'tags', 'note'],
       groupBy: ['kind', 'site'],

@@ -36,6 +36,7 @@ const UNITS = 'cdf_cdm_units';
 const UNIT_VIEW = { type: 'view', space: 'cdf_cdm', externalId: 'CogniteUnit', version: 'v1' };
 const TS_VIEW = { type: 'view', space: 'cdf_cdm', externalId: 'CogniteTimeSeries', version: 'v1' };
 const unitId = (externalId: string) => ({ instanceType: 'node', space: UNITS, externalId });
+const IN_UNITS = { equals: { property: ['node', 'space'], value: UNITS } };
 const props = (item: any) => item.properties.cdf_cdm['CogniteUnit/v1'];
 
 /** What the node of a catalog unit holds through CogniteUnit/v1: the catalog's values, nothing else. */
@@ -100,7 +101,7 @@ describe('the unit nodes of cdf_cdm_units', () => {
   });
 
   it('are listed by a filter on their quantity', async () => {
-    const filter = { equals: { property: ['cdf_cdm', 'CogniteUnit/v1', 'quantity'], value: 'Temperature' } };
+    const filter = { and: [IN_UNITS, { equals: { property: ['cdf_cdm', 'CogniteUnit/v1', 'quantity'], value: 'Temperature' } }] };
     const nodes = await listAll({ instanceType: 'node', sources: [{ source: UNIT_VIEW }], filter });
     const temperatures = catalog.filter((u) => u.quantity === 'Temperature').map((u) => u.externalId);
     expect(temperatures.length).toBeGreaterThan(1);
@@ -109,14 +110,15 @@ describe('the unit nodes of cdf_cdm_units', () => {
   });
 
   it('are found by search and counted by aggregates through CogniteUnit', async () => {
-    const found = await ok('/models/instances/search', { view: UNIT_VIEW, query: 'celsius', limit: 1000 });
+    // Global nodes: a search or an aggregate asks for their space (test/dm/clients.test.ts).
+    const found = await ok('/models/instances/search', { view: UNIT_VIEW, query: 'celsius', filter: IN_UNITS, limit: 1000 });
     expect(found.items.map((n: any) => n.externalId)).toContain('temperature:deg_c');
-    const count = await ok('/models/instances/aggregate', { view: UNIT_VIEW, aggregates: [{ count: {} }] });
+    const count = await ok('/models/instances/aggregate', { view: UNIT_VIEW, filter: IN_UNITS, aggregates: [{ count: {} }] });
     expect(count.items[0].aggregates).toEqual([{ aggregate: 'count', value: catalog.length }]);
     const grouped = await ok('/models/instances/aggregate', {
       view: UNIT_VIEW,
       groupBy: ['quantity'],
-      filter: { in: { property: ['cdf_cdm', 'CogniteUnit/v1', 'quantity'], values: ['Temperature', 'Pressure'] } },
+      filter: { and: [IN_UNITS, { in: { property: ['cdf_cdm', 'CogniteUnit/v1', 'quantity'], values: ['Temperature', 'Pressure'] } }] },
       aggregates: [{ count: {} }],
     });
     const counts = Object.fromEntries(grouped.items.map((g: any) => [g.group.quantity, g.aggregates[0].value]));

@@ -21,6 +21,22 @@ const strict = { additionalProperties: false } as const;
 
 export const UsedFor = Type.Union([Type.Literal('node'), Type.Literal('edge'), Type.Literal('all'), Type.Literal('record')]);
 
+export const State = Type.Union([Type.Literal('current'), Type.Literal('pending'), Type.Literal('failed')]);
+export type State = Static<typeof State>;
+
+const PropertyConstraintState = Type.Object(
+  { nullability: Type.Optional(State), maxListSize: Type.Optional(State), maxTextSize: Type.Optional(State) },
+  strict,
+);
+export type PropertyConstraintState = Static<typeof PropertyConstraintState>;
+
+/**
+ * The read-only fields of a container as read (`constraintState` of a property, `state` of a constraint or an
+ * index), which a client that writes back a container it read sends along; the service sets them, so what is
+ * sent is ignored.
+ */
+const readOnlyState = { state: Type.Optional(State) };
+
 export const ContainerPropertyCreate = Type.Object(
   {
     type: PropertyTypeCreate,
@@ -30,6 +46,7 @@ export const ContainerPropertyCreate = Type.Object(
     defaultValue: Type.Optional(Type.Unknown()),
     name: Type.Optional(Name),
     description: Type.Optional(Description),
+    constraintState: Type.Optional(PropertyConstraintState),
   },
   strict,
 );
@@ -42,6 +59,7 @@ export const ConstraintCreate = Type.Object(
     require: Type.Optional(ContainerReference),
     properties: Type.Optional(Type.Array(PropertyId)),
     bySpace: Type.Optional(Type.Boolean()),
+    ...readOnlyState,
   },
   strict,
 );
@@ -53,6 +71,7 @@ export const IndexCreate = Type.Object(
     properties: Type.Array(PropertyId),
     cursorable: Type.Optional(Type.Boolean()),
     bySpace: Type.Optional(Type.Boolean()),
+    ...readOnlyState,
   },
   strict,
 );
@@ -125,15 +144,6 @@ export type ListContainersQuery = Static<typeof ListContainersQuery>;
 
 // ---------------------------------------------------------------------------------------------------------
 // Responses
-
-export const State = Type.Union([Type.Literal('current'), Type.Literal('pending'), Type.Literal('failed')]);
-export type State = Static<typeof State>;
-
-const PropertyConstraintState = Type.Object(
-  { nullability: Type.Optional(State), maxListSize: Type.Optional(State), maxTextSize: Type.Optional(State) },
-  strict,
-);
-export type PropertyConstraintState = Static<typeof PropertyConstraintState>;
 
 /** The type object as read: every create field, plus `source` when read through a view. */
 export const PropertyTypeRead = Type.Object(

@@ -1,10 +1,11 @@
 /**
- * The core data model: the system data model every project has (spaces `cdf_cdm`, `cdf_cdm_3d` and
+ * The system data models: the core data model every project has (spaces `cdf_cdm`, `cdf_cdm_3d` and
  * `cdf_cdm_units`, their containers and views, and the data model `CogniteCore` v1), declared in
- * `catalog/cdm/core-model.yaml` in the shapes of the apply requests. Seeding the global layer that every
- * project reads (global-layer.ts) is applying what `coreModelRequests` returns, in its order. It is the system's: users are not to change any of it (spaces
- * starting with `cdf_` are not theirs), but their views can implement its views and their instances can be
- * written through them.
+ * `catalog/cdm/core-model.yaml`, and the other system models real projects hold, each in its file beside it
+ * (`SYSTEM_MODEL_FILES`), all in the shapes of the apply requests. Seeding the global layer that every project
+ * reads (global-layer.ts) is applying what `coreModelRequests(systemModels())` returns, in its order. They are
+ * the system's: users are not to change any of it (spaces starting with `cdf_` are not theirs), but their
+ * views can implement its views and their instances can be written through them.
  *
  * The catalog is read and checked against the request schemas once, at the first call; a catalog that does
  * not hold together (a shape the requests refuse, a reference to a container or view it does not declare, a
@@ -24,6 +25,11 @@ import { ViewCreate, type ApplyViewsBody } from './view-schema.js';
 
 /** The same relative path from src/resources/models and from the compiled dist/resources/models. */
 export const CORE_MODEL_FILE = new URL('../../../catalog/cdm/core-model.yaml', import.meta.url);
+
+/** The other system data models real projects hold, each in its file beside the core model's (see catalog/cdm/README.md). */
+export const SYSTEM_MODEL_FILES: readonly URL[] = ['cdf-core.yaml', 'extraction-extensions.yaml'].map(
+  (name) => new URL(`../../../catalog/cdm/${name}`, import.meta.url),
+);
 
 export const CORE_MODEL_ID: Readonly<ViewId> = Object.freeze({ space: 'cdf_cdm', externalId: 'CogniteCore', version: 'v1' });
 
@@ -116,6 +122,11 @@ function deepFreeze<T>(value: T): T {
 
 /** The declaration from the catalog file's text; throws naming `file` and the place when it does not hold together. */
 export function parseCoreModel(text: string, file = 'core-model.yaml'): CoreModel {
+  return parseCatalog([{ text, file }]);
+}
+
+/** One catalog file's lists, each checked against its request schema. */
+function parseCatalogFile(text: string, file: string): { [K in Kind]: unknown[] } {
   const raw: unknown = parse(text);
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw catalogError(file, 'expected a mapping with spaces, containers, views and dataModels');
   const doc = raw as Record<string, unknown>;
@@ -129,6 +140,20 @@ export function parseCoreModel(text: string, file = 'core-model.yaml'): CoreMode
       throw e instanceof ApiError ? catalogError(file, e.message) : e;
     }
   }
+  return lists;
+}
+
+/**
+ * The declaration of several catalog files together (a file's views may implement another's); throws naming
+ * the file, or all of them for what only holds across files, when it does not hold together.
+ */
+export function parseCatalog(files: ReadonlyArray<{ text: string; file: string }>): CoreModel {
+  const lists = { spaces: [], containers: [], views: [], dataModels: [] } as { [K in Kind]: unknown[] };
+  for (const { text, file: name } of files) {
+    const one = parseCatalogFile(text, name);
+    for (const kind of KINDS) lists[kind].push(...one[kind]);
+  }
+  const file = files.map((f) => f.file).join(', ');
   const spaces = dependencyOrder(lists.spaces as SpaceCreate[], (s) => s.space, () => [], 'spaces', file);
   const spaceIds = new Set(spaces.map((s) => s.space));
   const checkSpace = (space: string, what: string) => {
@@ -150,10 +175,20 @@ export function parseCoreModel(text: string, file = 'core-model.yaml'): CoreMode
 
 let loaded: CoreModel | undefined;
 
-/** The shipped declaration, read at the first call. */
+/** The shipped declaration of the core data model, read at the first call. */
 export function coreModel(): CoreModel {
   loaded ??= parseCoreModel(readFileSync(CORE_MODEL_FILE, 'utf8'), 'catalog/cdm/core-model.yaml');
   return loaded;
+}
+
+let system: CoreModel | undefined;
+
+/** Every system data model the global layer holds: the core data model and the others of `SYSTEM_MODEL_FILES`. */
+export function systemModels(): CoreModel {
+  system ??= parseCatalog(
+    [CORE_MODEL_FILE, ...SYSTEM_MODEL_FILES].map((url) => ({ text: readFileSync(url, 'utf8'), file: `catalog/cdm/${url.pathname.split('/').pop()}` })),
+  );
+  return system;
 }
 
 function chunks<T>(items: readonly T[]): T[][] {

@@ -1,6 +1,7 @@
 /**
- * The global layer: the core data model, stored once per database under GLOBAL_PROJECT_ID, which every
- * project reads as its own (`isGlobal: true`) and no request can change.
+ * The global layer: the system data models (the core data model and the others real projects hold,
+ * core-model.ts), stored once per database under GLOBAL_PROJECT_ID, which every project reads as its own
+ * (`isGlobal: true`) and no request can change.
  *
  * Stored once rather than copied into each project: a container is a table (`dmc_<id>`) whose rows are keyed
  * by project, so one table per core container serves every project, and creating a project costs nothing.
@@ -19,7 +20,7 @@ import { holdLock } from '../../storage/locks.js';
 import { inProcessReader } from '../../storage/read-pool.js';
 import { sql } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
-import { coreModel, coreModelRequests } from './core-model.js';
+import { coreModelRequests, systemModels } from './core-model.js';
 import { GLOBAL_PROJECT_ID } from './schema-store.js';
 import { applyContainers, applyDataModels, applySpaces, applyViews } from './schema-service.js';
 import { ensureUnitNodes } from './unit-nodes.js';
@@ -27,13 +28,13 @@ import { ensureUnitNodes } from './unit-nodes.js';
 const META_KEY = 'global-layer';
 
 let digest: string | undefined;
-const catalogDigest = (): string => (digest ??= createHash('sha256').update(JSON.stringify(coreModel())).digest('base64url'));
+const catalogDigest = (): string => (digest ??= createHash('sha256').update(JSON.stringify(systemModels())).digest('base64url'));
 
 /** Applies the core data model to the global layer, in `db`'s transaction. */
 export async function seedCoreModel(db: Queryable, now: number): Promise<void> {
   // Outside any request: no access scope, and no cursor is issued.
   const services: Services = { db, reads: inProcessReader(db), cursors: createCursorCodec(Buffer.alloc(32)), now: () => now };
-  for (const r of coreModelRequests()) {
+  for (const r of coreModelRequests(systemModels())) {
     if (r.kind === 'spaces') await applySpaces(services, GLOBAL_PROJECT_ID, r.body.items);
     else if (r.kind === 'containers') await applyContainers(services, GLOBAL_PROJECT_ID, r.body.items);
     else if (r.kind === 'views') await applyViews(services, GLOBAL_PROJECT_ID, r.body.items);

@@ -11,6 +11,7 @@ import type { Reader } from '../../storage/read-pool.js';
 import { fromColumn } from './container-tables.js';
 import { propertyConstraintState, propertyReadFields } from './containers.js';
 import { parseFilter, type DmFilter, type FilterOptions } from './filter.js';
+import { globalInstancesCondition } from './global-instances.js';
 import { containerKey, containerRef, viewRef, type InstanceType, type ViewId } from './identifiers.js';
 import { checkSort, checkSources, type SortKey, type SourceRead } from './instance-reads.js';
 import type { InspectInstancesBody, InstanceIdsBody, ListInstancesBody } from './instance-schema.js';
@@ -201,6 +202,7 @@ export async function listInstances(services: Services, projectId: number, body:
   const inSources = shape.inSources(schema);
   if (inSources) conditions.push(inSources);
   if (filter) conditions.push(q.compile(filter));
+  conditions.push(globalInstancesCondition(filter, 'i.space'));
   // Containers every listed instance has data in: those of the source views that have no filter of their own.
   const required = new Set(sources.filter((s) => s.view.definition.filter === undefined).flatMap((s) => s.view.mappedContainers.map(containerKey)));
   const keys = pageKeys(q, sort, required);

@@ -5,7 +5,7 @@
  */
 import { unitCatalog } from '../units/catalog.js';
 import { unitConversion, type UnitConversion } from '../units/conversion.js';
-import { describeTarget, parsePropertyReference, type FilterOptions, type FilterSchema, type PropertyTarget } from './filter.js';
+import { BASE_FIELDS, describeTarget, parsePropertyReference, type FilterOptions, type FilterSchema, type PropertyTarget } from './filter.js';
 import { fail, missingViews, viewKey, type Path, type ViewId } from './identifiers.js';
 import type { Aggregate, AggregateInstancesBody, PropertySort, SearchInstancesBody, SourceSelector, TargetUnit } from './instance-schema.js';
 import { isList, isNumericType } from './property-types.js';
@@ -118,19 +118,31 @@ export type AggregateSpec =
   | { aggregate: 'count'; property?: string }
   | { aggregate: 'histogram'; property: string; interval: number };
 
+/**
+ * A base property of the instances (`externalId`, `space`, ...) that an aggregate names in place of a view
+ * property, as the clients do to count and group instances; undefined when the view has a property of that
+ * name, which comes first, or when no base property has it.
+ */
+export function aggregatedBaseProperty(view: ResolvedView, id: string, options: FilterOptions, path: Path): PropertyTarget | undefined {
+  if (view.properties.has(id) || !(BASE_FIELDS as readonly string[]).includes(id)) return undefined;
+  return parsePropertyReference([options.instanceType ?? 'node', id], options, path);
+}
+
 /** The aggregate request's view-relative parts: searched properties, groups and aggregates. */
-export function checkAggregate(body: AggregateInstancesBody, view: ResolvedView): { properties: string[]; groupBy: string[]; aggregates: AggregateSpec[] } {
+export function checkAggregate(body: AggregateInstancesBody, view: ResolvedView, options: FilterOptions): { properties: string[]; groupBy: string[]; aggregates: AggregateSpec[] } {
   const groupBy = (body.groupBy ?? []).map((id, i) => {
-    const p = mappedProperty(view, id, ['groupBy', i]);
-    const t = p.definition.type;
+    const base = aggregatedBaseProperty(view, id, options, ['groupBy', i]);
+    const t = base ? base.type : mappedProperty(view, id, ['groupBy', i]).definition.type;
+    // The base direct relations (type, startNode, endNode) are kept in another form than a container's.
+    if (base && t.type === 'direct') fail(['groupBy', i], `${JSON.stringify(id)} is a direct relation of the instance itself; groups are of its space, externalId, version and instanceType`);
     if (isList(t) || !GROUPABLE.has(t.type)) fail(['groupBy', i], `${JSON.stringify(id)} is ${describeType(t)}; groups are of text, direct relation, number, boolean and enum properties`);
     return id;
   });
-  const aggregates = (body.aggregates ?? []).map((a, i) => checkAggregateItem(a, view, ['aggregates', i]));
+  const aggregates = (body.aggregates ?? []).map((a, i) => checkAggregateItem(a, view, options, ['aggregates', i]));
   return { properties: searchedProperties(view, body.properties, ['properties']), groupBy, aggregates };
 }
 
-function checkAggregateItem(a: Aggregate, view: ResolvedView, path: Path): AggregateSpec {
+function checkAggregateItem(a: Aggregate, view: ResolvedView, options: FilterOptions, path: Path): AggregateSpec {
   const keys = Object.keys(a) as Array<keyof Aggregate>;
   if (keys.length !== 1) fail(path, `expected exactly one of avg, min, max, sum, count, histogram, got ${keys.length === 0 ? 'none' : keys.join(', ')}`);
   const kind = keys[0];
@@ -138,7 +150,7 @@ function checkAggregateItem(a: Aggregate, view: ResolvedView, path: Path): Aggre
   if (kind === 'count') {
     const property = a.count!.property;
     if (property === undefined) return { aggregate: 'count' };
-    mappedProperty(view, property, where);
+    if (!aggregatedBaseProperty(view, property, options, where)) mappedProperty(view, property, where);
     return { aggregate: 'count', property };
   }
   const body = a[kind]!;

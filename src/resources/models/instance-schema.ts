@@ -28,12 +28,15 @@ export const SourceData = Type.Object(
 );
 export type SourceData = Static<typeof SourceData>;
 
-/** A node or an edge to create or update; an edge also needs `type`, `startNode` and `endNode` (instance-writes.ts). */
+/**
+ * A node or an edge to create or update; an edge also needs `type`, `startNode` and `endNode` (instance-writes.ts).
+ * A node's `"type": null` is taken as no type given: the Python SDK's typed nodes send it.
+ */
 export const InstanceWriteItem = Type.Object(
   {
     ...InstanceId.properties,
     existingVersion: Type.Optional(Type.Integer({ minimum: 0 })),
-    type: Type.Optional(DirectRelationReference),
+    type: Type.Optional(Type.Union([DirectRelationReference, Type.Null()])),
     startNode: Type.Optional(DirectRelationReference),
     endNode: Type.Optional(DirectRelationReference),
     sources: Type.Optional(Type.Array(SourceData, { minItems: 1, maxItems: DM_LIMITS.writeSources })),
@@ -96,16 +99,18 @@ export const PropertySort = Type.Object(
 );
 export type PropertySort = Static<typeof PropertySort>;
 
-/** `includeTranslatedQuery` and `includePlan` are sent by the Python SDK with the alpha version header. */
+/**
+ * The reference leaves the debug object open to further options, and the Python SDK sends its own on every
+ * list, query and sync (`includeTranslatedQuery`, `includePlan`, `includeLlmPrompt`): options other than
+ * `emitResults`, `timeout` and `profile` are accepted and have no effect.
+ */
 export const DebugParameters = Type.Object(
   {
     emitResults: Type.Optional(Type.Boolean()),
     timeout: Type.Optional(Type.Integer({ minimum: 1, maximum: 60_000 })),
     profile: Type.Optional(Type.Boolean()),
-    includeTranslatedQuery: Type.Optional(Type.Boolean()),
-    includePlan: Type.Optional(Type.Boolean()),
   },
-  strict,
+  { additionalProperties: true },
 );
 export type DebugParameters = Static<typeof DebugParameters>;
 

@@ -7,12 +7,14 @@
  * Aggregates run in SQL over the same instances: count, avg, min, max, sum and histograms, per group.
  */
 import { badRequest } from '../../http/errors.js';
+import { FloatValue } from '../../http/json-text.js';
 import type { Services } from '../../http/services.js';
 import { Sql, sql } from '../../storage/sql.js';
 import { fromColumn } from './container-tables.js';
 import { parseFilter, type FilterOptions } from './filter.js';
 import { viewRef, type Path } from './identifiers.js';
-import { checkAggregate, checkSearch, checkTargetUnits, requireViews, type SourceRead } from './instance-reads.js';
+import { globalInstancesCondition } from './global-instances.js';
+import { aggregatedBaseProperty, checkAggregate, checkSearch, checkTargetUnits, requireViews, type SourceRead } from './instance-reads.js';
 import { ReadShape } from './instance-reads-store.js';
 import type { AggregateInstancesBody, SearchInstancesBody } from './instance-schema.js';
 import { InstanceSql, requestScope } from './instance-sql.js';
@@ -53,7 +55,9 @@ async function viewScope(services: Services, projectId: number, body: { view: Se
   const q = new InstanceSql(requestScope(services, projectId, schema));
   const conditions = [q.visible(), sql`i.kind = ${kindOf(instanceType)}`, Sql.raw('i.deleted_time IS NULL')];
   conditions.push(q.compile(parseFilter({ hasData: [viewRef(view.id)] }, { schema: schema.resolver })));
-  if (body.filter !== undefined) conditions.push(q.compile(parseFilter(body.filter, options, [...path, 'filter'])));
+  const filter = body.filter !== undefined ? parseFilter(body.filter, options, [...path, 'filter']) : undefined;
+  if (filter) conditions.push(q.compile(filter));
+  conditions.push(globalInstancesCondition(filter, 'i.space'));
   const source: SourceRead = { view, units: checkTargetUnits(view, body.targetUnits, [...path, 'targetUnits']) };
   return { schema, view, q, conditions, source, options } satisfies Scope & { options: FilterOptions };
 }
@@ -142,13 +146,15 @@ export async function searchInstances(services: Services, projectId: number, bod
 
 export async function aggregateInstances(services: Services, projectId: number, body: AggregateInstancesBody) {
   const s = await viewScope(services, projectId, body, []);
-  const { properties, groupBy, aggregates } = checkAggregate(body, s.view);
+  const { properties, groupBy, aggregates } = checkAggregate(body, s.view, s.options);
   const conditions = [...s.conditions];
   if (body.query !== undefined && tokens(body.query).length > 0) {
     const ids = (await searchMatches(services, s, properties, body.query, body.operator ?? 'OR')).map((m) => m.id);
     conditions.push(ids.length ? sql`i.id IN (${services.db.dialect.idList(ids)})` : Sql.raw('FALSE'));
   }
   const prop = (id: string) => {
+    const base = aggregatedBaseProperty(s.view, id, s.options, []);
+    if (base) return { column: s.q.column(base), type: base.type };
     const p = s.view.properties.get(id)!;
     if (p.kind !== 'mapped') throw badRequest(`${JSON.stringify(id)} is a connection`);
     return { column: s.q.column({ kind: 'container', container: p.container, property: p.containerPropertyIdentifier, type: p.definition.type }), type: p.definition.type };
@@ -202,7 +208,8 @@ export async function aggregateInstances(services: Services, projectId: number, 
         let value = Number(raw);
         const u = a.aggregate !== 'count' && a.property ? unit(a.property) : undefined;
         if (u) value = a.aggregate === 'sum' ? u.scale * value + Number(r[`n${i}`]) * u.shift : u.value(value);
-        entry.value = value;
+        // Counts are integers; the other aggregates are floating-point numbers, as the reference gives them.
+        entry.value = a.aggregate === 'count' ? value : new FloatValue(value);
         return entry;
       });
       return out;

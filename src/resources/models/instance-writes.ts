@@ -107,6 +107,7 @@ function normalizeItem(item: InstanceWriteItem, schema: FilterSchema, path: Path
   if (item.existingVersion !== undefined) out.existingVersion = item.existingVersion;
   if (item.type) out.type = { ...item.type };
   if (item.instanceType === 'edge') {
+    if (item.type === null) fail([...path, 'type'], 'null is not allowed: an edge has a type');
     for (const key of ['type', 'startNode', 'endNode'] as const) {
       if (!item[key]) fail(path, `missing required property "${key}" (an edge has a type, a start node and an end node)`);
     }

@@ -100,6 +100,7 @@ export function textSizeLimit(t: PropertyType): number {
 }
 
 export const isNumericType = (t: PropertyType): boolean => ['int32', 'int64', 'float32', 'float64'].includes(t.type);
+export const isFloatType = (t: PropertyType): boolean => t.type === 'float32' || t.type === 'float64';
 
 const COLLATION_SET: ReadonlySet<string> = new Set(COLLATIONS);
 

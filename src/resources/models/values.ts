@@ -9,10 +9,11 @@
  * (default 1000, or 100 for direct relations); integers within their type (int64 within ±(2^53 − 1), the
  * integers a JSON number carries exactly); floats finite (float32 within its range).
  */
+import { FloatValue } from '../../http/json-text.js';
 import { isPlainObject } from '../../query/filter.js';
 import { fail, type DirectRelationReference, type Path } from './identifiers.js';
 import { DM_LIMITS } from './limits.js';
-import { isList, listSizeLimit, textSizeLimit, type PropertyType } from './property-types.js';
+import { isFloatType, isList, listSizeLimit, textSizeLimit, type PropertyType } from './property-types.js';
 import { formatTimestamp, isDate, parseTimestamp } from './timestamps.js';
 
 /** A property value as the service keeps it. */
@@ -169,8 +170,14 @@ export function normalizePropertyValue(v: unknown, property: { type: PropertyTyp
   return normalizeValue(v, property.type, path);
 }
 
-/** The form clients read: timestamps as ISO text with the offset `+00:00`, everything else as kept. */
+/**
+ * The form clients read: timestamps as ISO text with the offset `+00:00`, floats as JSON floats (`165.0`),
+ * everything else as kept.
+ */
 export function renderValue(v: StoredValue, t: PropertyType): unknown {
-  if (t.type !== 'timestamp') return v;
-  return Array.isArray(v) ? v.map((e) => formatTimestamp(e as number)) : formatTimestamp(v as number);
+  let each: ((e: StoredScalar) => unknown) | undefined;
+  if (t.type === 'timestamp') each = (e) => formatTimestamp(e as number);
+  else if (isFloatType(t)) each = (e) => new FloatValue(e as number);
+  if (each === undefined) return v;
+  return Array.isArray(v) ? v.map((e) => each(e)) : each(v);
 }
