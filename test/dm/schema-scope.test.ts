@@ -216,7 +216,7 @@ describe('the system spaces', () => {
       expect((await same('POST', '/models/datamodels/byids?inlineViews=true', { items: [CORE] })).body.items[0].views.length).toBeGreaterThan(30);
       for (const kind of ['views', 'containers', 'datamodels']) await same('GET', `/models/${kind}?space=cdf_cdm&includeGlobal=true&limit=1000`);
       const listed = await as(who, 'GET', '/models/spaces?includeGlobal=true&limit=1000');
-      expect(listed.body.items.map((s: any) => s.space).filter((s: string) => s.startsWith('cdf_')).sort()).toEqual(['cdf_cdm', 'cdf_cdm_3d', 'cdf_cdm_units']);
+      expect(listed.body.items.map((s: any) => s.space).filter((s: string) => s.startsWith('cdf_')).sort()).toEqual(['cdf_cdm', 'cdf_cdm_3d', 'cdf_cdm_units', 'cdf_core', 'cdf_extraction_extensions']);
     }
   });
 

@@ -134,20 +134,37 @@ describe('the unit nodes of cdf_cdm_units', () => {
     expect(res.body.items.map((n: any) => props(n))).toEqual([expected(catalogUnit('pressure:bar'))]);
   });
 
-  it("are read within the principal's space scope", async () => {
+  it('are read by every principal that reads instances, whatever its space scope, and a writer scoped to its own space points at them', async () => {
     const seen: Record<string, string[]> = {};
     for (const [client, space] of [
       ['units-reader', UNITS],
       ['plant-reader', 'plant'],
     ]) {
       const scope = { spaceIdScope: { spaceIds: [space] } };
-      await createGroup(h, { name: client, sourceId: client, capabilities: [capability('dataModelsAcl', ['READ']), capability('dataModelInstancesAcl', ['READ'], scope)] });
+      await createGroup(h, {
+        name: client,
+        sourceId: client,
+        capabilities: [capability('dataModelsAcl', ['READ']), capability('dataModelInstancesAcl', ['READ', 'WRITE'], scope)],
+      });
       const token = await clientToken(h, client, `${client}-secret`);
       const res = await h.request('POST', `${h.base}/models/instances/byids`, { items: [unitId('pressure:bar')], sources: [{ source: UNIT_VIEW }] }, bearer(token));
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       seen[client] = res.body.items.map((n: any) => n.externalId);
     }
-    expect(seen).toEqual({ 'units-reader': ['pressure:bar'], 'plant-reader': [] });
+    expect(seen).toEqual({ 'units-reader': ['pressure:bar'], 'plant-reader': ['pressure:bar'] });
+    const token = await clientToken(h, 'plant-reader', 'plant-reader-secret');
+    const series = {
+      instanceType: 'node',
+      space: 'plant',
+      externalId: 'scoped-series',
+      sources: [{ source: { type: 'view', space: 'cdf_cdm', externalId: 'CogniteTimeSeries', version: 'v1' }, properties: { type: 'numeric', isStep: false, unit: { space: UNITS, externalId: 'pressure:bar' } } }],
+    };
+    const write = await h.request('POST', `${h.base}/models/instances`, { items: [series] }, bearer(token));
+    expect(write.status, JSON.stringify(write.body)).toBe(200);
+    // It may read them, never write them.
+    const refused = await h.request('POST', `${h.base}/models/instances/delete`, { items: [unitId('pressure:bar')] }, bearer(token));
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    expect(await byIds(['pressure:bar'])).toHaveLength(1);
   });
 
   it('refuse every write and delete, and nothing changes', async () => {

@@ -19,7 +19,7 @@ import { InstanceSql, requestScope } from './instance-sql.js';
 import { containersHolding, findInstances, kindOf, typeOf } from './instance-writes-store.js';
 import { propertyTypeReadForm, type PropertyType } from './property-types.js';
 import type { ProjectSchema } from './schema-store.js';
-import { inSpaceScope, visibleSchema } from './space-access.js';
+import { inInstanceReadScope, visibleSchema } from './space-access.js';
 import { decodeRef } from './store-schema.js';
 import { renderValue, type StoredValue } from './values.js';
 
@@ -116,7 +116,7 @@ const convert = (v: StoredValue, f: (x: number) => number): StoredValue => (Arra
 export async function instancesByIds(services: Services, projectId: number, body: InstanceIdsBody) {
   const schema = await visibleSchema(services, projectId);
   const sources = checkSources(body.sources, schema.resolver, ['sources']);
-  const wanted = body.items.filter((i) => inSpaceScope(services.access, i.space));
+  const wanted = body.items.filter((i) => inInstanceReadScope(services.access, i.space));
   const found = await findInstances(services.reads, projectId, wanted);
   const ids = [...found.values()].filter((r) => r.deleted_time === null).map((r) => r.id);
   const q = new InstanceSql(requestScope(services, projectId, schema));
@@ -249,7 +249,7 @@ export async function inspectInstances(services: Services, projectId: number, bo
   const ops = body.inspectionOperations;
   if (!ops.involvedViews && !ops.involvedContainers) throw badRequest('inspectionOperations: name at least one of involvedViews and involvedContainers');
   const schema = await visibleSchema(services, projectId);
-  const wanted = body.items.filter((i) => inSpaceScope(services.access, i.space));
+  const wanted = body.items.filter((i) => inInstanceReadScope(services.access, i.space));
   const found = await findInstances(services.reads, projectId, wanted);
   const live = [...found.values()].filter((r) => r.deleted_time === null);
   const ids = live.map((r) => r.id);

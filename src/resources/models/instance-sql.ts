@@ -25,7 +25,7 @@ import { hierarchyOf, visibleHierarchyValue } from './instance-hierarchy.js';
 import { DM_LIMITS } from './limits.js';
 import { isList, type PropertyType } from './property-types.js';
 import type { ProjectSchema } from './schema-store.js';
-import { spaceCondition } from './space-access.js';
+import { instanceSpaceCondition, spaceCondition } from './space-access.js';
 import { REF_SEPARATOR } from './store-schema.js';
 import type { StoredScalar } from './values.js';
 
@@ -97,7 +97,7 @@ export class InstanceSql {
 
   /** The instances this query may name: the project's, in the spaces the caller reads (live or not, of either kind). */
   visible(): Sql {
-    const space = spaceCondition(this.scope.access, `${this.alias}.space`);
+    const space = instanceSpaceCondition(this.scope.access, `${this.alias}.space`);
     return Sql.and([sql`${Sql.raw(`${this.alias}.project_id`)} = ${this.projectId}`, ...(space ? [space] : [])]);
   }
 

@@ -27,7 +27,7 @@ import { requireWithinLimit } from './limit-checks.js';
 import { projectLimits } from './limits.js';
 import { isList } from './property-types.js';
 import { existingSpaces, readSchema, type ProjectSchema, type StoredContainer } from './schema-store.js';
-import { INSTANCES_ACL, inSpaceScope, requireEffectWritable, requireSpacesWritable, schemaSpaces } from './space-access.js';
+import { INSTANCES_ACL, inInstanceReadScope, requireEffectWritable, requireSpacesWritable, schemaSpaces } from './space-access.js';
 import { decodeRef, encodeRef } from './store-schema.js';
 import type { StoredValue } from './values.js';
 
@@ -311,7 +311,7 @@ async function applyWithSchema(
   ]);
   const live = (key: string) => {
     const r = existing.get(key);
-    return r && r.deleted_time === null && inSpaceScope(reach, r.space) ? r : undefined;
+    return r && r.deleted_time === null && inInstanceReadScope(reach, r.space) ? r : undefined;
   };
 
   // Version checks.

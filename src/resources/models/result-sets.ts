@@ -39,7 +39,7 @@ import { isList } from './property-types.js';
 import type { ResultSetExpression, SelectedSource, SetOperation, SetSelection } from './query-schema.js';
 import { DM_LIMITS } from './limits.js';
 import type { ProjectSchema } from './schema-store.js';
-import { inSpaceScope } from './space-access.js';
+import { inInstanceReadScope } from './space-access.js';
 import { decodeRef, encodeRef, REF_SEPARATOR } from './store-schema.js';
 
 type Direction = 'outwards' | 'inwards';
@@ -452,7 +452,7 @@ async function visibleNodeRefs(ctx: ResultSetContext, refs: readonly string[]): 
 
 async function visibleRows(ctx: ResultSetContext, refs: readonly string[]) {
   const wanted = [...new Set(refs.filter((r): r is string => typeof r === 'string'))].map((r) => ({ instanceType: 'node' as const, ...decodeRef(r) }));
-  const found = await findInstances(ctx.reads, ctx.projectId, wanted.filter((w) => inSpaceScope(ctx.access, w.space)));
+  const found = await findInstances(ctx.reads, ctx.projectId, wanted.filter((w) => inInstanceReadScope(ctx.access, w.space)));
   return [...found.values()].filter((r) => r.deleted_time === null).map((r) => ({ ...r, id: Number(r.id) }));
 }
 

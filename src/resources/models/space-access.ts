@@ -15,7 +15,7 @@ import { forbidden, formatPath } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { FALSE, Sql, sql } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
-import { isSystemSpace, type Path } from './identifiers.js';
+import { isSystemSpace, UNITS_SPACE, type Path } from './identifiers.js';
 import { GLOBAL_PROJECT_ID, readSchema, type ProjectSchema, type SpaceSet } from './schema-store.js';
 
 /** The ACL of definitions, whose grants decide which spaces' schema a request sees. */
@@ -32,6 +32,24 @@ export function inSpaceScope(access: Access | undefined, space: string): boolean
 export function spaceCondition(access: Access | undefined, column: string | Sql): Sql | undefined {
   if (access === undefined || access.all) return undefined;
   return access.spaces.length ? sql`${typeof column === 'string' ? Sql.raw(column) : column} IN (${access.spaces})` : FALSE;
+}
+
+/**
+ * The system spaces holding instances the service keeps (the unit nodes): every principal that reads
+ * instances reads them, as it reads the system schema, so that a writer scoped to its own spaces can point
+ * a time series at a unit. Nobody writes them.
+ */
+const SYSTEM_INSTANCE_SPACES: readonly string[] = [UNITS_SPACE];
+
+/** An instance in `space` is read under `access`: the space is in scope, or a system space. */
+export function inInstanceReadScope(access: Access | undefined, space: string): boolean {
+  return isSystemSpace(space) || inSpaceScope(access, space);
+}
+
+/** The instance rows whose `column` names a space read under `access` (see `inInstanceReadScope`); undefined when every space is. */
+export function instanceSpaceCondition(access: Access | undefined, column: string): Sql | undefined {
+  if (access === undefined || access.all) return undefined;
+  return sql`${Sql.raw(column)} IN (${[...access.spaces, ...SYSTEM_INSTANCE_SPACES]})`;
 }
 
 /** Schema in `space` is in the scope of `access`: the space is in scope, or a system space. */
