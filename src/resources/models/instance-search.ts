@@ -205,7 +205,7 @@ export async function aggregateInstances(services: Services, projectId: number, 
         if (raw === null || raw === undefined) return entry;
         let value = Number(raw);
         const u = a.aggregate !== 'count' && a.property ? unit(a.property) : undefined;
-        if (u) value = a.aggregate === 'sum' ? u.scale * value + Number(r[`n${i}`]) * u.shift : u.value(value);
+        if (u) value = a.aggregate === 'sum' ? u.sum(value, Number(r[`n${i}`])) : u.value(value);
         entry.value = value;
         return entry;
       });
