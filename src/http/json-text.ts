@@ -2,8 +2,19 @@
  * Response bodies already rendered as JSON (items rendered by SQL, see `itemJsonSql`). The route wrapper
  * sends them as they are: serializing them again is what rendering in SQL saves. A list page arrives as
  * UTF-8 bytes joined by SQLite, and is sent as bytes.
+ *
+ * Every JSON response ends with a newline, so that a shell prompt after `curl` starts on a line of its own;
+ * JSON parsers take it as the whitespace it is.
  */
 import { Readable } from 'node:stream';
+
+const END = '\n';
+const END_BYTES = Buffer.from(END);
+
+/** A value as the text of a JSON response. */
+export function jsonResponseText(value: unknown): string {
+  return JSON.stringify(value) + END;
+}
 
 /**
  * From this size a body in pieces is streamed rather than copied into one buffer. A large page's bytes are
@@ -19,11 +30,12 @@ export class JsonText {
   /** What the route sends, with its length in bytes when it is a stream (Fastify sets it for the others). */
   payload(): { body: string | Buffer | Readable; length?: number } {
     const body = this.body;
-    if (typeof body === 'string' || Buffer.isBuffer(body)) return { body };
+    if (typeof body === 'string') return { body: body + END };
+    const pieces = [...(Buffer.isBuffer(body) ? [body] : body), END_BYTES];
     let length = 0;
-    for (const piece of body) length += piece.length;
-    if (length < STREAM_FROM_BYTES) return { body: Buffer.concat(body as Buffer[], length) };
-    return { body: Readable.from(body, { objectMode: false }), length };
+    for (const piece of pieces) length += piece.length;
+    if (length < STREAM_FROM_BYTES) return { body: Buffer.concat(pieces, length) };
+    return { body: Readable.from(pieces, { objectMode: false }), length };
   }
 }
 
