@@ -118,62 +118,86 @@ export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
 
-const FLAGS: Record<string, string> = {
-  '--port': 'STRATA_PORT',
-  '--host': 'STRATA_HOST',
-  '--data-dir': 'STRATA_DATA_DIR',
-  '--database-url': 'STRATA_DATABASE_URL',
-  '--database-read-url': 'STRATA_DATABASE_READ_URL',
-  '--database-pool-size': 'STRATA_DATABASE_POOL_SIZE',
-  '--metrics': 'STRATA_METRICS',
-  '--projects': 'STRATA_PROJECTS',
-  '--public-url': 'STRATA_PUBLIC_URL',
-  '--body-limit': 'STRATA_BODY_LIMIT',
-  '--log-level': 'STRATA_LOG_LEVEL',
-  '--sync': 'STRATA_SYNC',
-  '--read-workers': 'STRATA_READ_WORKERS',
-  '--throttle': 'STRATA_THROTTLE',
-  '--rate-limit': 'STRATA_RATE_LIMIT',
-  '--rate-burst': 'STRATA_RATE_BURST',
-  '--concurrency-limit': 'STRATA_CONCURRENCY_LIMIT',
-  '--principal-rate-limit': 'STRATA_PRINCIPAL_RATE_LIMIT',
-  '--principal-rate-burst': 'STRATA_PRINCIPAL_RATE_BURST',
-  '--principal-concurrency-limit': 'STRATA_PRINCIPAL_CONCURRENCY_LIMIT',
-  '--project-limits': 'STRATA_PROJECT_LIMITS',
-  '--redis-url': 'STRATA_REDIS_URL',
-  '--clients': 'STRATA_CLIENTS',
-  '--jwks-refresh-interval': 'STRATA_JWKS_REFRESH_INTERVAL_MS',
-  '--outbound-allow': 'STRATA_OUTBOUND_ALLOW',
-  '--outbound-deadline': 'STRATA_OUTBOUND_DEADLINE_MS',
-  '--outbound-max-bytes': 'STRATA_OUTBOUND_MAX_BYTES',
-  '--oidc-extra-origins': 'STRATA_OIDC_EXTRA_ORIGINS',
-  '--unauthenticated-body-limit': 'STRATA_UNAUTHENTICATED_BODY_LIMIT',
-  '--json-max-depth': 'STRATA_JSON_MAX_DEPTH',
-  '--headers-timeout': 'STRATA_HEADERS_TIMEOUT_MS',
-  '--request-timeout': 'STRATA_REQUEST_TIMEOUT_MS',
-  '--max-connections-per-address': 'STRATA_MAX_CONNECTIONS_PER_ADDRESS',
-  '--cors-origins': 'STRATA_CORS_ORIGINS',
-  '--trust-proxy': 'STRATA_TRUST_PROXY',
-  '--token-failure-burst': 'STRATA_TOKEN_FAILURE_BURST',
-  '--token-failure-rate': 'STRATA_TOKEN_FAILURE_RATE',
-  '--sync-cursor-max-age': 'STRATA_SYNC_CURSOR_MAX_AGE_MS',
-  '--models-limits': 'STRATA_MODELS_LIMITS',
-  '--blob-url': 'STRATA_BLOB_URL',
-  '--blob-endpoint': 'STRATA_BLOB_ENDPOINT',
-  '--blob-path-style': 'STRATA_BLOB_PATH_STYLE',
-};
-
-const FLAG_WIDTH = Math.max(...Object.keys(FLAGS).map((f) => f.length)) + 2;
-
-export const CONFIG_HELP = Object.entries(FLAGS)
-  .map(([flag, env]) => `  ${flag.padEnd(FLAG_WIDTH)} (${env})`)
-  .join('\n');
-
 /** Generous enough that one developer never meets them; operators tune them per deployment and project. */
 export const DEFAULT_LIMITS: ThrottleLimits = {
   project: { rate: 20_000, burst: 40_000, concurrency: 1000 },
   principal: { rate: 10_000, burst: 20_000, concurrency: 500 },
 };
+/** Enough for any request the API takes (an advanced filter 10 levels deep nests about 25), far from what costs. */
+export const DEFAULT_JSON_MAX_DEPTH = 64;
+
+/**
+ * Every setting, once: its flag (absent for the few read from the environment only), its environment
+ * variable, what it sets, and its default. `default` is the text used when neither is given; `shown`
+ * describes a default that depends on other settings or on the machine. `strata help` lists them from here.
+ */
+interface Setting {
+  flag?: string;
+  env: string;
+  meaning: string;
+  default?: string;
+  shown?: string;
+}
+
+const SETTINGS: readonly Setting[] = [
+  { flag: '--port', env: 'STRATA_PORT', default: '4000', meaning: 'HTTP port' },
+  { flag: '--host', env: 'STRATA_HOST', default: '127.0.0.1', meaning: 'interface to listen on (0.0.0.0 for all)' },
+  { flag: '--public-url', env: 'STRATA_PUBLIC_URL', shown: 'http://localhost:<port>', meaning: "origin clients use; the built-in identity provider's issuer and audience" },
+  { flag: '--projects', env: 'STRATA_PROJECTS', default: 'dev', meaning: 'comma-separated projects to create on start if missing' },
+  { flag: '--log-level', env: 'STRATA_LOG_LEVEL', default: 'warn', meaning: 'pino log level' },
+  { flag: '--metrics', env: 'STRATA_METRICS', default: 'on', meaning: 'GET /metrics in Prometheus text format: on or off' },
+  { flag: '--data-dir', env: 'STRATA_DATA_DIR', default: './data', meaning: 'directory of the embedded store (strata.db); :memory: for a throwaway store' },
+  { flag: '--sync', env: 'STRATA_SYNC', default: 'normal', meaning: 'normal: an answered write survives a killed process; full: also a power loss' },
+  { flag: '--read-workers', env: 'STRATA_READ_WORKERS', shown: 'cores, at most 4', meaning: 'worker threads that read list pages; 0 reads on the main thread' },
+  { flag: '--database-url', env: 'STRATA_DATABASE_URL', shown: 'none (the embedded store)', meaning: 'PostgreSQL database to use instead of the embedded store' },
+  { flag: '--database-read-url', env: 'STRATA_DATABASE_READ_URL', shown: 'none', meaning: 'a read replica of that database, for list, search and aggregate reads' },
+  { flag: '--database-pool-size', env: 'STRATA_DATABASE_POOL_SIZE', default: '10', meaning: 'connections each PostgreSQL pool keeps open' },
+  { env: 'STRATA_DEV_CLIENT_SECRET', shown: 'generated once, kept in the store', meaning: 'secret of the administrator client strata-admin' },
+  { flag: '--clients', env: 'STRATA_CLIENTS', shown: 'none', meaning: 'more clients of the built-in identity provider, with their groups claim (JSON array, or @file)' },
+  { flag: '--jwks-refresh-interval', env: 'STRATA_JWKS_REFRESH_INTERVAL_MS', default: '30000', meaning: "least time between two fetches of an identity provider's keys, in ms" },
+  { flag: '--body-limit', env: 'STRATA_BODY_LIMIT', default: String(20 * 1024 * 1024), meaning: 'largest request body in bytes, after decoding a compressed one' },
+  { flag: '--unauthenticated-body-limit', env: 'STRATA_UNAUTHENTICATED_BODY_LIMIT', default: '8192', meaning: 'largest body of a route outside the project operations (the token endpoints)' },
+  { flag: '--json-max-depth', env: 'STRATA_JSON_MAX_DEPTH', default: String(DEFAULT_JSON_MAX_DEPTH), meaning: 'deepest nesting of arrays and objects in a JSON body' },
+  { flag: '--headers-timeout', env: 'STRATA_HEADERS_TIMEOUT_MS', shown: '10000, at most the request timeout', meaning: "time to send a request's headers, in ms" },
+  { flag: '--request-timeout', env: 'STRATA_REQUEST_TIMEOUT_MS', default: '30000', meaning: 'time to send a whole request, in ms' },
+  { flag: '--max-connections-per-address', env: 'STRATA_MAX_CONNECTIONS_PER_ADDRESS', default: '256', meaning: 'open connections per client address; 0 for no cap' },
+  { flag: '--trust-proxy', env: 'STRATA_TRUST_PROXY', shown: 'none', meaning: 'proxies whose X-Forwarded-For names the client: addresses, CIDR ranges, loopback, linklocal, uniquelocal' },
+  { flag: '--cors-origins', env: 'STRATA_CORS_ORIGINS', shown: 'none (CORS off)', meaning: 'exact origins of browser applications allowed to call the API, comma-separated' },
+  { flag: '--token-failure-burst', env: 'STRATA_TOKEN_FAILURE_BURST', default: '10', meaning: 'failed /oauth2/token requests at once, per client id and per address' },
+  { flag: '--token-failure-rate', env: 'STRATA_TOKEN_FAILURE_RATE', default: '10', meaning: 'failed /oauth2/token requests a minute after the burst' },
+  { flag: '--sync-cursor-max-age', env: 'STRATA_SYNC_CURSOR_MAX_AGE_MS', default: String(DM_LIMITS.syncCursorMaxAgeMs), meaning: 'age at which a data modeling sync cursor expires, in ms' },
+  { flag: '--models-limits', env: 'STRATA_MODELS_LIMITS', shown: "the reference's", meaning: 'what a project may hold in data modeling, as JSON such as {"instances": 100000}' },
+  { flag: '--blob-url', env: 'STRATA_BLOB_URL', shown: '<data-dir>/blobs; the database with --data-dir :memory:', meaning: 'where file contents are kept: file:///path, database: (the database), or s3://bucket/prefix' },
+  { flag: '--blob-endpoint', env: 'STRATA_BLOB_ENDPOINT', shown: 'AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, or AWS', meaning: 'address of an S3-compatible store, such as http://127.0.0.1:9000' },
+  { flag: '--blob-path-style', env: 'STRATA_BLOB_PATH_STYLE', shown: 'on with an endpoint, off without', meaning: 'S3 requests with the bucket in the path rather than the host name: on or off' },
+  { flag: '--throttle', env: 'STRATA_THROTTLE', default: 'on', meaning: 'request-rate and concurrency budgets: on, or off only for load tests' },
+  { flag: '--rate-limit', env: 'STRATA_RATE_LIMIT', shown: String(DEFAULT_LIMITS.project.rate), meaning: 'requests per second per project' },
+  { flag: '--rate-burst', env: 'STRATA_RATE_BURST', shown: `${DEFAULT_LIMITS.project.burst}, twice a rate that is set`, meaning: 'requests a project may send at once after a quiet period' },
+  { flag: '--concurrency-limit', env: 'STRATA_CONCURRENCY_LIMIT', shown: String(DEFAULT_LIMITS.project.concurrency), meaning: 'requests in flight per project' },
+  { flag: '--principal-rate-limit', env: 'STRATA_PRINCIPAL_RATE_LIMIT', shown: String(DEFAULT_LIMITS.principal.rate), meaning: 'requests per second per principal in a project' },
+  { flag: '--principal-rate-burst', env: 'STRATA_PRINCIPAL_RATE_BURST', shown: `${DEFAULT_LIMITS.principal.burst}, twice a rate that is set`, meaning: 'requests a principal may send at once' },
+  { flag: '--principal-concurrency-limit', env: 'STRATA_PRINCIPAL_CONCURRENCY_LIMIT', shown: String(DEFAULT_LIMITS.principal.concurrency), meaning: 'requests in flight per principal in a project' },
+  { flag: '--project-limits', env: 'STRATA_PROJECT_LIMITS', shown: 'none', meaning: 'per-project overrides of the budgets, as JSON keyed by project' },
+  { flag: '--redis-url', env: 'STRATA_REDIS_URL', shown: 'none', meaning: 'share the budgets between processes through this Redis (redis:// or rediss://)' },
+  { flag: '--outbound-allow', env: 'STRATA_OUTBOUND_ALLOW', shown: 'none (public addresses only)', meaning: 'further address kinds Strata may call: loopback, private, comma-separated' },
+  { flag: '--outbound-deadline', env: 'STRATA_OUTBOUND_DEADLINE_MS', default: '5000', meaning: 'longest time for a whole outbound call, in ms' },
+  { flag: '--outbound-max-bytes', env: 'STRATA_OUTBOUND_MAX_BYTES', default: String(1024 * 1024), meaning: 'largest response body an outbound call reads' },
+  { flag: '--oidc-extra-origins', env: 'STRATA_OIDC_EXTRA_ORIGINS', shown: 'none', meaning: "origins besides the issuer's where its discovery document may place keys and token endpoint (comma-separated, or *)" },
+];
+
+const FLAGS = new Map(SETTINGS.flatMap((s) => (s.flag ? [[s.flag, s.env] as const] : [])));
+const DEFAULTS: Env = Object.fromEntries(SETTINGS.flatMap((s) => (s.default === undefined ? [] : [[s.env, s.default]])));
+
+/** A setting's text from its flag or variable, else its declared default. */
+function setting(values: Env, env: string): string {
+  const value = values[env] ?? DEFAULTS[env];
+  if (value === undefined) throw new Error(`${env} declares no default`);
+  return value;
+}
+
+/** The settings as `strata help` lists them: each flag with its variable, what it sets and its default. */
+export const CONFIG_HELP = SETTINGS.map((s) => `  ${s.flag ? `${s.flag} (${s.env})` : `${s.env} (environment only)`}\n      ${s.meaning} (default: ${s.default ?? s.shown})`).join('\n');
+
 const PROJECT_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
 const MAX_RATE = 1e9;
 const MAX_COUNT = 1e9;
@@ -276,7 +300,7 @@ export function applyLimitsOverride(base: ThrottleLimits, o: LimitsOverride | un
 }
 
 function loadThrottleConfig(values: Env): ThrottleConfig {
-  const onOff = values.STRATA_THROTTLE ?? 'on';
+  const onOff = setting(values, 'STRATA_THROTTLE');
   if (onOff !== 'on' && onOff !== 'off') throw new ConfigError(`STRATA_THROTTLE (--throttle) must be "on" or "off", got "${onOff}"`);
   const scope = (prefix: string, flag: string, d: ScopeLimits): ScopeLimits => {
     const rateRaw = values[`STRATA_${prefix}RATE_LIMIT`];
@@ -327,13 +351,10 @@ function loadThrottleConfig(values: Env): ThrottleConfig {
   return { enabled: onOff === 'on', limits, projectLimits, redisUrl };
 }
 
-/** Enough for any request the API takes (an advanced filter 10 levels deep nests about 25), far from what costs. */
-export const DEFAULT_JSON_MAX_DEPTH = 64;
-
 /** The request and headers timeouts: the headers' may not be longer than the whole request's. */
 function loadTimeouts(values: Env): { headersTimeoutMs: number; requestTimeoutMs: number } {
   const requestName = 'STRATA_REQUEST_TIMEOUT_MS (--request-timeout)';
-  const requestTimeoutMs = integer(requestName, values.STRATA_REQUEST_TIMEOUT_MS ?? '30000', 50, 3_600_000);
+  const requestTimeoutMs = integer(requestName, setting(values, 'STRATA_REQUEST_TIMEOUT_MS'), 50, 3_600_000);
   const headersRaw = values.STRATA_HEADERS_TIMEOUT_MS;
   if (headersRaw === undefined) return { requestTimeoutMs, headersTimeoutMs: Math.min(10_000, requestTimeoutMs) };
   const headersTimeoutMs = integer('STRATA_HEADERS_TIMEOUT_MS (--headers-timeout)', headersRaw, 50, 3_600_000);
@@ -491,8 +512,8 @@ function loadOutboundConfig(values: Env): OutboundConfig {
   }
   return {
     allow: [...new Set(allow as AddressAllowance[])],
-    deadlineMs: integer('STRATA_OUTBOUND_DEADLINE_MS (--outbound-deadline)', values.STRATA_OUTBOUND_DEADLINE_MS ?? '5000', 100, 120_000),
-    maxBytes: integer('STRATA_OUTBOUND_MAX_BYTES (--outbound-max-bytes)', values.STRATA_OUTBOUND_MAX_BYTES ?? String(1024 * 1024), 1024, 64 * 1024 * 1024),
+    deadlineMs: integer('STRATA_OUTBOUND_DEADLINE_MS (--outbound-deadline)', setting(values, 'STRATA_OUTBOUND_DEADLINE_MS'), 100, 120_000),
+    maxBytes: integer('STRATA_OUTBOUND_MAX_BYTES (--outbound-max-bytes)', setting(values, 'STRATA_OUTBOUND_MAX_BYTES'), 1024, 64 * 1024 * 1024),
   };
 }
 
@@ -516,18 +537,18 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
   const values: Env = { ...env };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split(/=(.*)/s, 2);
-    const name = FLAGS[flag];
-    if (!name) throw new ConfigError(`unknown option ${flag}\noptions:\n${CONFIG_HELP}`);
+    const name = FLAGS.get(flag);
+    if (!name) throw new ConfigError(`unknown option ${flag}; \`strata help\` lists the options`);
     const value = inline ?? argv[++i];
     if (value === undefined) throw new ConfigError(`${flag} needs a value`);
     values[name] = value;
   }
 
-  const port = integer('STRATA_PORT (--port)', values.STRATA_PORT ?? '4000', 0, 65535);
-  const host = values.STRATA_HOST ?? '127.0.0.1';
-  const dataDirRaw = values.STRATA_DATA_DIR ?? './data';
+  const port = integer('STRATA_PORT (--port)', setting(values, 'STRATA_PORT'), 0, 65535);
+  const host = setting(values, 'STRATA_HOST');
+  const dataDirRaw = setting(values, 'STRATA_DATA_DIR');
   const dataDir = dataDirRaw === ':memory:' ? dataDirRaw : resolve(dataDirRaw);
-  const projects = (values.STRATA_PROJECTS ?? 'dev')
+  const projects = setting(values, 'STRATA_PROJECTS')
     .split(',')
     .map((p) => p.trim())
     .filter(Boolean);
@@ -539,7 +560,7 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
   if (values.STRATA_DATABASE_READ_URL && !values.STRATA_DATABASE_URL) {
     throw new ConfigError('STRATA_DATABASE_READ_URL (--database-read-url) is a replica of STRATA_DATABASE_URL (--database-url), which is not set');
   }
-  const synchronous = values.STRATA_SYNC ?? 'normal';
+  const synchronous = setting(values, 'STRATA_SYNC');
   if (synchronous !== 'normal' && synchronous !== 'full') throw new ConfigError(`STRATA_SYNC must be "normal" or "full", got "${synchronous}"`);
   return {
     host,
@@ -547,37 +568,37 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
     dataDir,
     databaseUrl: databaseUrl('STRATA_DATABASE_URL (--database-url)', values.STRATA_DATABASE_URL),
     databaseReadUrl: databaseUrl('STRATA_DATABASE_READ_URL (--database-read-url)', values.STRATA_DATABASE_READ_URL),
-    databasePoolSize: integer('STRATA_DATABASE_POOL_SIZE (--database-pool-size)', values.STRATA_DATABASE_POOL_SIZE ?? '10', 1, 1000),
-    metrics: onOff('STRATA_METRICS (--metrics)', values.STRATA_METRICS ?? 'on'),
+    databasePoolSize: integer('STRATA_DATABASE_POOL_SIZE (--database-pool-size)', setting(values, 'STRATA_DATABASE_POOL_SIZE'), 1, 1000),
+    metrics: onOff('STRATA_METRICS (--metrics)', setting(values, 'STRATA_METRICS')),
     projects,
     publicUrl: (values.STRATA_PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
     devClientSecret: values.STRATA_DEV_CLIENT_SECRET || undefined,
-    bodyLimit: integer('STRATA_BODY_LIMIT', values.STRATA_BODY_LIMIT ?? String(20 * 1024 * 1024), 1024, 1024 * 1024 * 1024),
-    logLevel: values.STRATA_LOG_LEVEL ?? 'warn',
+    bodyLimit: integer('STRATA_BODY_LIMIT', setting(values, 'STRATA_BODY_LIMIT'), 1024, 1024 * 1024 * 1024),
+    logLevel: setting(values, 'STRATA_LOG_LEVEL'),
     synchronous,
     readWorkers: integer('STRATA_READ_WORKERS (--read-workers)', values.STRATA_READ_WORKERS ?? String(Math.min(4, availableParallelism())), 0, 64),
     throttle: loadThrottleConfig(values),
     clients: loadClients(values.STRATA_CLIENTS),
-    jwksRefreshIntervalMs: integer('STRATA_JWKS_REFRESH_INTERVAL_MS (--jwks-refresh-interval)', values.STRATA_JWKS_REFRESH_INTERVAL_MS ?? '30000', 0, 86_400_000),
+    jwksRefreshIntervalMs: integer('STRATA_JWKS_REFRESH_INTERVAL_MS (--jwks-refresh-interval)', setting(values, 'STRATA_JWKS_REFRESH_INTERVAL_MS'), 0, 86_400_000),
     outbound: loadOutboundConfig(values),
     oidcExtraOrigins: loadExtraOrigins(values.STRATA_OIDC_EXTRA_ORIGINS),
-    syncCursorMaxAgeMs: integer('STRATA_SYNC_CURSOR_MAX_AGE_MS (--sync-cursor-max-age)', values.STRATA_SYNC_CURSOR_MAX_AGE_MS ?? String(DM_LIMITS.syncCursorMaxAgeMs), 1000, 365 * 86_400_000),
+    syncCursorMaxAgeMs: integer('STRATA_SYNC_CURSOR_MAX_AGE_MS (--sync-cursor-max-age)', setting(values, 'STRATA_SYNC_CURSOR_MAX_AGE_MS'), 1000, 365 * 86_400_000),
     modelsLimits: loadModelsLimits(values.STRATA_MODELS_LIMITS),
     blobs: loadBlobSettings(values),
     unauthenticatedBodyLimit: integer(
       'STRATA_UNAUTHENTICATED_BODY_LIMIT (--unauthenticated-body-limit)',
-      values.STRATA_UNAUTHENTICATED_BODY_LIMIT ?? '8192',
+      setting(values, 'STRATA_UNAUTHENTICATED_BODY_LIMIT'),
       1024,
       1024 * 1024,
     ),
-    jsonMaxDepth: integer('STRATA_JSON_MAX_DEPTH (--json-max-depth)', values.STRATA_JSON_MAX_DEPTH ?? String(DEFAULT_JSON_MAX_DEPTH), 8, 1000),
+    jsonMaxDepth: integer('STRATA_JSON_MAX_DEPTH (--json-max-depth)', setting(values, 'STRATA_JSON_MAX_DEPTH'), 8, 1000),
     ...loadTimeouts(values),
-    maxConnectionsPerAddress: integer('STRATA_MAX_CONNECTIONS_PER_ADDRESS (--max-connections-per-address)', values.STRATA_MAX_CONNECTIONS_PER_ADDRESS ?? '256', 0, 1_000_000),
+    maxConnectionsPerAddress: integer('STRATA_MAX_CONNECTIONS_PER_ADDRESS (--max-connections-per-address)', setting(values, 'STRATA_MAX_CONNECTIONS_PER_ADDRESS'), 0, 1_000_000),
     corsOrigins: loadCorsOrigins(values.STRATA_CORS_ORIGINS),
     trustProxy: loadTrustProxy(values.STRATA_TRUST_PROXY),
     tokenFailures: {
-      burst: count('STRATA_TOKEN_FAILURE_BURST (--token-failure-burst)', values.STRATA_TOKEN_FAILURE_BURST ?? '10', 'failed attempts'),
-      perMinute: positiveRate('STRATA_TOKEN_FAILURE_RATE (--token-failure-rate)', values.STRATA_TOKEN_FAILURE_RATE ?? '10', undefined, 'failed attempts per minute'),
+      burst: count('STRATA_TOKEN_FAILURE_BURST (--token-failure-burst)', setting(values, 'STRATA_TOKEN_FAILURE_BURST'), 'failed attempts'),
+      perMinute: positiveRate('STRATA_TOKEN_FAILURE_RATE (--token-failure-rate)', setting(values, 'STRATA_TOKEN_FAILURE_RATE'), undefined, 'failed attempts per minute'),
     },
   };
 }

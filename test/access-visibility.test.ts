@@ -133,18 +133,14 @@ describe('references to items outside the scope answer as for unknown items', ()
     ['POST', '/assets/list', (v) => ({ filter: { assetSubtreeIds: [{ id: v }] } }), 'id'],
     ['POST', '/assets/list', (v) => ({ filter: { assetSubtreeIds: [{ externalId: v }] } }), 'externalId'],
     ['POST', '/assets/list', (v) => ({ filter: { rootIds: [{ id: v }] } }), 'id'],
-    ['POST', '/assets/list', (v) => ({ filter: { parentExternalIds: [v] } }), 'externalId'],
     ['POST', '/assets/list', (v) => ({ filter: { dataSetIds: [{ id: v }] } }), 'ds'],
     ['POST', '/assets/aggregate', (v) => ({ filter: { assetSubtreeIds: [{ id: v }] } }), 'id'],
     ['POST', '/assets/search', (v) => ({ filter: { rootIds: [{ id: v }] } }), 'id'],
     ['POST', '/assets/byids', (v) => ({ items: [{ externalId: v }] }), 'externalId'],
-    ['POST', '/events/list', (v) => ({ filter: { assetExternalIds: [v] } }), 'externalId'],
     ['POST', '/events/list', (v) => ({ filter: { assetSubtreeIds: [{ id: v }] } }), 'id'],
     ['POST', '/events/list', (v) => ({ filter: { dataSetIds: [{ id: v }] } }), 'ds'],
     ['POST', '/events/aggregate', (v) => ({ filter: { assetSubtreeIds: [{ externalId: v }] } }), 'externalId'],
-    ['POST', '/events/search', (v) => ({ filter: { assetExternalIds: [v] } }), 'externalId'],
     ['POST', '/timeseries/list', (v) => ({ filter: { assetSubtreeIds: [{ id: v }] } }), 'id'],
-    ['POST', '/timeseries/list', (v) => ({ filter: { assetExternalIds: [v] } }), 'externalId'],
     ['POST', '/timeseries/list', (v) => ({ filter: { rootAssetIds: [v] } }), 'id'],
     ['POST', '/timeseries/aggregate', (v) => ({ filter: { dataSetIds: [{ id: v }] } }), 'ds'],
   ];
@@ -154,6 +150,17 @@ describe('references to items outside the scope answer as for unknown items', ()
     const res = await answersAsUnknown(reader, method, path, build, hidden, unknown);
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body.error.missing)).toContain(JSON.stringify(hidden));
+  });
+
+  it.each([
+    ['/assets/list', { parentExternalIds: ['root2'] }],
+    ['/events/list', { assetExternalIds: ['root2'] }],
+    ['/events/search', { assetExternalIds: ['root2'] }],
+    ['/timeseries/list', { assetExternalIds: ['root2'] }],
+  ])('POST %s, a filter naming a hidden asset by external id, finds nothing, as for an unknown one', async (path, filter) => {
+    const res = await answersAsUnknown(reader, 'POST', path, (v) => ({ filter: JSON.parse(JSON.stringify(filter).replace('root2', v as string)) }), 'root2', 'no-such-asset');
+    expect(res.status).toBe(200);
+    expect(res.body.items).toEqual([]);
   });
 
   it('answers filters by data set external id and query parameters alike', async () => {

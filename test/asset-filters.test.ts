@@ -233,10 +233,21 @@ describe('asset filters on events', () => {
     const sub = await h.post('/events/list', { filter: { assetSubtreeIds: [{ externalId: 'h-none' }, { id: 987654321 }] } });
     expect(errorMessage(sub, 400)).toBeTruthy();
     expect(sub.body.error.missing).toEqual([{ externalId: 'h-none' }, { id: 987654321 }]);
-    const named = await h.post('/events/list', { filter: { assetExternalIds: ['h-0', 'h-none'] } });
-    expect(named.body.error.missing).toEqual([{ externalId: 'h-none' }]);
     const both = await h.post('/events/list', { filter: { assetSubtreeIds: [{ id: 1, externalId: 'h-0' }] } });
     expect(errorMessage(both, 400)).toMatch(/filter\.assetSubtreeIds\[0\]: give exactly one of "id" and "externalId"/);
+  });
+
+  it('match nothing for asset external ids that name no asset, as the reference does, on events and time series', async () => {
+    const some = await listAll('/events/list', { filter: { assetExternalIds: ['h-0'] } });
+    expect(some.length).toBeGreaterThan(0);
+    expect(await listAll('/events/list', { filter: { assetExternalIds: ['h-0', 'h-none'] } })).toEqual(some);
+    // The official Python SDK's own test: external ids and ids no project holds, and nothing found.
+    expect(await listAll('/events/list', { filter: { assetExternalIds: ['a', 'b'], assetIds: [0, 1] } })).toEqual([]);
+    expect(ok(await h.get(`/events?assetExternalIds=${encodeURIComponent('["h-none"]')}`), 'GET').items).toEqual([]);
+    expect(ok(await h.post('/events/search', { filter: { assetExternalIds: ['h-none'] } }), 'search').items).toEqual([]);
+    expect(ok(await h.post('/events/aggregate', { filter: { assetExternalIds: ['h-none'] } }), 'aggregate').items).toEqual([{ count: 0 }]);
+    expect(ok(await h.post('/timeseries/list', { filter: { assetExternalIds: ['h-none'] } }), 'time series').items).toEqual([]);
+    expect(ok(await h.post('/assets/list', { filter: { parentExternalIds: ['h-none'] } }), 'assets').items).toEqual([]);
   });
 
   it('refuses subtrees larger than the limit', async () => {

@@ -200,11 +200,29 @@ describe('groups that would grant something unknown', () => {
 });
 
 describe('removed mechanisms', () => {
-  it('refuses API keys and answers /login with a message saying what replaced them', async () => {
+  it('refuses API keys with a message saying what replaced them', async () => {
     expect(errorMessage(await h.request('GET', '/events', undefined, { 'api-key': 'k' }), 401)).toMatch(/API keys were removed/);
     expect(errorMessage(await h.request('GET', '/api/v1/token/inspect', undefined, { 'api-key': 'k' }), 401)).toMatch(/API keys were removed/);
-    for (const path of ['/login', '/login/status', '/api/v1/projects/dev/login']) {
-      expect(errorMessage(await h.request('GET', path), 410), path).toMatch(/\/login was removed.*Bearer/);
+  });
+
+  it('answers /login, as every path it does not serve, 404 whatever the method and the body', async () => {
+    const bodies: Array<[string, Record<string, string>] | undefined> = [
+      undefined,
+      ['', { 'content-type': 'application/json' }],
+      ['{"not json', { 'content-type': 'application/json' }],
+      ['a=b', { 'content-type': 'application/x-www-form-urlencoded' }],
+      ['x'.repeat(100_000), { 'content-type': 'application/json' }],
+    ];
+    for (const path of ['/login', '/login/status', '/api/v1/projects/dev/login', '/api/v1/projects/dev/login/status', '/api/v1/projects/dev/no-such-thing']) {
+      for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
+        for (const body of bodies) {
+          if (method === 'GET' && body) continue;
+          const res = await h.strata.app.inject({ method: method as 'POST', url: path, ...(body ? { payload: body[0], headers: body[1] } : {}) });
+          const where = `${method} ${path} ${body ? body[0].slice(0, 12) : '(no body)'}`;
+          expect(res.statusCode, where).toBe(404);
+          expect(res.json().error.code, where).toBe(404);
+        }
+      }
     }
   });
 });

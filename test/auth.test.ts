@@ -57,6 +57,16 @@ describe('bearer tokens', () => {
     expect(errorMessage(await call(`Bearer ${await token({ aud: 'https://elsewhere' })}`), 401)).toMatch(/aud/);
   });
 
+  it('says what is wrong when a failed token request left no token, or its error answer, in the header', async () => {
+    // What `TOKEN=$(curl ... | sed ...)` leaves behind with a wrong secret: nothing, or the error body.
+    expect(errorMessage(await call('Bearer '), 401)).toMatch(/no token after "Bearer"; did getting the access token fail/);
+    const answer = await h.strata.app.inject({ method: 'POST', url: '/oauth2/token', payload: 'grant_type=client_credentials&client_id=strata-admin&client_secret=wrong', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(answer.statusCode).toBe(401);
+    expect(errorMessage(await call(`Bearer ${answer.body}`), 401)).toMatch(/bearer token is JSON, not an access token \(a JWT: header\.payload\.signature\); was it the error answer of a token request/);
+    expect(errorMessage(await call('Bearer two words'), 401)).toMatch(/expected "Bearer <access token>", the token a JWT/);
+    expect(errorMessage(await call('Bearer abc'), 401)).toMatch(/expected a signed JWT \(header\.payload\.signature\)/);
+  });
+
   it('refuses alg none and a tampered payload', async () => {
     const good = await token({});
     const [header, payload, signature] = good.split('.');

@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonResponseText } from '../src/http/json-text.js';
 import { listDatapoints, listDatapointsObject } from '../src/resources/datapoints/read-service.js';
 import type { ListDatapointsBody } from '../src/resources/datapoints/schema.js';
 import { sql } from '../src/storage/sql.js';
@@ -202,6 +203,6 @@ describe('list response JSON text', () => {
     });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.body).toBe(JSON.stringify(await listDatapointsObject(h.strata.services, projectId, body as ListDatapointsBody)));
+    expect(res.body).toBe(jsonResponseText(await listDatapointsObject(h.strata.services, projectId, body as ListDatapointsBody)));
   });
 });

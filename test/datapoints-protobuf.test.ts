@@ -288,6 +288,6 @@ describe('inserts as protocol buffers', () => {
     }
     expect(errorMessage(await insert(Buffer.alloc(0)), 400)).toMatch(/items: must have at least 1 item/);
     const events = await h.request('POST', '/events', encode([]), { 'content-type': 'application/protobuf' });
-    expect(errorMessage(events, 415)).toBe(`POST ${h.base}/events takes JSON only; send the request body with "Content-Type: application/json"`);
+    expect(errorMessage(events, 415)).toBe(`POST ${h.base}/events takes JSON, and the body came as protocol buffers; send it with "Content-Type: application/json"`);
   });
 });

@@ -2,11 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
 
 let h: Harness;
+/** Asset ids by the number the tests give them: A[1] is the first asset created. */
+const A: number[] = [0];
 beforeAll(async () => {
   h = await startHarness();
-  // Events refer only to existing assets; the tests below name assets 1 to 4 (a fresh store numbers from 1).
+  // Events refer only to existing assets; the tests below name them A[1] to A[4].
   const assets = await h.post('/assets', { items: [1, 2, 3, 4].map((n) => ({ name: `asset ${n}` })) });
-  expect(assets.body.items.map((a: { id: number }) => a.id)).toEqual([1, 2, 3, 4]);
+  A.push(...assets.body.items.map((a: { id: number }) => a.id));
 });
 afterAll(() => h.close());
 
@@ -24,10 +26,10 @@ async function count(): Promise<number> {
 describe('create', () => {
   it('creates events and returns them with ids and timestamps', async () => {
     const [a, b] = await create([
-      { externalId: 'crud-1', type: 'alarm', startTime: 10, endTime: 20, metadata: { Site: 'Oslo' }, assetIds: [3, 4] },
+      { externalId: 'crud-1', type: 'alarm', startTime: 10, endTime: 20, metadata: { Site: 'Oslo' }, assetIds: [A[3], A[4]] },
       { description: 'no external id' },
     ]);
-    expect(a).toMatchObject({ externalId: 'crud-1', type: 'alarm', startTime: 10, endTime: 20, metadata: { Site: 'Oslo' }, assetIds: [3, 4] });
+    expect(a).toMatchObject({ externalId: 'crud-1', type: 'alarm', startTime: 10, endTime: 20, metadata: { Site: 'Oslo' }, assetIds: [A[3], A[4]] });
     expect(Number.isSafeInteger(a.id) && a.id > 0).toBe(true);
     expect(a.createdTime).toBe(a.lastUpdatedTime);
     expect(b.externalId).toBeUndefined();
@@ -126,7 +128,7 @@ describe('retrieve', () => {
 describe('update', () => {
   it('applies set, setNull, metadata and assetIds patches and moves lastUpdatedTime', async () => {
     const [e] = await create([
-      { externalId: 'u-1', type: 't', subtype: 's', startTime: 1, metadata: { a: '1', b: '2' }, assetIds: [1, 2] },
+      { externalId: 'u-1', type: 't', subtype: 's', startTime: 1, metadata: { a: '1', b: '2' }, assetIds: [A[1], A[2]] },
     ]);
     await new Promise((r) => setImmediate(r));
     const res = await h.post('/events/update', {
@@ -138,14 +140,14 @@ describe('update', () => {
             subtype: { setNull: true },
             description: { set: 'now described' },
             metadata: { add: { c: '3' }, remove: ['a'] },
-            assetIds: { add: [3], remove: [1] },
+            assetIds: { add: [A[3]], remove: [A[1]] },
           },
         },
       ],
     });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const u = res.body.items[0];
-    expect(u).toMatchObject({ id: e.id, type: 'T2', description: 'now described', metadata: { b: '2', c: '3' }, assetIds: [2, 3] });
+    expect(u).toMatchObject({ id: e.id, type: 'T2', description: 'now described', metadata: { b: '2', c: '3' }, assetIds: [A[2], A[3]] });
     expect(u.subtype).toBeUndefined();
     expect(u.lastUpdatedTime).toBeGreaterThanOrEqual(e.lastUpdatedTime);
     expect(u.createdTime).toBe(e.createdTime);

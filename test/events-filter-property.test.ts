@@ -149,6 +149,10 @@ let clock = 0;
 let events: Item[] = [];
 /** Data set external id -> id. */
 let dataSets = new Map<string, number>();
+/** The ids of the assets the generators number 1 to 7. */
+let assetPool: number[] = [];
+/** The id of the asset numbered `n` by the generators; 0 stays 0 (no asset has it). */
+const assetId = (n: number): number => (n === 0 ? 0 : assetPool[n - 1]);
 
 function ok(res: { status: number; body: any }, what: string) {
   if (res.status < 200 || res.status > 299) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -158,10 +162,11 @@ function ok(res: { status: number; body: any }, what: string) {
 beforeAll(async () => {
   h = await startHarness();
   h.strata.services.now = () => clock;
-  // Events refer only to existing assets. The generators name assets 1 to 6 (filters up to 7): create them
-  // first, so a fresh store numbers them from 1; the other project's decoys get assets of their own.
-  const pool = ok(await h.post('/assets', { items: [1, 2, 3, 4, 5, 6, 7].map((n) => ({ name: `asset ${n}` })) }), 'create assets').items;
-  expect(pool.map((a: { id: number }) => a.id)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  // Events refer only to existing assets. The generators number assets 1 to 6 (filters up to 7), which
+  // assetId turns into the ids of assets created here; the other project's decoys get assets of their own.
+  assetPool = ok(await h.post('/assets', { items: [1, 2, 3, 4, 5, 6, 7].map((n) => ({ name: `asset ${n}` })) }), 'create assets').items.map(
+    (a: { id: number }) => a.id,
+  );
   const otherPool = ok(
     await h.request('POST', '/api/v1/projects/other/assets', { items: [1, 2, 3, 4, 5, 6].map((n) => ({ name: `decoy asset ${n}` })) }),
     'create decoy assets',
@@ -171,7 +176,7 @@ beforeAll(async () => {
   dataSets = new Map(sets.map((s: { id: number; externalId: string }) => [s.externalId, s.id]));
 
   const creates = data.events.map((g, i) =>
-    toCreate({ ...g, dataSetId: g.dataSet === undefined ? undefined : dataSets.get(g.dataSet) }, g.stem === undefined ? undefined : `${g.stem}${i}`),
+    toCreate({ ...g, assetIds: g.assetIds?.map(assetId), dataSetId: g.dataSet === undefined ? undefined : dataSets.get(g.dataSet) }, g.stem === undefined ? undefined : `${g.stem}${i}`),
   );
   creates[0].externalId = '';
   let next = 0;
@@ -190,7 +195,9 @@ beforeAll(async () => {
   const ids = created.map((e) => e.id).sort((a, b) => a - b);
   for (const [index, update, at] of data.updates) {
     clock = at;
-    ok(await h.post('/events/update', { items: [{ id: ids[index], update }] }), 'update');
+    const { assetIds, ...rest } = update;
+    const mapped = assetIds && Object.fromEntries(Object.entries(assetIds).map(([op, ns]) => [op, (ns as number[]).map(assetId)]));
+    ok(await h.post('/events/update', { items: [{ id: ids[index], update: { ...rest, ...(mapped ? { assetIds: mapped } : {}) } }] }), 'update');
   }
   ok(await h.post('/events/delete', { items: data.deletes.map((i) => ({ id: ids[i] })) }), 'delete');
 
@@ -204,7 +211,6 @@ afterAll(() => h?.close());
 // Queries
 
 function domains(): Domains {
-  const maxId = Math.max(...events.map((e) => e.id));
   const externalIds = events.map((e) => e.externalId).filter((x): x is string => typeof x === 'string');
   const descriptions = events.map((e) => e.description).filter((x): x is string => typeof x === 'string');
   const strings: Record<string, string[]> = {
@@ -219,8 +225,8 @@ function domains(): Domains {
     { arbitrary: fc.constantFrom(...BIG_TIMES.flatMap((t) => [t - 1, t, t + 1])), weight: 1 },
   );
   const integers: Record<string, Arbitrary<number>> = {
-    id: fc.integer({ min: 0, max: maxId + 1 }),
-    dataSetId: fc.integer({ min: 0, max: 4 }),
+    id: fc.constantFrom(0, ...events.flatMap((e) => [e.id - 1, e.id, e.id + 1])),
+    dataSetId: fc.constantFrom(0, ...[...dataSets.values()].flatMap((id) => [id - 1, id, id + 1])),
     startTime: times,
     endTime: times,
     createdTime: fc.constantFrom(0, ...CLOCKS.flatMap((c) => [c - 1, c, c + 1])),
@@ -237,7 +243,7 @@ function domains(): Domains {
     },
     prefix: (path) =>
       fc.constantFrom(...shortPrefixes(path[0] === 'metadata' ? [...QUERY_META_VALUES, LONG_VALUES[0].slice(0, 9)] : strings[path[0]])),
-    element: () => fc.integer({ min: 0, max: 7 }),
+    element: () => fc.integer({ min: 0, max: 7 }).map(assetId),
     searchText: fc.oneof(
       { arbitrary: fc.array(fc.constantFrom(...WORDS, 'PUMP', 'absent'), { minLength: 1, maxLength: 3 }).map((w) => w.join(' ')), weight: 9 },
       { arbitrary: fc.constantFrom('pump-7', 'Valve, LEAK!', '!?', '"'), weight: 1 },
@@ -260,7 +266,7 @@ function basicFilterArbitrary(d: Domains): Arbitrary<EventBasicFilter> {
       fc.oneof({ arbitrary: fc.constantFrom(...SHORT_META_VALUES, 'OSLO-NORTH'), weight: 9 }, { arbitrary: fc.constantFrom(...LONG_VALUES), weight: 1 }),
       { minKeys: 1, maxKeys: 2 },
     ),
-    assetIds: fc.uniqueArray(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 3 }),
+    assetIds: fc.uniqueArray(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 3 }).map((ns) => ns.map(assetId)),
     source: fc.constantFrom(...SOURCES, 'Scada'),
     type: fc.constantFrom(...TYPES, 'ALARM'),
     subtype: fc.constantFrom(...SUBTYPES),

@@ -3,13 +3,15 @@ import { errorMessage, startHarness, type Harness } from './support/harness.js';
 
 let h: Harness;
 let clock = 1_000_000;
+/** Asset ids by the number the tests give them: A[1] is the first asset created. */
+const A: number[] = [0];
 beforeAll(async () => {
   h = await startHarness();
   // Every request sees a later clock, so creation order is visible in createdTime.
   h.strata.services.now = () => ++clock;
-  // Events refer only to existing assets; the tests below name assets 1 to 8 (a fresh store numbers from 1).
+  // Events refer only to existing assets; the tests below name them A[1] to A[8].
   const assets = await h.post('/assets', { items: [1, 2, 3, 4, 5, 6, 7, 8].map((n) => ({ name: `asset ${n}` })) });
-  expect(assets.body.items.map((a: { id: number }) => a.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  A.push(...assets.body.items.map((a: { id: number }) => a.id));
 });
 afterAll(() => h.close());
 
@@ -151,8 +153,8 @@ describe('filters', () => {
     await create([
       { externalId: 'f-open', subtype: 'ftest', startTime: 100 },
       { externalId: 'f-closed', subtype: 'ftest', startTime: 100, endTime: 200 },
-      { externalId: 'f-later', subtype: 'ftest', startTime: 300, endTime: 400, metadata: { Plant: 'North', other: 'x' }, assetIds: [7, 8] },
-      { externalId: 'f-nostart', subtype: 'ftest', metadata: { plant: 'SOUTH' }, assetIds: [8] },
+      { externalId: 'f-later', subtype: 'ftest', startTime: 300, endTime: 400, metadata: { Plant: 'North', other: 'x' }, assetIds: [A[7], A[8]] },
+      { externalId: 'f-nostart', subtype: 'ftest', metadata: { plant: 'SOUTH' }, assetIds: [A[8]] },
     ]);
   });
   const sub = (f: object) => ({ filter: { subtype: 'ftest', ...f } });
@@ -179,10 +181,10 @@ describe('filters', () => {
   });
 
   it('filters on asset ids', async () => {
-    expect(ids(await listAll(sub({ assetIds: [7] })))).toEqual(['f-later']);
+    expect(ids(await listAll(sub({ assetIds: [A[7]] })))).toEqual(['f-later']);
     const all = (values: number[]) => ({ advancedFilter: { containsAll: { property: ['assetIds'], values } } });
-    expect(ids(await listAll(all([8, 7])))).toEqual(['f-later']);
-    expect(ids(await listAll({ advancedFilter: { containsAny: { property: ['assetIds'], values: [8] } } }))).toEqual(['f-later', 'f-nostart']);
+    expect(ids(await listAll(all([A[8], A[7]])))).toEqual(['f-later']);
+    expect(ids(await listAll({ advancedFilter: { containsAny: { property: ['assetIds'], values: [A[8]] } } }))).toEqual(['f-later', 'f-nostart']);
   });
 
   it('treats a leaf on a missing value as false, also under not', async () => {
@@ -196,10 +198,10 @@ describe('filters', () => {
   it('offers the basic filter as query parameters on GET /events', async () => {
     const res = await h.get('/events?subtype=ftest&minStartTime=100&maxStartTime=150&limit=10');
     expect(ids(res.body.items)).toEqual(['f-open', 'f-closed']);
-    const noMeta = await h.get('/events?subtype=ftest&includeMetadata=false&assetIds=[7]');
+    const noMeta = await h.get(`/events?subtype=ftest&includeMetadata=false&assetIds=[${A[7]}]`);
     expect(noMeta.body.items[0].metadata).toBeUndefined();
     expect(ids(noMeta.body.items)).toEqual(['f-later']);
-    expect(errorMessage(await h.get('/events?assetIds=7,8'), 400)).toMatch(/assetIds/);
+    expect(errorMessage(await h.get(`/events?assetIds=${A[7]},${A[8]}`), 400)).toMatch(/assetIds/);
     expect(errorMessage(await h.get('/events?colour=red'), 400)).toMatch(/colour/);
   });
 });
@@ -249,8 +251,8 @@ describe('pagination and partitions', () => {
 describe('aggregate', () => {
   beforeAll(async () => {
     await create([
-      { externalId: 'a-1', source: 'agg', type: 'x', metadata: { Color: 'red', size: 'L' }, assetIds: [1, 2] },
-      { externalId: 'a-2', source: 'agg', type: 'x', metadata: { color: 'blue' }, assetIds: [2] },
+      { externalId: 'a-1', source: 'agg', type: 'x', metadata: { Color: 'red', size: 'L' }, assetIds: [A[1], A[2]] },
+      { externalId: 'a-2', source: 'agg', type: 'x', metadata: { color: 'blue' }, assetIds: [A[2]] },
       { externalId: 'a-3', source: 'agg', type: 'y' },
     ]);
   });
@@ -268,8 +270,8 @@ describe('aggregate', () => {
       { count: 1, values: ['y'], value: 'y' },
     ]);
     expect((await agg({ aggregate: 'uniqueValues', properties: [{ property: ['assetIds'] }] })).body.items).toEqual([
-      { count: 2, values: [2], value: 2 },
-      { count: 1, values: [1], value: 1 },
+      { count: 2, values: [A[2]], value: A[2] },
+      { count: 1, values: [A[1]], value: A[1] },
     ]);
     expect((await agg({ aggregate: 'cardinalityValues', properties: [{ property: ['metadata', 'COLOR'] }] })).body.items).toEqual([{ count: 2 }]);
     const filtered = await agg({ aggregate: 'uniqueValues', properties: [{ property: ['type'] }], aggregateFilter: { prefix: { value: 'y' } } });

@@ -150,7 +150,7 @@ describe('stored JSON (events)', () => {
     expect(rows).toHaveLength(2);
     for (const r of rows) expect(r.stored).toBe(r.rendered);
     expect(JSON.parse(rows[0].stored!)).toEqual({ id: ids[0], externalId: 'stored-1b', type: ODD, metadata: { [ODD]: 'x' }, assetIds: [3], createdTime: 1000, lastUpdatedTime: 2000 });
-    expect(JSON.parse(rows[1].stored!)).toEqual({ id: ids[1], createdTime: 1000, lastUpdatedTime: 3000 });
+    expect(JSON.parse(rows[1].stored!)).toEqual({ id: ids[1], metadata: {}, createdTime: 1000, lastUpdatedTime: 3000 });
   });
 
   it.runIf(testEngine() === 'sqlite')('is filled for the events a database had before it kept it', async () => {
@@ -161,20 +161,20 @@ describe('stored JSON (events)', () => {
       async (migrated) =>
         expect((await stored(migrated, [1, 2])).map((r) => r.stored)).toEqual([
           '{"id":1,"externalId":"old","startTime":5,"metadata":{"k":"v"},"createdTime":10,"lastUpdatedTime":20}',
-          '{"id":2,"createdTime":30,"lastUpdatedTime":40}',
+          '{"id":2,"metadata":{},"createdTime":30,"lastUpdatedTime":40}',
         ]),
     );
   });
 });
 
 describe('empty lists and maps', () => {
-  it('are stored as absent, so no response shows them', async () => {
+  it('are stored as absent, so no response shows them, but for metadata, which is {}', async () => {
     const full = (v: Values) => Object.fromEntries(eventTable.fields.map((f) => [f.name, v[f.name] ?? null]));
     const [id] = await db.transaction((tx) => insertItems(tx, eventTable, projectId, [full({ externalId: 'empty-1', metadata: {}, assetIds: [] })], 1000));
     const [row] = await db.all<Row>(sql`SELECT ${Sql.raw(selectColumns(eventTable))}, e.item_json FROM events e WHERE e.id = ${id}`);
     expect(row.metadata).toBeNull();
     expect(row.asset_ids).toBeNull();
-    expect(JSON.parse(row.item_json as string)).toEqual({ id, externalId: 'empty-1', createdTime: 1000, lastUpdatedTime: 1000 });
+    expect(JSON.parse(row.item_json as string)).toEqual({ id, externalId: 'empty-1', metadata: {}, createdTime: 1000, lastUpdatedTime: 1000 });
   });
 
   it.runIf(testEngine() === 'sqlite')("that a database holds are made absent by a migration, with the events' stored JSON", async () => {
@@ -189,11 +189,29 @@ describe('empty lists and maps', () => {
       },
       async (migrated) => {
         expect(await migrated.all(sql`SELECT metadata, asset_ids, item_json FROM events ORDER BY id`)).toEqual([
-          { metadata: null, asset_ids: null, item_json: '{"id":1,"externalId":"old","createdTime":10,"lastUpdatedTime":20}' },
+          { metadata: null, asset_ids: null, item_json: '{"id":1,"externalId":"old","metadata":{},"createdTime":10,"lastUpdatedTime":20}' },
           { metadata: '{"k":"v"}', asset_ids: null, item_json: '{"id":2,"metadata":{"k":"v"},"createdTime":30,"lastUpdatedTime":40}' },
         ]);
         expect(await migrated.all(sql`SELECT labels, metadata FROM assets`)).toEqual([{ labels: null, metadata: '{"k":"v"}' }]);
       },
+    );
+  });
+
+  it.runIf(testEngine() === 'sqlite')("give metadata as {} in the events' stored JSON of a database written before", async () => {
+    await fromDatabaseAt(
+      13,
+      [],
+      (old) =>
+        old
+          .run(sql`INSERT INTO events (id, project_id, external_id, metadata, item_json, created_time, last_updated_time)
+             VALUES (1, 1, 'old', NULL, '{"id":1,"externalId":"old","createdTime":10,"lastUpdatedTime":20}', 10, 20),
+                    (2, 1, NULL, '{"k":"v"}', '{"id":2,"metadata":{"k":"v"},"createdTime":30,"lastUpdatedTime":40}', 30, 40)`)
+          .then(() => {}),
+      async (migrated) =>
+        expect((await migrated.all<{ item_json: string }>(sql`SELECT item_json FROM events ORDER BY id`)).map((r) => r.item_json)).toEqual([
+          '{"id":1,"externalId":"old","metadata":{},"createdTime":10,"lastUpdatedTime":20}',
+          '{"id":2,"metadata":{"k":"v"},"createdTime":30,"lastUpdatedTime":40}',
+        ]),
     );
   });
 });

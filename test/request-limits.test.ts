@@ -192,7 +192,6 @@ describe('routes that need no token', () => {
     expect(errorMessage(await anonymous(session, bomb, { ...json, 'content-encoding': 'gzip' }), 413)).toMatch(limited);
     const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: 'x', client_secret: 's'.repeat(9000) }).toString();
     expect(errorMessage(await anonymous('/oauth2/token', form, { 'content-type': 'application/x-www-form-urlencoded' }), 413)).toMatch(limited);
-    expect(errorMessage(await anonymous('/login', big, json), 413)).toMatch(limited);
   });
 
   it('take bodies within it', async () => {
@@ -239,7 +238,10 @@ describe('timeouts', () => {
     socket.write(
       `POST /api/v1/projects/dev/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"items": [`,
     );
-    const res = parseRaw(await received);
+    const text = await received;
+    // Written to the socket without a route, and still ending with a newline as every JSON answer does.
+    expect(text.endsWith('}\n')).toBe(true);
+    const res = parseRaw(text);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(errorMessage(res, 408)).toBe('The request was not received in time: its headers must arrive within 0.3 s, all of it within 0.3 s');
     expect(await eventCount(h)).toBe(0);

@@ -7,7 +7,8 @@ import { sql } from '../src/storage/sql.js';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGGREGATES } from '../src/resources/datapoints/schema.js';
-import { parseUnitCatalog } from '../src/resources/units/catalog.js';
+import { parseUnitCatalog, unitCatalog } from '../src/resources/units/catalog.js';
+import { unitConversion } from '../src/resources/units/conversion.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
 
 const catalogFile = (name: string) => JSON.parse(readFileSync(new URL(`../catalog/units/${name}`, import.meta.url), 'utf8'));
@@ -227,6 +228,91 @@ describe('converting raw points', () => {
     // A cursor belongs to the unit it was issued for.
     const other = await h.post('/timeseries/data/list', { items: [{ id: c.id, start: T0, end: T0 + 10, limit: 2, targetUnit: 'temperature:k', cursor: first.nextCursor }] });
     expect(errorMessage(other, 400)).toMatch(/items\[0\]\.cursor: this cursor does not belong to this query/);
+  });
+});
+
+describe('exact conversion', () => {
+  it("gives the official JavaScript client's figures exactly: 100 °C is 212 °F and 373.15 K, in points, aggregates and the latest point", async () => {
+    // As its test does it: a series in °F whose unit is then set to °C, and a point of 100.
+    const created = await h.post('/timeseries', { items: [{ externalId: 'sdk-typed-unit', unitExternalId: 'temperature:deg_f' }] });
+    const { id } = created.body.items[0];
+    const updated = await h.post('/timeseries/update', { items: [{ id, update: { unitExternalId: { set: 'temperature:deg_c' } } }] });
+    expect(updated.body.items[0].unitExternalId).toBe('temperature:deg_c');
+    expect((await h.post('/timeseries/data', { items: [{ id, datapoints: [{ timestamp: T0, value: 100 }] }] })).status).toBe(200);
+
+    const [raw, min, si] = await list({
+      start: T0,
+      end: T0 + 86_400_000,
+      items: [
+        { id, targetUnit: 'temperature:deg_f' },
+        { id, targetUnit: 'temperature:deg_f', aggregates: ['min', 'sum'], granularity: '1d' },
+        { id, targetUnitSystem: 'SI' },
+      ],
+    });
+    expect(raw.datapoints[0].value).toBe(212);
+    expect(min.datapoints[0]).toMatchObject({ min: 212, sum: 212 });
+    expect(si.datapoints[0].value).toBe(373.15);
+    const latest = await h.post('/timeseries/data/latest', { items: [{ id, targetUnit: 'temperature:deg_f' }, { id, targetUnitSystem: 'SI' }] });
+    expect(latest.body.items.map((i: any) => i.datapoints[0].value)).toEqual([212, 373.15]);
+  });
+
+  it('converts a whole number between two units of a quantity to the nearest double of the exact answer, and back to itself', () => {
+    // The fraction each factor stands for, found without the server's method: the shortest of its decimal
+    // text and of the fractions with a denominator up to 20000 that round to it. Only factors whose fraction
+    // is short enough that no other fraction as simple rounds to the same double are swept (q² · ulp < 1).
+    const intended = (x: number): [bigint, bigint] | undefined => {
+      const candidates: Array<[bigint, bigint]> = [];
+      const [digits, exponent = '0'] = String(x).split('e');
+      const [whole, decimals = ''] = digits.split('.');
+      const scale = decimals.length - Number(exponent);
+      const n = BigInt(whole + decimals);
+      candidates.push(scale >= 0 ? [n, 10n ** BigInt(scale)] : [n * 10n ** BigInt(-scale), 1n]);
+      for (let q = 1; q <= 20_000; q++) {
+        const p = Math.round(x * q);
+        if (p / q === x) {
+          candidates.push([BigInt(p), BigInt(q)]);
+          break;
+        }
+      }
+      const [p, q] = candidates.map(([p, q]) => reduce(p, q)).sort((a, b) => (a[1] < b[1] ? -1 : 1))[0];
+      return Number(q) ** 2 * Math.max(x, Number.MIN_VALUE) * 2 ** -51 < 1 ? [p, q] : undefined;
+    };
+    const gcd = (a: bigint, b: bigint): bigint => (b === 0n ? (a < 0n ? -a : a) : gcd(b, a % b));
+    const reduce = (p: bigint, q: bigint): [bigint, bigint] => [p / gcd(p, q), q / gcd(p, q)];
+    const safe = (n: bigint) => n <= BigInt(Number.MAX_SAFE_INTEGER) && n >= -BigInt(Number.MAX_SAFE_INTEGER);
+
+    const byQuantity = new Map<string, Array<Record<string, any>>>();
+    for (const u of UNITS) byQuantity.set(u.quantity, [...(byQuantity.get(u.quantity) ?? []), u]);
+    let exactPairs = 0;
+    for (const units of byQuantity.values()) {
+      for (const a of units) {
+        for (const b of units) {
+          const there = unitConversion(unitCatalog.unit(a.externalId)!, unitCatalog.unit(b.externalId)!);
+          const back = unitConversion(unitCatalog.unit(b.externalId)!, unitCatalog.unit(a.externalId)!);
+          const factors = [a.conversion.multiplier, a.conversion.offset, b.conversion.multiplier, b.conversion.offset].map(intended);
+          for (let v = -300; v <= 300; v += 7) {
+            const w = there.value(v);
+            // Every pair: the round trip comes back to within rounding of the largest term it adds up.
+            const magnitude = Math.max(1, Math.abs(v), Math.abs(w * back.scale), Math.abs(back.shift));
+            expect(Math.abs(back.value(w) - v), `${a.externalId} -> ${b.externalId} -> back, ${v}`).toBeLessThanOrEqual(1e-12 * magnitude);
+            if (factors.some((f) => f === undefined)) continue;
+            // v * s + t with s = m1 / m2 and t = o1 * s - o2, over one denominator: (v * A + B) / D. When A, B and
+            // D fit a double, the answer for a whole number is one division of two exact doubles.
+            const [[m1p, m1q], [o1p, o1q], [m2p, m2q], [o2p, o2q]] = factors as Array<[bigint, bigint]>;
+            const [sp, sq] = reduce(m1p * m2q, m1q * m2p);
+            const [tp, tq] = reduce(o1p * sp * o2q - o2p * o1q * sq, o1q * sq * o2q);
+            const D = (sq * tq) / gcd(sq, tq);
+            const [A, B] = [(sp * D) / sq, (tp * D) / tq];
+            const [p, q] = reduce(BigInt(v) * A + B, D);
+            if (![A, B, D, BigInt(v) * A + B].every(safe)) continue;
+            exactPairs++;
+            expect(w, `${v} ${a.externalId} in ${b.externalId}`).toBe(Number(p) / Number(q));
+            if (p % q === 0n) expect(back.value(w), `${w} ${b.externalId} in ${a.externalId}`).toBe(v);
+          }
+        }
+      }
+    }
+    expect(exactPairs).toBeGreaterThan(10_000);
   });
 });
 

@@ -1,10 +1,11 @@
 /**
  * Authentication endpoints outside the project operations: token inspection (`GET /api/v1/token/inspect`),
- * the session token exchange (the nonce or session key is the credential, not a bearer token), and clear
- * answers for sign-in mechanisms that were removed.
+ * the session token exchange (the nonce or session key is the credential, not a bearer token), and a clear
+ * answer for API keys, which were removed. Removed paths (`/login`) are unknown paths: 404, as the reference
+ * answers, whatever the method and body.
  */
 import type { FastifyInstance } from 'fastify';
-import { ApiError, notFound, unauthorized } from '../http/errors.js';
+import { notFound, unauthorized } from '../http/errors.js';
 import type { Queryable } from '../storage/store.js';
 import { findProjectAuth } from '../storage/projects.js';
 import { SessionTokenBody } from '../resources/sessions/schema.js';
@@ -12,9 +13,6 @@ import { sessionToken, type SessionTokenRequest } from './sessions.js';
 import type { AuthRuntime } from './runtime.js';
 
 export const API_KEYS_REMOVED = 'API keys were removed; authenticate with "Authorization: Bearer <access token>" from your identity provider';
-
-const LOGIN_REMOVED =
-  'Sign-in through /login was removed; get an access token from the project\'s OpenID Connect identity provider and send it as "Authorization: Bearer <access token>"';
 
 export function registerAuthRoutes(app: FastifyInstance, auth: AuthRuntime, db: Queryable): void {
   app.get('/api/v1/token/inspect', async (req) => {
@@ -28,9 +26,4 @@ export function registerAuthRoutes(app: FastifyInstance, auth: AuthRuntime, db: 
     if (!project) throw notFound(`Project "${name}" does not exist on this server`);
     return sessionToken(auth, db, project, req.body as SessionTokenRequest);
   });
-
-  const gone = async () => {
-    throw new ApiError(410, LOGIN_REMOVED);
-  };
-  for (const url of ['/login', '/login/*', '/api/v1/projects/:project/login', '/api/v1/projects/:project/login/*']) app.all(url, gone);
 }

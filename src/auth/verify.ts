@@ -19,12 +19,20 @@ export interface VerificationTarget {
 
 export const MISSING_AUTHORIZATION = 'Missing Authorization header; send "Authorization: Bearer <access token>"';
 
-/** The token of an `Authorization: Bearer <token>` header, or 401. */
+/**
+ * The token of an `Authorization: Bearer <token>` header, or 401. A script whose token request failed sends
+ * nothing or that request's error body as the token, so those two are named as such.
+ */
 export function bearerToken(authorization: string | undefined): string {
   if (authorization === undefined || authorization === '') throw unauthorized(MISSING_AUTHORIZATION);
   const match = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i.exec(authorization);
-  if (!match) throw unauthorized('Malformed Authorization header; expected "Bearer <access token>"');
-  return match[1];
+  if (match) return match[1];
+  const given = /^Bearer\b *(.*)$/is.exec(authorization)?.[1];
+  if (given === '') throw unauthorized('The Authorization header has no token after "Bearer"; did getting the access token fail?');
+  if (given?.startsWith('{')) {
+    throw unauthorized('The bearer token is JSON, not an access token (a JWT: header.payload.signature); was it the error answer of a token request?');
+  }
+  throw unauthorized('Malformed Authorization header; expected "Bearer <access token>", the token a JWT (header.payload.signature)');
 }
 
 /** The claims before verification: only to choose how to verify, never to decide access. */

@@ -45,7 +45,7 @@ import { capConnectionsPerAddress, serverTimeouts } from './connections.js';
 import { registerCors } from './cors.js';
 import { ApiError, bodyTooLarge, forbidden, malformedRequestResponse, notFound, routerError, unauthorized } from './errors.js';
 import { decodeRequestBody } from './content-encoding.js';
-import { EncodedBody, JsonText, stringifyJson } from './json-text.js';
+import { EncodedBody, JsonText, jsonResponseText } from './json-text.js';
 import { parseJsonBody } from './json-body.js';
 import { createApiLayers, type RouteLayers } from './layers.js';
 import type { ApiRoute, Project } from './route.js';
@@ -178,7 +178,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Requests refused before any route runs get the API's error shape too.
     frameworkErrors: (error, req, reply) => {
       const refused = routerError(error.code, req.url, MAX_PARAM_LENGTH);
-      void (reply as FastifyReply).code(refused.status).header(REQUEST_ID_HEADER, req.id).send(refused.body());
+      void sendError((reply as FastifyReply).header(REQUEST_ID_HEADER, req.id), refused);
     },
     // A trailing slash, before the query string or at the end of the path, names the same operation (the
     // official clients send `GET /groups/?all=true`).
@@ -194,6 +194,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   capConnectionsPerAddress(app.server, config.maxConnectionsPerAddress);
   app.setValidatorCompiler(validatorCompiler);
+  app.setReplySerializer(jsonResponseText);
   // First of the request hooks: every answer to an allowed origin carries its CORS headers, refusals included.
   await registerCors(app, config.corsOrigins, [...new Set(['POST', ...routes.map((r) => r.method)])]);
 
@@ -204,7 +205,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     reply.header(REQUEST_ID_HEADER, req.id);
     // An unknown operation is a 404 whatever its body: answered before the body is read or parsed.
     if (req.is404) {
-      void reply.code(404).send(noOperation(req.method, req.url));
+      void sendError(reply, noOperation(req.method, req.url));
       return;
     }
     if (counted) {
@@ -228,6 +229,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     });
   }
   registerHealthRoutes(app, db, metrics);
+  registerLanding(app, config.publicUrl);
 
   // The API speaks JSON (and protocol buffers where an operation says so); the form parser serves the OAuth
   // token endpoint.
@@ -242,25 +244,28 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Protocol buffers, for the operations that declare a decoder (data point inserts): decoded into the JSON
   // body's shape, which the operation's schema then checks as it checks JSON.
   app.addContentTypeParser(['application/protobuf', 'application/x-protobuf'], { parseAs: 'buffer' }, (req, body, done) => {
-    const decode = (req.routeOptions.config as { protobufBody?: ApiRoute['protobufBody'] } | undefined)?.protobufBody;
+    const decode = routeConfig(req).protobufBody;
     try {
-      if (!decode) throw new ApiError(415, `${req.method} ${req.url.split('?')[0]} takes JSON only; send the request body with "Content-Type: application/json"`);
+      if (!decode) throw jsonOnly(req, 'protocol buffers');
       done(null, decode(body as Buffer));
     } catch (err) {
       done(err as ApiError, undefined);
     }
   });
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  // Forms, for the OAuth token endpoint only. Elsewhere a form is a JSON body sent without its type (what
+  // `curl -d` does without -H), which deserves that answer rather than an unknown property named after it.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (req, body, done) => {
+    if (!routeConfig(req).formBody) done(jsonOnly(req, 'a form (application/x-www-form-urlencoded), which curl -d sends unless given -H "Content-Type: application/json"'), undefined);
+    else done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
 
   app.setErrorHandler((error, req, reply) => {
     const refused = asApiError(error, req);
-    return reply.code(refused.status).headers(refused.headers).send(refused.body());
+    return sendError(reply, refused);
   });
 
   app.setNotFoundHandler((req, reply) => {
-    reply.code(404).send(noOperation(req.method, req.url));
+    void sendError(reply, noOperation(req.method, req.url));
   });
 
   registerIdentityRoutes(app, idp, createTokenFailures(config.tokenFailures, now));
@@ -312,7 +317,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
             ...(def.query ? { querystring: def.query } : {}),
             ...(def.params ? { params: def.params } : {}),
           },
-          config: { protobufBody: def.protobufBody },
+          config: { protobufBody: def.protobufBody } satisfies RouteConfig,
           onRequest: requestHook(def, layers.forRoute(def)),
           handler: async (req, reply) => {
             let signal: AbortSignal | undefined;
@@ -339,7 +344,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
               return reply.type('application/json; charset=utf-8').send(body);
             }
             if (result === null || typeof result !== 'object' || Buffer.isBuffer(result)) return result;
-            return reply.type('application/json; charset=utf-8').send(stringifyJson(result));
+            return reply.type('application/json; charset=utf-8').send(jsonResponseText(result));
           },
         });
       }
@@ -405,9 +410,29 @@ function asApiError(error: unknown, req: FastifyRequest): ApiError {
   return new ApiError(500, `Internal server error; report request id ${req.id} if it happens again`);
 }
 
-function noOperation(method: string, url: string) {
+/** What a route says about the bodies it takes besides JSON. */
+interface RouteConfig {
+  protobufBody?: ApiRoute['protobufBody'];
+  formBody?: boolean;
+}
+
+function routeConfig(req: FastifyRequest): RouteConfig {
+  return (req.routeOptions.config ?? {}) as RouteConfig;
+}
+
+/** 415 for a body in a format the operation does not take: it takes JSON. */
+function jsonOnly(req: FastifyRequest, sent: string): ApiError {
+  return new ApiError(415, `${req.method} ${req.url.split('?')[0]} takes JSON, and the body came as ${sent}; send it with "Content-Type: application/json"`);
+}
+
+function noOperation(method: string, url: string): ApiError {
   const path = url.split('?')[0];
-  return notFound(url.startsWith('/api/') ? `No operation ${method} ${path}` : `Not found: ${path}`).body();
+  return notFound(url.startsWith('/api/') ? `No operation ${method} ${path}` : `Not found: ${path}`);
+}
+
+/** An error in the API's shape, as JSON text: answers outside a route (404, the router's refusals) do not pass the reply serializer. */
+function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  return reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(jsonResponseText(error.body()));
 }
 
 function fastifyMessage(error: Error & { code?: string }): string {
@@ -430,7 +455,7 @@ function registerHealthRoutes(app: FastifyInstance, db: Store, metrics: Metrics 
       // The cause goes to the log only: this answer needs no token, and a database address is not for everyone.
       req.log.warn({ err }, 'not ready: the database cannot be reached');
       const refused = new ApiError(503, 'Not ready: the database cannot be reached', {}, { 'retry-after': '1' });
-      return reply.code(503).headers(refused.headers).send(refused.body());
+      return sendError(reply, refused);
     }
   });
   if (metrics) {
@@ -438,11 +463,24 @@ function registerHealthRoutes(app: FastifyInstance, db: Store, metrics: Metrics 
   }
 }
 
+/** `GET /`: where a newcomer has arrived, for a client or a person with curl: the API's base, how to get a token, the docs, health. */
+function registerLanding(app: FastifyInstance, origin: string): void {
+  const landing = {
+    name: 'Strata',
+    api: `${origin}${API_PREFIX.replace(':project', '{project}')}`,
+    tokenUrl: `${origin}/oauth2/token`,
+    openidConfiguration: `${origin}/.well-known/openid-configuration`,
+    docs: 'README.md and docs/ of the Strata source',
+    health: { live: `${origin}/health/live`, ready: `${origin}/health/ready` },
+  };
+  app.get('/', async () => landing);
+}
+
 function registerIdentityRoutes(app: FastifyInstance, idp: IdentityProvider, failures: TokenFailures): void {
   app.get('/.well-known/openid-configuration', async () => idp.discovery());
   app.get('/.well-known/jwks.json', async () => idp.jwks);
   // OAuth 2.0 token endpoint (RFC 6749): errors use the OAuth error form that token clients expect.
-  app.post('/oauth2/token', async (req, reply) => {
+  app.post('/oauth2/token', { config: { formBody: true } satisfies RouteConfig }, async (req, reply) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const form = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : undefined);
     let clientId = form('client_id');

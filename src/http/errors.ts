@@ -3,6 +3,7 @@
  * `{"error": {"code": <http status>, "message": "...", ...extra}}`.
  */
 import { STATUS_CODES } from 'node:http';
+import { jsonResponseText } from './json-text.js';
 
 export type IdentifierRef = { id: number } | { externalId: string } | Record<string, unknown>;
 
@@ -84,7 +85,7 @@ export function malformedRequestResponse(code: string | undefined, limits: { max
 
 /** An error as HTTP/1.1 text, for a socket that no route answers on; the connection closes after it. */
 export function rawErrorResponse(error: ApiError): string {
-  const body = JSON.stringify(error.body());
+  const body = jsonResponseText(error.body());
   const headers = Object.entries(error.headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');

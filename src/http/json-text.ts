@@ -2,9 +2,21 @@
  * Response bodies already rendered as JSON (items rendered by SQL, see `itemJsonSql`). The route wrapper
  * sends them as they are: serializing them again is what rendering in SQL saves. A list page arrives as
  * UTF-8 bytes joined by SQLite, and is sent as bytes.
+ *
+ * Every JSON response ends with a newline, so that a shell prompt after `curl` starts on a line of its own;
+ * JSON parsers take it as the whitespace it is.
  */
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
+
+const END = '\n';
+const END_BYTES = Buffer.from(END);
+
+/** A value as the text of a JSON response, each whole-valued `FloatValue` written as a float. */
+export function jsonResponseText(value: unknown): string {
+  const text = JSON.stringify(value);
+  return (text.includes(FLOAT_BOUNDARY) ? text.replace(MARKED_FLOAT, '$1.0') : text) + END;
+}
 
 /**
  * From this size a body in pieces is streamed rather than copied into one buffer. A large page's bytes are
@@ -20,11 +32,12 @@ export class JsonText {
   /** What the route sends, with its length in bytes when it is a stream (Fastify sets it for the others). */
   payload(): { body: string | Buffer | Readable; length?: number } {
     const body = this.body;
-    if (typeof body === 'string' || Buffer.isBuffer(body)) return { body };
+    if (typeof body === 'string') return { body: body + END };
+    const pieces = [...(Buffer.isBuffer(body) ? [body] : body), END_BYTES];
     let length = 0;
-    for (const piece of body) length += piece.length;
-    if (length < STREAM_FROM_BYTES) return { body: Buffer.concat(body as Buffer[], length) };
-    return { body: Readable.from(body, { objectMode: false }), length };
+    for (const piece of pieces) length += piece.length;
+    if (length < STREAM_FROM_BYTES) return { body: Buffer.concat(pieces, length) };
+    return { body: Readable.from(pieces, { objectMode: false }), length };
   }
 }
 
@@ -61,8 +74,8 @@ function closing(nextCursor: string | undefined): string {
  * `165`): clients that type a number by its JSON form (Python reads `165` as an int) then read a float, as
  * they do from the reference. `JSON.stringify` writes whole numbers without a fraction, so `toJSON` gives a
  * whole number as a string that starts with a random boundary (as a multipart body's parts are delimited),
- * and `stringifyJson` turns each such string back into a number with `.0`. Anything written through
- * `JSON.stringify` alone would show the boundary: responses are written by `stringifyJson`.
+ * and `jsonResponseText` turns each such string back into a number with `.0`. Anything written through
+ * `JSON.stringify` alone would show the boundary: responses are written by `jsonResponseText`.
  */
 export class FloatValue {
   constructor(readonly value: number) {}
@@ -76,8 +89,3 @@ export class FloatValue {
 const FLOAT_BOUNDARY = randomBytes(16).toString('hex');
 const MARKED_FLOAT = new RegExp(`"${FLOAT_BOUNDARY}(-?\\d+)"`, 'g');
 
-/** `JSON.stringify` of a response, with each whole-valued `FloatValue` written as a float. */
-export function stringifyJson(value: unknown): string {
-  const text = JSON.stringify(value);
-  return text.includes(FLOAT_BOUNDARY) ? text.replace(MARKED_FLOAT, '$1.0') : text;
-}

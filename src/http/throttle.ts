@@ -16,6 +16,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { applyLimitsOverride, parseLimitsOverride, type LimitsOverride, type ThrottleConfig, type ThrottleLimits } from '../config.js';
 import type { Queryable } from '../storage/store.js';
 import { ApiError } from './errors.js';
+import { jsonResponseText } from './json-text.js';
 import { storedProjectLimits } from '../storage/projects.js';
 import { operationName, type ApiRoute, type RouteRate } from './route.js';
 import { RedisThrottleStore } from './throttle-redis.js';
@@ -283,7 +284,7 @@ function refuse(reply: FastifyReply, { message, retryAfter }: { message: string;
     .code(429)
     .header('retry-after', String(retryAfter))
     .type('application/json; charset=utf-8')
-    .send(JSON.stringify(new ApiError(429, message).body()));
+    .send(jsonResponseText(new ApiError(429, message).body()));
 }
 
 function tooMany(plan: Plan, denial: Denial, req: FastifyRequest): { message: string; retryAfter: number } {

@@ -16,7 +16,7 @@ import { Sql, sql } from '../storage/sql.js';
 import { and, propertyTarget } from './basic.js';
 import { isScalar, type ResourceCatalog } from './catalog.js';
 import { prefixUpperBound, type FilterNode, type LeafNode } from './filter.js';
-import type { RefInput } from './refs.js';
+import { lookupRefs, type RefInput } from './refs.js';
 import { resolveReferences } from './references.js';
 import type { Visible } from './visibility.js';
 
@@ -104,15 +104,14 @@ export async function hierarchiesOf(db: Queryable, assets: Visible, projectId: n
   return subtreesSql(assets, projectId, roots, db);
 }
 
-/** Asset external ids as ids; unknown and unseen ones are a 400 with `missing`. */
-export function assetIdsOfExternalIds(db: Queryable, assets: Visible, projectId: number, externalIds: readonly string[], path: Path): Promise<number[]> {
-  return resolveReferences(
-    db,
-    assets,
-    projectId,
-    externalIds.map((externalId) => ({ externalId })),
-    path,
-  );
+/**
+ * Asset external ids in a filter as the ids of those assets the request sees. One that names no such asset
+ * names nothing, as in the reference service's filters, which match nothing for it rather than refuse it (its
+ * official Python SDK lists events by `assetExternalIds` no project holds and expects none).
+ */
+export async function assetIdsOfExternalIds(db: Queryable, assets: Visible, projectId: number, externalIds: readonly string[]): Promise<number[]> {
+  const { byExternalId } = await lookupRefs(db, assets.table, projectId, externalIds.map((externalId) => ({ externalId })), assets.where);
+  return [...new Set(byExternalId.values())];
 }
 
 /**
@@ -162,8 +161,15 @@ export async function visiblePaths(db: Queryable, assets: Visible, projectId: nu
   return paths;
 }
 
-/** "`property` refers to one of these assets": `containsAny` on an array of asset ids, `in` on a single one. */
-export function refersToAssetsNode(catalog: ResourceCatalog, property: string, assetIds: readonly number[]): LeafNode {
+/** A filter no item matches (OR of nothing). */
+const NO_ITEM: FilterNode = { op: 'or', args: [] };
+
+/**
+ * "`property` refers to one of these assets": `containsAny` on an array of asset ids, `in` on a single one;
+ * no item refers to none.
+ */
+export function refersToAssetsNode(catalog: ResourceCatalog, property: string, assetIds: readonly number[]): FilterNode {
+  if (assetIds.length === 0) return NO_ITEM;
   const target = propertyTarget(catalog, property);
   const values = [...assetIds];
   return isScalar(catalog.properties[property]) ? { op: 'in', target, values } : { op: 'containsAny', target, values };
@@ -196,7 +202,7 @@ export async function assetScopeNode(
   path: Path = ['filter'],
 ): Promise<FilterNode | undefined> {
   // Resolved one after the other, so an unknown asset is reported for the first filter that names one.
-  const byExternalId = f.assetExternalIds && (await assetIdsOfExternalIds(db, assets, projectId, f.assetExternalIds, [...path, 'assetExternalIds']));
+  const byExternalId = f.assetExternalIds && (await assetIdsOfExternalIds(db, assets, projectId, f.assetExternalIds));
   const subtrees = f.assetSubtreeIds && (await subtreeAssetIds(db, assets, projectId, f.assetSubtreeIds, [...path, 'assetSubtreeIds']));
   const roots = f.rootAssetIds && (await resolveReferences(db, assets, projectId, f.rootAssetIds.map((id) => ({ id })), [...path, 'rootAssetIds']));
   return and([

@@ -3,7 +3,7 @@
  * earlier builds (see storage/migrate.ts). Storage knows none of the resources; they are gathered here.
  */
 import { authTables } from '../auth/schema.js';
-import { emptyCollectionsAbsent, renderMissingJson } from '../storage/items.js';
+import { emptyCollectionsAbsent, renderEmptyMetadata, renderMissingJson } from '../storage/items.js';
 import type { Schema } from '../storage/migrate.js';
 import { rebuildIdSuffixedIndexes } from '../storage/schema.js';
 import { coreTables } from '../storage/projects.js';
@@ -36,6 +36,8 @@ export function appSchema(): Schema {
       { version: 12, run: (db) => rebuildIdSuffixedIndexes(db, tables) },
       // SQLite container tables came to be keyed by the instance id (models/container-tables.ts).
       { version: 13, run: rekeyContainerTables },
+      // Metadata came to be given as {} when there is none; events keep their rendered JSON.
+      { version: 14, run: (db) => renderEmptyMetadata(db, eventModel.table) },
     ],
   };
 }

@@ -222,7 +222,13 @@ export const postgresDialect: Dialect = {
     sql`SELECT ${Sql.raw(index.alias)}.id FROM ${Sql.raw(`${index.table} ${index.alias}`)} WHERE ${Sql.raw(index.alias)}.project_id = ${projectId} AND ${tsMatch(index, search)}`,
   searchRank: (index, search) => sql`(CASE WHEN ${tsMatch(index, search)} THEN ${tsRank(index, search)} ELSE 0 END)`,
   idList: (ids) => sql`SELECT unnest(${`{${ids.join(',')}}`}::bigint[]) AS id`,
-  exclusive: (space, key) => sql`SELECT pg_advisory_xact_lock(${space}::int, ${key}::int)`,
+  // Keys that fit 32 bits (0, and project ids of databases written before ids were large) keep the
+  // two-number form that processes of earlier builds take too; larger ones (ids below 2^53) take the one-number
+  // form, whose keys never meet the other's, as space * 2^53 + key.
+  exclusive: (space, key) =>
+    key <= 0x7fffffff
+      ? sql`SELECT pg_advisory_xact_lock(${space}::int, ${key}::int)`
+      : sql`SELECT pg_advisory_xact_lock((${space}::bigint << 53) + ${key}::bigint)`,
   rankedSearch: (index, search) => ({
     from: Sql.raw(`${index.table} ${index.alias}`),
     where: tsMatch(index, search),

@@ -82,7 +82,7 @@ export const selectColumns = (t: ItemTable): string => selectColumnsOf(NEUTRAL, 
 
 /**
  * An empty list or map (no labels, no asset ids, no metadata) is no value: stored as absent, so responses
- * leave it out as they leave out every other absent field.
+ * leave it out as they leave out every other absent field (metadata excepted, see isMetadata).
  */
 function isAbsent(f: FieldDef, v: unknown): boolean {
   if (v === null || v === undefined) return true;
@@ -113,13 +113,20 @@ function fromColumns(f: FieldDef, row: Row): unknown {
   return v;
 }
 
-/** The API form of a row: absent (null) fields are left out. */
+/**
+ * The metadata map is the one absent value responses give: as `{}`, as the reference service does (the
+ * official Python SDK reads a missing map as None, so `"key" in item.metadata` would fail).
+ */
+const isMetadata = (t: ItemTable, f: FieldDef): boolean => t.metadata?.field === f.name;
+
+/** The API form of a row: absent (null) fields are left out, but for metadata. */
 export function toItem(t: ItemTable, row: Row, omit?: ReadonlySet<string>): Item {
   const item: Record<string, unknown> = { id: row.id };
   for (const f of t.fields) {
     if (omit?.has(f.name)) continue;
     const v = fromColumns(f, row);
     if (v !== null) item[f.name] = v;
+    else if (isMetadata(t, f)) item[f.name] = {};
   }
   item.createdTime = row.created_time;
   item.lastUpdatedTime = row.last_updated_time;
@@ -170,7 +177,7 @@ function buildItemJsonSql(d: Dialect, t: ItemTable, omit?: ReadonlySet<string>):
   for (const f of t.fields) {
     if (omit?.has(f.name)) continue;
     const { test, value } = fieldJsonSql(d, f, a);
-    parts.push(`CASE WHEN ${test} IS NULL THEN '' ELSE ${key(f.name)} || ${value} END`);
+    parts.push(isMetadata(t, f) ? `${key(f.name)} || coalesce(${value}, '{}')` : `CASE WHEN ${test} IS NULL THEN '' ELSE ${key(f.name)} || ${value} END`);
   }
   parts.push(`${key('createdTime')} || ${a}.created_time`, `${key('lastUpdatedTime')} || ${a}.last_updated_time || '}'`);
   return `concat(${parts.join(', ')})`;
@@ -309,6 +316,7 @@ export function itemFromValues(t: ItemTable, id: number, v: Values, createdTime:
   for (const f of t.fields) {
     const value = v[f.name];
     if (!isAbsent(f, value)) item[f.name] = value;
+    else if (isMetadata(t, f)) item[f.name] = {};
   }
   item.createdTime = createdTime;
   item.lastUpdatedTime = lastUpdatedTime;
@@ -331,6 +339,14 @@ export async function updateItem(db: Queryable, t: ItemTable, projectId: number,
 export async function renderMissingJson(db: Queryable, t: ItemTable): Promise<void> {
   if (!t.storesJson) return;
   await db.run(Sql.raw(`UPDATE ${t.table} AS ${t.alias} SET ${ITEM_JSON_COLUMN} = ${renderItemJsonSql(db.dialect, t)} WHERE ${ITEM_JSON_COLUMN} IS NULL`));
+}
+
+/** Renders again the stored JSON of rows without metadata, which responses give as `{}`. */
+export async function renderEmptyMetadata(db: Queryable, t: ItemTable): Promise<void> {
+  const field = t.fields.find((f) => isMetadata(t, f));
+  if (!t.storesJson || !field) return;
+  await db.run(Sql.raw(`UPDATE ${t.table} SET ${ITEM_JSON_COLUMN} = NULL WHERE ${field.column} IS NULL`));
+  await renderMissingJson(db, t);
 }
 
 export async function emptyCollectionsAbsent(db: Queryable, t: ItemTable): Promise<void> {

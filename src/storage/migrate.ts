@@ -28,7 +28,7 @@ export interface Schema {
  * The version of the schema this build writes. Versions 1-9 were SQLite-only numbered scripts; a database
  * of any of them is brought up by the declarations plus the steps after its version.
  */
-export const SCHEMA_VERSION = 13;
+export const SCHEMA_VERSION = 14;
 
 export class SchemaTooNew extends Error {}
 

@@ -34,7 +34,8 @@ describe('data sets through the official JavaScript client', () => {
     ]);
     expect(created[0]).toMatchObject({ name: 'Production', description: 'Production data', metadata: { owner: 'ops' } });
     expect(created[0].createdTime).toBeInstanceOf(Date);
-    expect(Object.keys(created[2]).sort()).toEqual(['createdTime', 'externalId', 'id', 'lastUpdatedTime', 'writeProtected']);
+    expect(Object.keys(created[2]).sort()).toEqual(['createdTime', 'externalId', 'id', 'lastUpdatedTime', 'metadata', 'writeProtected']);
+    expect(created[2].metadata).toEqual({});
   });
 
   it('retrieves by id and external id, and says which are missing', async () => {
@@ -70,7 +71,7 @@ describe('data sets through the official JavaScript client', () => {
     expect(updated).toMatchObject({ externalId: 'ds-3', name: 'Scratch', metadata: { purpose: 'tests' }, writeProtected: true });
     const [first] = await client.datasets.retrieve([{ id: created[0].id }]);
     expect(first).not.toHaveProperty('description');
-    expect(first).not.toHaveProperty('metadata');
+    expect(first.metadata).toEqual({});
     await expect(client.datasets.update([{ externalId: 'ds-none', update: { name: { set: 'x' } } }])).rejects.toMatchObject({ status: 400, missing: [{ externalId: 'ds-none' }] });
   });
 });

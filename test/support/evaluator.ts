@@ -16,7 +16,7 @@
  * - `_score_` = number of leaves of the advanced filter the item satisfies, plus a fraction in [0, 1) for each
  *   matched search leaf (its full-text relevance, unknown here); so with search leaves only bounds are known.
  */
-import { PARTITION_RUN } from '../../src/query/partition.js';
+import { partitionOf } from '../../src/query/partition.js';
 
 export type PropertyKind = 'integer' | 'string' | 'boolean' | 'integerArray' | 'stringArray' | 'metadata';
 
@@ -320,7 +320,7 @@ export function evaluate(model: ResourceModel, items: readonly Item[], q: Query)
     (it) =>
       (!q.where || q.where(it)) &&
       (!q.advancedFilter || matches(model, it, q.advancedFilter)) &&
-      (!q.partition || Math.floor(it.id / PARTITION_RUN) % q.partition.count === q.partition.index - 1),
+      (!q.partition || partitionOf(it.id, q.partition.count) === q.partition.index),
   );
   if (!orderIsKnown(sorts, q.advancedFilter)) return result.sort((a, b) => a.id - b.id);
   return result.sort((a, b) => compareItems(model, sorts, q.advancedFilter, a, b)!);

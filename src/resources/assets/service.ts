@@ -5,7 +5,7 @@
 import { badRequest } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { runAggregate } from '../../query/aggregate.js';
-import { assetIdsOfExternalIds, assetScopeNode, hierarchiesOf, inAssetSetNode } from '../../query/assets-scope.js';
+import { assetIdsOfExternalIds, assetScopeNode, hierarchiesOf, inAssetSetNode, refersToAssetsNode } from '../../query/assets-scope.js';
 import { and, equalsLeaf, inLeaf, isNullNode, metadataNode, prefixLeaf, propertyTarget, rangeLeaf } from '../../query/basic.js';
 import { textSearchOf, type FilterNode, type LeafNode } from '../../query/filter.js';
 import { resolveReferences } from '../../query/references.js';
@@ -96,7 +96,8 @@ export async function assetFilterNode(f: AssetFilter | undefined, services: Serv
   return and([
     equalsLeaf(catalog, 'name', f.name),
     f.parentIds && childrenOf(assets, projectId, f.parentIds),
-    f.parentExternalIds && childrenOf(assets, projectId, await assetIdsOfExternalIds(db, assets, projectId, f.parentExternalIds, ['filter', 'parentExternalIds'])),
+    // Resolved among the assets the request sees, so no narrowing to visible parents is left to do.
+    f.parentExternalIds && refersToAssetsNode(catalog, 'parentId', await assetIdsOfExternalIds(db, assets, projectId, f.parentExternalIds)),
     f.rootIds && inAssetSetNode(catalog, 'id', await hierarchiesOf(db, assets, projectId, await resolveReferences(db, assets, projectId, f.rootIds, ['filter', 'rootIds']))),
     await assetScopeNode(db, assets, projectId, catalog, 'id', { assetSubtreeIds: f.assetSubtreeIds }),
     f.dataSetIds && inLeaf(catalog, 'dataSetId', await resolveReferences(db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds'])),

@@ -80,7 +80,7 @@ export function convertHeader(head: Record<string, unknown>, c: UnitConversion):
   if (c.to.externalId !== c.from.externalId) delete head.unit;
 }
 
-/** With `value(v) = scale * v + shift`: value `value(x)`, sum `scale * x + count * shift`, difference `scale * x`, variance `scale² * x`. */
+/** With `value(v) = scale * v + shift`: value `value(x)`, sum `sum(x, count)`, difference `scale * x`, variance `scale² * x`. */
 type Rule = 'value' | 'point' | 'sum' | 'difference' | 'variance' | 'none';
 
 const RULES: Readonly<Record<AggregateName, Rule>> = {
@@ -125,7 +125,7 @@ export function convertBucket(bucket: AggregateBucket, requested: readonly Aggre
         break;
       }
       case 'sum':
-        bucket[name] = c.scale * (v as number) + (count ?? 0) * c.shift;
+        bucket[name] = c.sum(v as number, count ?? 0);
         break;
       case 'difference':
         bucket[name] = c.scale * (v as number);

@@ -207,7 +207,7 @@ export async function aggregateInstances(services: Services, projectId: number, 
         if (raw === null || raw === undefined) return entry;
         let value = Number(raw);
         const u = a.aggregate !== 'count' && a.property ? unit(a.property) : undefined;
-        if (u) value = a.aggregate === 'sum' ? u.scale * value + Number(r[`n${i}`]) * u.shift : u.value(value);
+        if (u) value = a.aggregate === 'sum' ? u.sum(value, Number(r[`n${i}`])) : u.value(value);
         // Counts are integers; the other aggregates are floating-point numbers, as the reference gives them.
         entry.value = a.aggregate === 'count' ? value : new FloatValue(value);
         return entry;
