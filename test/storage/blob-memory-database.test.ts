@@ -7,7 +7,7 @@ import { appSchema } from '../../src/resources/tables.js';
 import { DatabaseBlobStore } from '../../src/storage/blobs/database-store.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { openStore } from '../../src/storage/open.js';
-import { ensureProjects } from '../../src/storage/projects.js';
+import { ensureProjects, findProject } from '../../src/storage/projects.js';
 import { SqliteStore } from '../../src/storage/sqlite-store.js';
 import { streamThrough } from '../support/blob-stream.js';
 import { newPostgresDatabase, testEngine } from '../support/test-store.js';
@@ -21,9 +21,10 @@ it('streams a 1 GiB blob through the database', { timeout: 600_000 }, async () =
   try {
     await migrate(store, appSchema());
     await ensureProjects(store, ['dev'], Date.now());
+    const { id } = (await findProject(store, 'dev'))!;
     // SQLite's page cache, set in KiB as a negative `cache_size` (storage/connection.ts).
     const cache = store instanceof SqliteStore ? -(store.connection.pragma('cache_size', { simple: true }) as number) * 1024 : 0;
-    await streamThrough(await DatabaseBlobStore.open(store, store.location), cache);
+    await streamThrough(await DatabaseBlobStore.open(store, store.location), id, cache);
   } finally {
     await store.close();
   }

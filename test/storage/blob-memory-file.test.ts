@@ -10,5 +10,5 @@ const dir = mkdtempSync(join(tmpdir(), 'strata-big-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 it('streams a 1 GiB blob through a directory', { timeout: 300_000 }, async () => {
-  await streamThrough(await FileBlobStore.open(dir));
+  await streamThrough(await FileBlobStore.open(dir), 1);
 });

@@ -8,7 +8,7 @@ it('streams a 1 GiB blob through an S3-compatible store', { timeout: 600_000 }, 
   const s3 = await startS3Server(['big']);
   const blobs = await S3BlobStore.open({ bucket: 'big', prefix: '', endpoint: s3.endpoint, forcePathStyle: true, credentials: s3.credentials });
   try {
-    await streamThrough(blobs);
+    await streamThrough(blobs, 1);
   } finally {
     await blobs.close();
     await s3.stop();

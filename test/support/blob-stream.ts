@@ -63,19 +63,22 @@ async function digestOf(stream: Readable, peak: Peak): Promise<{ digest: string;
   return { digest: hash.digest('hex'), size };
 }
 
-/** Streams 1 GiB into `blobs` and back, checking every byte; `cache` is memory the store keeps whatever a blob's size. */
-export async function streamThrough(blobs: BlobStore, cache = 0): Promise<void> {
+/**
+ * Streams 1 GiB into `blobs` and back as a blob of the project `projectId`, checking every byte; `cache` is
+ * memory the store keeps whatever a blob's size.
+ */
+export async function streamThrough(blobs: BlobStore, projectId: number, cache = 0): Promise<void> {
   const peak = new Peak();
   const started = performance.now();
   const source = generated(peak);
-  expect(await blobs.put(1, 'big/one', source.stream)).toEqual({ size: SIZE });
+  expect(await blobs.put(projectId, 'big/one', source.stream)).toEqual({ size: SIZE });
   const written = performance.now();
-  const back = await digestOf((await blobs.get(1, 'big/one'))!, peak);
+  const back = await digestOf((await blobs.get(projectId, 'big/one'))!, peak);
   expect(back).toEqual({ digest: source.digest(), size: SIZE });
   const seconds = (t: number) => (t / 1000).toFixed(1);
   const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`;
   console.log(`${blobs.kind}: 1 GiB written in ${seconds(written - started)} s, read in ${seconds(performance.now() - written)} s; resident memory grew ${mib(peak.growth)} (bound ${mib(BOUND + cache)})`);
   expect(peak.growth).toBeLessThan(BOUND + cache);
-  await blobs.delete(1, 'big/one');
+  await blobs.delete(projectId, 'big/one');
 }
 
