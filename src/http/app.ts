@@ -132,6 +132,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     config.readWorkers > 0 && db instanceof SqliteStore && !db.memory
       ? new ReadPool(db.location, config.readWorkers, (err) => app.log.error({ err }, 'a read worker stopped; its reads run on the main thread meanwhile'))
       : undefined;
+  // A write transaction holds the connection; reads outside it go to the workers meanwhile (sqlite-store.ts).
+  if (pool) (db as SqliteStore).readAside(pool);
   const reads: Reader = pool
     ? sharedReader(pool, inProcessReader(db), options.readsOnWorkers ? () => true : () => inFlight > 1)
     : inProcessReader(replica ?? db);

@@ -4,16 +4,23 @@
  *
  * better-sqlite3 runs each statement synchronously, so a statement never interleaves with another; what can
  * interleave is the code between the statements of a transaction, which awaits. Transactions therefore take
- * turns (a queue), and a statement outside a transaction waits while one is open: it would otherwise see, on
- * the same connection, writes that are not committed yet. A transaction's own statements go through the
- * handle it is given, which never waits. SQLite has one writer per database anyway, so the queue costs no
- * concurrency; the waits last as long as a transaction's own work, a few microtask hops per statement.
+ * turns (a queue), and a statement outside a transaction cannot run on this connection while one is open: it
+ * would see writes that are not committed yet. It reads on the read workers instead, when the database is a
+ * file they share (`readAside`), and waits for the transaction otherwise. A transaction's own statements go
+ * through the handle it is given, which never waits for others. SQLite has one writer per database anyway, so
+ * the queue costs no concurrency.
+ *
+ * Every statement first asks the event loop's turn (event-loop.ts): a transaction of thousands of statements
+ * (a large container apply) or a long run of reads yields every few milliseconds, so the server keeps
+ * accepting and answering other requests meanwhile; a single statement still runs to its end.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { cachedStatement, configureConnection } from './connection.js';
 import { sqliteDialect, type Dialect } from './dialect.js';
+import { pause } from './event-loop.js';
+import { ReadPoolUnavailable, type Reader } from './read-pool.js';
 import type { Sql } from './sql.js';
 import { StoreUnavailable, type Queryable, type Row, type RunResult, type Store } from './store.js';
 
@@ -44,6 +51,8 @@ export class SqliteStore implements Store {
   private tail: Promise<void> = Promise.resolve();
   private open = 0;
   private readonly tx: Queryable;
+  /** Where reads outside a transaction go while one is open, instead of waiting for it to end. */
+  private aside?: Reader;
 
   constructor({ dataDir, synchronous = 'normal' }: SqliteOptions) {
     let file = ':memory:';
@@ -67,9 +76,18 @@ export class SqliteStore implements Store {
     const tx: Queryable = {
       dialect: this.dialect,
       inTransaction: true,
-      all: async <T>(q: Sql) => all<T>(q),
-      get: async <T>(q: Sql) => all<T>(q)[0],
-      run: async (q: Sql) => run(q),
+      all: async <T>(q: Sql) => {
+        await pause();
+        return all<T>(q);
+      },
+      get: async <T>(q: Sql) => {
+        await pause();
+        return all<T>(q)[0];
+      },
+      run: async (q: Sql) => {
+        await pause();
+        return run(q);
+      },
       transaction: (fn) => fn(tx),
       snapshot: (fn) => fn(tx),
     };
@@ -97,14 +115,28 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Resolves when no transaction is open (statements outside one must not see its uncommitted writes). */
-  private idle(): Promise<void> | undefined {
-    return this.open > 0 ? this.tail : undefined;
+  /**
+   * Reads outside a transaction go to `reader` (read workers on this database's file) while a transaction is
+   * open: they see what is committed, as they would on PostgreSQL, instead of waiting for the transaction.
+   */
+  readAside(reader: Reader): void {
+    this.aside = reader;
   }
 
   async all<T = Row>(q: Sql): Promise<T[]> {
-    const wait = this.idle();
-    if (wait) await wait;
+    await pause();
+    if (this.open > 0) {
+      // Statements that only read; a write outside a transaction waits for its turn, as before.
+      if (this.aside && cachedStatement(this.connection, q.text).readonly) {
+        try {
+          return await this.aside.all<T>(q);
+        } catch (error) {
+          if (!(error instanceof ReadPoolUnavailable)) throw error;
+        }
+      }
+      // Statements outside a transaction must not see its uncommitted writes.
+      if (this.open > 0) await this.tail;
+    }
     return this.allNow<T>(q);
   }
 
