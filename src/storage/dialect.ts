@@ -84,6 +84,8 @@ export interface Dialect {
   exclusive(space: number, key: number): Sql | undefined;
   /** The column type of text that compares and sorts by code point, whatever the database's collation. */
   readonly binaryText: string;
+  /** The statements adding these columns to a table: one per column where ALTER TABLE takes one (SQLite). */
+  addColumns(table: string, columns: ReadonlyArray<{ name: string; type: string }>): string[];
   /**
    * A subquery of the elements (column `value`) of a JSON array held as text in `list`: texts, numbers, or
    * booleans as 1 and 0.
@@ -184,6 +186,7 @@ export const sqliteDialect: Dialect = {
     order: Sql.raw(`bm25(${index.fts}), ${index.alias}.id`),
   }),
   binaryText: 'TEXT',
+  addColumns: (table, columns) => columns.map((c) => `ALTER TABLE ${table} ADD COLUMN ${c.name} ${c.type}`),
   orderedJoin: 'CROSS JOIN',
   planning: 'low',
   jsonElements: (list) => sql`SELECT value FROM json_each(${list})`,
@@ -217,6 +220,7 @@ export const postgresDialect: Dialect = {
     order: sql`${tsRank(index, search)} DESC, ${Sql.raw(index.alias)}.id`,
   }),
   binaryText: 'TEXT COLLATE "C"',
+  addColumns: (table, columns) => (columns.length ? [`ALTER TABLE ${table} ${columns.map((c) => `ADD COLUMN ${c.name} ${c.type}`).join(', ')}`] : []),
   orderedJoin: 'JOIN',
   planning: 'high',
   analyze: (table) => [`ANALYZE ${table}`],
