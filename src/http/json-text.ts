@@ -4,6 +4,7 @@
  * UTF-8 bytes joined by SQLite, and is sent as bytes.
  */
 import { Readable } from 'node:stream';
+import { pause } from '../storage/event-loop.js';
 
 /**
  * From this size a body in pieces is streamed rather than copied into one buffer. A large page's bytes are
@@ -53,4 +54,60 @@ export function joinedItemsJson(pieces: readonly Buffer[], nextCursor?: string):
 
 function closing(nextCursor: string | undefined): string {
   return nextCursor ? `],"nextCursor":${JSON.stringify(nextCursor)}}` : ']}';
+}
+
+/** A list in an answer that `jsonInSlices` renders a slice at a time, each item by `render`. */
+export class LazyList<T> {
+  constructor(
+    readonly items: readonly T[],
+    readonly render: (item: T) => unknown,
+  ) {}
+}
+
+/** Items of a LazyList rendered between two turns of the event loop. */
+const SLICE_ITEMS = 500;
+
+/**
+ * The JSON text of an answer whose lists may be long (tens of thousands of instances): its LazyLists are
+ * rendered `SLICE_ITEMS` at a time, and the event loop gets its turn between slices when they run long
+ * (storage/event-loop.ts), where one `JSON.stringify` of the whole would hold the thread for as long as it
+ * takes. Plain objects are walked for LazyLists; anything else is rendered as `JSON.stringify` renders it.
+ */
+export async function jsonInSlices(value: unknown): Promise<JsonText> {
+  const pieces: Buffer[] = [];
+  let text = '';
+  // Pieces are joined until they make a buffer worth streaming on its own.
+  const push = (s: string) => {
+    text += s;
+    if (text.length >= STREAM_FROM_BYTES) {
+      pieces.push(Buffer.from(text));
+      text = '';
+    }
+  };
+  const write = async (v: unknown): Promise<void> => {
+    if (v instanceof LazyList) {
+      push('[');
+      for (let at = 0; at < v.items.length; at += SLICE_ITEMS) {
+        const slice = JSON.stringify(v.items.slice(at, at + SLICE_ITEMS).map(v.render));
+        push(`${at > 0 ? ',' : ''}${slice.slice(1, -1)}`);
+        await pause();
+      }
+      push(']');
+    } else if (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype) {
+      push('{');
+      let first = true;
+      for (const [key, member] of Object.entries(v)) {
+        if (member === undefined) continue;
+        push(`${first ? '' : ','}${JSON.stringify(key)}:`);
+        first = false;
+        await write(member);
+      }
+      push('}');
+    } else {
+      push(JSON.stringify(v));
+    }
+  };
+  await write(value);
+  if (text) pieces.push(Buffer.from(text));
+  return new JsonText(pieces);
 }

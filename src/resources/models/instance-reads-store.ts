@@ -10,7 +10,7 @@ import { Sql, sql } from '../../storage/sql.js';
 import type { Reader } from '../../storage/read-pool.js';
 import { fromColumn } from './container-tables.js';
 import { propertyConstraintState, propertyReadFields } from './containers.js';
-import { parseFilter, type DmFilter, type FilterOptions } from './filter.js';
+import { FilterBudget, parseFilter, type DmFilter, type FilterOptions } from './filter.js';
 import { containerKey, containerRef, viewRef, type InstanceType, type ViewId } from './identifiers.js';
 import { checkSort, checkSources, type SortKey, type SourceRead } from './instance-reads.js';
 import type { InspectInstancesBody, InstanceIdsBody, ListInstancesBody } from './instance-schema.js';
@@ -55,10 +55,10 @@ export class ReadShape {
     return Sql.join([Sql.raw(BASE_SELECT), ...this.selects], ', ');
   }
 
-  /** The condition that the instance is in every source view. */
-  inSources(schema: ProjectSchema): Sql | undefined {
+  /** The condition that the instance is in every source view (the views' filters spend the request's `budget`). */
+  inSources(schema: ProjectSchema, budget?: FilterBudget): Sql | undefined {
     if (this.sources.length === 0) return undefined;
-    const filter = parseFilter({ hasData: this.sources.map((s) => viewRef(s.view.id)) }, { schema: schema.resolver });
+    const filter = parseFilter({ hasData: this.sources.map((s) => viewRef(s.view.id)) }, { schema: schema.resolver, budget }, ['sources']);
     return this.q.compile(filter);
   }
 
@@ -192,7 +192,7 @@ export async function listInstances(services: Services, projectId: number, body:
   const schema = await readSchema(services.reads, projectId);
   const instanceType: InstanceType = body.instanceType ?? 'node';
   const sources = checkSources(body.sources, schema.resolver, ['sources']);
-  const options: FilterOptions = { schema: schema.resolver, instanceType, view: sources.length === 1 ? sources[0].view.id : undefined };
+  const options: FilterOptions = { schema: schema.resolver, instanceType, view: sources.length === 1 ? sources[0].view.id : undefined, budget: new FilterBudget() };
   const filter: DmFilter | undefined = body.filter !== undefined ? parseFilter(body.filter, options) : undefined;
   const sort = checkSort(body.sort, options, ['sort']);
   const q = new InstanceSql(services.db.dialect, projectId, schema);
@@ -200,7 +200,7 @@ export async function listInstances(services: Services, projectId: number, body:
   const conditions = [sql`i.project_id = ${projectId}`, sql`i.kind = ${kindOf(instanceType)}`, Sql.raw('i.deleted_time IS NULL')];
   const scope = spaceCondition(services.access, 'i.space');
   if (scope) conditions.push(scope);
-  const inSources = shape.inSources(schema);
+  const inSources = shape.inSources(schema, options.budget);
   if (inSources) conditions.push(inSources);
   if (filter) conditions.push(q.compile(filter));
   // Containers every listed instance has data in: those of the source views that have no filter of their own.

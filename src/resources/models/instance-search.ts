@@ -10,13 +10,14 @@ import { badRequest } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { Sql, sql } from '../../storage/sql.js';
 import { fromColumn } from './container-tables.js';
-import { parseFilter, type FilterOptions } from './filter.js';
-import { viewRef, type Path } from './identifiers.js';
+import { FilterBudget, parseFilter, type FilterOptions } from './filter.js';
+import { fail, viewRef, type Path } from './identifiers.js';
 import { checkAggregate, checkSearch, checkTargetUnits, requireViews, type SourceRead } from './instance-reads.js';
 import { ReadShape } from './instance-reads-store.js';
 import type { AggregateInstancesBody, SearchInstancesBody } from './instance-schema.js';
 import { InstanceSql } from './instance-sql.js';
 import { kindOf } from './instance-writes-store.js';
+import { DM_LIMITS } from './limits.js';
 import { readSchema, type ProjectSchema } from './schema-store.js';
 import { spaceCondition } from './space-access.js';
 import type { ResolvedView } from './view-resolution.js';
@@ -49,12 +50,12 @@ async function viewScope(services: Services, projectId: number, body: { view: Se
   const schema = await readSchema(services.reads, projectId);
   const [view] = requireViews([body.view], schema.resolver);
   const instanceType = body.instanceType ?? 'node';
-  const options: FilterOptions = { schema: schema.resolver, instanceType, view: view.id, purpose: 'search' };
+  const options: FilterOptions = { schema: schema.resolver, instanceType, view: view.id, purpose: 'search', budget: new FilterBudget() };
   const q = new InstanceSql(services.db.dialect, projectId, schema);
   const conditions = [sql`i.project_id = ${projectId}`, sql`i.kind = ${kindOf(instanceType)}`, Sql.raw('i.deleted_time IS NULL')];
   const scope = spaceCondition(services.access, 'i.space');
   if (scope) conditions.push(scope);
-  conditions.push(q.compile(parseFilter({ hasData: [viewRef(view.id)] }, { schema: schema.resolver })));
+  conditions.push(q.compile(parseFilter({ hasData: [viewRef(view.id)] }, { schema: schema.resolver, budget: options.budget }, [...path, 'view'])));
   if (body.filter !== undefined) conditions.push(q.compile(parseFilter(body.filter, options, [...path, 'filter'])));
   const source: SourceRead = { view, units: checkTargetUnits(view, body.targetUnits, [...path, 'targetUnits']) };
   return { schema, view, q, conditions, source, options } satisfies Scope & { options: FilterOptions };
@@ -168,48 +169,86 @@ export async function aggregateInstances(services: Services, projectId: number, 
   if (selects.length === groups.length) selects.push(Sql.raw('count(*) AS n'));
   const where = Sql.and(conditions);
   const groupSql = groups.length ? sql` GROUP BY ${Sql.join(groups.map((g) => Sql.raw(g.alias)), ', ')} ORDER BY ${Sql.join(groups.map((g) => Sql.raw(g.alias)), ', ')} LIMIT ${body.limit ?? 100}` : Sql.raw('');
-  const rows = await services.reads.all<Record<string, unknown>>(sql`SELECT ${Sql.join(selects, ', ')} FROM dm_instances i ${s.q.joins()} WHERE ${where}${groupSql}`);
+  const rows = await services.reads.all<Record<string, unknown>>(sql`SELECT ${Sql.join(selects, ', ')} FROM dm_instances i ${s.q.joins()} WHERE ${where}${groupSql}`, { scan: true });
+  const answered = rows.filter((r) => groups.length === 0 || groups.every((g) => r[g.alias] !== null && r[g.alias] !== undefined));
 
   const groupKey = (r: Record<string, unknown>) => JSON.stringify(groups.map((g) => r[g.alias] ?? null));
   const histograms = new Map<number, Map<string, Array<{ start: number; count: number }>>>();
   for (const [i, a] of aggregates.entries()) {
     if (a.aggregate !== 'histogram') continue;
-    const { column } = prop(a.property);
-    const bucket = sql`(floor(${column} * 1.0 / ${a.interval}) * ${a.interval})`;
-    const hrows = await services.reads.all<Record<string, unknown>>(
-      sql`SELECT ${Sql.join([...groups.map((g) => sql`${g.column} AS ${Sql.raw(g.alias)}`), sql`${bucket} AS b`, Sql.raw('count(*) AS c')], ', ')} FROM dm_instances i ${s.q.joins()} WHERE ${where} AND ${column} IS NOT NULL GROUP BY ${Sql.join(
-        [...groups.map((g) => Sql.raw(g.alias)), Sql.raw('b')],
-        ', ',
-      )} ORDER BY b`,
-    );
-    const byGroup = new Map<string, Array<{ start: number; count: number }>>();
-    for (const r of hrows) byGroup.set(groupKey(r), [...(byGroup.get(groupKey(r)) ?? []), { start: Number(r.b), count: Number(r.c) }]);
-    histograms.set(i, byGroup);
+    histograms.set(i, await histogram(services, s, where, groups, new Set(answered.map(groupKey)), groupKey, prop(a.property).column, a.interval, ['aggregates', i, 'histogram']));
   }
 
   const unit = (id: string) => s.source.units.get(id);
-  const items = rows
-    .filter((r) => groups.length === 0 || groups.every((g) => r[g.alias] !== null && r[g.alias] !== undefined))
-    .map((r) => {
-      const out: Record<string, unknown> = { instanceType: body.instanceType ?? 'node' };
-      if (groups.length) {
-        const group: Record<string, unknown> = {};
-        for (const g of groups) group[g.id] = renderValue(fromColumn(r[g.alias], g.type) as StoredValue, g.type);
-        out.group = group;
-      }
-      out.aggregates = aggregates.map((a, i) => {
-        if (a.aggregate === 'histogram') return { aggregate: 'histogram', interval: a.interval, property: a.property, buckets: histograms.get(i)!.get(groupKey(r)) ?? [] };
-        const raw = r[`a${i}`];
-        const entry: Record<string, unknown> = { aggregate: a.aggregate };
-        if (a.property !== undefined) entry.property = a.property;
-        if (raw === null || raw === undefined) return entry;
-        let value = Number(raw);
-        const u = a.aggregate !== 'count' && a.property ? unit(a.property) : undefined;
-        if (u) value = a.aggregate === 'sum' ? u.scale * value + Number(r[`n${i}`]) * u.shift : u.value(value);
-        entry.value = value;
-        return entry;
-      });
-      return out;
+  const items = answered.map((r) => {
+    const out: Record<string, unknown> = { instanceType: body.instanceType ?? 'node' };
+    if (groups.length) {
+      const group: Record<string, unknown> = {};
+      for (const g of groups) group[g.id] = renderValue(fromColumn(r[g.alias], g.type) as StoredValue, g.type);
+      out.group = group;
+    }
+    out.aggregates = aggregates.map((a, i) => {
+      if (a.aggregate === 'histogram') return { aggregate: 'histogram', interval: a.interval, property: a.property, buckets: histograms.get(i)!.get(groupKey(r)) ?? [] };
+      const raw = r[`a${i}`];
+      const entry: Record<string, unknown> = { aggregate: a.aggregate };
+      if (a.property !== undefined) entry.property = a.property;
+      if (raw === null || raw === undefined) return entry;
+      let value = Number(raw);
+      const u = a.aggregate !== 'count' && a.property ? unit(a.property) : undefined;
+      if (u) value = a.aggregate === 'sum' ? u.scale * value + Number(r[`n${i}`]) * u.shift : u.value(value);
+      entry.value = value;
+      return entry;
     });
+    return out;
+  });
   return { items };
+}
+
+/**
+ * The buckets of a histogram in each answered group: a bucket of `interval` width per value range that holds
+ * a value, at most `DM_LIMITS.histogramBuckets` in all (a 400 naming the limit past it). Read in the order
+ * of the groups (the order that chose the answered groups, so theirs come first) and cut past the limit, so
+ * the work and the answer stay bounded whatever the interval. A bucket's start is a whole multiple of the
+ * interval, which must stay exact: a value more than 2^53 intervals from zero is a 400 too.
+ */
+async function histogram(
+  services: Services,
+  s: Scope,
+  where: Sql,
+  groups: ReadonlyArray<{ column: Sql; alias: string }>,
+  answered: ReadonlySet<string>,
+  groupKey: (r: Record<string, unknown>) => string,
+  column: Sql,
+  interval: number,
+  path: Path,
+): Promise<Map<string, Array<{ start: number; count: number }>>> {
+  const max = DM_LIMITS.histogramBuckets;
+  const exact = interval * 2 ** 53;
+  // Past that the bucket number is not exact, and its computation may overflow (an error on PostgreSQL).
+  const bucket = Number.isFinite(exact)
+    ? sql`(CASE WHEN abs(${column}) <= ${exact} THEN floor(${column} * 1.0 / ${interval}) * ${interval} END)`
+    : sql`(floor(${column} * 1.0 / ${interval}) * ${interval})`;
+  const order = Sql.join([...groups.map((g) => Sql.raw(g.alias)), Sql.raw('b')], ', ');
+  const named = groups.map((g) => sql`${g.column} IS NOT NULL`);
+  const rows = await services.reads.all<Record<string, unknown>>(
+    sql`SELECT ${Sql.join([...groups.map((g) => sql`${g.column} AS ${Sql.raw(g.alias)}`), sql`${bucket} AS b`, Sql.raw('count(*) AS c')], ', ')} FROM dm_instances i ${s.q.joins()} WHERE ${Sql.and([
+      where,
+      sql`${column} IS NOT NULL`,
+      ...named,
+    ])} GROUP BY ${order} ORDER BY ${order} LIMIT ${max + 1}`,
+    { scan: true },
+  );
+  const byGroup = new Map<string, Array<{ start: number; count: number }>>();
+  let buckets = 0;
+  for (const r of rows) {
+    const key = groupKey(r);
+    // The answered groups come first; the rows after them belong to groups the answer leaves out.
+    if (!answered.has(key)) break;
+    if (++buckets > max) fail(path, `the histogram has more than ${max} buckets; use a larger interval or a narrower filter`);
+    if (r.b === null || r.b === undefined) fail([...path, 'interval'], `${interval} is too small for the values of the property: a bucket would start more than 2^53 intervals from zero`);
+    let list = byGroup.get(key);
+    if (!list) byGroup.set(key, (list = []));
+    list.push({ start: Number(r.b), count: Number(r.c) });
+  }
+  return byGroup;
 }

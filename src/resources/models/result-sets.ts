@@ -31,7 +31,7 @@ import type { Dialect } from '../../storage/dialect.js';
 import type { Reader } from '../../storage/read-pool.js';
 import { Sql, sql } from '../../storage/sql.js';
 import { fromColumn } from './container-tables.js';
-import { parseFilter, parsePropertyReference, type DmFilter, type FilterOptions, type PropertyTarget } from './filter.js';
+import { FilterBudget, parseFilter, parsePropertyReference, type DmFilter, type FilterOptions, type PropertyTarget } from './filter.js';
 import { fail, viewKey, type InstanceType, type Path } from './identifiers.js';
 import { checkSort, checkSources, type SortKey, type SourceRead } from './instance-reads.js';
 import { pageKeys, ReadShape, sortNotice } from './instance-reads-store.js';
@@ -138,6 +138,8 @@ export function planResultSets(request: ResultSetsRequest, schema: ProjectSchema
   const order = evaluationOrder(deps);
   const byName = new Map<string, ResultSetPlan>();
   const parameters = request.parameters ?? {};
+  // One budget for the filters of every set: a traversal's statement holds three of them, sync's two.
+  const budget = new FilterBudget();
   for (const name of order) {
     const e = raw[name];
     const kind = kinds.get(name)!;
@@ -147,7 +149,7 @@ export function planResultSets(request: ResultSetsRequest, schema: ProjectSchema
     const at = (...p: Array<string | number>): Path => ['with', name, ...p];
     if (kind === 'nodes' || kind === 'edges') {
       const instanceType: InstanceType = kind === 'nodes' ? 'node' : 'edge';
-      const options: FilterOptions = { schema: schema.resolver, instanceType, parameters };
+      const options: FilterOptions = { schema: schema.resolver, instanceType, parameters, budget };
       const nodeOptions: FilterOptions = { ...options, instanceType: 'node' };
       const common = { name, instanceType, dependsOn, limit, ...pageSort(name, e, selection, options) };
       if (kind === 'nodes') {
@@ -323,6 +325,8 @@ export async function evaluateResultSets(ctx: ResultSetContext, plan: ResultSets
     const cursor = cursors[set.name];
     if (cursor !== undefined && cursor !== null) positions.set(set.name, decodeCursor(ctx, cursor, bindingOf(set), set.name));
   }
+  // Instances the request may still read: the sets' pages together hold at most DM_LIMITS.queryInstances.
+  let budget = DM_LIMITS.queryInstances;
   for (const set of plan.sets) {
     if (needed && !needed.has(set.name)) continue;
     const q = new InstanceSql(ctx.dialect, ctx.projectId, ctx.schema);
@@ -339,9 +343,14 @@ export async function evaluateResultSets(ctx: ResultSetContext, plan: ResultSets
       scope: sql`i.project_id = ${ctx.projectId}`,
       keys,
       idExpr: 'i.id',
-      limit: set.limit,
+      // A page that would pass the budget is read one instance past it, not whole.
+      limit: Math.min(set.limit, budget + 1),
       after: positions.get(set.name),
     });
+    if (page.rows.length > budget) {
+      fail(['with', set.name], `the result sets hold more than ${DM_LIMITS.queryInstances} instances in all (this one passes it); lower the sets' limits and page with the cursors`);
+    }
+    budget -= page.rows.length;
     pages.set(set.name, { set, rows: page.rows, shape, ...(page.next ? { nextCursor: ctx.cursors.encode(page.next, bindingOf(set)) } : {}) });
   }
   return pages;
