@@ -141,6 +141,7 @@ export async function searchInstances(services: Services, projectId: number, bod
         sql`SELECT ${shape.select()} FROM dm_instances i ${q.joins()} WHERE i.project_id = ${projectId} AND i.id IN (${services.db.dialect.idList(ids)})`,
       )
     : [];
+  await shape.complete(services.reads, rows);
   const byId = new Map(rows.map((r) => [Number(r.id), r]));
   return { items: ids.flatMap((id) => (byId.has(id) ? [shape.render(byId.get(id)!)] : [])), ...(body.includeTyping ? { typing: shape.typing() } : {}) };
 }

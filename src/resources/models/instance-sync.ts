@@ -233,6 +233,7 @@ export async function syncInstances(services: Services, projectId: number, body:
       if (rows.length < limit && (state.at ? Number(state.at.v[0]) : -1) < feedNow) state = { ...state, at: feedPosition(feedNow) };
     }
 
+    await shape.complete(services.reads, rows);
     items[name] = new LazyList(rows, (row) => render(shape, row));
     if (body.includeTyping) typing[name] = shape.typing();
     nextCursor[name] = services.cursors.encode({ ...state, issued: now }, binding(name, body, plan.upstream));

@@ -351,6 +351,7 @@ export async function evaluateResultSets(ctx: ResultSetContext, plan: ResultSets
       fail(['with', set.name], `the result sets hold more than ${DM_LIMITS.queryInstances} instances in all (this one passes it); lower the sets' limits and page with the cursors`);
     }
     budget -= page.rows.length;
+    await shape.complete(ctx.reads, page.rows);
     pages.set(set.name, { set, rows: page.rows, shape, ...(page.next ? { nextCursor: ctx.cursors.encode(page.next, bindingOf(set)) } : {}) });
   }
   return pages;
