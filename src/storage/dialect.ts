@@ -217,7 +217,9 @@ export const postgresDialect: Dialect = {
   rankedSearch: (index, search) => ({
     from: Sql.raw(`${index.table} ${index.alias}`),
     where: tsMatch(index, search),
-    order: sql`${tsRank(index, search)} DESC, ${Sql.raw(index.alias)}.id`,
+    // A search without words (only punctuation, `%`) matches nothing, and its rank would be a constant, which
+    // PostgreSQL refuses as a sort key.
+    order: search.some((p) => p.words.length > 0) ? sql`${tsRank(index, search)} DESC, ${Sql.raw(index.alias)}.id` : Sql.raw(`${index.alias}.id`),
   }),
   binaryText: 'TEXT COLLATE "C"',
   addColumns: (table, columns) => (columns.length ? [`ALTER TABLE ${table} ${columns.map((c) => `ADD COLUMN ${c.name} ${c.type}`).join(', ')}`] : []),
