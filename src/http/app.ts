@@ -269,7 +269,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           const name = (req.params as { project: string }).project;
           const recent = findProjectAuthRecent(db, name);
           const project = recent instanceof Promise ? await recent : recent;
-          if (!project) throw notFound(`Project "${name}" does not exist on this server`);
+          if (!project) throw await auth.unknownProject(authorization, name);
           const principal = options.principal ?? auth.cachedPrincipal(authorization!, project) ?? (await auth.authenticate(authorization, project));
           if (!canAccessProject(principal, name)) throw forbidden(`The principal "${principal.subject}" has no access to project "${name}"`);
           req.principal = principal;
