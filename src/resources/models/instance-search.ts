@@ -8,6 +8,7 @@
  */
 import { badRequest } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
+import { pause } from '../../storage/event-loop.js';
 import { Sql, sql } from '../../storage/sql.js';
 import { fromColumn } from './container-tables.js';
 import { FilterBudget, parseFilter, type FilterOptions } from './filter.js';
@@ -70,12 +71,18 @@ function textMatch(s: Scope, properties: readonly string[], query: readonly stri
   });
   if (query.length === 0) return { columns };
   if (columns.length === 0) return { columns, narrow: Sql.raw('FALSE') };
-  const ascii = query.filter((t) => /^[\x20-\x7e]+$/.test(t));
-  const perToken = ascii.map((t) => Sql.or(columns.map((c) => sql`lower(${c}) LIKE ${`%${t.replace(/[\\%_]/g, (m) => `\\${m}`)}%`} ESCAPE '\\'`)).wrap());
-  if (perToken.length === 0) return { columns };
-  if (operator === 'AND') return { columns, narrow: Sql.and(perToken) };
-  return ascii.length === query.length ? { columns, narrow: Sql.or(perToken).wrap() } : { columns };
+  const ascii = [...new Set(query.filter((t) => /^[\x20-\x7e]+$/.test(t)))];
+  // A few words narrow enough, and each costs a parameter per searched property: with AND any of the words
+  // narrows, with OR only all of them (past a few, OR narrows too little to pay).
+  const like = (words: readonly string[]) =>
+    words.map((t) => Sql.or(columns.map((c) => sql`lower(${c}) LIKE ${`%${t.replace(/[\\%_]/g, (m) => `\\${m}`)}%`} ESCAPE '\\'`)).wrap());
+  if (ascii.length === 0) return { columns };
+  if (operator === 'AND') return { columns, narrow: Sql.and(like(ascii.slice(0, NARROWING_WORDS))) };
+  return ascii.length === query.length && ascii.length <= NARROWING_WORDS ? { columns, narrow: Sql.or(like(ascii)).wrap() } : { columns };
 }
+
+/** Words of a query that narrow the candidates in SQL. */
+const NARROWING_WORDS = 8;
 
 function wordsOf(values: unknown[]): string[] {
   const out: string[] = [];
@@ -95,19 +102,31 @@ function wordsOf(values: unknown[]): string[] {
 }
 
 /** The ids of the instances the text query matches, with the number of tokens each matched. */
-async function searchMatches(services: Services, s: Scope, properties: readonly string[], text: string | undefined, operator: 'AND' | 'OR', order?: Sql): Promise<Array<{ id: number; score: number }>> {
+async function searchMatches(
+  services: Services,
+  s: Scope,
+  properties: readonly string[],
+  text: string | undefined,
+  operator: 'AND' | 'OR',
+  options: { order?: Sql; limit?: number } = {},
+): Promise<Array<{ id: number; score: number }>> {
   const query = tokens(text ?? '');
+  if (query.length > DM_LIMITS.searchQueryWords) fail(['query'], `has ${query.length} words; at most ${DM_LIMITS.searchQueryWords} are allowed`);
   const { columns, narrow } = textMatch(s, properties, query, operator);
   const selected = columns.map((c, i) => sql`${c} AS ${Sql.raw(`t${i}`)}`);
+  // Without words every candidate matches, in order: the first `limit` are the answer.
+  const cut = query.length === 0 && options.limit !== undefined ? sql` LIMIT ${options.limit}` : Sql.raw('');
   const rows = await services.reads.all<Record<string, unknown>>(
-    sql`SELECT i.id${selected.length ? sql`, ${Sql.join(selected, ', ')}` : Sql.raw('')} FROM dm_instances i ${s.q.joins()} WHERE ${Sql.and([...s.conditions, ...(narrow ? [narrow] : [])])} ORDER BY ${order ?? Sql.raw('i.id')}`,
+    sql`SELECT i.id${selected.length ? sql`, ${Sql.join(selected, ', ')}` : Sql.raw('')} FROM dm_instances i ${s.q.joins()} WHERE ${Sql.and([...s.conditions, ...(narrow ? [narrow] : [])])} ORDER BY ${options.order ?? Sql.raw('i.id')}${cut}`,
+    { scan: true },
   );
   const out: Array<{ id: number; score: number }> = [];
-  for (const r of rows) {
+  for (const [k, r] of rows.entries()) {
     if (query.length === 0) {
       out.push({ id: Number(r.id), score: 0 });
       continue;
     }
+    if (k % 1000 === 999) await pause();
     const list = wordsOf(columns.map((_, i) => r[`t${i}`]));
     const n = matched(query, new Set(list), list);
     if (operator === 'AND' ? n === query.length : n > 0) out.push({ id: Number(r.id), score: n });
@@ -130,9 +149,9 @@ export async function searchInstances(services: Services, projectId: number, bod
         ', ',
       )
     : undefined;
-  let matches = await searchMatches(services, s, properties, body.query, body.operator ?? 'OR', order);
-  if (!sort.length) matches = matches.map((m, i) => ({ ...m, i })).sort((a, b) => b.score - a.score || a.i - b.i);
   const limit = body.limit ?? 1000;
+  let matches = await searchMatches(services, s, properties, body.query, body.operator ?? 'OR', { order, limit });
+  if (!sort.length) matches = matches.map((m, i) => ({ ...m, i })).sort((a, b) => b.score - a.score || a.i - b.i);
   const ids = matches.slice(0, limit).map((m) => m.id);
   const q = new InstanceSql(services.db.dialect, projectId, s.schema);
   const shape = new ReadShape(q, [s.source]);

@@ -61,6 +61,8 @@ export const DM_LIMITS = {
   aggregates: 5,
   groupBy: 5,
   aggregateProperties: 200,
+  /** Words of a search or aggregate `query` (Strata's own: each is matched against every candidate). */
+  searchQueryWords: 100,
   /** Buckets of one histogram aggregate, over all the groups of the answer. */
   histogramBuckets: 10_000,
 
