@@ -499,7 +499,7 @@ function parseHasData(body: unknown, state: State, path: Path, depth: number): D
   return { op: 'hasData', sources };
 }
 
-/** `hasData` on a view: its filter, parsed in the request's budget at the depth of the `hasData` leaf. */
+/** `hasData` on a view: its filter, parsed in the request's budget, its root at the depth of the `hasData` leaf. */
 function hasDataOfView(view: ResolvedView, state: State, depth: number): HasDataSource {
   const source: HasDataSource = { type: 'view', view: view.id, containers: view.mappedContainers };
   const key = viewKey(view.id);
@@ -510,7 +510,8 @@ function hasDataOfView(view: ResolvedView, state: State, depth: number): HasData
     expanding: new Set([...state.expanding, key]),
     budget: state.budget,
     root: state.root,
-    base: state.base + depth,
+    // The view's filter stands in the place of the hasData leaf, at its depth.
+    base: state.base + depth - 1,
   };
   try {
     source.filter = parseNode(view.definition.filter, inner, ['filter'], 1);
