@@ -383,6 +383,7 @@ export async function memberConditions(ctx: ResultSetContext, plan: ResultSetsPl
     const where = Sql.and(await setConditions(ctx, u, uq, whole));
     const rows = await ctx.reads.all<Row>(
       sql`SELECT i.id, i.space, i.external_id, i.start_ref, i.end_ref FROM dm_instances i ${uq.joins()} WHERE ${where} LIMIT ${Sql.raw(String(max + 1))}`,
+      { scan: true },
     );
     if (rows.length > max) fail(['with', u.name], `holds more than ${max} instances, and the sets chained from it read it whole; narrow it with a filter`);
     whole.set(u.name, { set: u, rows });
@@ -500,6 +501,9 @@ async function throughCondition(ctx: ResultSetContext, q: InstanceSql, through: 
   return idsIn(ctx, await visibleNodes(ctx, refs));
 }
 
+/** Nodes a traversal level starts from past which its statement is read on a worker. */
+const WIDE_LEVEL = 1000;
+
 /** The ids of the edges a traversal from `seeds` (node references) follows. */
 async function traverse(ctx: ResultSetContext, set: Extract<ResultSetPlan, { kind: 'edges' }>, seeds: readonly string[]): Promise<number[]> {
   const near = set.direction === 'outwards' ? 'start_ref' : 'end_ref';
@@ -537,7 +541,8 @@ async function traverse(ctx: ResultSetContext, set: Extract<ResultSetPlan, { kin
     const inner = sql`SELECT e.id AS id, ${Sql.raw(`e.${far}`)} AS far, ${stop} AS stop${rank} FROM dm_instances e ${e.joins()} ${join} ${n.joins()} WHERE ${Sql.and(conditions)}`;
     const query = order ? sql`SELECT id, far, stop FROM (${inner}) r WHERE rn <= ${set.limitEach!}` : inner;
     const next: string[] = [];
-    for (const r of await ctx.reads.all<{ id: number; far: string; stop: number }>(query)) {
+    // A wide level is a long statement; a narrow one (a chain, level after level) costs less in process.
+    for (const r of await ctx.reads.all<{ id: number; far: string; stop: number }>(query, { scan: frontier.length > WIDE_LEVEL })) {
       edges.add(Number(r.id));
       if (!visited.has(r.far)) {
         visited.add(r.far);
