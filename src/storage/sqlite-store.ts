@@ -31,8 +31,11 @@ export interface SqliteOptions {
   synchronous?: 'normal' | 'full';
 }
 
-/** SQLite's "database is locked/busy" codes: another process holds the write lock past busy_timeout. */
+/** SQLite's "database is locked/busy" codes: another connection holds the write lock. */
 const BUSY = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_TIMEOUT', 'SQLITE_LOCKED']);
+
+/** How long a transaction waits for another connection's write lock before the request is refused (503). */
+const LOCK_WAIT_MS = 5000;
 
 function unavailable(error: unknown): never {
   const code = (error as { code?: string }).code;
@@ -67,6 +70,10 @@ export class SqliteStore implements Store {
     // (1000 pages) runs one inside almost every bulk write.
     db.pragma('wal_autocheckpoint = 16384');
     configureConnection(db);
+    // SQLite waits for another connection's write lock by sleeping in the statement, which would hold the
+    // event loop (and, when the other connection is in this process and yielding, never end): this
+    // connection waits for the lock between attempts to begin (`begin`), with the event loop running.
+    db.pragma('busy_timeout = 0');
     // The table of the planner's statistics, so that reading them (dialect.tableStatistics) needs no test.
     if (!db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'sqlite_stat1'").get()) db.exec('ANALYZE sqlite_schema');
     this.connection = db;
@@ -172,11 +179,7 @@ export class SqliteStore implements Store {
     const db = this.connection;
     return previous.then(async () => {
       try {
-        try {
-          db.exec(begin);
-        } catch (error) {
-          unavailable(error);
-        }
+        await this.begin(begin);
         try {
           const result = await fn(this.tx);
           db.exec('COMMIT');
@@ -190,6 +193,20 @@ export class SqliteStore implements Store {
         done();
       }
     });
+  }
+
+  /** Begins a transaction, waiting (as `busy_timeout` would, but asynchronously) while another connection writes. */
+  private async begin(statement: string): Promise<void> {
+    const deadline = performance.now() + LOCK_WAIT_MS;
+    for (let wait = 1; ; wait = Math.min(2 * wait, 50)) {
+      try {
+        this.connection.exec(statement);
+        return;
+      } catch (error) {
+        if (!BUSY.has((error as { code?: string }).code ?? '') || performance.now() >= deadline) unavailable(error);
+      }
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
   }
 
   connections(): { total: number; idle: number; waiting: number } {
