@@ -11,7 +11,7 @@
  */
 
 /** How long the thread works before it lets the event loop run: short against a request's answer time. */
-export const SLICE_MS = 10;
+const SLICE_MS = 10;
 
 let sliceStart = 0;
 let inSlice = false;

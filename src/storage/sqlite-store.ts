@@ -133,7 +133,7 @@ export class SqliteStore implements Store {
   async all<T = Row>(q: Sql): Promise<T[]> {
     await pause();
     if (this.open > 0) {
-      // Statements that only read; a write outside a transaction waits for its turn, as before.
+      // Statements that only read; a write outside a transaction waits for the transaction to end.
       if (this.aside && cachedStatement(this.connection, q.text).readonly) {
         try {
           return await this.aside.all<T>(q);
