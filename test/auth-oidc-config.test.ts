@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, capability, createGroup } from './support/auth.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
 import { LOOPBACK_PROVIDERS, startTestIssuer, type TestIssuer } from './support/oidc-issuer.js';
+import { TOKEN_NOT_ACCEPTED } from '../src/auth/verify.js';
 
 let h: Harness;
 let idp: TestIssuer;
@@ -70,7 +71,7 @@ describe('project OpenID Connect configuration', () => {
 
   it('takes effect at once: the external provider\'s tokens are accepted, built-in ones no longer are', async () => {
     const token = await idp.sign({ sub: 'eve', groups: ['nobody-knows'] });
-    expect(errorMessage(await h.request('GET', '/api/v1/projects/ext/events', undefined, bearer(h.token)), 401)).toMatch(/"iss"/);
+    expect(errorMessage(await h.request('GET', '/api/v1/projects/ext/events', undefined, bearer(h.token)), 401)).toBe(TOKEN_NOT_ACCEPTED);
     expect(errorMessage(await h.request('GET', '/api/v1/projects/ext/events', undefined, bearer(token)), 403)).toMatch(/eventsAcl:READ.*"eve"/);
   });
 
@@ -91,7 +92,7 @@ describe('project OpenID Connect configuration', () => {
     errorMessage(await h.request('GET', '/api/v1/projects/locked/events', undefined, bearer(byGroups)), 403);
     const audience = await update('locked', { modify: { audience: { set: 'https://strata.test/other' } } }, admin);
     expect(audience.body.oidcConfiguration.audience).toBe('https://strata.test/other');
-    expect(errorMessage(await h.request('GET', '/api/v1/projects/locked/events', undefined, bearer(byRoles)), 401)).toMatch(/"aud"/);
+    expect(errorMessage(await h.request('GET', '/api/v1/projects/locked/events', undefined, bearer(byRoles)), 401)).toBe(TOKEN_NOT_ACCEPTED);
     const newAudience = await idp.sign({ sub: 'ext-admin', roles: ['ext-admins'] }, { audience: 'https://strata.test/other' });
     expect((await update('locked', { setNull: true }, newAudience)).status).toBe(200);
     expect((await h.request('GET', '/api/v1/projects/locked/events')).status).toBe(200);
@@ -114,7 +115,7 @@ describe('keys of an external provider', () => {
       for (let i = 0; i < 5; i++) {
         const unknown = await idp.newKey('ES256');
         const res = await slow.request('GET', '/api/v1/projects/ext/events', undefined, bearer(await idp.sign({ sub: 'x' }, { key: unknown })));
-        expect(errorMessage(res, 401)).toMatch(/does not publish/);
+        expect(errorMessage(res, 401)).toBe(TOKEN_NOT_ACCEPTED);
       }
       expect(idp.jwksFetches).toBe(fetches);
     } finally {

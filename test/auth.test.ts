@@ -5,6 +5,7 @@ import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
 import { builtInKey } from './support/auth.js';
+import { TOKEN_NOT_ACCEPTED } from '../src/auth/verify.js';
 
 let h: Harness;
 let dir: string;
@@ -52,9 +53,9 @@ describe('bearer tokens', () => {
     expect(errorMessage(await call(`Bearer ${await token({}, { nbf: now + 3600 })}`), 401)).toMatch(/not valid yet/);
     const { privateKey } = await generateKeyPair('RS256', { extractable: true });
     const other = { ...(await exportJWK(privateKey)), kid: signingJwk.kid };
-    expect(errorMessage(await call(`Bearer ${await token({}, { key: other })}`), 401)).toMatch(/signature/);
-    expect(errorMessage(await call(`Bearer ${await token({ iss: 'https://elsewhere' })}`), 401)).toMatch(/iss/);
-    expect(errorMessage(await call(`Bearer ${await token({ aud: 'https://elsewhere' })}`), 401)).toMatch(/aud/);
+    expect(errorMessage(await call(`Bearer ${await token({}, { key: other })}`), 401)).toBe(TOKEN_NOT_ACCEPTED);
+    expect(errorMessage(await call(`Bearer ${await token({ iss: 'https://elsewhere' })}`), 401)).toBe(TOKEN_NOT_ACCEPTED);
+    expect(errorMessage(await call(`Bearer ${await token({ aud: 'https://elsewhere' })}`), 401)).toBe(TOKEN_NOT_ACCEPTED);
   });
 
   it('says what is wrong when a failed token request left no token, or its error answer, in the header', async () => {
@@ -74,7 +75,7 @@ describe('bearer tokens', () => {
     expect(errorMessage(await call(`Bearer ${none}`), 401)).toBeTruthy();
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
     const tampered = Buffer.from(JSON.stringify({ ...claims, sub: 'someone-else' })).toString('base64url');
-    expect(errorMessage(await call(`Bearer ${header}.${tampered}.${signature}`), 401)).toMatch(/signature/);
+    expect(errorMessage(await call(`Bearer ${header}.${tampered}.${signature}`), 401)).toBe(TOKEN_NOT_ACCEPTED);
   });
 
   it('gives a principal without capabilities nothing, with a 403 naming the capability', async () => {

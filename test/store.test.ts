@@ -1,8 +1,13 @@
 /**
  * The store interface, on each engine: a transaction is applied completely or not at all, statements outside
  * a transaction never see its uncommitted writes, nested transactions join the outer one, concurrent
- * transactions do not lose each other's writes, and a lost connection is "unavailable", not a crash.
+ * transactions do not lose each other's writes, and a lost connection is "unavailable", not a crash. On
+ * SQLite, waiting for another connection's write lock leaves the event loop running, and reads outside an
+ * open transaction go to the readers given for that.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore, numberedPlaceholders } from '../src/storage/postgres-store.js';
 import { SqliteStore } from '../src/storage/sqlite-store.js';
@@ -143,6 +148,64 @@ describe('PostgreSQL specifics', () => {
       expect(await definition()).toMatch(/\(project_id, created_time, id\)$/);
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe('SQLite specifics', () => {
+  /** Two connections to one database file, as two processes would hold them, and a transaction held open on the first. */
+  async function held() {
+    const dir = mkdtempSync(join(tmpdir(), 'strata-store-'));
+    const first = new SqliteStore({ dataDir: dir });
+    const second = new SqliteStore({ dataDir: dir });
+    await first.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)');
+    await first.run(sql`INSERT INTO t (id, v) VALUES (${1}, ${'committed'})`);
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const open = first.transaction(async (tx) => {
+      await tx.run(sql`UPDATE t SET v = ${'uncommitted'} WHERE id = ${1}`);
+      entered();
+      await released;
+    });
+    await inside;
+    const close = async () => {
+      await first.close();
+      await second.close();
+      rmSync(dir, { recursive: true, force: true });
+    };
+    return { first, second, open, release, close };
+  }
+
+  it("waits for another connection's write lock with the event loop running, and writes once it is free", async () => {
+    const { second, open, release, close } = await held();
+    try {
+      const order: string[] = [];
+      const write = second.transaction((tx) => tx.run(sql`UPDATE t SET v = ${'second'} WHERE id = ${1}`)).then(() => order.push('written'));
+      // A turn of the event loop while the second connection waits: a wait inside SQLite would allow none.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      order.push('turned');
+      release();
+      await open;
+      await write;
+      expect(order).toEqual(['turned', 'written']);
+      expect(await second.get<{ v: string }>(sql`SELECT v FROM t WHERE id = ${1}`)).toEqual({ v: 'second' });
+    } finally {
+      await close();
+    }
+  });
+
+  it('reads what is committed on the readers given, while a transaction is open, instead of waiting for it', async () => {
+    const { first, second, open, release, close } = await held();
+    try {
+      first.readAside({ all: (q) => second.all(q) });
+      expect(await first.all(sql`SELECT v FROM t WHERE id = ${1}`)).toEqual([{ v: 'committed' }]);
+      release();
+      await open;
+      expect(await first.all(sql`SELECT v FROM t WHERE id = ${1}`)).toEqual([{ v: 'uncommitted' }]);
+    } finally {
+      await close();
     }
   });
 });

@@ -5,7 +5,7 @@
  * configuration, groups or sessions, in any process) invalidates what was cached about it.
  */
 import { createLocalJWKSet, errors, type JWTPayload } from 'jose';
-import { ApiError, badRequest, unauthorized } from '../http/errors.js';
+import { ApiError, badRequest, notFound, unauthorized } from '../http/errors.js';
 import { OutboundError, type OutboundResponse } from '../http/outbound.js';
 import type { Services } from '../http/services.js';
 import type { Queryable } from '../storage/store.js';
@@ -18,7 +18,7 @@ import { appIdOf, memberGroups, resolveGroups, type ResolvedGroup } from './memb
 import { builtInConfiguration, resolveConfiguration, type OidcConfiguration, type OidcConfigurationInput, type ProviderAccess } from './oidc-config.js';
 import type { Claims, Grant, Principal } from './principal.js';
 import { effectiveStatus, sessionById } from './session-store.js';
-import { bearerToken, unverifiedClaims, verifyToken, type VerificationTarget } from './verify.js';
+import { bearerToken, TOKEN_NOT_ACCEPTED, unverifiedClaims, verifyToken, type VerificationTarget } from './verify.js';
 
 export interface AuthRuntimeOptions {
   db: Queryable;
@@ -58,6 +58,12 @@ export interface AuthRuntime {
   authenticate(authorization: string | undefined, project: ProjectAuthRow): Promise<Principal>;
   /** The same for a bare token, bypassing the cache (a session's source token). */
   principalForToken(token: string, project: ProjectAuthRow): Promise<Principal>;
+  /**
+   * The answer to a request for a project that does not exist: 404 to a caller whose token this server's own
+   * provider issued, and to any other the refusal a project would give a token it does not accept (verify.ts),
+   * so that a caller without a token learns nothing of which projects exist.
+   */
+  unknownProject(authorization: string | undefined, name: string): Promise<ApiError>;
   /** The principal that delegated claims stand for in a project now (sessions). */
   principalForClaims(project: ProjectAuthRow, claims: Claims, expiresAt: number, sessionId?: number): Promise<Principal>;
   provider(project: ProjectAuthRow): Promise<ProjectProvider>;
@@ -119,6 +125,7 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
     }
   };
   const builtInKeysUrl = String((idp.discovery() as { jwks_uri: string }).jwks_uri);
+  const builtInTarget: VerificationTarget = { issuer: idp.issuer, audience: idp.audience, keys: builtInKeys, keysUrl: builtInKeysUrl };
 
   function keySet(url: string): RemoteKeySet {
     let set = keySets.get(url);
@@ -192,16 +199,24 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
   }
 
   async function principalForToken(token: string, project: ProjectAuthRow): Promise<Principal> {
-    const unverified = unverifiedClaims(token);
+    const unverified = unverifiedClaims(token, now());
     if (unverified.iss === idp.issuer && unverified.sid !== undefined) return sessionPrincipal(token, project);
     const p = await provider(project);
-    if (unverified.iss !== p.config.issuer) {
-      throw unauthorized(
-        `The access token's "iss" claim (${JSON.stringify(unverified.iss ?? null)}) is not accepted: project "${project.name}" accepts tokens from "${p.config.issuer}"`,
-      );
-    }
+    if (unverified.iss !== p.config.issuer) throw unauthorized(TOKEN_NOT_ACCEPTED);
     const claims = await verifiedClaims(token, p.target);
     return principalForClaims(project, claims, claims.exp!);
+  }
+
+  async function unknownProject(authorization: string | undefined, name: string): Promise<ApiError> {
+    const token = bearerToken(authorization);
+    unverifiedClaims(token, now());
+    try {
+      await verifiedClaims(token, builtInTarget);
+    } catch (err) {
+      if (err instanceof ApiError) return err;
+      throw err;
+    }
+    return notFound(`Project "${name}" does not exist on this server`);
   }
 
   function cachedPrincipal(authorization: string, project: ProjectAuthRow): Principal | undefined {
@@ -305,6 +320,7 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
     cachedPrincipal,
     authenticate,
     principalForToken,
+    unknownProject,
     principalForClaims,
     provider,
     resolveConfiguration: checkedConfiguration,

@@ -145,6 +145,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     config.readWorkers > 0 && db instanceof SqliteStore && !db.memory
       ? new ReadPool(db.location, config.readWorkers, (err) => app.log.error({ err }, 'a read worker stopped; its reads run on the main thread meanwhile'))
       : undefined;
+  // A write transaction holds the connection; reads outside it go to the workers meanwhile (sqlite-store.ts).
+  if (pool) (db as SqliteStore).readAside(pool);
   const reads: Reader = pool
     ? sharedReader(pool, inProcessReader(db), options.readsOnWorkers ? () => true : () => inFlight > 1)
     : inProcessReader(replica ?? db);
@@ -287,7 +289,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           const name = (req.params as { project: string }).project;
           const recent = findProjectAuthRecent(db, name);
           const project = recent instanceof Promise ? await recent : recent;
-          if (!project) throw notFound(`Project "${name}" does not exist on this server`);
+          if (!project) throw await auth.unknownProject(authorization, name);
           const principal = options.principal ?? auth.cachedPrincipal(authorization!, project) ?? (await auth.authenticate(authorization, project));
           if (!canAccessProject(principal, name)) throw forbidden(`The principal "${principal.subject}" has no access to project "${name}"`);
           req.principal = principal;

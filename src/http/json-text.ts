@@ -8,14 +8,20 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { pause } from '../storage/event-loop.js';
 
 const END = '\n';
 const END_BYTES = Buffer.from(END);
 
 /** A value as the text of a JSON response, each whole-valued `FloatValue` written as a float. */
 export function jsonResponseText(value: unknown): string {
+  return stringify(value) + END;
+}
+
+/** `JSON.stringify`, with each whole-valued `FloatValue` written as a float. */
+function stringify(value: unknown): string {
   const text = JSON.stringify(value);
-  return (text.includes(FLOAT_BOUNDARY) ? text.replace(MARKED_FLOAT, '$1.0') : text) + END;
+  return text.includes(FLOAT_BOUNDARY) ? text.replace(MARKED_FLOAT, '$1.0') : text;
 }
 
 /**
@@ -89,3 +95,58 @@ export class FloatValue {
 const FLOAT_BOUNDARY = randomBytes(16).toString('hex');
 const MARKED_FLOAT = new RegExp(`"${FLOAT_BOUNDARY}(-?\\d+)"`, 'g');
 
+/** A list in an answer that `jsonInSlices` renders a slice at a time, each item by `render`. */
+export class LazyList<T> {
+  constructor(
+    readonly items: readonly T[],
+    readonly render: (item: T) => unknown,
+  ) {}
+}
+
+/** Items of a LazyList rendered between two turns of the event loop. */
+const SLICE_ITEMS = 500;
+
+/**
+ * The JSON text of an answer whose lists may be long (tens of thousands of instances): its LazyLists are
+ * rendered `SLICE_ITEMS` at a time, and the event loop gets its turn between slices when they run long
+ * (storage/event-loop.ts), where one `JSON.stringify` of the whole would hold the thread for as long as it
+ * takes. Plain objects are walked for LazyLists; anything else is rendered as `jsonResponseText` renders it.
+ */
+export async function jsonInSlices(value: unknown): Promise<JsonText> {
+  const pieces: Buffer[] = [];
+  let text = '';
+  // Pieces are joined until they make a buffer worth streaming on its own.
+  const push = (s: string) => {
+    text += s;
+    if (text.length >= STREAM_FROM_BYTES) {
+      pieces.push(Buffer.from(text));
+      text = '';
+    }
+  };
+  const write = async (v: unknown): Promise<void> => {
+    if (v instanceof LazyList) {
+      push('[');
+      for (let at = 0; at < v.items.length; at += SLICE_ITEMS) {
+        const slice = stringify(v.items.slice(at, at + SLICE_ITEMS).map(v.render));
+        push(`${at > 0 ? ',' : ''}${slice.slice(1, -1)}`);
+        await pause();
+      }
+      push(']');
+    } else if (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype) {
+      push('{');
+      let first = true;
+      for (const [key, member] of Object.entries(v)) {
+        if (member === undefined) continue;
+        push(`${first ? '' : ','}${JSON.stringify(key)}:`);
+        first = false;
+        await write(member);
+      }
+      push('}');
+    } else {
+      push(stringify(v));
+    }
+  };
+  await write(value);
+  if (text) pieces.push(Buffer.from(text));
+  return new JsonText(pieces);
+}

@@ -13,7 +13,7 @@
  * `select` is computed for them alone. The outer query keeps the inner order without sorting again.
  */
 import { badRequest } from '../http/errors.js';
-import type { Reader } from '../storage/read-pool.js';
+import type { Reader, ReadOptions } from '../storage/read-pool.js';
 import type { Dialect } from '../storage/dialect.js';
 import { Sql, sql, type SqlValue } from '../storage/sql.js';
 
@@ -77,6 +77,14 @@ export interface PagePosition {
   s: number;
   v: SqlValue[];
 }
+
+/**
+ * Pages of up to this many rows (every list's maximum) are read where the reader chooses; a larger page (a
+ * query's result set of up to 10,000) is a statement long enough to read on a worker (ReadOptions.scan).
+ */
+const IN_PROCESS_ROWS = 1000;
+
+const readOptions = (q: PageQuery): ReadOptions => ({ parallel: q.parallel, scan: q.limit > IN_PROCESS_ROWS });
 
 interface Segment {
   keys: Array<{ expr: Sql; desc: boolean }>;
@@ -164,7 +172,7 @@ export async function fetchPage<Row extends Record<string, unknown>>(reader: Rea
   for (let s = start; s < segs.length && read <= q.limit; s++) {
     const seg = segs[s];
     if (seg.probe) {
-      const [probe] = await reader.all<{ found: number }>(sql`SELECT EXISTS (SELECT 1 FROM ${q.from}${joins} WHERE ${Sql.and([q.scope, ...seg.conditions])}) AS found`, { parallel: q.parallel });
+      const [probe] = await reader.all<{ found: number }>(sql`SELECT EXISTS (SELECT 1 FROM ${q.from}${joins} WHERE ${Sql.and([q.scope, ...seg.conditions])}) AS found`, readOptions(q));
       if (!probe.found) continue;
     }
     const conditions = [q.where, ...seg.conditions];
@@ -178,7 +186,7 @@ export async function fetchPage<Row extends Record<string, unknown>>(reader: Rea
       ', ',
     )} LIMIT ${wanted + 1}`;
     if (q.joins) {
-      for (const row of await reader.all<Row>(inner, { parallel: q.parallel })) {
+      for (const row of await reader.all<Row>(inner, readOptions(q))) {
         if (read++ < q.limit) last = { s, v: seg.keys.map((_, i) => row[`__k${i}`] as SqlValue) };
         rows.push(row);
       }
@@ -191,7 +199,7 @@ export async function fetchPage<Row extends Record<string, unknown>>(reader: Rea
         ', ',
       );
       const rowsQuery = sql`SELECT ${q.select}, ${Sql.join(pageKeys, ', ')} FROM (${inner}) p ${joinBack} ${q.from} ON ${Sql.raw(q.idExpr)} = p.__id AND ${q.scope} ORDER BY ${pageOrder}`;
-      const found = await reader.all<Row>(rowsQuery, { parallel: q.parallel });
+      const found = await reader.all<Row>(rowsQuery, readOptions(q));
       for (const row of found) {
         if (read++ < q.limit) last = { s, v: seg.keys.map((_, i) => row[`__k${i}`] as SqlValue) };
         rows.push(row);
@@ -218,7 +226,7 @@ export async function fetchPage<Row extends Record<string, unknown>>(reader: Rea
       sql`WITH p AS MATERIALIZED (${inner}) SELECT (SELECT ${Sql.raw(q.dialect.joinBytes(q.join, ',', qOrder))} FROM (SELECT ${q.select}, ${Sql.raw(
         seg.keys.map((_, i) => `q.__k${i}`).join(', '),
       )} FROM (SELECT __id, ${Sql.raw(pKeys)} FROM p ORDER BY ${pOrder} LIMIT ${wanted}) q ${joinBack} ${q.from} ON ${Sql.raw(q.idExpr)} = q.__id AND ${q.scope}) q) AS __joined, (SELECT count(*) FROM p) AS __count, ${Sql.join(lastKeys, ', ')}`,
-      { parallel: q.parallel },
+      readOptions(q),
     );
     const count = page.__count as number;
     if (page.__joined) joined.push(typeof page.__joined === 'string' ? Buffer.from(page.__joined) : (page.__joined as Buffer));

@@ -84,6 +84,8 @@ export interface Dialect {
   exclusive(space: number, key: number): Sql | undefined;
   /** The column type of text that compares and sorts by code point, whatever the database's collation. */
   readonly binaryText: string;
+  /** The statements adding these columns to a table: one per column where ALTER TABLE takes one (SQLite). */
+  addColumns(table: string, columns: ReadonlyArray<{ name: string; type: string }>): string[];
   /**
    * A subquery of the elements (column `value`) of a JSON array held as text in `list`: texts, numbers, or
    * booleans as 1 and 0.
@@ -194,6 +196,7 @@ export const sqliteDialect: Dialect = {
     order: Sql.raw(`bm25(${index.fts}), ${index.alias}.id`),
   }),
   binaryText: 'TEXT',
+  addColumns: (table, columns) => columns.map((c) => `ALTER TABLE ${table} ADD COLUMN ${c.name} ${c.type}`),
   orderedJoin: 'CROSS JOIN',
   planning: 'low',
   jsonElements: (list) => sql`SELECT value FROM json_each(${list})`,
@@ -232,9 +235,12 @@ export const postgresDialect: Dialect = {
   rankedSearch: (index, search) => ({
     from: Sql.raw(`${index.table} ${index.alias}`),
     where: tsMatch(index, search),
-    order: sql`${tsRank(index, search)} DESC, ${Sql.raw(index.alias)}.id`,
+    // A search without words (only punctuation, `%`) matches nothing, and its rank would be a constant, which
+    // PostgreSQL refuses as a sort key.
+    order: search.some((p) => p.words.length > 0) ? sql`${tsRank(index, search)} DESC, ${Sql.raw(index.alias)}.id` : Sql.raw(`${index.alias}.id`),
   }),
   binaryText: 'TEXT COLLATE "C"',
+  addColumns: (table, columns) => (columns.length ? [`ALTER TABLE ${table} ${columns.map((c) => `ADD COLUMN ${c.name} ${c.type}`).join(', ')}`] : []),
   orderedJoin: 'JOIN',
   planning: 'high',
   analyze: (table) => [`ANALYZE ${table}`],

@@ -17,6 +17,11 @@ import type { Queryable } from './store.js';
 export interface ReadOptions {
   /** The client reads other parts of the same result at the same time (a partition). */
   parallel?: boolean;
+  /**
+   * The statement's work grows with the data rather than with its answer (an aggregate over everything a
+   * filter matches): it runs on a worker even for a lone request, so that it never holds the main thread.
+   */
+  scan?: boolean;
 }
 
 /** Where read-only queries run. */
@@ -76,7 +81,8 @@ function toObjects(columns: readonly string[], rows: unknown[][]): Record<string
 
 /**
  * Reads on `pool` when reads are known to run side by side: a partition (partitions exist to be read in
- * parallel) or while `busy()` says other requests are in progress; in process otherwise. Handing a read to
+ * parallel), a scan (see ReadOptions.scan) or while `busy()` says other requests are in progress; in process
+ * otherwise. Handing a read to
  * a worker costs about a millisecond for a page of 1000 (a round trip, a copy of the rows, and SQLite on a
  * core whose cache is cold); that buys nothing for a lone request, which the main thread would only wait
  * for, and a core for each of several. (Requests still in the socket buffers while the main thread reads
@@ -85,7 +91,7 @@ function toObjects(columns: readonly string[], rows: unknown[][]): Record<string
 export function sharedReader(pool: ReadPool, local: Reader, busy: () => boolean): Reader {
   return {
     all<T>(query: Sql, options?: ReadOptions) {
-      if (!(options?.parallel || busy())) return local.all<T>(query, options);
+      if (!(options?.parallel || options?.scan || busy())) return local.all<T>(query, options);
       // A read the workers cannot take is read here: a failing worker slows reads down, it does not fail them.
       return pool.all<T>(query, options).catch((error: unknown) => {
         if (error instanceof ReadPoolUnavailable) return local.all<T>(query, options);

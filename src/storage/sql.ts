@@ -25,19 +25,32 @@ export class Sql {
   static and(parts: readonly Sql[]): Sql {
     if (parts.length === 0) return TRUE;
     if (parts.length === 1) return parts[0];
-    return Sql.join(parts.map((p) => p.wrap()), ' AND ');
+    return balanced(parts.map((p) => p.wrap()), ' AND ');
   }
 
   /** OR of the parts; an empty list is FALSE. */
   static or(parts: readonly Sql[]): Sql {
     if (parts.length === 0) return FALSE;
     if (parts.length === 1) return parts[0];
-    return Sql.join(parts.map((p) => p.wrap()), ' OR ');
+    return balanced(parts.map((p) => p.wrap()), ' OR ');
   }
 
   wrap(): Sql {
     return new Sql(`(${this.text})`, this.params);
   }
+}
+
+/** Operands an AND or OR lists flat; longer lists are halved into parenthesised groups. */
+const FLAT = 8;
+
+/**
+ * `a OR b OR c ...` parses into a chain as deep as the list is long, and SQLite refuses an expression nested
+ * more than 1000 deep: a long list is grouped in halves, as deep as the logarithm of its length.
+ */
+function balanced(parts: readonly Sql[], operator: string): Sql {
+  if (parts.length <= FLAT) return Sql.join(parts, operator);
+  const half = Math.ceil(parts.length / 2);
+  return Sql.join([balanced(parts.slice(0, half), operator).wrap(), balanced(parts.slice(half), operator).wrap()], operator);
 }
 
 export const TRUE = new Sql('TRUE');

@@ -4,16 +4,23 @@
  *
  * better-sqlite3 runs each statement synchronously, so a statement never interleaves with another; what can
  * interleave is the code between the statements of a transaction, which awaits. Transactions therefore take
- * turns (a queue), and a statement outside a transaction waits while one is open: it would otherwise see, on
- * the same connection, writes that are not committed yet. A transaction's own statements go through the
- * handle it is given, which never waits. SQLite has one writer per database anyway, so the queue costs no
- * concurrency; the waits last as long as a transaction's own work, a few microtask hops per statement.
+ * turns (a queue), and a statement outside a transaction cannot run on this connection while one is open: it
+ * would see writes that are not committed yet. It reads on the read workers instead, when the database is a
+ * file they share (`readAside`), and waits for the transaction otherwise. A transaction's own statements go
+ * through the handle it is given, which never waits for others. SQLite has one writer per database anyway, so
+ * the queue costs no concurrency.
+ *
+ * Every statement first asks the event loop's turn (event-loop.ts): a transaction of thousands of statements
+ * (a large container apply) or a long run of reads yields every few milliseconds, so the server keeps
+ * accepting and answering other requests meanwhile; a single statement still runs to its end.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { cachedStatement, configureConnection } from './connection.js';
 import { sqliteDialect, type Dialect } from './dialect.js';
+import { pause } from './event-loop.js';
+import { ReadPoolUnavailable, type Reader } from './read-pool.js';
 import type { Sql } from './sql.js';
 import { runEffects, StoreUnavailable, type Queryable, type Row, type RunResult, type Store } from './store.js';
 
@@ -24,8 +31,11 @@ export interface SqliteOptions {
   synchronous?: 'normal' | 'full';
 }
 
-/** SQLite's "database is locked/busy" codes: another process holds the write lock past busy_timeout. */
+/** SQLite's "database is locked/busy" codes: another connection holds the write lock. */
 const BUSY = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_TIMEOUT', 'SQLITE_LOCKED']);
+
+/** How long a transaction waits for another connection's write lock before the request is refused (503). */
+const LOCK_WAIT_MS = 5000;
 
 function unavailable(error: unknown): never {
   const code = (error as { code?: string }).code;
@@ -46,6 +56,8 @@ export class SqliteStore implements Store {
   private readonly tx: Queryable;
   /** The effects of the transaction now open (transactions take turns, so there is one at a time). */
   private effects: Array<() => unknown> = [];
+  /** Where reads outside a transaction go while one is open, instead of waiting for it to end. */
+  private aside?: Reader;
 
   constructor({ dataDir, synchronous = 'normal' }: SqliteOptions) {
     let file = ':memory:';
@@ -60,6 +72,10 @@ export class SqliteStore implements Store {
     // (1000 pages) runs one inside almost every bulk write.
     db.pragma('wal_autocheckpoint = 16384');
     configureConnection(db);
+    // SQLite waits for another connection's write lock by sleeping in the statement, which would hold the
+    // event loop (and, when the other connection is in this process and yielding, never end): this
+    // connection waits for the lock between attempts to begin (`begin`), with the event loop running.
+    db.pragma('busy_timeout = 0');
     // The table of the planner's statistics, so that reading them (dialect.tableStatistics) needs no test.
     if (!db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'sqlite_stat1'").get()) db.exec('ANALYZE sqlite_schema');
     this.connection = db;
@@ -69,9 +85,18 @@ export class SqliteStore implements Store {
     const tx: Queryable = {
       dialect: this.dialect,
       inTransaction: true,
-      all: async <T>(q: Sql) => all<T>(q),
-      get: async <T>(q: Sql) => all<T>(q)[0],
-      run: async (q: Sql) => run(q),
+      all: async <T>(q: Sql) => {
+        await pause();
+        return all<T>(q);
+      },
+      get: async <T>(q: Sql) => {
+        await pause();
+        return all<T>(q)[0];
+      },
+      run: async (q: Sql) => {
+        await pause();
+        return run(q);
+      },
       transaction: (fn) => fn(tx),
       snapshot: (fn) => fn(tx),
       afterCommit: (effect) => void this.effects.push(effect),
@@ -100,14 +125,28 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Resolves when no transaction is open (statements outside one must not see its uncommitted writes). */
-  private idle(): Promise<void> | undefined {
-    return this.open > 0 ? this.tail : undefined;
+  /**
+   * Reads outside a transaction go to `reader` (read workers on this database's file) while a transaction is
+   * open: they see what is committed, as they would on PostgreSQL, instead of waiting for the transaction.
+   */
+  readAside(reader: Reader): void {
+    this.aside = reader;
   }
 
   async all<T = Row>(q: Sql): Promise<T[]> {
-    const wait = this.idle();
-    if (wait) await wait;
+    await pause();
+    if (this.open > 0) {
+      // Statements that only read; a write outside a transaction waits for the transaction to end.
+      if (this.aside && cachedStatement(this.connection, q.text).readonly) {
+        try {
+          return await this.aside.all<T>(q);
+        } catch (error) {
+          if (!(error instanceof ReadPoolUnavailable)) throw error;
+        }
+      }
+      // Statements outside a transaction must not see its uncommitted writes.
+      if (this.open > 0) await this.tail;
+    }
     return this.allNow<T>(q);
   }
 
@@ -147,11 +186,7 @@ export class SqliteStore implements Store {
     const db = this.connection;
     return previous.then(async () => {
       try {
-        try {
-          db.exec(begin);
-        } catch (error) {
-          unavailable(error);
-        }
+        await this.begin(begin);
         this.effects = [];
         try {
           const result = await fn(this.tx);
@@ -168,6 +203,20 @@ export class SqliteStore implements Store {
         done();
       }
     });
+  }
+
+  /** Begins a transaction, waiting (as `busy_timeout` would, but asynchronously) while another connection writes. */
+  private async begin(statement: string): Promise<void> {
+    const deadline = performance.now() + LOCK_WAIT_MS;
+    for (let wait = 1; ; wait = Math.min(2 * wait, 50)) {
+      try {
+        this.connection.exec(statement);
+        return;
+      } catch (error) {
+        if (!BUSY.has((error as { code?: string }).code ?? '') || performance.now() >= deadline) unavailable(error);
+      }
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
   }
 
   connections(): { total: number; idle: number; waiting: number } {

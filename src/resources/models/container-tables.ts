@@ -56,8 +56,8 @@ export function valueKind(t: PropertyType): 'text' | 'number' | 'boolean' | 'jso
   }
 }
 
-function columnType(t: PropertyType, db: Queryable): string {
-  const types = db.dialect.types;
+function columnType(t: PropertyType, dialect: Dialect): string {
+  const types = dialect.types;
   if (isList(t)) return types.text;
   switch (t.type) {
     case 'int32':
@@ -71,7 +71,7 @@ function columnType(t: PropertyType, db: Queryable): string {
     case 'json':
       return types.text;
     default:
-      return db.dialect.binaryText;
+      return dialect.binaryText;
   }
 }
 
@@ -123,10 +123,14 @@ export function fromColumn(v: unknown, t: PropertyType): StoredValue | null {
 
 const ident = (name: string) => Sql.raw(name);
 
-/** Creates the table of a new container (empty) with its indexes; fills in `layout`. */
+/**
+ * Creates the table of a new container (empty), its columns and indexes in it: one CREATE TABLE with every
+ * column (SQLite reads its whole schema again after each ALTER TABLE, so a column at a time costs what the
+ * project's schema holds, for every property). Fills in `layout`.
+ */
 export async function createContainerTable(db: Queryable, def: ContainerDefinition, layout: ContainerLayout): Promise<void> {
-  for (const statement of containerTableDdl(db, layout.table, [])) await db.run(Sql.raw(statement));
-  await alterContainerTable(db, def, layout, Object.keys(def.properties), Object.keys(def.indexes), Object.keys(def.constraints));
+  const columns = addColumns(def, layout, Object.keys(def.properties), db.dialect);
+  await runAll(db, [...containerTableDdl(db.dialect, layout.table, columns), ...indexDdl(def, layout, Object.keys(def.indexes), Object.keys(def.constraints))]);
 }
 
 /**
@@ -135,16 +139,16 @@ export async function createContainerTable(db: Queryable, def: ContainerDefiniti
  * rowid), the instance id is the storage key and the triple a unique index, so lookups and joins by
  * instance are integer seeks. Instance ids are unique across projects, so both keys say the same.
  */
-function containerTableDdl(db: Queryable, table: string, columns: ReadonlyArray<{ name: string; type: string }>): string[] {
-  const t = db.dialect.types;
+function containerTableDdl(dialect: Dialect, table: string, columns: ReadonlyArray<{ name: string; type: string }>): string[] {
+  const t = dialect.types;
   const rest = columns.map((c) => `, ${c.name} ${c.type}`).join('');
-  return db.dialect.integerRowKey
+  return dialect.integerRowKey
     ? [
         `CREATE TABLE ${table} (project_id ${t.integer} NOT NULL, space ${t.text} NOT NULL, instance_id INTEGER PRIMARY KEY${rest})`,
         `CREATE UNIQUE INDEX ${table}_key ON ${table} (project_id, space, instance_id)`,
       ]
     : [
-        `CREATE TABLE ${table} (project_id ${t.integer} NOT NULL, space ${t.text} NOT NULL, instance_id ${t.integer} NOT NULL${rest}, PRIMARY KEY (project_id, space, instance_id))${db.dialect.withoutRowid}`,
+        `CREATE TABLE ${table} (project_id ${t.integer} NOT NULL, space ${t.text} NOT NULL, instance_id ${t.integer} NOT NULL${rest}, PRIMARY KEY (project_id, space, instance_id))${dialect.withoutRowid}`,
         `CREATE INDEX ${table}_instance ON ${table} (project_id, instance_id)`,
       ];
 }
@@ -174,7 +178,7 @@ export async function rekeyContainerTables(db: Queryable): Promise<void> {
     );
     const names = ['project_id', 'space', 'instance_id', ...columns.map((c) => c.name)].join(', ');
     await db.run(Sql.raw(`ALTER TABLE ${name} RENAME TO ${name}_old`));
-    const [create, key] = containerTableDdl(db, name, columns);
+    const [create, key] = containerTableDdl(db.dialect, name, columns);
     await db.run(Sql.raw(create));
     await db.run(Sql.raw(`INSERT INTO ${name} (${names}) SELECT ${names} FROM ${name}_old`));
     await db.run(Sql.raw(`DROP TABLE ${name}_old`));
@@ -192,11 +196,22 @@ export async function alterContainerTable(
   indexes: readonly string[],
   constraints: readonly string[],
 ): Promise<void> {
-  for (const p of properties) {
-    const column = `p${layout.next++}`;
-    layout.columns[p] = column;
-    await db.run(Sql.raw(`ALTER TABLE ${layout.table} ADD COLUMN ${column} ${columnType(def.properties[p].type, db)}`));
-  }
+  const columns = addColumns(def, layout, properties, db.dialect);
+  await runAll(db, [...db.dialect.addColumns(layout.table, columns), ...indexDdl(def, layout, indexes, constraints)]);
+}
+
+/** Names the columns of `properties` in `layout`; their names and types. */
+function addColumns(def: ContainerDefinition, layout: ContainerLayout, properties: readonly string[], dialect: Dialect): Array<{ name: string; type: string }> {
+  return properties.map((p) => {
+    const name = `p${layout.next++}`;
+    layout.columns[p] = name;
+    return { name, type: columnType(def.properties[p].type, dialect) };
+  });
+}
+
+/** The statements creating the database indexes of these btree indexes and uniqueness constraints; names them in `layout`. */
+function indexDdl(def: ContainerDefinition, layout: ContainerLayout, indexes: readonly string[], constraints: readonly string[]): string[] {
+  const out: string[] = [];
   for (const id of indexes) {
     const x = def.indexes[id];
     // An inverted index is served by the list operators over the column; it has no database index here.
@@ -204,7 +219,7 @@ export async function alterContainerTable(
     const name = `${layout.table}_i${layout.next++}`;
     layout.indexes[id] = name;
     const columns = ['project_id', ...(x.bySpace ? ['space'] : []), ...x.properties.map((p) => layout.columns[p]), 'instance_id'];
-    await db.run(Sql.raw(`CREATE INDEX ${name} ON ${layout.table} (${columns.join(', ')})`));
+    out.push(`CREATE INDEX ${name} ON ${layout.table} (${columns.join(', ')})`);
   }
   for (const id of constraints) {
     const c = def.constraints[id];
@@ -212,8 +227,13 @@ export async function alterContainerTable(
     const name = `${layout.table}_u${layout.next++}`;
     layout.constraints[id] = name;
     const columns = ['project_id', ...(c.bySpace ? ['space'] : []), ...c.properties.map((p) => layout.columns[p])];
-    await db.run(Sql.raw(`CREATE UNIQUE INDEX ${name} ON ${layout.table} (${columns.join(', ')})`));
+    out.push(`CREATE UNIQUE INDEX ${name} ON ${layout.table} (${columns.join(', ')})`);
   }
+  return out;
+}
+
+async function runAll(db: Queryable, statements: readonly string[]): Promise<void> {
+  for (const statement of statements) await db.run(Sql.raw(statement));
 }
 
 export async function dropIndex(db: Queryable, name: string): Promise<void> {

@@ -29,7 +29,7 @@
  * reference as stored, so a leaf naming a node answers alike whether the node exists, is hidden from the
  * caller, or was never written. Values arrive already typed and converted (timestamps as milliseconds).
  */
-import { ApiError, badRequest } from '../../http/errors.js';
+import { ApiError, badRequest, formatPath } from '../../http/errors.js';
 import { isPlainObject, type BooleanNode } from '../../query/filter.js';
 import type { ContainerDefinition } from './containers.js';
 import {
@@ -127,6 +127,20 @@ export interface FilterOptions {
   parameters?: Readonly<Record<string, unknown>>;
   /** Search requests: no `overlaps`; `prefix` on a list tests each element. */
   purpose?: 'query' | 'search';
+  /** What the request's filters may still hold, shared by all the filters of one request (one each by default). */
+  budget?: FilterBudget;
+}
+
+/**
+ * The size of all the filters of one request, the filters of the views their `hasData` names included (a
+ * view's filter can name other views in turn): values and clauses in all, and how deep the filters nest
+ * with the views' filters in them. Bounded so that no statement a request compiles to passes what the
+ * engines take (32,766 parameters on SQLite, an expression nested 1000 deep), and so that views naming
+ * views cannot make a filter grow without end.
+ */
+export class FilterBudget {
+  values = 0;
+  clauses = 0;
 }
 
 interface State {
@@ -134,6 +148,24 @@ interface State {
   clauses: number;
   /** Views whose filter is being expanded for `hasData`: inside it, `hasData` on the same view means its containers. */
   expanding: ReadonlySet<string>;
+  budget: FilterBudget;
+  /** Where the request's filter is, for the messages of the budget (a view's filter has its own paths). */
+  root: Path;
+  /** The depth the filter starts at: that of the `hasData` leaf inside a view's filter. */
+  base: number;
+}
+
+/** Past a limit of the budget; thrown from inside a view's filter as it is, not as a fault of that filter. */
+class OverBudget extends ApiError {}
+
+function spend(state: State, what: 'values' | 'clauses', n: number): void {
+  const b = state.budget;
+  b[what] += n;
+  const max = what === 'values' ? DM_LIMITS.requestFilterValues : DM_LIMITS.requestFilterClauses;
+  if (b[what] > max) {
+    const noun = what === 'values' ? 'values (of in, containsAny, containsAll, instanceReferences and list operands)' : 'filters';
+    throw new OverBudget(400, `${formatPath(state.root)}: the request's filters hold more than ${max} ${noun} in all, with the filters of the views that hasData names; at most ${max} are allowed`);
+  }
 }
 
 const BOOL_OPS = ['and', 'or', 'not'];
@@ -155,7 +187,7 @@ const LEAF_FIELDS: Record<string, { required: string[]; optional: string[] }> = 
 
 /** The AST of a request's filter; a 400 naming the place (`filter.and[1].equals.value: ...`) when it is not valid. */
 export function parseFilter(raw: unknown, options: FilterOptions, path: Path = ['filter']): DmFilter {
-  const state: State = { options, clauses: 0, expanding: new Set() };
+  const state: State = { options, clauses: 0, expanding: new Set(), budget: options.budget ?? new FilterBudget(), root: path, base: 0 };
   const node = parseNode(raw, state, path, 1);
   if (state.clauses > DM_LIMITS.filterClauses) fail(path, `has ${state.clauses} clauses; at most ${DM_LIMITS.filterClauses} are allowed`);
   return node;
@@ -163,6 +195,9 @@ export function parseFilter(raw: unknown, options: FilterOptions, path: Path = [
 
 function parseNode(raw: unknown, state: State, path: Path, depth: number): DmFilter {
   if (depth > DM_LIMITS.filterDepth) fail(path, `the filter is nested deeper than ${DM_LIMITS.filterDepth} levels`);
+  if (state.base + depth > DM_LIMITS.expandedFilterDepth) {
+    throw new OverBudget(400, `${formatPath(state.root)}: with the filters of the views that hasData names, the filter nests deeper than ${DM_LIMITS.expandedFilterDepth} levels`);
+  }
   if (!isPlainObject(raw)) fail(path, raw === null ? 'null is not allowed' : 'expected a filter object');
   const keys = Object.keys(raw);
   if (keys.length !== 1 || !ALL_OPS.includes(keys[0])) {
@@ -178,14 +213,15 @@ function parseNode(raw: unknown, state: State, path: Path, depth: number): DmFil
   const body = raw[op];
   const here = [...path, op];
   state.clauses++;
+  spend(state, 'clauses', 1);
   if (op === 'and' || op === 'or') {
     if (!Array.isArray(body)) fail(here, body === null ? 'null is not allowed' : 'expected an array of filters');
     if (body.length < 1) fail(here, 'must contain at least 1 filter');
     return { op, args: body.map((child, i) => parseNode(child, state, [...here, i], depth + 1)) };
   }
   if (op === 'not') return { op, arg: parseNode(body, state, here, depth + 1) };
-  if (op === 'hasData') return parseHasData(body, state, here);
-  if (op === 'instanceReferences') return parseInstanceReferences(body, here);
+  if (op === 'hasData') return parseHasData(body, state, here, depth);
+  if (op === 'instanceReferences') return parseInstanceReferences(body, state, here);
   return parseLeaf(op, body, state, here, depth);
 }
 
@@ -324,7 +360,7 @@ function viewProperty(view: ResolvedView, property: string, path: Path): Propert
 
 /** What a property reference (`["node", "space"]`, `[space, "view/version", prop]`, `[space, container, prop]`, `[prop]`) names. */
 export function parsePropertyReference(raw: unknown, options: FilterOptions, path: Path): PropertyTarget {
-  return parseTarget(raw, { options, clauses: 0, expanding: new Set() }, path);
+  return parseTarget(raw, { options, clauses: 0, expanding: new Set(), budget: new FilterBudget(), root: path, base: 0 }, path);
 }
 
 function parseTarget(raw: unknown, state: State, path: Path): PropertyTarget {
@@ -402,7 +438,9 @@ function operand(raw: unknown, t: PropertyType, state: State, path: Path, what =
   }
   const value = s ? s.value : raw;
   if (value === null) fail(path, 'null is not allowed; use exists to test for a value');
-  return { kind: 'value', value: literal(value, t, path) };
+  const checked = literal(value, t, path);
+  if (Array.isArray(checked)) spend(state, 'values', checked.length);
+  return { kind: 'value', value: checked };
 }
 
 /** The values of `in`, `containsAny`, `containsAll`: a list of elements, or a list property of the same elements. */
@@ -417,6 +455,7 @@ function listOperand(raw: unknown, element: PropertyType, state: State, path: Pa
   const values = s ? s.value : raw;
   if (!Array.isArray(values)) fail(path, `expected a list of values, got ${describeValue(values)}`);
   if (values.length > DM_LIMITS.filterValues) fail(path, `at most ${DM_LIMITS.filterValues} values are allowed, got ${values.length}`);
+  spend(state, 'values', values.length);
   return {
     kind: 'value',
     value: values.map((v, i) => {
@@ -429,7 +468,7 @@ function listOperand(raw: unknown, element: PropertyType, state: State, path: Pa
 // ---------------------------------------------------------------------------------------------------------
 // hasData, instanceReferences
 
-function parseHasData(body: unknown, state: State, path: Path): DmFilter {
+function parseHasData(body: unknown, state: State, path: Path, depth: number): DmFilter {
   if (!Array.isArray(body)) fail(path, 'expected a list of view and container references');
   if (body.length > DM_LIMITS.hasDataSources) fail(path, `at most ${DM_LIMITS.hasDataSources} views and containers are allowed, got ${body.length}`);
   const { schema } = state.options;
@@ -454,30 +493,40 @@ function parseHasData(body: unknown, state: State, path: Path): DmFilter {
       missingV.push(id);
       return;
     }
-    sources.push(hasDataOfView(view, state));
+    sources.push(hasDataOfView(view, state, depth));
   });
   if (missingV.length > 0) throw missingViews(missingV);
   if (missingC.length > 0) throw missingContainers(missingC);
   return { op: 'hasData', sources };
 }
 
-function hasDataOfView(view: ResolvedView, state: State): HasDataSource {
+/** `hasData` on a view: its filter, parsed in the request's budget, its root at the depth of the `hasData` leaf. */
+function hasDataOfView(view: ResolvedView, state: State, depth: number): HasDataSource {
   const source: HasDataSource = { type: 'view', view: view.id, containers: view.mappedContainers };
   const key = viewKey(view.id);
   if (view.definition.filter === undefined || state.expanding.has(key)) return source;
-  const inner: State = { options: { ...state.options, instanceType: undefined, view: view.id, parameters: undefined }, clauses: 0, expanding: new Set([...state.expanding, key]) };
+  const inner: State = {
+    options: { ...state.options, instanceType: undefined, view: view.id, parameters: undefined },
+    clauses: 0,
+    expanding: new Set([...state.expanding, key]),
+    budget: state.budget,
+    root: state.root,
+    // The view's filter stands in the place of the hasData leaf, at its depth.
+    base: state.base + depth - 1,
+  };
   try {
     source.filter = parseNode(view.definition.filter, inner, ['filter'], 1);
   } catch (e) {
-    if (e instanceof ApiError && e.status === 400) throw badRequest(`the filter of the view ${key} no longer holds: ${e.message}`, e.extras);
+    if (e instanceof ApiError && e.status === 400 && !(e instanceof OverBudget)) throw badRequest(`the filter of the view ${key} no longer holds: ${e.message}`, e.extras);
     throw e;
   }
   return source;
 }
 
-function parseInstanceReferences(body: unknown, path: Path): DmFilter {
+function parseInstanceReferences(body: unknown, state: State, path: Path): DmFilter {
   if (!Array.isArray(body)) fail(path, 'expected a list of {"space", "externalId"}');
   if (body.length > DM_LIMITS.filterValues) fail(path, `at most ${DM_LIMITS.filterValues} references are allowed, got ${body.length}`);
+  spend(state, 'values', body.length);
   return { op: 'instanceReferences', refs: body.map((r, i) => nodeReference(r, [...path, i], 'an instance reference')) };
 }
 

@@ -1,8 +1,10 @@
 /**
  * `/models/instances/query`: the result set expressions of `with` evaluated (result-sets.ts), and of the
  * sets named in `select` their page of instances rendered with the properties asked for, a cursor per set
- * that has more, typing when asked, and debug notices.
+ * that has more, typing when asked, and debug notices. The answer is rendered a slice of instances at a time
+ * (tens of thousands of instances take a while), letting other requests run between slices.
  */
+import { jsonInSlices, LazyList } from '../../http/json-text.js';
 import type { Services } from '../../http/services.js';
 import { fail } from './identifiers.js';
 import { ReadShape } from './instance-reads-store.js';
@@ -19,7 +21,7 @@ export async function queryInstances(services: Services, projectId: number, body
     if (!plan.byName.has(name)) fail(['cursors', name], `there is no result set expression ${JSON.stringify(name)} in "with"`);
   }
   const emit = body.debug?.emitResults ?? true;
-  const items: Record<string, unknown[]> = {};
+  const items: Record<string, LazyList<Record<string, unknown>>> = {};
   const nextCursor: Record<string, string> = {};
   const typing: Record<string, unknown> = {};
   const pages = emit
@@ -31,16 +33,16 @@ export async function queryInstances(services: Services, projectId: number, body
     : undefined;
   for (const name of Object.keys(body.select)) {
     const page = pages?.get(name);
-    items[name] = page ? page.rows.map((r) => page.shape.render(r)) : [];
+    items[name] = new LazyList(page?.rows ?? [], (r) => page!.shape.render(r));
     if (page?.nextCursor) nextCursor[name] = page.nextCursor;
   }
   if (body.includeTyping) {
     for (const [name, read] of sources) if (read.length > 0) typing[name] = new ReadShape(new InstanceSql(requestScope(services, projectId, schema)), read).typing();
   }
-  return {
+  return jsonInSlices({
     items,
     ...(body.includeTyping ? { typing } : {}),
     nextCursor,
     ...(body.debug ? { debug: { notices: resultSetNotices(schema, plan) } } : {}),
-  };
+  });
 }

@@ -10,7 +10,7 @@ import { Sql, sql } from '../../storage/sql.js';
 import type { Reader } from '../../storage/read-pool.js';
 import { fromColumn } from './container-tables.js';
 import { propertyConstraintState, propertyReadFields } from './containers.js';
-import { parseFilter, type DmFilter, type FilterOptions } from './filter.js';
+import { FilterBudget, parseFilter, type DmFilter, type FilterOptions, type PropertyTarget } from './filter.js';
 import { globalInstancesCondition } from './global-instances.js';
 import { containerKey, containerRef, viewRef, type InstanceType, type ViewId } from './identifiers.js';
 import { checkSort, checkSources, type SortKey, type SourceRead } from './instance-reads.js';
@@ -29,37 +29,93 @@ interface ReadColumn {
   source: number;
   property: string;
   type: PropertyType;
+  /** The alias of the container column it maps (views mapping the same column share it). */
   alias: string;
 }
+
+/** A container column a read selects, under its alias. */
+interface SelectedColumn {
+  target: PropertyTarget & { kind: 'container' };
+  alias: string;
+}
+
+/**
+ * What one statement selects of the containers: SQLite joins at most 64 tables in one statement and returns
+ * at most 2000 columns (PostgreSQL 1664), and the statement also joins what its filter and sort name.
+ * The columns of the containers past these are read by a statement of their own (`complete`).
+ */
+const STATEMENT_CONTAINERS = 24;
+const STATEMENT_COLUMNS = 1000;
 
 /** What a read selects: base fields and the mapped properties of each source view. */
 export class ReadShape {
   readonly columns: ReadColumn[] = [];
+  /** The container columns, grouped by statement: the first in the read's own, the others each in one more. */
+  private readonly groups: SelectedColumn[][] = [];
 
   constructor(
     readonly q: InstanceSql,
     readonly sources: readonly SourceRead[],
   ) {
+    const aliases = new Map<string, string>();
+    const byContainer = new Map<string, SelectedColumn[]>();
     sources.forEach((s, n) => {
       for (const [id, p] of s.view.properties) {
         if (p.kind !== 'mapped' || !q.schema.stored(p.container) || (s.properties && !s.properties.has(id))) continue;
-        const alias = `v${this.columns.length}`;
+        const key = `${containerKey(p.container)}\u0000${p.containerPropertyIdentifier}`;
+        let alias = aliases.get(key);
+        if (alias === undefined) {
+          alias = `v${aliases.size}`;
+          aliases.set(key, alias);
+          const target = { kind: 'container' as const, container: p.container, property: p.containerPropertyIdentifier, type: p.definition.type };
+          const list = byContainer.get(containerKey(p.container)) ?? [];
+          byContainer.set(containerKey(p.container), [...list, { target, alias }]);
+        }
         this.columns.push({ source: n, property: id, type: p.definition.type, alias });
-        this.selects.push(sql`${q.column({ kind: 'container', container: p.container, property: p.containerPropertyIdentifier, type: p.definition.type })} AS ${Sql.raw(alias)}`);
       }
     });
+    let group: SelectedColumn[] = [];
+    let containers = 0;
+    for (const columns of byContainer.values()) {
+      if (group.length > 0 && (containers === STATEMENT_CONTAINERS || group.length + columns.length > STATEMENT_COLUMNS)) {
+        this.groups.push(group);
+        group = [];
+        containers = 0;
+      }
+      group.push(...columns);
+      containers++;
+    }
+    if (group.length > 0) this.groups.push(group);
   }
-
-  private readonly selects: Sql[] = [];
 
   select(): Sql {
-    return Sql.join([Sql.raw(BASE_SELECT), ...this.selects], ', ');
+    const own = (this.groups[0] ?? []).map((c) => sql`${this.q.column(c.target)} AS ${Sql.raw(c.alias)}`);
+    return Sql.join([Sql.raw(BASE_SELECT), ...own], ', ');
   }
 
-  /** The condition that the instance is in every source view. */
-  inSources(schema: ProjectSchema): Sql | undefined {
+  /**
+   * Reads into `rows` (as `select()` read them) the columns that did not fit in their statement: one more
+   * statement per group of containers, by the rows' ids.
+   */
+  async complete(reads: Reader, rows: ReadonlyArray<Record<string, unknown>>): Promise<void> {
+    if (this.groups.length < 2 || rows.length === 0) return;
+    const byId = new Map(rows.map((r) => [Number(r.id), r]));
+    const ids = [...byId.keys()];
+    for (const group of this.groups.slice(1)) {
+      const q = this.q.under('i');
+      const columns = group.map((c) => sql`${q.column(c.target)} AS ${Sql.raw(c.alias)}`);
+      const more = await reads.all<Record<string, unknown>>(sql`SELECT i.id AS id, ${Sql.join(columns, ', ')} FROM ${q.from()} WHERE ${q.visible()} AND i.id IN (${this.q.dialect.idList(ids)})`);
+      for (const r of more) {
+        const row = byId.get(Number(r.id));
+        if (row) for (const c of group) row[c.alias] = r[c.alias];
+      }
+    }
+  }
+
+  /** The condition that the instance is in every source view (the views' filters spend the request's `budget`). */
+  inSources(schema: ProjectSchema, budget?: FilterBudget): Sql | undefined {
     if (this.sources.length === 0) return undefined;
-    const filter = parseFilter({ hasData: this.sources.map((s) => viewRef(s.view.id)) }, { schema: schema.resolver });
+    const filter = parseFilter({ hasData: this.sources.map((s) => viewRef(s.view.id)) }, { schema: schema.resolver, budget }, ['sources']);
     return this.q.compile(filter);
   }
 
@@ -138,7 +194,9 @@ async function readRows(reads: Reader, q: InstanceSql, shape: ReadShape, conditi
   const select = shape.select();
   const inSources = shape.inSources(schema);
   const where = Sql.and([q.visible(), Sql.raw('i.deleted_time IS NULL'), condition, ...(inSources ? [inSources] : [])]);
-  return reads.all<Record<string, unknown>>(sql`SELECT ${select} FROM ${q.from()} WHERE ${where}`);
+  const rows = await reads.all<Record<string, unknown>>(sql`SELECT ${select} FROM ${q.from()} WHERE ${where}`);
+  await shape.complete(reads, rows);
+  return rows;
 }
 
 /** Sort keys of the pager from checked sort keys. */
@@ -193,13 +251,13 @@ export async function listInstances(services: Services, projectId: number, body:
   const schema = await visibleSchema(services, projectId);
   const instanceType: InstanceType = body.instanceType ?? 'node';
   const sources = checkSources(body.sources, schema.resolver, ['sources']);
-  const options: FilterOptions = { schema: schema.resolver, instanceType, view: sources.length === 1 ? sources[0].view.id : undefined };
+  const options: FilterOptions = { schema: schema.resolver, instanceType, view: sources.length === 1 ? sources[0].view.id : undefined, budget: new FilterBudget() };
   const filter: DmFilter | undefined = body.filter !== undefined ? parseFilter(body.filter, options) : undefined;
   const sort = checkSort(body.sort, options, ['sort']);
   const q = new InstanceSql(requestScope(services, projectId, schema));
   const shape = new ReadShape(q, sources);
   const conditions = [q.visible(), sql`i.kind = ${kindOf(instanceType)}`, Sql.raw('i.deleted_time IS NULL')];
-  const inSources = shape.inSources(schema);
+  const inSources = shape.inSources(schema, options.budget);
   if (inSources) conditions.push(inSources);
   if (filter) conditions.push(q.compile(filter));
   conditions.push(globalInstancesCondition(filter, 'i.space'));
@@ -234,6 +292,7 @@ export async function listInstances(services: Services, projectId: number, body:
       limit: body.limit ?? 1000,
       after,
     });
+    await shape.complete(services.reads, page.rows);
     items = page.rows.map((r) => shape.render(r));
     if (page.next) nextCursor = services.cursors.encode(page.next, binding);
   }

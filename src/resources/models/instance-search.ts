@@ -9,16 +9,18 @@
 import { badRequest } from '../../http/errors.js';
 import { FloatValue } from '../../http/json-text.js';
 import type { Services } from '../../http/services.js';
+import { pause } from '../../storage/event-loop.js';
 import { Sql, sql } from '../../storage/sql.js';
 import { fromColumn } from './container-tables.js';
-import { parseFilter, type FilterOptions } from './filter.js';
-import { viewRef, type Path } from './identifiers.js';
+import { FilterBudget, parseFilter, type FilterOptions } from './filter.js';
+import { fail, viewRef, type Path } from './identifiers.js';
 import { globalInstancesCondition } from './global-instances.js';
 import { aggregatedBaseProperty, checkAggregate, checkSearch, checkTargetUnits, requireViews, type SourceRead } from './instance-reads.js';
 import { ReadShape } from './instance-reads-store.js';
 import type { AggregateInstancesBody, SearchInstancesBody } from './instance-schema.js';
 import { InstanceSql, requestScope } from './instance-sql.js';
 import { kindOf } from './instance-writes-store.js';
+import { DM_LIMITS } from './limits.js';
 import type { ProjectSchema } from './schema-store.js';
 import { visibleSchema } from './space-access.js';
 import type { ResolvedView } from './view-resolution.js';
@@ -51,10 +53,10 @@ async function viewScope(services: Services, projectId: number, body: { view: Se
   const schema = await visibleSchema(services, projectId);
   const [view] = requireViews([body.view], schema.resolver);
   const instanceType = body.instanceType ?? 'node';
-  const options: FilterOptions = { schema: schema.resolver, instanceType, view: view.id, purpose: 'search' };
+  const options: FilterOptions = { schema: schema.resolver, instanceType, view: view.id, purpose: 'search', budget: new FilterBudget() };
   const q = new InstanceSql(requestScope(services, projectId, schema));
   const conditions = [q.visible(), sql`i.kind = ${kindOf(instanceType)}`, Sql.raw('i.deleted_time IS NULL')];
-  conditions.push(q.compile(parseFilter({ hasData: [viewRef(view.id)] }, { schema: schema.resolver })));
+  conditions.push(q.compile(parseFilter({ hasData: [viewRef(view.id)] }, { schema: schema.resolver, budget: options.budget }, [...path, 'view'])));
   const filter = body.filter !== undefined ? parseFilter(body.filter, options, [...path, 'filter']) : undefined;
   if (filter) conditions.push(q.compile(filter));
   conditions.push(globalInstancesCondition(filter, 'i.space'));
@@ -71,12 +73,18 @@ function textMatch(s: Scope, properties: readonly string[], query: readonly stri
   });
   if (query.length === 0) return { columns };
   if (columns.length === 0) return { columns, narrow: Sql.raw('FALSE') };
-  const ascii = query.filter((t) => /^[\x20-\x7e]+$/.test(t));
-  const perToken = ascii.map((t) => Sql.or(columns.map((c) => sql`lower(${c}) LIKE ${`%${t.replace(/[\\%_]/g, (m) => `\\${m}`)}%`} ESCAPE '\\'`)).wrap());
-  if (perToken.length === 0) return { columns };
-  if (operator === 'AND') return { columns, narrow: Sql.and(perToken) };
-  return ascii.length === query.length ? { columns, narrow: Sql.or(perToken).wrap() } : { columns };
+  const ascii = [...new Set(query.filter((t) => /^[\x20-\x7e]+$/.test(t)))];
+  // A few words narrow enough, and each costs a parameter per searched property: with AND any of the words
+  // narrows, with OR only all of them (past a few, OR narrows too little to pay).
+  const like = (words: readonly string[]) =>
+    words.map((t) => Sql.or(columns.map((c) => sql`lower(${c}) LIKE ${`%${t.replace(/[\\%_]/g, (m) => `\\${m}`)}%`} ESCAPE '\\'`)).wrap());
+  if (ascii.length === 0) return { columns };
+  if (operator === 'AND') return { columns, narrow: Sql.and(like(ascii.slice(0, NARROWING_WORDS))) };
+  return ascii.length === query.length && ascii.length <= NARROWING_WORDS ? { columns, narrow: Sql.or(like(ascii)).wrap() } : { columns };
 }
+
+/** Words of a query that narrow the candidates in SQL. */
+const NARROWING_WORDS = 8;
 
 function wordsOf(values: unknown[]): string[] {
   const out: string[] = [];
@@ -96,19 +104,31 @@ function wordsOf(values: unknown[]): string[] {
 }
 
 /** The ids of the instances the text query matches, with the number of tokens each matched. */
-async function searchMatches(services: Services, s: Scope, properties: readonly string[], text: string | undefined, operator: 'AND' | 'OR', order?: Sql): Promise<Array<{ id: number; score: number }>> {
+async function searchMatches(
+  services: Services,
+  s: Scope,
+  properties: readonly string[],
+  text: string | undefined,
+  operator: 'AND' | 'OR',
+  options: { order?: Sql; limit?: number } = {},
+): Promise<Array<{ id: number; score: number }>> {
   const query = tokens(text ?? '');
+  if (query.length > DM_LIMITS.searchQueryWords) fail(['query'], `has ${query.length} words; at most ${DM_LIMITS.searchQueryWords} are allowed`);
   const { columns, narrow } = textMatch(s, properties, query, operator);
   const selected = columns.map((c, i) => sql`${c} AS ${Sql.raw(`t${i}`)}`);
+  // Without words every candidate matches, in order: the first `limit` are the answer.
+  const cut = query.length === 0 && options.limit !== undefined ? sql` LIMIT ${options.limit}` : Sql.raw('');
   const rows = await services.reads.all<Record<string, unknown>>(
-    sql`SELECT i.id${selected.length ? sql`, ${Sql.join(selected, ', ')}` : Sql.raw('')} FROM ${s.q.from()} WHERE ${Sql.and([...s.conditions, ...(narrow ? [narrow] : [])])} ORDER BY ${order ?? Sql.raw('i.id')}`,
+    sql`SELECT i.id${selected.length ? sql`, ${Sql.join(selected, ', ')}` : Sql.raw('')} FROM ${s.q.from()} WHERE ${Sql.and([...s.conditions, ...(narrow ? [narrow] : [])])} ORDER BY ${options.order ?? Sql.raw('i.id')}${cut}`,
+    { scan: true },
   );
   const out: Array<{ id: number; score: number }> = [];
-  for (const r of rows) {
+  for (const [k, r] of rows.entries()) {
     if (query.length === 0) {
       out.push({ id: Number(r.id), score: 0 });
       continue;
     }
+    if (k % 1000 === 999) await pause();
     const list = wordsOf(columns.map((_, i) => r[`t${i}`]));
     const n = matched(query, new Set(list), list);
     if (operator === 'AND' ? n === query.length : n > 0) out.push({ id: Number(r.id), score: n });
@@ -131,15 +151,16 @@ export async function searchInstances(services: Services, projectId: number, bod
         ', ',
       )
     : undefined;
-  let matches = await searchMatches(services, s, properties, body.query, body.operator ?? 'OR', order);
-  if (!sort.length) matches = matches.map((m, i) => ({ ...m, i })).sort((a, b) => b.score - a.score || a.i - b.i);
   const limit = body.limit ?? 1000;
+  let matches = await searchMatches(services, s, properties, body.query, body.operator ?? 'OR', { order, limit });
+  if (!sort.length) matches = matches.map((m, i) => ({ ...m, i })).sort((a, b) => b.score - a.score || a.i - b.i);
   const ids = matches.slice(0, limit).map((m) => m.id);
   const q = s.q.under('i');
   const shape = new ReadShape(q, [s.source]);
   const rows = ids.length
     ? await services.reads.all<Record<string, unknown>>(sql`SELECT ${shape.select()} FROM ${q.from()} WHERE ${q.visible()} AND i.id IN (${services.db.dialect.idList(ids)})`)
     : [];
+  await shape.complete(services.reads, rows);
   const byId = new Map(rows.map((r) => [Number(r.id), r]));
   return { items: ids.flatMap((id) => (byId.has(id) ? [shape.render(byId.get(id)!)] : [])), ...(body.includeTyping ? { typing: shape.typing() } : {}) };
 }
@@ -170,49 +191,87 @@ export async function aggregateInstances(services: Services, projectId: number, 
   if (selects.length === groups.length) selects.push(Sql.raw('count(*) AS n'));
   const where = Sql.and(conditions);
   const groupSql = groups.length ? sql` GROUP BY ${Sql.join(groups.map((g) => Sql.raw(g.alias)), ', ')} ORDER BY ${Sql.join(groups.map((g) => Sql.raw(g.alias)), ', ')} LIMIT ${body.limit ?? 100}` : Sql.raw('');
-  const rows = await services.reads.all<Record<string, unknown>>(sql`SELECT ${Sql.join(selects, ', ')} FROM dm_instances i ${s.q.joins()} WHERE ${where}${groupSql}`);
+  const rows = await services.reads.all<Record<string, unknown>>(sql`SELECT ${Sql.join(selects, ', ')} FROM ${s.q.from()} WHERE ${where}${groupSql}`, { scan: true });
+  const answered = rows.filter((r) => groups.length === 0 || groups.every((g) => r[g.alias] !== null && r[g.alias] !== undefined));
 
   const groupKey = (r: Record<string, unknown>) => JSON.stringify(groups.map((g) => r[g.alias] ?? null));
   const histograms = new Map<number, Map<string, Array<{ start: number; count: number }>>>();
   for (const [i, a] of aggregates.entries()) {
     if (a.aggregate !== 'histogram') continue;
-    const { column } = prop(a.property);
-    const bucket = sql`(floor(${column} * 1.0 / ${a.interval}) * ${a.interval})`;
-    const hrows = await services.reads.all<Record<string, unknown>>(
-      sql`SELECT ${Sql.join([...groups.map((g) => sql`${g.column} AS ${Sql.raw(g.alias)}`), sql`${bucket} AS b`, Sql.raw('count(*) AS c')], ', ')} FROM dm_instances i ${s.q.joins()} WHERE ${where} AND ${column} IS NOT NULL GROUP BY ${Sql.join(
-        [...groups.map((g) => Sql.raw(g.alias)), Sql.raw('b')],
-        ', ',
-      )} ORDER BY b`,
-    );
-    const byGroup = new Map<string, Array<{ start: number; count: number }>>();
-    for (const r of hrows) byGroup.set(groupKey(r), [...(byGroup.get(groupKey(r)) ?? []), { start: Number(r.b), count: Number(r.c) }]);
-    histograms.set(i, byGroup);
+    histograms.set(i, await histogram(services, s, where, groups, new Set(answered.map(groupKey)), groupKey, prop(a.property).column, a.interval, ['aggregates', i, 'histogram']));
   }
 
   const unit = (id: string) => s.source.units.get(id);
-  const items = rows
-    .filter((r) => groups.length === 0 || groups.every((g) => r[g.alias] !== null && r[g.alias] !== undefined))
-    .map((r) => {
-      const out: Record<string, unknown> = { instanceType: body.instanceType ?? 'node' };
-      if (groups.length) {
-        const group: Record<string, unknown> = {};
-        for (const g of groups) group[g.id] = renderValue(fromColumn(r[g.alias], g.type) as StoredValue, g.type);
-        out.group = group;
-      }
-      out.aggregates = aggregates.map((a, i) => {
-        if (a.aggregate === 'histogram') return { aggregate: 'histogram', interval: a.interval, property: a.property, buckets: histograms.get(i)!.get(groupKey(r)) ?? [] };
-        const raw = r[`a${i}`];
-        const entry: Record<string, unknown> = { aggregate: a.aggregate };
-        if (a.property !== undefined) entry.property = a.property;
-        if (raw === null || raw === undefined) return entry;
-        let value = Number(raw);
-        const u = a.aggregate !== 'count' && a.property ? unit(a.property) : undefined;
-        if (u) value = a.aggregate === 'sum' ? u.sum(value, Number(r[`n${i}`])) : u.value(value);
-        // Counts are integers; the other aggregates are floating-point numbers, as the reference gives them.
-        entry.value = a.aggregate === 'count' ? value : new FloatValue(value);
-        return entry;
-      });
-      return out;
+  const items = answered.map((r) => {
+    const out: Record<string, unknown> = { instanceType: body.instanceType ?? 'node' };
+    if (groups.length) {
+      const group: Record<string, unknown> = {};
+      for (const g of groups) group[g.id] = renderValue(fromColumn(r[g.alias], g.type) as StoredValue, g.type);
+      out.group = group;
+    }
+    out.aggregates = aggregates.map((a, i) => {
+      if (a.aggregate === 'histogram') return { aggregate: 'histogram', interval: a.interval, property: a.property, buckets: histograms.get(i)!.get(groupKey(r)) ?? [] };
+      const raw = r[`a${i}`];
+      const entry: Record<string, unknown> = { aggregate: a.aggregate };
+      if (a.property !== undefined) entry.property = a.property;
+      if (raw === null || raw === undefined) return entry;
+      let value = Number(raw);
+      const u = a.aggregate !== 'count' && a.property ? unit(a.property) : undefined;
+      if (u) value = a.aggregate === 'sum' ? u.sum(value, Number(r[`n${i}`])) : u.value(value);
+      // Counts are integers; the other aggregates are floating-point numbers, as the reference gives them.
+      entry.value = a.aggregate === 'count' ? value : new FloatValue(value);
+      return entry;
     });
+    return out;
+  });
   return { items };
+}
+
+/**
+ * The buckets of a histogram in each answered group: a bucket of `interval` width per value range that holds
+ * a value, at most `DM_LIMITS.histogramBuckets` in all (a 400 naming the limit past it). Read in the order
+ * of the groups (the order that chose the answered groups, so theirs come first) and cut past the limit, so
+ * the work and the answer stay bounded whatever the interval. A bucket's start is a whole multiple of the
+ * interval, which must stay exact: a value more than 2^53 intervals from zero is a 400 too.
+ */
+async function histogram(
+  services: Services,
+  s: Scope,
+  where: Sql,
+  groups: ReadonlyArray<{ column: Sql; alias: string }>,
+  answered: ReadonlySet<string>,
+  groupKey: (r: Record<string, unknown>) => string,
+  column: Sql,
+  interval: number,
+  path: Path,
+): Promise<Map<string, Array<{ start: number; count: number }>>> {
+  const max = DM_LIMITS.histogramBuckets;
+  const exact = interval * 2 ** 53;
+  // Past that the bucket number is not exact, and its computation may overflow (an error on PostgreSQL).
+  const bucket = Number.isFinite(exact)
+    ? sql`(CASE WHEN abs(${column}) <= ${exact} THEN floor(${column} * 1.0 / ${interval}) * ${interval} END)`
+    : sql`(floor(${column} * 1.0 / ${interval}) * ${interval})`;
+  const order = Sql.join([...groups.map((g) => Sql.raw(g.alias)), Sql.raw('b')], ', ');
+  const named = groups.map((g) => sql`${g.column} IS NOT NULL`);
+  const rows = await services.reads.all<Record<string, unknown>>(
+    sql`SELECT ${Sql.join([...groups.map((g) => sql`${g.column} AS ${Sql.raw(g.alias)}`), sql`${bucket} AS b`, Sql.raw('count(*) AS c')], ', ')} FROM ${s.q.from()} WHERE ${Sql.and([
+      where,
+      sql`${column} IS NOT NULL`,
+      ...named,
+    ])} GROUP BY ${order} ORDER BY ${order} LIMIT ${max + 1}`,
+    { scan: true },
+  );
+  const byGroup = new Map<string, Array<{ start: number; count: number }>>();
+  let buckets = 0;
+  for (const r of rows) {
+    const key = groupKey(r);
+    // The answered groups come first; the rows after them belong to groups the answer leaves out.
+    if (!answered.has(key)) break;
+    if (++buckets > max) fail(path, `the histogram has more than ${max} buckets; use a larger interval or a narrower filter`);
+    if (r.b === null || r.b === undefined) fail([...path, 'interval'], `${interval} is too small for the values of the property: a bucket would start more than 2^53 intervals from zero`);
+    let list = byGroup.get(key);
+    if (!list) byGroup.set(key, (list = []));
+    list.push({ start: Number(r.b), count: Number(r.c) });
+  }
+  return byGroup;
 }

@@ -15,6 +15,7 @@
  */
 import type { Access } from '../../auth/access.js';
 import type { Services } from '../../http/services.js';
+import { badRequest } from '../../http/errors.js';
 import type { Dialect } from '../../storage/dialect.js';
 import { compileBoolean, prefixUpperBound } from '../../query/filter.js';
 import { FALSE, Sql, sql, TRUE } from '../../storage/sql.js';
@@ -43,6 +44,9 @@ const BASE_COLUMNS: Record<string, string> = {
 
 /** Base fields that every instance has (the others may be null). */
 const ALWAYS_SET = new Set(['instanceType', 'version', 'space', 'externalId', 'createdTime', 'lastUpdatedTime']);
+
+/** Container tables one statement joins besides the instance table (SQLite joins at most 64 tables). */
+const MAX_JOINED_CONTAINERS = 60;
 
 const elementType = (t: PropertyType): PropertyType => (t.type === 'enum' || !t.list ? t : ({ ...t, list: false } as PropertyType));
 
@@ -124,6 +128,10 @@ export class InstanceSql {
   }
 
   joins(except?: string): Sql {
+    // A last guard: reads keep their own containers in bounds (ReadShape), filters theirs (FilterBudget).
+    if (this.joined.size > MAX_JOINED_CONTAINERS) {
+      throw badRequest(`The request reads the data of ${this.joined.size} containers in one statement, and at most ${MAX_JOINED_CONTAINERS} can be joined; read fewer views at once, or filter on fewer containers`);
+    }
     const a = this.alias;
     return Sql.raw(
       [...this.joined]

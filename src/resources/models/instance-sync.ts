@@ -31,6 +31,7 @@
  * edges per start node in a sort order, which a feed of changes has not.
  */
 import { ApiError } from '../../http/errors.js';
+import { jsonInSlices, LazyList } from '../../http/json-text.js';
 import type { Services } from '../../http/services.js';
 import { fetchPage, type PagePosition } from '../../query/paging.js';
 import { Sql, sql } from '../../storage/sql.js';
@@ -152,7 +153,7 @@ export async function syncInstances(services: Services, projectId: number, body:
   });
 
   const feedNow = await lastChange(services.reads, projectId);
-  const items: Record<string, Array<Record<string, unknown>>> = {};
+  const items: Record<string, LazyList<Record<string, unknown>>> = {};
   const typing: Record<string, unknown> = {};
   const nextCursor: Record<string, string> = {};
   const notices: Array<Record<string, unknown>> = [];
@@ -229,18 +230,19 @@ export async function syncInstances(services: Services, projectId: number, body:
       if (rows.length < limit && (state.at ? Number(state.at.v[0]) : -1) < feedNow) state = { ...state, at: feedPosition(feedNow) };
     }
 
-    items[name] = rows.map((row) => render(shape, row));
+    await shape.complete(services.reads, rows);
+    items[name] = new LazyList(rows, (row) => render(shape, row));
     if (body.includeTyping) typing[name] = shape.typing();
     nextCursor[name] = services.cursors.encode({ ...state, issued: now }, binding(name, body, plan.upstream));
   }
 
   const shown = Object.fromEntries(Object.entries(items).filter(([name]) => name in body.select));
-  return {
+  return jsonInSlices({
     items: shown,
     ...(body.includeTyping ? { typing: Object.fromEntries(Object.entries(typing).filter(([name]) => name in body.select)) } : {}),
     nextCursor,
     ...(body.debug ? { debug: { notices } } : {}),
-  };
+  });
 }
 
 function describeAge(ms: number): string {

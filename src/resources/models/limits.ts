@@ -61,17 +61,31 @@ export const DM_LIMITS = {
   aggregates: 5,
   groupBy: 5,
   aggregateProperties: 200,
+  /** Words of a search or aggregate `query` (Strata's own: each is matched against every candidate). */
+  searchQueryWords: 100,
+  /** Buckets of one histogram aggregate, over all the groups of the answer. */
+  histogramBuckets: 10_000,
 
   filterDepth: 20,
   filterClauses: 500,
   /** Values of `in`, `containsAny`, `containsAll`, and references of `instanceReferences`. */
   filterValues: 1000,
+  /**
+   * All the filters of one request, with the filters of the views their `hasData` names (filter.ts
+   * FilterBudget): values (as above, and the elements of list operands) and filters in all, and how deep they
+   * nest with the views' filters inside. Strata's own: they keep every statement within what the engines take.
+   */
+  requestFilterValues: 4000,
+  requestFilterClauses: 1000,
+  expandedFilterDepth: 40,
   hasDataSources: 10,
 
   /** Result set expressions of a query (`with`, `select`, `cursors`); each set's `limit`: default and maximum. */
   queryResultSets: 50,
   querySetLimitDefault: 100,
   querySetLimitMax: 10_000,
+  /** Instances the pages of a query's result sets hold in all (selected or not): the memory of one request. */
+  queryInstances: 100_000,
   /** Edges kept per start node with `limitEach`. */
   queryLimitEach: 2000,
   /** Edges one traversal may reach before the query is refused as too wide. */

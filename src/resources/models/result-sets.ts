@@ -29,7 +29,7 @@ import { fetchPage } from '../../query/paging.js';
 import type { Reader } from '../../storage/read-pool.js';
 import { Sql, sql } from '../../storage/sql.js';
 import { fromColumn } from './container-tables.js';
-import { parseFilter, parsePropertyReference, type DmFilter, type FilterOptions, type PropertyTarget } from './filter.js';
+import { FilterBudget, parseFilter, parsePropertyReference, type DmFilter, type FilterOptions, type PropertyTarget } from './filter.js';
 import { fail, viewKey, type InstanceType, type Path } from './identifiers.js';
 import { checkSort, checkSources, type SortKey, type SourceRead } from './instance-reads.js';
 import { pageKeys, ReadShape, sortNotice } from './instance-reads-store.js';
@@ -136,6 +136,8 @@ export function planResultSets(request: ResultSetsRequest, schema: ProjectSchema
   const order = evaluationOrder(deps);
   const byName = new Map<string, ResultSetPlan>();
   const parameters = request.parameters ?? {};
+  // One budget for the filters of every set: a traversal's statement holds three of them, sync's two.
+  const budget = new FilterBudget();
   for (const name of order) {
     const e = raw[name];
     const kind = kinds.get(name)!;
@@ -145,7 +147,7 @@ export function planResultSets(request: ResultSetsRequest, schema: ProjectSchema
     const at = (...p: Array<string | number>): Path => ['with', name, ...p];
     if (kind === 'nodes' || kind === 'edges') {
       const instanceType: InstanceType = kind === 'nodes' ? 'node' : 'edge';
-      const options: FilterOptions = { schema: schema.resolver, instanceType, parameters };
+      const options: FilterOptions = { schema: schema.resolver, instanceType, parameters, budget };
       const nodeOptions: FilterOptions = { ...options, instanceType: 'node' };
       const common = { name, instanceType, dependsOn, limit, ...pageSort(name, e, selection, options) };
       if (kind === 'nodes') {
@@ -317,6 +319,8 @@ export async function evaluateResultSets(ctx: ResultSetContext, plan: ResultSets
     const cursor = cursors[set.name];
     if (cursor !== undefined && cursor !== null) positions.set(set.name, decodeCursor(ctx, cursor, bindingOf(set), set.name));
   }
+  // Instances the request may still read: the sets' pages together hold at most DM_LIMITS.queryInstances.
+  let budget = DM_LIMITS.queryInstances;
   for (const set of plan.sets) {
     if (needed && !needed.has(set.name)) continue;
     const q = new InstanceSql(ctx);
@@ -333,9 +337,15 @@ export async function evaluateResultSets(ctx: ResultSetContext, plan: ResultSets
       scope: sql`i.project_id = ${ctx.projectId}`,
       keys,
       idExpr: 'i.id',
-      limit: set.limit,
+      // A page that would pass the budget is read one instance past it, not whole.
+      limit: Math.min(set.limit, budget + 1),
       after: positions.get(set.name),
     });
+    if (page.rows.length > budget) {
+      fail(['with', set.name], `the result sets hold more than ${DM_LIMITS.queryInstances} instances in all (this one passes it); lower the sets' limits and page with the cursors`);
+    }
+    budget -= page.rows.length;
+    await shape.complete(ctx.reads, page.rows);
     pages.set(set.name, { set, rows: page.rows, shape, ...(page.next ? { nextCursor: ctx.cursors.encode(page.next, bindingOf(set)) } : {}) });
   }
   return pages;
@@ -361,7 +371,7 @@ export async function memberConditions(ctx: ResultSetContext, plan: ResultSetsPl
     if (!upstream.has(u.name) || whole.has(u.name)) continue;
     const uq = q.under('i');
     const where = Sql.and(await setConditions(ctx, u, uq, whole));
-    const rows = await ctx.reads.all<Row>(sql`SELECT i.id, i.space, i.external_id, i.start_ref, i.end_ref FROM ${uq.from()} WHERE ${where} LIMIT ${Sql.raw(String(max + 1))}`);
+    const rows = await ctx.reads.all<Row>(sql`SELECT i.id, i.space, i.external_id, i.start_ref, i.end_ref FROM ${uq.from()} WHERE ${where} LIMIT ${Sql.raw(String(max + 1))}`, { scan: true });
     if (rows.length > max) fail(['with', u.name], `holds more than ${max} instances, and the sets chained from it read it whole; narrow it with a filter`);
     whole.set(u.name, { set: u, rows });
   }
@@ -476,6 +486,9 @@ async function throughCondition(ctx: ResultSetContext, q: InstanceSql, through: 
   return idsIn(ctx, await visibleNodes(ctx, refs));
 }
 
+/** Nodes a traversal level starts from past which its statement is read on a worker. */
+const WIDE_LEVEL = 1000;
+
 /** The ids of the edges a traversal from `seeds` (node references) follows. */
 async function traverse(ctx: ResultSetContext, set: Extract<ResultSetPlan, { kind: 'edges' }>, seeds: readonly string[]): Promise<number[]> {
   const near = set.direction === 'outwards' ? 'start_ref' : 'end_ref';
@@ -510,7 +523,8 @@ async function traverse(ctx: ResultSetContext, set: Extract<ResultSetPlan, { kin
     const inner = sql`SELECT e.id AS id, ${Sql.raw(`e.${far}`)} AS far, ${stop} AS stop${rank} FROM ${e.from()} ${join} ${n.joins()} WHERE ${Sql.and(conditions)}`;
     const query = order ? sql`SELECT id, far, stop FROM (${inner}) r WHERE rn <= ${set.limitEach!}` : inner;
     const next: string[] = [];
-    for (const r of await ctx.reads.all<{ id: number; far: string; stop: number }>(query)) {
+    // A wide level is a long statement; a narrow one (a chain, level after level) costs less in process.
+    for (const r of await ctx.reads.all<{ id: number; far: string; stop: number }>(query, { scan: frontier.length > WIDE_LEVEL })) {
       edges.add(Number(r.id));
       if (!visited.has(r.far)) {
         visited.add(r.far);
