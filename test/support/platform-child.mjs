@@ -29,6 +29,8 @@ if (command === 'write-change') {
     process.stdout.write(`started ${job.id} ${job.attempts}\n`);
     return new Promise(() => {});
   });
+  // The runner's timers do not hold a process open (a server's listening socket does): this one stays until killed.
+  setInterval(() => {}, 60_000);
   process.stdout.write('ready\n');
 } else {
   process.stderr.write(`unknown command ${command}\n`);
