@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { buildApp } from '../src/http/app.js';
+import { buildApp } from '../src/app.js';
 import { route } from '../src/http/route.js';
 import { openTestStore } from './support/test-store.js';
 import { ensureProjects } from '../src/storage/projects.js';

@@ -12,7 +12,8 @@
 import type { TSchema } from '@sinclair/typebox';
 import { metadataSchema, type MetadataLimits } from '../http/common-schemas.js';
 import type { ArrayProperty, MetadataStore, PropertyDef, ResourceCatalog, ScalarKind, ScalarProperty } from '../query/catalog.js';
-import { FILTERABLE_METADATA_LENGTH, type FieldDef, type FieldType, type ItemTable } from '../storage/items.js';
+import { emptyCollectionsAbsent, FILTERABLE_METADATA_LENGTH, type FieldDef, type FieldType, type ItemTable } from '../storage/items.js';
+import type { DataStep } from '../storage/migrate.js';
 import type { ColumnDef, IndexDef, TableDef } from '../storage/schema.js';
 
 /** How an update request may change a field (see crud.ts). */
@@ -261,4 +262,9 @@ function listTable(a: ArrayProperty): TableDef {
     withoutRowid: true,
     indexes: [{ name: `${a.table}_value`, columns: ['project_id', a.valueColumn] }],
   };
+}
+
+/** The step of the item tables written before empty lists and maps came to be stored as absent (schema version 9). */
+export function emptyCollectionsStep(model: Pick<Model<never>, 'table'>): DataStep {
+  return { version: 9, run: (db) => emptyCollectionsAbsent(db, model.table) };
 }

@@ -36,10 +36,6 @@ export async function ensureProjects(db: Queryable, names: readonly string[], no
   });
 }
 
-export async function findProject(db: Queryable, name: string): Promise<Project | undefined> {
-  return db.get<Project>(sql`SELECT id, name FROM projects WHERE name = ${name}`);
-}
-
 /**
  * A project with its authentication version: anything cached about its principals (configuration, groups,
  * resolved tokens) is valid for one version, so a change made by any process is seen by every process

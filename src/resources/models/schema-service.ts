@@ -58,6 +58,7 @@ import { checkViewUpdate } from './view-changes.js';
 import { viewReadForm } from './view-resolution.js';
 import type { ViewCreate, ViewRead } from './view-schema.js';
 import { normalizeViews, type ViewDefinition } from './views.js';
+import { modelsSettings } from './settings.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Shared
@@ -158,7 +159,7 @@ export async function applySpaces(services: Services, projectId: number, items: 
         out.push(spaceRead(existing));
       }
     }
-    await requireWithinLimit(db, projectId, 'dm_spaces', projectLimits(services.modelsLimits).spaces, 'spaces');
+    await requireWithinLimit(db, projectId, 'dm_spaces', projectLimits(modelsSettings(services).limits).spaces, 'spaces');
     return { items: out };
   });
 }
@@ -231,13 +232,11 @@ async function boundState(db: Queryable, projectId: number, c: StoredContainer, 
   let broken: Sql;
   if (bound === 'nullability') broken = sql`${column} IS NULL`;
   else if (bound === 'maxListSize') broken = sql`${db.dialect.jsonLength(column)} > ${p.type.type === 'enum' ? 1 : (p.type.maxListSize ?? 0)}`;
-  else if (isList(p.type)) broken = sql`EXISTS (SELECT 1 FROM (${db.dialect.jsonElements(column, 'text')}) e WHERE length(e.value) * 4 > ${textSizeLimit(p.type)} AND ${byteLength(db, Sql.raw('e.value'))} > ${textSizeLimit(p.type)})`;
-  else broken = sql`${byteLength(db, column)} > ${textSizeLimit(p.type)}`;
+  else if (isList(p.type)) broken = sql`EXISTS (SELECT 1 FROM (${db.dialect.jsonElements(column, 'text')}) e WHERE length(e.value) * 4 > ${textSizeLimit(p.type)} AND ${db.dialect.byteLength(Sql.raw('e.value'))} > ${textSizeLimit(p.type)})`;
+  else broken = sql`${db.dialect.byteLength(column)} > ${textSizeLimit(p.type)}`;
   const row = await db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${Sql.raw(c.layout.table)} WHERE project_id = ${projectId} AND ${broken}`);
   return Number(row!.n) > 0 ? 'failed' : 'current';
 }
-
-const byteLength = (db: Queryable, e: Sql): Sql => (db.dialect.kind === 'postgres' ? sql`octet_length(${e})` : sql`length(CAST(${e} AS BLOB))`);
 
 async function requiresState(db: Queryable, projectId: number, c: StoredContainer, required: StoredContainer | undefined): Promise<'current' | 'failed'> {
   if (!required) return 'failed';
@@ -308,9 +307,9 @@ export async function applyContainers(services: Services, projectId: number, ite
       if (c.lastUpdatedTime === now && c.createdTime !== now) await saveContainer(db, projectId, c);
     }
     if (out.some((c) => c.lastUpdatedTime === now)) await schemaChanged(db, projectId);
-    await requireWithinLimit(db, projectId, 'dm_containers', projectLimits(services.modelsLimits).containers, 'containers');
+    await requireWithinLimit(db, projectId, 'dm_containers', projectLimits(modelsSettings(services).limits).containers, 'containers');
     const properties = [...schema.containers.values()].filter((c) => !c.isGlobal).reduce((n, c) => n + Object.keys(c.definition.properties).length, 0);
-    const propertyLimit = projectLimits(services.modelsLimits).containerProperties;
+    const propertyLimit = projectLimits(modelsSettings(services).limits).containerProperties;
     if (properties > propertyLimit) throw limitReached(propertyLimit, 'container properties');
     return { items: out.map(containerRead) };
   });
@@ -571,7 +570,7 @@ export async function applyViews(services: Services, projectId: number, items: r
     await requireSpaces(db, projectId, defs.map((d) => d.space));
     const schema = (await loadSchema(db, projectId)).restrictedTo(schemaSpaces(services));
     const stored = await putViews(db, projectId, schema, defs, defs.map((_, i) => ['items', i]), now);
-    await requireWithinLimit(db, projectId, 'dm_views', projectLimits(services.modelsLimits).views, 'view versions');
+    await requireWithinLimit(db, projectId, 'dm_views', projectLimits(modelsSettings(services).limits).views, 'view versions');
     return { items: stored.map((v) => viewRead(schema, v)) };
   });
 }
@@ -697,8 +696,8 @@ export async function applyDataModels(services: Services, projectId: number, ite
       );
       out.push({ id, definition: JSON.stringify(d), created_time: now, last_updated_time: now });
     }
-    await requireWithinLimit(db, projectId, 'dm_views', projectLimits(services.modelsLimits).views, 'view versions');
-    await requireWithinLimit(db, projectId, 'dm_data_models', projectLimits(services.modelsLimits).dataModels, 'data model versions');
+    await requireWithinLimit(db, projectId, 'dm_views', projectLimits(modelsSettings(services).limits).views, 'view versions');
+    await requireWithinLimit(db, projectId, 'dm_data_models', projectLimits(modelsSettings(services).limits).dataModels, 'data model versions');
     return { items: out.map((r) => dataModelRead(schema, r, false)) };
   });
 }
