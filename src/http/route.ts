@@ -8,11 +8,9 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { Principal, Capability, Grant } from '../auth/principal.js';
 import type { Services } from './services.js';
 import type { ApiVersion } from './versioning.js';
+import type { Project } from '../storage/projects.js';
 
-export interface Project {
-  id: number;
-  name: string;
-}
+export type { Project } from '../storage/projects.js';
 
 export interface ApiContext<B, Q, P> {
   body: B;

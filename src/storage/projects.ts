@@ -7,8 +7,13 @@ import { allocateIds } from './ids.js';
 import type { TableDef } from './schema.js';
 import { sql } from './sql.js';
 import type { Queryable } from './store.js';
-import type { Project } from '../http/route.js';
 import { ConfigError } from '../config.js';
+
+/** A project: the scope of every item, named in every path. */
+export interface Project {
+  id: number;
+  name: string;
+}
 
 export const coreTables: readonly TableDef[] = [
   {
