@@ -381,7 +381,7 @@ function loadThrottleConfig(values: Env): ThrottleConfig {
     }
     for (const [project, o] of Object.entries(parsed)) {
       if (!PROJECT_NAME.test(project)) throw new ConfigError(`${named('STRATA_PROJECT_LIMITS')}: "${project}" is not a valid project name`);
-      projectLimits[project] = parseLimitsOverride(o, `${named('STRATA_PROJECT_LIMITS')}.${project}`);
+      projectLimits[project] = parseLimitsOverride(o, `${named('STRATA_PROJECT_LIMITS')}: ${project}`);
     }
   }
 
