@@ -17,6 +17,7 @@ import { MISSING_AUTHORIZATION } from '../auth/verify.js';
 import { createCursorCodec } from '../query/cursor.js';
 import { assetRoutes } from '../resources/assets/routes.js';
 import { datapointRoutes } from '../resources/datapoints/routes.js';
+import { dataProductRoutes } from '../resources/dataproducts/routes.js';
 import { dataSetRoutes } from '../resources/datasets/routes.js';
 import { eventRoutes } from '../resources/events/routes.js';
 import { groupRoutes } from '../resources/groups/routes.js';
@@ -102,7 +103,7 @@ export interface BuildOptions {
 
 /** Every operation the API serves, from every resource. */
 export function allRoutes(): ApiRoute[] {
-  return [...eventRoutes, ...dataSetRoutes, ...timeSeriesRoutes, ...assetRoutes, ...projectRoutes, ...groupRoutes, ...sessionRoutes, ...datapointRoutes, ...unitRoutes, ...modelRoutes];
+  return [...eventRoutes, ...dataSetRoutes, ...timeSeriesRoutes, ...assetRoutes, ...projectRoutes, ...groupRoutes, ...sessionRoutes, ...datapointRoutes, ...unitRoutes, ...modelRoutes, ...dataProductRoutes];
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Strata> {

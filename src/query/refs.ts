@@ -23,6 +23,9 @@ export interface RefInput {
 /** A reference by a declared key (ItemTable.key): its fields' values, as the request gives them. */
 export type KeyRef = { key: Readonly<Record<string, string | number>> };
 
+/** A reference by a declared key as a request gives it: `{externalId}`, `{version}`. */
+export type KeyInput = Readonly<Record<string, string | number>>;
+
 export type Ref = { id: number } | { externalId: string } | { instanceId: InstanceId } | KeyRef;
 
 /** A reference as requests and answers (`missing`, `duplicated`) give it. */
@@ -30,12 +33,9 @@ export function refBody(ref: Ref): IdentifierRef {
   return 'key' in ref ? { ...ref.key } : ref;
 }
 
-/** Checks that a reference gives exactly the fields of the declared key `key`. */
+/** Checks that a reference gives every field of the declared key `key` (the request schema refuses others). */
 export function checkKeyRef(ref: Record<string, unknown>, key: readonly KeyField[], path: Array<string | number>): KeyRef {
-  const given = Object.keys(ref).filter((k) => ref[k] !== undefined);
-  if (given.length !== key.length || key.some((f) => ref[f.name] === undefined)) {
-    throw badRequest(`${formatPath(path)}: give ${key.map((f) => `"${f.name}"`).join(' and ')}${key.length === 1 ? '' : ', and nothing else'}`);
-  }
+  if (key.some((f) => ref[f.name] === undefined)) throw badRequest(`${formatPath(path)}: give ${key.map((f) => `"${f.name}"`).join(' and ')}`);
   return { key: Object.fromEntries(key.map((f) => [f.name, ref[f.name] as string | number])) };
 }
 

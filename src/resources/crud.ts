@@ -15,7 +15,7 @@ import type { Services } from '../http/services.js';
 import type { MetadataLimits } from '../http/common-schemas.js';
 import type { ResourceCatalog } from '../query/catalog.js';
 import { requireExistingIn } from '../query/references.js';
-import { checkKeyRef, checkRef, claimedRefs, existingRefs, refBody, rejectDuplicateRefs, resolveRefs, type Ref, type RefInput } from '../query/refs.js';
+import { checkKeyRef, checkRef, claimedRefs, existingRefs, refBody, rejectDuplicateRefs, resolveRefs, type KeyInput, type Ref, type RefInput } from '../query/refs.js';
 import { visibleIn } from '../query/visibility.js';
 import type { Dialect, TextSearch } from '../storage/dialect.js';
 import type { Queryable } from '../storage/store.js';
@@ -103,7 +103,7 @@ export async function underParent<C>(
   parent: Pick<ResourceSpec<unknown>, 'table' | 'catalog'>,
   services: Services,
   projectId: number,
-  ref: Record<string, string | number>,
+  ref: KeyInput,
 ): Promise<ResourceSpec<C>> {
   const key = parent.table.key;
   const refs = [key ? checkKeyRef(ref, key, ['path']) : checkRef(ref, ['path'])];
@@ -323,8 +323,8 @@ export async function retrieveItemsJson(
 }
 
 /** One item, by its id, or by its declared key (`{externalId}`) for a resource keyed otherwise. */
-async function getOne<T>(reader: ItemReader<T>, spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number | RefInput): Promise<T> {
-  if (typeof id !== 'number') return (await retrieve(reader, spec, services, projectId, [id], false))[0];
+async function getOne<T>(reader: ItemReader<T>, spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number | RefInput | KeyInput): Promise<T> {
+  if (typeof id !== 'number') return (await retrieve(reader, spec, services, projectId, [id as RefInput], false))[0];
   const where = scopeCondition(services.access, spec.catalog);
   const row = (await rowsByIds(services.db, spec.table, projectId, [id], where, reader.select(services.db.dialect, spec.table))).get(id);
   // An unknown id is missing as in a by-ids read (400 with `missing`): the reference lists no 404 here.
@@ -332,12 +332,12 @@ async function getOne<T>(reader: ItemReader<T>, spec: ResourceSpec<unknown>, ser
   return reader.read(spec.table, row);
 }
 
-export function getItem(spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number | RefInput): Promise<Item> {
+export function getItem(spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number | RefInput | KeyInput): Promise<Item> {
   return getOne(asObjects, spec, services, projectId, id);
 }
 
 /** The item as the response, rendered by SQL. */
-export async function getItemJson(spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number | RefInput): Promise<JsonText> {
+export async function getItemJson(spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number | RefInput | KeyInput): Promise<JsonText> {
   return new JsonText(await getOne(asJson, spec, services, projectId, id));
 }
 

@@ -12,7 +12,7 @@
  * - `tables`: the tables (the item table with its indexes, its metadata and list side tables, full-text
  *   search), which the storage layer creates on either engine.
  */
-import { Type, type TObject, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { Type, type TObject, type TOptional, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import { ExternalId, InternalId, metadataPatchSchema, metadataSchema, nullablePatch, requiredPatch, type MetadataLimits } from '../http/common-schemas.js';
 import type { ArrayProperty, MetadataStore, PropertyDef, ResourceCatalog, ScalarKind, ScalarProperty } from '../query/catalog.js';
 import type { RefInput } from '../query/refs.js';
@@ -157,8 +157,11 @@ export interface Model<F extends Record<string, FieldSpec>> {
   readonly patchSchema: TObject;
   /** A by-id reference: `{id}` or `{externalId}` (`{instanceId}` too where there is one), or the declared key's fields. */
   readonly refSchema: TObject;
-  /** A create item: every field, those of the key and those declared `required` required. */
-  readonly createSchema: TObject;
+  /**
+   * A create item: every field, those of the key and those declared `required` required (which its static
+   * type, knowing only the fields, leaves optional).
+   */
+  readonly createSchema: TObject<{ [K in keyof F]: TOptional<F[K]['schema']> }>;
   /**
    * The body of `POST .../update`: `{items: [{<reference>, update}]}`, at most `maxItems`. `P` is what the
    * resource's own rules read of an update, where they read more than crud.ts does.
@@ -336,7 +339,7 @@ export function defineModel<F extends Record<string, FieldSpec>>(spec: ModelSpec
     ...(metadataLimits ? { metadataLimits } : {}),
     patchSchema,
     refSchema,
-    createSchema: Type.Object(createFields, { additionalProperties: false }),
+    createSchema: Type.Object(createFields, { additionalProperties: false }) as Model<F>['createSchema'],
     updateBody: (maxItems) =>
       Type.Unsafe(
         Type.Object(

@@ -10,13 +10,14 @@ import { coreTables } from '../storage/projects.js';
 import { platformTables } from '../storage/platform-tables.js';
 import { assetModel } from './assets/model.js';
 import { datapointTables } from './datapoints/store-schema.js';
+import { dataProductModel, dataProductVersionModel } from './dataproducts/model.js';
 import { dataSetModel } from './datasets/model.js';
 import { eventModel } from './events/model.js';
 import { rekeyContainerTables } from './models/container-tables.js';
 import { dmTables } from './models/store-schema.js';
 import { timeSeriesModel } from './timeseries/model.js';
 
-const itemModels = [eventModel, dataSetModel, timeSeriesModel, assetModel];
+const itemModels = [eventModel, dataSetModel, timeSeriesModel, assetModel, dataProductModel, dataProductVersionModel];
 
 export function appSchema(): Schema {
   const tables = [...coreTables, ...platformTables, ...authTables, ...itemModels.flatMap((m) => m.tables), ...datapointTables, ...dmTables];
