@@ -117,15 +117,18 @@ export async function lookupRefs(db: Queryable, table: string, projectId: number
     for (const row of rows) byInstanceId.set(refKey({ instanceId: { space: row.instance_space, externalId: row.instance_external_id } }), row.id);
   }
   if (keys.length && key) {
+    // Compared field by field rather than as a row of VALUES, whose untyped parameters PostgreSQL reads as
+    // text, which an integer key field would not equal.
     const columns = Sql.raw(key.map((f) => f.column).join(', '));
     for (const part of chunks(keys)) {
-      const tuples = Sql.join(
-        part.map((r) => sql`(${Sql.join(key.map((f) => sql`${r.key[f.name]}`), ', ')})`),
-        ', ',
-      );
-      const rows = await db.all<Record<string, string | number> & { id: number }>(
-        sql`SELECT id, ${columns} FROM ${t} WHERE project_id = ${projectId} AND (${columns}) IN (VALUES ${tuples})${and}`,
-      );
+      const match =
+        key.length === 1
+          ? sql`${Sql.raw(key[0].column)} IN (${part.map((r) => r.key[key[0].name])})`
+          : Sql.join(
+              part.map((r) => sql`(${Sql.and(key.map((f) => sql`${Sql.raw(f.column)} = ${r.key[f.name]}`))})`),
+              ' OR ',
+            );
+      const rows = await db.all<Record<string, string | number> & { id: number }>(sql`SELECT id, ${columns} FROM ${t} WHERE project_id = ${projectId} AND (${match})${and}`);
       for (const row of rows) byKey.set(refKey({ key: Object.fromEntries(key.map((f) => [f.name, row[f.column]])) }), row.id);
     }
   }

@@ -206,7 +206,8 @@ function property(kind: ScalarKind, column: string, nullable: boolean, q: Query)
 
 export function defineModel<F extends Record<string, FieldSpec>>(spec: ModelSpec<F>): Model<F> {
   const t = spec.table;
-  const properties: Record<string, PropertyDef> = { id: STANDARD.id };
+  // A resource keyed otherwise does not show its internal id, so no filter or sort reaches it.
+  const properties: Record<string, PropertyDef> = spec.key ? {} : { id: STANDARD.id };
   const fields: FieldDef[] = [];
   const columns: Record<string, ColumnDef> = { id: { type: 'id' }, project_id: { type: 'integer', notNull: true, references: 'projects' } };
   const indexes: IndexDef[] = [];
