@@ -6,6 +6,7 @@ import type { Area } from './http/area.js';
 import type { ConfigSection } from './config.js';
 import { assetsArea } from './resources/assets/area.js';
 import { datapointsArea } from './resources/datapoints/area.js';
+import { dataProductsArea } from './resources/dataproducts/area.js';
 import { dataSetsArea } from './resources/datasets/area.js';
 import { eventsArea } from './resources/events/area.js';
 import { groupsArea } from './resources/groups/area.js';
@@ -15,7 +16,7 @@ import { sessionsArea } from './resources/sessions/area.js';
 import { timeSeriesArea } from './resources/timeseries/area.js';
 import { unitsArea } from './resources/units/area.js';
 
-export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, unitsArea, modelsArea];
+export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, unitsArea, modelsArea, dataProductsArea];
 
 /** The areas' configuration sections, for `loadConfig` and `strata help`. */
 export const CONFIG_SECTIONS: readonly ConfigSection<unknown>[] = AREAS.flatMap((a) => (a.config ? [a.config] : []));

@@ -50,6 +50,8 @@ export const duplicatedItems = (duplicated: IdentifierRef[], status = 409) =>
 
 /** What kind of identifiers a `duplicated` list holds, for its message. */
 function identifierKinds(refs: IdentifierRef[]): string {
+  // A declared key of several fields (a version under its parent) is named as keys.
+  if (refs.some((r) => Object.keys(r).some((k) => k !== 'externalId' && k !== 'instanceId'))) return 'keys';
   const instance = refs.some((r) => 'instanceId' in r);
   const external = refs.some((r) => 'externalId' in r);
   return instance && external ? 'external ids and instance ids' : instance ? 'instance ids' : 'external ids';
