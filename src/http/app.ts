@@ -43,18 +43,19 @@ import { createOutboundClient } from './outbound.js';
 import { clientAddress } from './client-address.js';
 import { capConnectionsPerAddress, serverTimeouts } from './connections.js';
 import { registerCors } from './cors.js';
-import { ApiError, bodyTooLarge, forbidden, malformedRequestResponse, notFound, routerError, unauthorized } from './errors.js';
+import { ApiError, bodyTooLarge, forbidden, malformedRequestResponse, routerError, unauthorized } from './errors.js';
 import { decodeRequestBody } from './content-encoding.js';
 import { EncodedBody, JsonText, jsonResponseText } from './json-text.js';
 import { parseJsonBody } from './json-body.js';
 import { createApiLayers, type RouteLayers } from './layers.js';
-import type { ApiRoute, Project } from './route.js';
+import { registerOpenApi } from './openapi.js';
+import { API_PREFIX, type ApiRoute, type Project } from './route.js';
 import type { Services } from './services.js';
 import { createTokenFailures, type TokenFailures } from './token-failures.js';
+import { noOperation } from './unimplemented.js';
 import { validatorCompiler } from './validation.js';
 import { LATEST_STABLE } from './versioning.js';
 
-export const API_PREFIX = '/api/v1/projects/:project';
 export const REQUEST_ID_HEADER = 'x-request-id';
 /** The longest path segment the router takes (project names have at most 64 characters, ids fewer). */
 const MAX_PARAM_LENGTH = 100;
@@ -195,6 +196,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
   });
   capConnectionsPerAddress(app.server, config.maxConnectionsPerAddress);
+  registerOpenApi(app, routes, { origin: config.publicUrl, project: config.projects[0] });
   app.setValidatorCompiler(validatorCompiler);
   app.setReplySerializer(jsonResponseText);
   // First of the request hooks: every answer to an allowed origin carries its CORS headers, refusals included.
@@ -205,7 +207,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const finished = () => void inFlight--;
   app.addHook('onRequest', (req, reply, done) => {
     reply.header(REQUEST_ID_HEADER, req.id);
-    // An unknown operation is a 404 whatever its body: answered before the body is read or parsed.
+    // An unknown operation (a 404, or a 501 for one of the reference's) whatever its body: answered before
+    // the token, the project or the body is read.
     if (req.is404) {
       void sendError(reply, noOperation(req.method, req.url));
       return;
@@ -427,11 +430,6 @@ function jsonOnly(req: FastifyRequest, sent: string): ApiError {
   return new ApiError(415, `${req.method} ${req.url.split('?')[0]} takes JSON, and the body came as ${sent}; send it with "Content-Type: application/json"`);
 }
 
-function noOperation(method: string, url: string): ApiError {
-  const path = url.split('?')[0];
-  return notFound(url.startsWith('/api/') ? `No operation ${method} ${path}` : `Not found: ${path}`);
-}
-
 /** An error in the API's shape, as JSON text: answers outside a route (404, the router's refusals) do not pass the reply serializer. */
 function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(jsonResponseText(error.body()));
@@ -448,8 +446,8 @@ function fastifyMessage(error: Error & { code?: string }): string {
  * and the metrics, outside the project API: they need no token.
  */
 function registerHealthRoutes(app: FastifyInstance, db: Store, metrics: Metrics | undefined): void {
-  app.get('/health/live', async () => ({ status: 'live' }));
-  app.get('/health/ready', async (req, reply) => {
+  app.get('/health/live', { schema: { summary: 'Liveness: the process answers' } }, async () => ({ status: 'live' }));
+  app.get('/health/ready', { schema: { summary: 'Readiness: the process reaches its database (503 when it does not)' } }, async (req, reply) => {
     try {
       await db.get(sql`SELECT 1 AS ok`);
       return { status: 'ready' };
@@ -461,28 +459,33 @@ function registerHealthRoutes(app: FastifyInstance, db: Store, metrics: Metrics 
     }
   });
   if (metrics) {
-    app.get('/metrics', async (_req, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
+    app.get('/metrics', { schema: { summary: "Operations' figures, in the Prometheus text format" } }, async (_req, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
   }
 }
 
-/** `GET /`: where a newcomer has arrived, for a client or a person with curl: the API's base, how to get a token, the docs, health. */
+/** `GET /`: where a newcomer has arrived, for a client or a person with curl: the API's base, how to get a token, the operations served, the docs, health. */
 function registerLanding(app: FastifyInstance, origin: string): void {
   const landing = {
     name: 'Strata',
     api: `${origin}${API_PREFIX.replace(':project', '{project}')}`,
     tokenUrl: `${origin}/oauth2/token`,
     openidConfiguration: `${origin}/.well-known/openid-configuration`,
+    openapi: `${origin}/openapi.json`,
     docs: 'README.md and docs/ of the Strata source',
     health: { live: `${origin}/health/live`, ready: `${origin}/health/ready` },
   };
-  app.get('/', async () => landing);
+  app.get('/', { schema: { summary: 'Where the API, the token endpoint, the list of operations served, the docs and the health checks are' } }, async () => landing);
 }
 
 function registerIdentityRoutes(app: FastifyInstance, idp: IdentityProvider, failures: TokenFailures): void {
-  app.get('/.well-known/openid-configuration', async () => idp.discovery());
-  app.get('/.well-known/jwks.json', async () => idp.jwks);
+  app.get('/.well-known/openid-configuration', { schema: { summary: "The built-in identity provider's OpenID Connect discovery document" } }, async () => idp.discovery());
+  app.get('/.well-known/jwks.json', { schema: { summary: "The keys that sign the built-in identity provider's tokens" } }, async () => idp.jwks);
   // OAuth 2.0 token endpoint (RFC 6749): errors use the OAuth error form that token clients expect.
-  app.post('/oauth2/token', { config: { formBody: true } satisfies RouteConfig }, async (req, reply) => {
+  const schema = {
+    summary: 'An access token from the built-in identity provider',
+    description: 'OAuth 2.0 client credentials (RFC 6749): a form with grant_type=client_credentials, client_id and client_secret (or HTTP Basic); errors in the OAuth form',
+  };
+  app.post('/oauth2/token', { config: { formBody: true } satisfies RouteConfig, schema }, async (req, reply) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const form = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : undefined);
     let clientId = form('client_id');
