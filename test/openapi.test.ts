@@ -26,11 +26,21 @@ const probe = route({
   handler: () => ({}),
 });
 
+/** A query string of another form than one object: described as one parameter whose properties are the query's. */
+const either = route({
+  method: 'GET',
+  path: '/probes',
+  summary: 'A probe with either of two query parameters',
+  capability: { acl: 'probesAcl', action: 'READ' },
+  query: Type.Union([Type.Object({ a: Type.String() }), Type.Object({ b: Type.String() })]),
+  handler: () => ({}),
+});
+
 let h: Harness;
 let doc: Json;
 
 beforeAll(async () => {
-  h = await startHarness({}, {}, { extraRoutes: [probe] });
+  h = await startHarness({}, {}, { extraRoutes: [probe, either] });
   const res = await h.strata.app.inject({ method: 'GET', url: '/openapi.json' });
   expect(res.statusCode).toBe(200);
   expect(res.headers['content-type']).toMatch(/^application\/json/);
@@ -108,6 +118,13 @@ describe('GET /openapi.json', () => {
       { name: 'mode', in: 'query', required: false, schema: { anyOf: [{ type: 'string', const: 'fast' }, { type: 'string', const: 'slow' }] } },
       { name: 'tag', in: 'query', required: true, description: 'A tag', schema: { type: 'string' } },
     ]);
+    expect(ops.get('GET /api/v1/projects/{project}/probes')!.parameters[1]).toEqual({
+      name: 'query',
+      in: 'query',
+      style: 'form',
+      explode: true,
+      schema: { anyOf: [expect.objectContaining({ required: ['a'] }), expect.objectContaining({ required: ['b'] })] },
+    });
     // `nullable`, the validator's spelling, is written as OpenAPI 3.1 writes it.
     expect(op.requestBody.content['application/json'].schema.properties.items.items.properties.name).toEqual({ type: ['string', 'null'], maxLength: 5 });
   });

@@ -2,9 +2,9 @@
  * `GET /openapi.json`: an OpenAPI 3.1 document of every operation the server serves, generated when it starts
  * from what declares them, so that it cannot drift from what the server does: the project's operations from
  * their ApiRoute (method, path, capability, the schemas that validate their requests, status, channel), and
- * every other route from Fastify's route table (its schema's `summary`, `description`, `tags`, `security`,
- * `body` and `querystring`, the keys other Fastify tools read too; `hide` leaves a route out). Operations the
- * reference has keep its operation id and tag.
+ * every other route from Fastify's route table (its schema's `summary`, `description`, `security`, `body` and
+ * `querystring`, the keys other Fastify tools read too; `hide` leaves a route out). Operations the reference
+ * has keep its operation id and tag; the others are tagged `Strata`.
  *
  * Paths are written whole (`/api/v1/projects/{project}/events`), with `project` a parameter: a project's own
  * address (`GET /api/v1/projects/{project}`) and the server's root (`GET /`) would otherwise share the path `/`.
@@ -25,7 +25,6 @@ declare module 'fastify' {
   interface FastifySchema {
     summary?: string;
     description?: string;
-    tags?: string[];
     /** OpenAPI security requirements; none (no token) unless given. */
     security?: Array<Record<string, string[]>>;
     /** Left out of the document. */
@@ -85,7 +84,6 @@ interface Described {
   description?: string;
   /** Absent: the document's default (a bearer token). */
   security?: Array<Record<string, string[]>>;
-  tags?: string[];
   pathParameters: Json[];
   query: Json[];
   body?: Json;
@@ -122,7 +120,6 @@ function fromServerRoute({ method, url, schema }: ServerRoute, schemas: SchemaCo
     summary: schema.summary,
     description: schema.description,
     security: schema.security ?? [],
-    tags: schema.tags,
     pathParameters: schema.params ? propertyParameters(schema.params, 'path', schemas) : [],
     query: schema.querystring ? propertyParameters(schema.querystring, 'query', schemas) : [],
     body: schema.body ? schemas.convert(schema.body) : undefined,
@@ -148,7 +145,7 @@ function openApiDocument(routes: readonly ApiRoute[], others: readonly ServerRou
     const known = reference.get(operationKey(d.method, d.path));
     (paths[d.path] ??= {})[d.method.toLowerCase()] = {
       operationId: uniqueId(ids, known?.operationId || derivedId(d.method, d.path)),
-      tags: d.tags ?? [known?.tag ?? OWN_TAG],
+      tags: [known?.tag ?? OWN_TAG],
       ...(d.summary ? { summary: d.summary } : {}),
       ...(d.description ? { description: d.description } : {}),
       ...(d.security ? { security: d.security } : {}),
@@ -216,7 +213,8 @@ function requestBody(schema: Json, protobuf: boolean): Json {
 /** One parameter per property of an object schema (path parameters, the query string). */
 function propertyParameters(schema: Json, where: 'path' | 'query', schemas: SchemaConverter): Json[] {
   const properties = schema.properties as Record<string, Json> | undefined;
-  if (!properties) return [{ name: where, in: where, required: where === 'path', style: 'form', explode: true, schema: schemas.convert(schema) }];
+  // A query schema of another form (a union) is one parameter whose properties each name a query parameter.
+  if (!properties) return where === 'path' ? [] : [{ name: where, in: where, style: 'form', explode: true, schema: schemas.convert(schema) }];
   const required = new Set((schema.required as string[] | undefined) ?? []);
   return Object.entries(properties).map(([name, property]) => {
     const { description, ...rest } = property;
@@ -295,6 +293,7 @@ class SchemaConverter {
     if (typeof $id === 'string') {
       const name = componentName($id);
       if (!(name in this.named)) {
+        // Taken before its contents are walked, so that a schema holding itself by `$id` is walked once.
         this.named[name] = {};
         this.named[name] = this.walk(rest) as Json;
       }
