@@ -96,6 +96,19 @@ describe('GET /openapi.json', () => {
     }
   });
 
+  it('leaves out a route that asks to be hidden: the CORS preflight', async () => {
+    const cors = await startHarness({}, { STRATA_CORS_ORIGINS: 'https://app.example.com' });
+    try {
+      const res = await cors.strata.app.inject({ method: 'GET', url: '/openapi.json' });
+      expect(cors.strata.app.printRoutes({ commonPrefix: false })).toContain('OPTIONS');
+      const methods = Object.values(res.json().paths as Record<string, Json>).flatMap((item) => Object.keys(item));
+      expect(methods).not.toContain('options');
+      expect(methods.length).toBe(documented().size - 2);
+    } finally {
+      await cors.close();
+    }
+  });
+
   it('describes each project operation from its declaration', () => {
     const ops = documented();
     for (const def of h.strata.routes) {
