@@ -40,12 +40,11 @@ import { forbidden, malformedRequestResponse, routerError, unauthorized } from '
 import { decodeRequestBody } from './http/content-encoding.js';
 import { jsonResponseText } from './http/json-text.js';
 import { createApiLayers, type RouteLayers } from './http/layers.js';
+import { registerOpenApi } from './http/openapi.js';
 import {
-  API_PREFIX,
   asApiError,
   clientGone,
   MAX_PARAM_LENGTH,
-  noOperation,
   registerBodyParsers,
   registerHealthRoutes,
   registerLanding,
@@ -54,9 +53,10 @@ import {
   sendResult,
   type RouteConfig,
 } from './http/pipeline.js';
-import type { ApiRoute, Project } from './http/route.js';
+import { API_PREFIX, type ApiRoute, type Project } from './http/route.js';
 import type { Services } from './http/services.js';
 import { createTokenFailures } from './http/token-failures.js';
+import { noOperation } from './http/unimplemented.js';
 import { validatorCompiler } from './http/validation.js';
 import { LATEST_STABLE } from './http/versioning.js';
 
@@ -215,6 +215,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
   });
   capConnectionsPerAddress(app.server, config.maxConnectionsPerAddress);
+  registerOpenApi(app, routes, { origin: config.publicUrl, project: config.projects[0] });
   app.setValidatorCompiler(validatorCompiler);
   app.setReplySerializer(jsonResponseText);
   // First of the request hooks: every answer to an allowed origin carries its CORS headers, refusals included.
@@ -225,7 +226,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const finished = () => void inFlight--;
   app.addHook('onRequest', (req, reply, done) => {
     reply.header(REQUEST_ID_HEADER, req.id);
-    // An unknown operation is a 404 whatever its body: answered before the body is read or parsed.
+    // An unknown operation (a 404, or a 501 for one of the reference's) whatever its body: answered before
+    // the token, the project or the body is read.
     if (req.is404) {
       void sendError(reply, noOperation(req.method, req.url));
       return;

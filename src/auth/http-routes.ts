@@ -25,12 +25,13 @@ const SessionTokenBody = Type.Union([
 ]);
 
 export function registerAuthRoutes(app: FastifyInstance, auth: AuthRuntime, db: Queryable): void {
-  app.get('/api/v1/token/inspect', async (req) => {
+  app.get('/api/v1/token/inspect', { schema: { summary: 'What the token in the Authorization header grants', security: [{ bearer: [] }] } }, async (req) => {
     if (req.headers['api-key'] !== undefined) throw unauthorized(API_KEYS_REMOVED);
     return auth.inspect(req.headers.authorization);
   });
 
-  app.post('/api/v1/projects/:project/sessions/token', { schema: { body: SessionTokenBody } }, async (req) => {
+  const summary = "A session's access token, for its nonce or session key (no bearer token)";
+  app.post('/api/v1/projects/:project/sessions/token', { schema: { summary, body: SessionTokenBody } }, async (req) => {
     const name = (req.params as { project: string }).project;
     const project = await findProjectAuth(db, name);
     if (!project) throw notFound(`Project "${name}" does not exist on this server`);

@@ -9,9 +9,13 @@ import type { TokenFailures } from '../http/token-failures.js';
 import type { IdentityProvider } from './idp.js';
 
 export function registerTokenEndpoint(app: FastifyInstance, idp: IdentityProvider, failures: TokenFailures): void {
-  app.get('/.well-known/openid-configuration', async () => idp.discovery());
-  app.get('/.well-known/jwks.json', async () => idp.jwks);
-  app.post('/oauth2/token', { config: { formBody: true } satisfies RouteConfig }, async (req, reply) => {
+  app.get('/.well-known/openid-configuration', { schema: { summary: "The built-in identity provider's OpenID Connect discovery document" } }, async () => idp.discovery());
+  app.get('/.well-known/jwks.json', { schema: { summary: "The keys that sign the built-in identity provider's tokens" } }, async () => idp.jwks);
+  const schema = {
+    summary: 'An access token from the built-in identity provider',
+    description: 'OAuth 2.0 client credentials (RFC 6749): a form with grant_type=client_credentials, client_id and client_secret (or HTTP Basic); errors in the OAuth form',
+  };
+  app.post('/oauth2/token', { config: { formBody: true } satisfies RouteConfig, schema }, async (req, reply) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const form = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : undefined);
     let clientId = form('client_id');

@@ -6,13 +6,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StoreUnavailable, type Store } from '../storage/store.js';
 import { sql } from '../storage/sql.js';
-import { ApiError, bodyTooLarge, notFound } from './errors.js';
+import { ApiError, bodyTooLarge } from './errors.js';
 import { EncodedBody, JsonText, jsonResponseText } from './json-text.js';
 import { parseJsonBody } from './json-body.js';
 import type { Metrics } from './metrics.js';
-import type { ApiRoute } from './route.js';
+import { API_PREFIX, type ApiRoute } from './route.js';
 
-export const API_PREFIX = '/api/v1/projects/:project';
 export const REQUEST_ID_HEADER = 'x-request-id';
 /** The longest path segment the router takes (project names have at most 64 characters, ids fewer). */
 export const MAX_PARAM_LENGTH = 100;
@@ -100,11 +99,6 @@ export function jsonOnly(req: FastifyRequest, sent: string): ApiError {
   return new ApiError(415, `${req.method} ${req.url.split('?')[0]} takes JSON, and the body came as ${sent}; send it with "Content-Type: application/json"`);
 }
 
-export function noOperation(method: string, url: string): ApiError {
-  const path = url.split('?')[0];
-  return notFound(url.startsWith('/api/') ? `No operation ${method} ${path}` : `Not found: ${path}`);
-}
-
 /** An error in the API's shape, as JSON text: answers outside a route (404, the router's refusals) do not pass the reply serializer. */
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(jsonResponseText(error.body()));
@@ -121,8 +115,8 @@ function fastifyMessage(error: Error & { code?: string }): string {
  * and the metrics, outside the project API: they need no token.
  */
 export function registerHealthRoutes(app: FastifyInstance, db: Store, metrics: Metrics | undefined): void {
-  app.get('/health/live', async () => ({ status: 'live' }));
-  app.get('/health/ready', async (req, reply) => {
+  app.get('/health/live', { schema: { summary: 'Liveness: the process answers' } }, async () => ({ status: 'live' }));
+  app.get('/health/ready', { schema: { summary: 'Readiness: the process reaches its database (503 when it does not)' } }, async (req, reply) => {
     try {
       await db.get(sql`SELECT 1 AS ok`);
       return { status: 'ready' };
@@ -134,20 +128,21 @@ export function registerHealthRoutes(app: FastifyInstance, db: Store, metrics: M
     }
   });
   if (metrics) {
-    app.get('/metrics', async (_req, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
+    app.get('/metrics', { schema: { summary: "Operations' figures, in the Prometheus text format" } }, async (_req, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
   }
 }
 
-/** `GET /`: where a newcomer has arrived, for a client or a person with curl: the API's base, how to get a token, the docs, health. */
+/** `GET /`: where a newcomer has arrived, for a client or a person with curl: the API's base, how to get a token, the operations served, the docs, health. */
 export function registerLanding(app: FastifyInstance, origin: string): void {
   const landing = {
     name: 'Strata',
     api: `${origin}${API_PREFIX.replace(':project', '{project}')}`,
     tokenUrl: `${origin}/oauth2/token`,
     openidConfiguration: `${origin}/.well-known/openid-configuration`,
+    openapi: `${origin}/openapi.json`,
     docs: 'README.md and docs/ of the Strata source',
     health: { live: `${origin}/health/live`, ready: `${origin}/health/ready` },
   };
-  app.get('/', async () => landing);
+  app.get('/', { schema: { summary: 'Where the API, the token endpoint, the list of operations served, the docs and the health checks are' } }, async () => landing);
 }
 

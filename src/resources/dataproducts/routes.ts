@@ -26,6 +26,7 @@ export const dataProductRoutes: ApiRoute[] = [
   route({
     method: 'POST',
     path: '/dataproducts',
+    summary: 'Create data products',
     capability: can('CREATE'),
     channel,
     body: CreateDataProductsBody,
@@ -35,6 +36,7 @@ export const dataProductRoutes: ApiRoute[] = [
   route({
     method: 'GET',
     path: '/dataproducts',
+    summary: 'List data products',
     capability: can('READ'),
     channel,
     query: ListQuery,
@@ -43,6 +45,7 @@ export const dataProductRoutes: ApiRoute[] = [
   route({
     method: 'GET',
     path: '/dataproducts/:externalId',
+    summary: 'Retrieve a data product by its external id',
     capability: can('READ'),
     channel,
     params: DataProductParams,
@@ -51,6 +54,7 @@ export const dataProductRoutes: ApiRoute[] = [
   route({
     method: 'POST',
     path: '/dataproducts/byids',
+    summary: 'Retrieve data products by external id',
     capability: can('READ'),
     channel,
     body: DataProductIdsBody,
@@ -59,6 +63,7 @@ export const dataProductRoutes: ApiRoute[] = [
   route({
     method: 'POST',
     path: '/dataproducts/update',
+    summary: 'Update data products',
     capability: can('UPDATE'),
     channel,
     body: UpdateDataProductsBody,
@@ -67,6 +72,7 @@ export const dataProductRoutes: ApiRoute[] = [
   route({
     method: 'POST',
     path: '/dataproducts/delete',
+    summary: 'Delete data products, with their versions',
     capability: can('DELETE'),
     channel,
     body: DeleteDataProductsBody,
@@ -78,6 +84,7 @@ export const dataProductRoutes: ApiRoute[] = [
   route({
     method: 'POST',
     path: '/dataproducts/:externalId/versions',
+    summary: 'Create versions of a data product',
     capability: can('CREATE'),
     channel,
     params: DataProductParams,
@@ -88,6 +95,7 @@ export const dataProductRoutes: ApiRoute[] = [
   route({
     method: 'GET',
     path: '/dataproducts/:externalId/versions',
+    summary: 'List the versions of a data product',
     capability: can('READ'),
     channel,
     params: DataProductParams,
@@ -97,6 +105,7 @@ export const dataProductRoutes: ApiRoute[] = [
   route({
     method: 'GET',
     path: '/dataproducts/:externalId/versions/:version',
+    summary: 'Retrieve one version of a data product',
     capability: can('READ'),
     channel,
     params: VersionParams,
@@ -106,6 +115,7 @@ export const dataProductRoutes: ApiRoute[] = [
   route({
     method: 'POST',
     path: '/dataproducts/:externalId/versions/update',
+    summary: 'Update versions of a data product',
     capability: can('UPDATE'),
     channel,
     params: DataProductParams,
@@ -115,6 +125,7 @@ export const dataProductRoutes: ApiRoute[] = [
   route({
     method: 'POST',
     path: '/dataproducts/:externalId/versions/delete',
+    summary: 'Delete versions of a data product',
     capability: can('DELETE'),
     channel,
     params: DataProductParams,
