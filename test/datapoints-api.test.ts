@@ -89,7 +89,7 @@ describe('insert and read back', () => {
     const query = { items: [{ id: s.id, start: 0, end: 3_600_000, granularity: '1h', aggregates: ['maxDatapoint', 'minDatapoint'] }] };
     const [item] = await list(query);
     expect(item.datapoints[0]).toMatchObject({ timestamp: 0, maxDatapoint: { timestamp: 1000, value: 5 }, minDatapoint: { timestamp: 2000, value: -5 } });
-    for (const headers of [{ 'cdf-version': '20230101' }, { 'svc-version': '20250311' }, { 'svc-version': '20230101-beta' }]) {
+    for (const headers of <Record<string, string>[]>[{ 'cdf-version': '20230101' }, { 'svc-version': '20250311' }, { 'svc-version': '20230101-beta' }]) {
       const res = await h.request('POST', '/timeseries/data/list', query, headers);
       expect(res.status, JSON.stringify(headers)).toBe(200);
       expect(res.body.items[0].datapoints).toEqual(item.datapoints);
