@@ -4,7 +4,7 @@
  * `ON CONFLICT ... DO NOTHING`, integers for booleans).
  */
 import { FALSE, Sql, sql } from './sql.js';
-import type { StoreKind } from './store.js';
+import type { Row, StoreKind } from './store.js';
 
 /**
  * A full-text search: an item matches when any word of any part is in one of that part's columns. Words are
@@ -132,6 +132,10 @@ export interface Dialect {
   readonly planning: 'low' | 'high';
   /** Whether a statement failed on a unique index. */
   isUniqueViolation(error: unknown): boolean;
+  /** The statement that asks the planner how it would run `query`, with the same parameters. */
+  explain(query: Sql): Sql;
+  /** The plan, as JSON, from the rows of `explain`. */
+  planOf(rows: readonly Row[]): unknown;
 }
 
 const errorCode = (error: unknown): string | undefined => {
@@ -165,6 +169,25 @@ function tsRank(index: TextIndex, search: TextSearch): Sql {
   if (words.length === 0) return Sql.raw('0.0');
   const document = index.columns.map((c) => `coalesce(${index.alias}.${c}, '')`).join(` || ' ' || `);
   return sql`(SELECT r / (1.0 + r) FROM (SELECT ts_rank(to_tsvector('simple', ${Sql.raw(document)}), ${tsquery(words)}) AS r) rank)`;
+}
+
+interface SqlitePlanStep {
+  detail: string;
+  steps?: SqlitePlanStep[];
+}
+
+/** SQLite's plan rows (`id`, `parent`, `detail`) as the tree they describe. */
+function sqlitePlan(rows: readonly Row[]): SqlitePlanStep[] {
+  const top: SqlitePlanStep[] = [];
+  const byId = new Map<number, SqlitePlanStep>();
+  for (const row of rows) {
+    const step: SqlitePlanStep = { detail: String(row.detail) };
+    byId.set(Number(row.id), step);
+    const parent = byId.get(Number(row.parent));
+    if (parent) (parent.steps ??= []).push(step);
+    else top.push(step);
+  }
+  return top;
 }
 
 export const sqliteDialect: Dialect = {
@@ -210,6 +233,8 @@ export const sqliteDialect: Dialect = {
   jsonElementsNumbered: (list) => sql`SELECT key AS i, value FROM json_each(${list})`,
   jsonTextArray: (rows) => sql`(SELECT json_group_array(r.value ORDER BY r.i) FROM (${rows}) r)`,
   isUniqueViolation: (error) => /^SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)$/.test(errorCode(error) ?? ''),
+  explain: (query) => new Sql(`EXPLAIN QUERY PLAN ${query.text}`, query.params),
+  planOf: sqlitePlan,
 };
 
 export const postgresDialect: Dialect = {
@@ -267,4 +292,7 @@ export const postgresDialect: Dialect = {
   // to_json quotes a text as JSON.stringify does (the same escapes, other characters as they are).
   jsonTextArray: (rows) => sql`(SELECT ('[' || string_agg(to_json(r.value)::text, ',' ORDER BY r.i) || ']') COLLATE "C" FROM (${rows}) r)`,
   isUniqueViolation: (error) => errorCode(error) === '23505',
+  explain: (query) => new Sql(`EXPLAIN (FORMAT JSON) ${query.text}`, query.params),
+  // One row, one column, holding a list of one plan.
+  planOf: (rows) => (Object.values(rows[0] ?? {})[0] as unknown[] | undefined)?.[0] ?? null,
 };

@@ -38,6 +38,19 @@ export function inProcessReader(db: Queryable): Reader {
   };
 }
 
+/** A reader that keeps the statements it runs, in order, each with the label set when it ran. */
+export class StatementLog implements Reader {
+  readonly statements: Array<{ label: string | undefined; query: Sql }> = [];
+  label: string | undefined;
+
+  constructor(private readonly reader: Reader) {}
+
+  all<T>(query: Sql, options?: ReadOptions): Promise<T[]> {
+    this.statements.push({ label: this.label, query });
+    return this.reader.all<T>(query, options);
+  }
+}
+
 interface Pending {
   resolve(rows: unknown[]): void;
   reject(error: Error): void;

@@ -106,6 +106,48 @@ describe('requests as the clients send them', () => {
     expect(errorMessage(await h.post('/models/instances/list', { debug: { emitResults: 'yes', includeLlmPrompt: true } }), 400)).toMatch(/^debug\.emitResults/);
   });
 
+  it('answers the statements a list, query and sync ran and their plans when asked, also without the results', async () => {
+    const debug = { emitResults: false, includeTranslatedQuery: true, includePlan: true };
+    // What the store's planner writes: SQLite's steps (SCAN, SEARCH), PostgreSQL's nodes.
+    const planned = h.strata.store.kind === 'sqlite' ? /"detail":"(SCAN|SEARCH) / : /"Node Type":/;
+    const explained = (d: any, sets: string[]) => {
+      const { statements } = d.translatedQuery.query;
+      expect(statements.length).toBeGreaterThan(0);
+      expect(statements.every((s: unknown) => typeof s === 'string' && /^\s*(WITH|SELECT)\b/i.test(s))).toBe(true);
+      expect(d.translatedQuery.parameters.statements).toHaveLength(statements.length);
+      expect(d.plan.fullPlan.statements).toHaveLength(statements.length);
+      expect(JSON.stringify(d.plan.fullPlan)).toMatch(planned);
+      expect(d.plan.profiled).toBe(false);
+      expect(Object.keys(d.plan.byIdentifier)).toEqual(sets);
+      expect(Array.isArray(d.notices)).toBe(true);
+    };
+
+    const list = await ok('/models/instances/list', { sources: [{ source: VIEW }], filter: { equals: { property: ['cl', 'Pump/1', 'name'], value: 'two' } }, debug });
+    expect(list.items).toEqual([]);
+    explained(list.debug, ['list']);
+    expect(list.debug.translatedQuery.parameters.statements.flat()).toContain('two');
+    const emitted = await ok('/models/instances/list', { sources: [{ source: VIEW }], debug: { includeTranslatedQuery: true } });
+    expect(emitted.items.length).toBeGreaterThan(0);
+    expect(emitted.debug.translatedQuery.query.statements.length).toBeGreaterThan(0);
+    expect(emitted.debug).not.toHaveProperty('plan');
+
+    const query = { with: { n: { nodes: { filter: { hasData: [VIEW] } } }, e: { edges: { from: 'n' } } }, select: { n: {}, e: {} } };
+    const queried = await ok('/models/instances/query', { ...query, debug });
+    expect(queried.items.n).toEqual([]);
+    explained(queried.debug, ['n', 'e']);
+
+    // The first sync answers nothing and keeps its cursor at the start: the next one reads every node.
+    const synced = await ok('/models/instances/sync', { ...query, debug });
+    expect(synced.items.n).toEqual([]);
+    explained(synced.debug, ['n', 'e']);
+    const next = await ok('/models/instances/sync', { ...query, cursors: synced.nextCursor });
+    expect(next.items.n.length).toBeGreaterThan(0);
+
+    const plain = await ok('/models/instances/list', { sources: [{ source: VIEW }], debug: {} });
+    expect(Object.keys(plain.debug)).toEqual(['notices']);
+    expect(errorMessage(await h.post('/models/instances/list', { debug: { includePlan: 'yes' } }), 400)).toMatch(/^debug\.includePlan/);
+  });
+
   it('takes back the read-only constraintState and state of a container as read, and reports its own', async () => {
     const read = (await ok('/models/containers/byids', { items: [{ space: 'cl', externalId: 'Pump' }] })).items[0];
     const sent = {

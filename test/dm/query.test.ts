@@ -242,7 +242,7 @@ describe('result set expressions', () => {
     });
     expect(sortedBy.items).toEqual({ s: [] });
     expect(sortedBy.typing.s.q['Asset/1']).toEqual({ name: expect.objectContaining({ type: expect.objectContaining({ type: 'text' }), nullable: true, constraintState: {} }) });
-    expect(sortedBy.debug.notices).toEqual([expect.objectContaining({ code: 'sortNotBackedByIndex', resultSetExpression: 's' })]);
+    expect(sortedBy.debug.notices).toEqual([expect.objectContaining({ code: 'sortNotBackedByIndex', resultExpression: 's' })]);
   });
 
   it('sees only the spaces the principal may read, also inside traversals', async () => {

@@ -6,6 +6,7 @@
  */
 import { jsonInSlices, LazyList } from '../../http/json-text.js';
 import type { Services } from '../../http/services.js';
+import { DebugReads } from './debug-info.js';
 import { fail } from './identifiers.js';
 import { ReadShape } from './instance-reads-store.js';
 import { InstanceSql, requestScope } from './instance-sql.js';
@@ -20,17 +21,18 @@ export async function queryInstances(services: Services, projectId: number, body
   for (const name of Object.keys(body.cursors ?? {})) {
     if (!plan.byName.has(name)) fail(['cursors', name], `there is no result set expression ${JSON.stringify(name)} in "with"`);
   }
-  const emit = body.debug?.emitResults ?? true;
+  const debug = new DebugReads(services, body.debug);
   const items: Record<string, LazyList<Record<string, unknown>>> = {};
   const nextCursor: Record<string, string> = {};
   const typing: Record<string, unknown> = {};
-  const pages = emit
+  const evaluated = debug.read
     ? await evaluateResultSets(
-        { reads: services.reads, dialect: services.db.dialect, projectId, schema, access: services.access, cursors: services.cursors },
+        { reads: debug.reads, dialect: services.db.dialect, projectId, schema, access: services.access, cursors: services.cursors, debug },
         plan,
         { binding: { op: 'instances/query', with: body.with, select: body.select, parameters: body.parameters ?? {} }, cursors: body.cursors, sources, wanted: Object.keys(body.select) },
       )
     : undefined;
+  const pages = debug.emit ? evaluated : undefined;
   for (const name of Object.keys(body.select)) {
     const page = pages?.get(name);
     items[name] = new LazyList(page?.rows ?? [], (r) => page!.shape.render(r));
@@ -43,6 +45,6 @@ export async function queryInstances(services: Services, projectId: number, body
     items,
     ...(body.includeTyping ? { typing } : {}),
     nextCursor,
-    ...(body.debug ? { debug: { notices: resultSetNotices(schema, plan) } } : {}),
+    ...(await debug.answer(resultSetNotices(schema, plan))),
   });
 }

@@ -10,6 +10,7 @@ import { Sql, sql } from '../../storage/sql.js';
 import type { Reader } from '../../storage/read-pool.js';
 import { fromColumn } from './container-tables.js';
 import { propertyConstraintState, propertyReadFields } from './containers.js';
+import { DebugReads } from './debug-info.js';
 import { FilterBudget, parseFilter, type DmFilter, type FilterOptions, type PropertyTarget } from './filter.js';
 import { globalInstancesCondition } from './global-instances.js';
 import { containerKey, containerRef, viewRef, type InstanceType, type ViewId } from './identifiers.js';
@@ -234,8 +235,14 @@ function sortBacked(schema: ProjectSchema, sort: readonly SortKey[]): boolean {
   );
 }
 
-/** The debug notice of a sort that no cursorable index serves; undefined when one does. */
-export function sortNotice(schema: ProjectSchema, sort: readonly SortKey[], requested: unknown): Record<string, unknown> | undefined {
+/**
+ * The result set expression a list is, as its debug answer names it: a list is one set, read as query reads
+ * a set.
+ */
+export const LIST_EXPRESSION = 'list';
+
+/** The debug notice of the sort of a result set expression that no cursorable index serves; undefined when one does. */
+export function sortNotice(schema: ProjectSchema, sort: readonly SortKey[], requested: unknown, resultExpression: string): Record<string, unknown> | undefined {
   if (sortBacked(schema, sort)) return undefined;
   return {
     code: 'sortNotBackedByIndex',
@@ -244,6 +251,7 @@ export function sortNotice(schema: ProjectSchema, sort: readonly SortKey[], requ
     grade: 'C',
     hint: 'No cursorable btree index of the container holds the sort properties in this order; the sort reads every match before the page. Declare a cursorable index on them.',
     sort: requested,
+    resultExpression,
   };
 }
 
@@ -273,13 +281,13 @@ export async function listInstances(services: Services, projectId: number, body:
   const binding = { op: 'instances/list', instanceType, sources: body.sources ?? [], filter: body.filter ?? null, sort: body.sort ?? [] };
   const after = body.cursor !== undefined && body.cursor !== null ? services.cursors.decode(body.cursor, binding) : undefined;
 
-  const notice = sortNotice(schema, sort, body.sort);
-  const notices = notice ? [notice] : [];
-  const emit = body.debug?.emitResults ?? true;
+  const notice = sortNotice(schema, sort, body.sort, LIST_EXPRESSION);
+  const debug = new DebugReads(services, body.debug);
+  debug.readingFor(LIST_EXPRESSION);
   let items: Array<Record<string, unknown>> = [];
   let nextCursor: string | undefined;
-  if (emit) {
-    const page = await fetchPage<Record<string, unknown>>(services.reads, {
+  if (debug.read) {
+    const page = await fetchPage<Record<string, unknown>>(debug.reads, {
       dialect: services.db.dialect,
       select,
       from: q.table(),
@@ -292,15 +300,17 @@ export async function listInstances(services: Services, projectId: number, body:
       limit: body.limit ?? 1000,
       after,
     });
-    await shape.complete(services.reads, page.rows);
-    items = page.rows.map((r) => shape.render(r));
-    if (page.next) nextCursor = services.cursors.encode(page.next, binding);
+    await shape.complete(debug.reads, page.rows);
+    if (debug.emit) {
+      items = page.rows.map((r) => shape.render(r));
+      if (page.next) nextCursor = services.cursors.encode(page.next, binding);
+    }
   }
   return {
     items,
     ...(body.includeTyping ? { typing: shape.typing() } : {}),
     ...(nextCursor ? { nextCursor } : {}),
-    ...(body.debug ? { debug: { notices } } : {}),
+    ...(await debug.answer(notice ? [notice] : [])),
   };
 }
 

@@ -100,15 +100,17 @@ export const PropertySort = Type.Object(
 export type PropertySort = Static<typeof PropertySort>;
 
 /**
- * The reference leaves the debug object open to further options, and the Python SDK sends its own on every
- * list, query and sync (`includeTranslatedQuery`, `includePlan`, `includeLlmPrompt`): options other than
- * `emitResults`, `timeout` and `profile` are accepted and have no effect.
+ * The reference leaves the debug object open to further options: those not declared here are accepted and
+ * have no effect. The Python SDK sends `includeLlmPrompt` on every list, query and sync.
  */
 export const DebugParameters = Type.Object(
   {
     emitResults: Type.Optional(Type.Boolean()),
     timeout: Type.Optional(Type.Integer({ minimum: 1, maximum: 60_000 })),
     profile: Type.Optional(Type.Boolean()),
+    includeTranslatedQuery: Type.Optional(Type.Boolean()),
+    includePlan: Type.Optional(Type.Boolean()),
+    includeLlmPrompt: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: true },
 );

@@ -36,6 +36,7 @@ import type { Services } from '../../http/services.js';
 import { fetchPage, type PagePosition } from '../../query/paging.js';
 import { Sql, sql } from '../../storage/sql.js';
 import { lastChange } from './changes.js';
+import { DebugReads } from './debug-info.js';
 import { type DmFilter, type DmLeaf, type FilterOptions, type Operand, type PropertyTarget } from './filter.js';
 import { fail, type InstanceType, type Path } from './identifiers.js';
 import { checkSort } from './instance-reads.js';
@@ -153,18 +154,19 @@ export async function syncInstances(services: Services, projectId: number, body:
     return { name, instanceType, expression, set, upstream, options, select: body.select[name], state };
   });
 
-  const feedNow = await lastChange(services.reads, projectId);
+  const debug = new DebugReads(services, body.debug);
+  const feedNow = await lastChange(debug.reads, projectId);
   const items: Record<string, LazyList<Record<string, unknown>>> = {};
   const typing: Record<string, unknown> = {};
   const nextCursor: Record<string, string> = {};
   const notices: Array<Record<string, unknown>> = [];
-  const emit = body.debug?.emitResults ?? true;
-  const ctx = { reads: services.reads, dialect: services.db.dialect, projectId, schema, access: services.access, cursors: services.cursors };
+  const ctx = { reads: debug.reads, dialect: services.db.dialect, projectId, schema, access: services.access, cursors: services.cursors };
   // The sets chained from, read whole once for every set that reads from them.
   const whole = new Map<string, SetRows>();
 
   for (const plan of plans) {
     const { name, expression, instanceType, options } = plan;
+    debug.readingFor(name);
     const path: Path = ['with', name];
     const mode = expression.mode ?? 'onePhase';
     const limit = expression.limit ?? DM_LIMITS.syncSetDefault;
@@ -173,10 +175,12 @@ export async function syncInstances(services: Services, projectId: number, body:
     const shape = new ReadShape(q, sources);
     let state: SyncState =
       plan.state ?? (mode === 'noBackfill' ? { phase: 'feed', at: feedPosition(feedNow), start: feedNow, issued: now } : { phase: mode === 'twoPhase' ? 'backfill' : 'feed', start: feedNow, issued: now });
+    // Where the cursor stays when the results are not emitted (see debug-info.ts).
+    const from = state;
 
     const base = [q.visible(), sql`i.kind = ${kindOf(instanceType)}`];
     // The set's filter, and what it reaches now when chained; not tested on tombstones (see above).
-    const members = emit ? await memberConditions(ctx, chain, plan.set, q, whole) : [];
+    const members = debug.read ? await memberConditions(ctx, chain, plan.set, q, whole) : [];
     const live = Sql.and([Sql.raw('i.deleted_time IS NULL'), ...members]);
     const filter = plan.set.kind === 'set' ? undefined : plan.set.filter;
     const select = sql`${shape.select()}, i.deleted_time`;
@@ -184,12 +188,12 @@ export async function syncInstances(services: Services, projectId: number, body:
 
     if (state.phase === 'backfill') {
       const sort = checkSort(expression.backfillSort, options, [...path, 'backfillSort']);
-      const notice = body.debug ? sortNotice(schema, sort, expression.backfillSort) : undefined;
-      if (notice) notices.push({ ...notice, resultExpression: name });
-      if (emit) {
+      const notice = body.debug ? sortNotice(schema, sort, expression.backfillSort, name) : undefined;
+      if (notice) notices.push(notice);
+      if (debug.read) {
         // The sort keys first: they join the containers they read, which `joins()` then lists.
         const keys = pageKeys(q, sort, new Set());
-        const page = await fetchPage<Record<string, unknown>>(services.reads, {
+        const page = await fetchPage<Record<string, unknown>>(debug.reads, {
           dialect: services.db.dialect,
           select,
           from: q.table(),
@@ -205,12 +209,12 @@ export async function syncInstances(services: Services, projectId: number, body:
         // A short page ends the backfill: the feed continues from the first request's position.
         state = page.next ? { ...state, at: page.next } : { ...state, phase: 'feed', at: feedPosition(state.start) };
       }
-    } else if (emit) {
+    } else if (debug.read) {
       const deleted = [Sql.raw('i.deleted_time IS NOT NULL')];
       if (filter) deleted.push(q.compile(onBaseFields(filter, true)));
       // Instances deleted before the sync began are not news, unless asked for (they never are past the backfill).
       if (expression.skipAlreadyDeleted ?? true) deleted.push(sql`i.change_seq > ${state.start}`);
-      const page = await fetchPage<Record<string, unknown>>(services.reads, {
+      const page = await fetchPage<Record<string, unknown>>(debug.reads, {
         dialect: services.db.dialect,
         select,
         from: q.table(),
@@ -231,7 +235,11 @@ export async function syncInstances(services: Services, projectId: number, body:
       if (rows.length < limit && (state.at ? Number(state.at.v[0]) : -1) < feedNow) state = { ...state, at: feedPosition(feedNow) };
     }
 
-    await shape.complete(services.reads, rows);
+    if (!debug.emit) {
+      rows = [];
+      state = from;
+    }
+    await shape.complete(debug.reads, rows);
     items[name] = new LazyList(rows, (row) => render(shape, row));
     if (body.includeTyping) typing[name] = shape.typing();
     nextCursor[name] = services.cursors.encode({ ...state, issued: now }, binding(name, body, plan.upstream));
@@ -242,7 +250,7 @@ export async function syncInstances(services: Services, projectId: number, body:
     items: shown,
     ...(body.includeTyping ? { typing: Object.fromEntries(Object.entries(typing).filter(([name]) => name in body.select)) } : {}),
     nextCursor,
-    ...(body.debug ? { debug: { notices } } : {}),
+    ...(await debug.answer(notices)),
   });
 }
 

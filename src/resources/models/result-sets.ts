@@ -29,6 +29,7 @@ import { fetchPage } from '../../query/paging.js';
 import type { Reader } from '../../storage/read-pool.js';
 import { Sql, sql } from '../../storage/sql.js';
 import { fromColumn } from './container-tables.js';
+import type { DebugReads } from './debug-info.js';
 import { FilterBudget, parseFilter, parsePropertyReference, type DmFilter, type FilterOptions, type PropertyTarget } from './filter.js';
 import { fail, viewKey, type InstanceType, type Path } from './identifiers.js';
 import { checkSort, checkSources, type SortKey, type SourceRead } from './instance-reads.js';
@@ -280,6 +281,8 @@ export function selectedSources(sources: readonly SelectedSource[] | undefined, 
 export interface ResultSetContext extends InstanceScope {
   reads: Reader;
   cursors: CursorCodec;
+  /** Hears which set the reads that follow are for (debug answers). */
+  debug?: Pick<DebugReads, 'readingFor'>;
 }
 
 export interface EvaluateOptions {
@@ -323,6 +326,7 @@ export async function evaluateResultSets(ctx: ResultSetContext, plan: ResultSets
   let budget = DM_LIMITS.queryInstances;
   for (const set of plan.sets) {
     if (needed && !needed.has(set.name)) continue;
+    ctx.debug?.readingFor(set.name);
     const q = new InstanceSql(ctx);
     const shape = new ReadShape(q, options.sources.get(set.name) ?? []);
     const conditions = await setConditions(ctx, set, q, pages);
@@ -381,8 +385,8 @@ export async function memberConditions(ctx: ResultSetContext, plan: ResultSetsPl
 /** The debug notices of the plan's sets (sorts no index serves), each naming its set. */
 export function resultSetNotices(schema: ProjectSchema, plan: ResultSetsPlan): Array<Record<string, unknown>> {
   return plan.sets.flatMap((s) => {
-    const notice = sortNotice(schema, s.sort, s.requestedSort);
-    return notice ? [{ ...notice, resultSetExpression: s.name }] : [];
+    const notice = sortNotice(schema, s.sort, s.requestedSort, s.name);
+    return notice ? [notice] : [];
   });
 }
 
