@@ -96,6 +96,9 @@ export interface ArrayPatch<T> {
   remove?: T[];
 }
 
+/** Values of a list compared by value: objects (labels, `{externalId}`) by their JSON text. */
+const valueKey = (v: unknown): unknown => (typeof v === 'object' && v !== null ? JSON.stringify(v) : v);
+
 export function applyArrayPatch<T>(current: T[] | null, patch: ArrayPatch<T> | undefined, path: Path, maxItems: number): T[] | null {
   if (!patch) return current;
   if (patch.set !== undefined && (patch.add !== undefined || patch.remove !== undefined)) {
@@ -107,9 +110,15 @@ export function applyArrayPatch<T>(current: T[] | null, patch: ArrayPatch<T> | u
   let next: T[];
   if (patch.set !== undefined) next = [...patch.set];
   else {
-    const removed = new Set(patch.remove ?? []);
-    next = (current ?? []).filter((v) => !removed.has(v));
-    for (const v of patch.add ?? []) if (!next.includes(v)) next.push(v);
+    const removed = new Set((patch.remove ?? []).map(valueKey));
+    next = (current ?? []).filter((v) => !removed.has(valueKey(v)));
+    const kept = new Set(next.map(valueKey));
+    for (const v of patch.add ?? []) {
+      const k = valueKey(v);
+      if (kept.has(k)) continue;
+      kept.add(k);
+      next.push(v);
+    }
   }
   if (next.length > maxItems) throw badRequest(`${formatPath(path)}: the result would have ${next.length} items; at most ${maxItems} are allowed`);
   return next;
