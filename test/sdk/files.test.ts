@@ -23,7 +23,7 @@ describe('files through the official JavaScript client', () => {
   it('uploads a file with its content and waits until it is uploaded', async () => {
     const sourceCreatedTime = new Date(Date.UTC(2024, 4, 1));
     text = (await client.files.upload(
-      { externalId: 'sdk-notes', name: 'notes.txt', mimeType: 'text/plain', directory: '/sdk/notes', metadata: { kind: 'notes' }, sourceCreatedTime },
+      { externalId: 'sdk-notes', name: 'meeting notes.txt', mimeType: 'text/plain', directory: '/sdk/notes', metadata: { kind: 'notes' }, sourceCreatedTime },
       'some notes',
       false,
       true,
@@ -60,7 +60,7 @@ describe('files through the official JavaScript client', () => {
   it('lists, searches, counts and retrieves', async () => {
     const listed = await client.files.list({ filter: { directoryPrefix: '/sdk', uploaded: true } }).autoPagingToArray();
     expect(listed.map((f) => f.externalId)).toEqual(['sdk-notes']);
-    const found = await client.files.search({ search: { name: 'notes' } });
+    const found = await client.files.search({ search: { name: 'meeting' } });
     expect(found.map((f) => f.id)).toEqual([text.id]);
     const [{ count }] = await client.files.aggregate({ filter: { uploaded: true } });
     expect(count).toBe(3);
