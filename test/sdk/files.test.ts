@@ -68,7 +68,7 @@ describe('files through the official JavaScript client', () => {
   });
 
   it('updates and deletes', async () => {
-    const [updated] = await client.files.update([{ id: text.id, update: { source: { set: 'sdk' }, metadata: { add: { more: 'yes' } } } }]);
+    const [updated] = await client.files.update([{ id: text.id, update: { source: { set: 'sdk' }, metadata: { add: { more: 'yes' }, remove: [] } } }]);
     expect(updated).toMatchObject({ source: 'sdk', metadata: { kind: 'notes', more: 'yes' } });
     expect(await client.files.delete([{ id: text.id }])).toEqual({});
     const failure = await clientFailure(client.files.retrieve([{ id: text.id }]));
