@@ -3,6 +3,7 @@
  * content through signed links (single and multipart uploads, downloads with ranges), with the links' rules:
  * no token, bound to their file and content, used once (uploads), expiring, and refused when changed.
  */
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../src/storage/sql.js';
 import { errorMessage, startHarness, type Harness, type Response } from './support/harness.js';
@@ -76,6 +77,13 @@ describe('single uploads', () => {
     const got = await link('GET', await downloadUrl({ id: b.id }));
     expect(got.headers['content-type']).toBe('application/octet-stream');
     expect(got.raw.length).toBe(0);
+  });
+
+  it('stores the decoded content of a compressed body', async () => {
+    const f = await createFile({ name: 'zipped.txt' });
+    const res = await link('PUT', f.uploadUrl, gzipSync(Buffer.from('compressed on the wire')), { 'content-encoding': 'gzip' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect((await link('GET', await downloadUrl({ id: f.id }))).raw.toString()).toBe('compressed on the wire');
   });
 
   it('refuses a used upload link with 410, and keeps the content of the first upload', async () => {
