@@ -2,7 +2,7 @@
  * The files operations: paths, capabilities and schemas, as data. The content itself moves through the
  * signed links of content.ts.
  */
-import { parseExternalIdList, parseIdList } from '../../http/query-params.js';
+import { parseExternalIdList, parseIdList, parseSubtreeRefs, queryRange as range } from '../../http/query-params.js';
 import { route, type ApiRoute } from '../../http/route.js';
 import type { RefInput } from '../../query/refs.js';
 import { getItem, getItemJson, inWrite, retrieveItemsJson, writableIds, type ResourceSpec } from '../crud.js';
@@ -38,17 +38,9 @@ const spec = fileSpec as ResourceSpec<unknown>;
 const READ = { acl: 'filesAcl', action: 'READ' };
 const WRITE = { acl: 'filesAcl', action: 'WRITE' };
 
-function range(min: number | undefined, max: number | undefined) {
-  return min === undefined && max === undefined ? undefined : { min, max };
-}
-
 /** The query-parameter form of the filter, as the filter object. */
 function filterFromQuery(q: ListFilesQueryT): FileFilter {
   const max = FILE_LIMITS.filterIds;
-  const subtrees = [
-    ...(parseIdList(q.assetSubtreeIds, 'assetSubtreeIds', max) ?? []).map((id) => ({ id })),
-    ...(parseExternalIdList(q.assetSubtreeExternalIds, 'assetSubtreeExternalIds', max) ?? []).map((externalId) => ({ externalId })),
-  ];
   const f: FileFilter = {
     name: q.name,
     mimeType: q.mimeType,
@@ -56,7 +48,7 @@ function filterFromQuery(q: ListFilesQueryT): FileFilter {
     assetIds: parseIdList(q.assetIds, 'assetIds', max),
     assetExternalIds: parseExternalIdList(q.assetExternalIds, 'assetExternalIds', max),
     rootAssetIds: parseIdList(q.rootAssetIds, 'rootAssetIds', max)?.map((id) => ({ id })),
-    assetSubtreeIds: subtrees.length ? subtrees : undefined,
+    assetSubtreeIds: parseSubtreeRefs(q.assetSubtreeIds, q.assetSubtreeExternalIds, max),
     dataSetIds: parseIdList(q.dataSetIds, 'dataSetIds', max)?.map((id) => ({ id })),
     createdTime: range(q.minCreatedTime, q.maxCreatedTime),
     lastUpdatedTime: range(q.minLastUpdatedTime, q.maxLastUpdatedTime),
