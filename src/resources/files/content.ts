@@ -70,6 +70,7 @@ export async function startUpload(services: Services, projectId: number, fileId:
 }
 
 const gone = (message: string) => new ApiError(410, message);
+const USED = 'This link was used already: an upload link takes one upload, and the upload it belongs to is complete; ask for a new link';
 
 /** The upload a link names, refused (410) when the file is gone or the upload already completed. */
 async function openUpload(db: Queryable, claims: LinkClaims, lock = false): Promise<UploadRow> {
@@ -77,7 +78,7 @@ async function openUpload(db: Queryable, claims: LinkClaims, lock = false): Prom
     sql`SELECT id, file_id, upload_id, parts, completed_time FROM file_uploads WHERE project_id = ${claims.p} AND id = ${claims.u}${Sql.raw(lock ? db.dialect.forUpdate : '')}`,
   );
   if (!upload || Number(upload.file_id) !== claims.f) throw gone('The file of this link was deleted');
-  if (upload.completed_time !== null) throw gone('This link was used already: an upload link takes one upload, and the upload it belongs to is complete; ask for a new link');
+  if (upload.completed_time !== null) throw gone(USED);
   return upload;
 }
 
@@ -156,7 +157,10 @@ async function uploadThroughLink({ claims, services, body, headers }: LinkContex
   await receive(services, projectId, key, body, FILE_LIMITS.singleUploadBytes, what);
   await commitBlob(services, projectId, key, async (services) => {
     // Two uploads through one link: the first to get here completes it, the other is refused and its blob goes.
-    if ((await claimUpload(services.db, projectId, upload.id, services.now())).changes === 0) await openUpload(services.db, claims);
+    if ((await claimUpload(services.db, projectId, upload.id, services.now())).changes === 0) {
+      await openUpload(services.db, claims);
+      throw gone(USED);
+    }
     const old = await setContent(services, projectId, fileId, key);
     return old === null ? [] : [old];
   });
