@@ -35,7 +35,7 @@ const spec = fileSpec as ResourceSpec<unknown>;
 
 const DAY = 86_400_000;
 /** How long links live (the reference's: a week for uploads, 30 seconds or an hour for downloads). */
-export const LINK_LIFETIMES = { upload: 7 * DAY, download: 30_000, extendedDownload: 3_600_000 } as const;
+const LINK_LIFETIMES = { upload: 7 * DAY, download: 30_000, extendedDownload: 3_600_000 } as const;
 
 const KINDS = { upload: 'file-upload', part: 'file-part', download: 'file-download' } as const;
 
@@ -257,7 +257,7 @@ export async function openContent(services: Services, projectId: number, ref: Re
  * whole content (no header, several ranges, or a unit other than bytes: a server may always answer whole).
  * A range that starts past the end is 416.
  */
-export function requestedRange(header: string | undefined, size: number): { start: number; end: number } | undefined {
+function requestedRange(header: string | undefined, size: number): { start: number; end: number } | undefined {
   const m = header === undefined ? null : /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!m || (m[1] === '' && m[2] === '')) return undefined;
   let start: number;

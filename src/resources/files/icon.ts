@@ -12,10 +12,11 @@ import { openContent } from './content.js';
 import type { IconQuery } from './schema.js';
 
 /** The longest side of an icon, in pixels. */
-export const ICON_SIZE = 256;
+const ICON_SIZE = 256;
 /** The most content an icon is made of: an image file larger than this is not one to make an icon of. */
-export const ICON_MAX_BYTES = 50 * 1024 * 1024;
-const ICON_MAX_PIXELS = 100_000_000;
+const ICON_MAX_BYTES = 50 * 1024 * 1024;
+/** Decoded, an image of this many pixels takes about 100 MB; larger ones are refused before they are. */
+const ICON_MAX_PIXELS = 25_000_000;
 
 /** The file the query names: exactly one of id, externalId, or space with instanceExternalId. */
 function iconRef(q: IconQuery): RefInput {

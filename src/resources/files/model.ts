@@ -10,7 +10,7 @@ import type { TableDef } from '../../storage/schema.js';
 import { InstanceId } from '../timeseries/model.js';
 import { defineModel, field } from '../model.js';
 
-export const FILE_METADATA_LIMITS: MetadataLimits = { keyLength: 128, valueLength: 10_240, keys: 256, totalBytes: 10_240 };
+const FILE_METADATA_LIMITS: MetadataLimits = { keyLength: 128, valueLength: 10_240, keys: 256, totalBytes: 10_240 };
 
 const MiB = 1024 * 1024;
 

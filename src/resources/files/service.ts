@@ -35,7 +35,7 @@ import type { FileCreate, FileFilter, SearchFilesBody } from './schema.js';
 import { fileCatalog as catalog, fileModel } from './model.js';
 
 /** Fields that data modeling owns on a file that carries an `instanceId`: they follow its node (instances.ts). */
-export const MANAGED_BY_DATA_MODELING = ['name', 'directory', 'mimeType', 'sourceCreatedTime', 'sourceModifiedTime'] as const;
+const MANAGED_BY_DATA_MODELING = ['name', 'directory', 'mimeType', 'sourceCreatedTime', 'sourceModifiedTime'] as const;
 
 function refuseManaged(current: Values, update: Record<string, unknown>, path: Array<string | number>): void {
   if (current.instanceId === null) return;
