@@ -330,6 +330,8 @@ describe('metadata', () => {
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     expect(ok.body.items[0]).toMatchObject({ source: 'cad2', labels: [{ externalId: 'red' }], metadata: { a: 'b' } });
     expect(await names({ filter: { labels: { containsAll: [{ externalId: 'red' }] } } })).toEqual(['pump drawing.pdf']);
+    const again = await h.post('/files/update', { items: [{ externalId: 'm-1', update: { labels: { add: [{ externalId: 'red' }, { externalId: 'blue' }] } } }] });
+    expect(again.body.items[0].labels).toEqual([{ externalId: 'red' }, { externalId: 'blue' }]);
     const rename = await h.post('/files/update', { items: [{ externalId: 'm-1', update: { name: { set: 'x' } } }] });
     expect(errorMessage(rename, 400)).toMatch(/items\[0\]\.update\.name: .*overwrite/);
   });

@@ -96,10 +96,16 @@ export interface ArrayPatch<T> {
   remove?: T[];
 }
 
-/** Values of a list compared by value: objects (labels, `{externalId}`) by their JSON text. */
-const valueKey = (v: unknown): unknown => (typeof v === 'object' && v !== null ? JSON.stringify(v) : v);
+/** An object value (a label, `{externalId}`) by its JSON text, for lists whose objects are compared by value. */
+const byJson = (v: unknown): unknown => (typeof v === 'object' && v !== null ? JSON.stringify(v) : v);
+const byIdentity = (v: unknown): unknown => v;
 
-export function applyArrayPatch<T>(current: T[] | null, patch: ArrayPatch<T> | undefined, path: Path, maxItems: number): T[] | null {
+/**
+ * `set`, or `add`/`remove`, on a list whose values are kept once each. `byValue` compares objects by their
+ * content, so that `remove` finds them and `add` of one already there changes nothing; otherwise an object
+ * is only ever equal to itself, and a resource's own rules decide what a repeated one means.
+ */
+export function applyArrayPatch<T>(current: T[] | null, patch: ArrayPatch<T> | undefined, path: Path, maxItems: number, byValue = false): T[] | null {
   if (!patch) return current;
   if (patch.set !== undefined && (patch.add !== undefined || patch.remove !== undefined)) {
     throw badRequest(`${formatPath(path)}: "set" cannot be combined with "add" or "remove"`);
@@ -110,6 +116,7 @@ export function applyArrayPatch<T>(current: T[] | null, patch: ArrayPatch<T> | u
   let next: T[];
   if (patch.set !== undefined) next = [...patch.set];
   else {
+    const valueKey = byValue ? byJson : byIdentity;
     const removed = new Set((patch.remove ?? []).map(valueKey));
     next = (current ?? []).filter((v) => !removed.has(valueKey(v)));
     const kept = new Set(next.map(valueKey));

@@ -74,6 +74,7 @@ export const fileModel = defineModel({
       labelsSchema(FILE_LIMITS.labels),
       { kind: 'stringArray', table: 'file_labels', itemColumn: 'file_id', valueColumn: 'label', aggregatable: true, externalIdRefs: true },
       FILE_LIMITS.labels,
+      { patch: { array: FILE_LIMITS.labels, byValue: true } },
     ),
     geoLocation: field.json(GeoLocation),
     uploaded: field.boolean(Type.Boolean(), { notNull: true, default: 0, patch: false, index: 'files_uploaded', query: { aggregatable: true } }),
