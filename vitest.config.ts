@@ -14,6 +14,8 @@ const once = [
   'test/storage/blob-settings.test.ts',
   'test/storage/blob-memory-file.test.ts',
   'test/storage/blob-memory-s3.test.ts',
+  'test/storage/file-memory-file.test.ts',
+  'test/storage/file-memory-s3.test.ts',
 ];
 
 // The suite runs on SQLite, and again on PostgreSQL where its server programs are installed (each harness then

@@ -40,6 +40,7 @@ import { forbidden, malformedRequestResponse, routerError, unauthorized } from '
 import { decodeRequestBody } from './http/content-encoding.js';
 import { jsonResponseText } from './http/json-text.js';
 import { createApiLayers, type RouteLayers } from './http/layers.js';
+import { createLinkSigner, registerLinkRoutes } from './http/links.js';
 import { registerOpenApi } from './http/openapi.js';
 import {
   asApiError,
@@ -175,6 +176,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     db,
     reads,
     cursors: createCursorCodec(await serverSecret(db, 'cursor-secret')),
+    links: createLinkSigner(await serverSecret(db, 'link-secret'), config.publicUrl),
     now,
     auth,
     outbound,
@@ -268,6 +270,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   registerTokenEndpoint(app, idp, createTokenFailures(config.tokenFailures, now));
   registerAuthRoutes(app, auth, db);
+  await registerLinkRoutes(app, AREAS.flatMap((a) => a.links ?? []), services);
 
   const layers = await createApiLayers({ enabled: options.apiLayers !== false, throttle: config.throttle, db, routes, now, log: app.log });
   await app.register(

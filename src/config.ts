@@ -141,7 +141,7 @@ export interface Setting {
 const SETTINGS: readonly Setting[] = [
   { flag: '--port', env: 'STRATA_PORT', default: '4000', meaning: 'HTTP port' },
   { flag: '--host', env: 'STRATA_HOST', default: '127.0.0.1', meaning: 'interface to listen on (0.0.0.0 for all)' },
-  { flag: '--public-url', env: 'STRATA_PUBLIC_URL', shown: 'http://localhost:<port>', meaning: "origin clients use; the built-in identity provider's issuer and audience" },
+  { flag: '--public-url', env: 'STRATA_PUBLIC_URL', shown: 'http://localhost:<port>', meaning: "origin clients use; the built-in identity provider's issuer and audience, and the address of file upload and download links" },
   { flag: '--projects', env: 'STRATA_PROJECTS', default: 'dev', meaning: 'comma-separated projects to create on start if missing' },
   { flag: '--log-level', env: 'STRATA_LOG_LEVEL', default: 'warn', meaning: 'pino log level' },
   { flag: '--metrics', env: 'STRATA_METRICS', default: 'on', meaning: 'GET /metrics in Prometheus text format: on or off' },

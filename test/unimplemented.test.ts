@@ -29,8 +29,8 @@ async function named(method: string, path: string): Promise<string> {
 
 describe('an operation of the reference that Strata does not serve', () => {
   it('answers 501 naming the operation, its parameters matched in any segment', async () => {
-    expect(await named('POST', '/files/list')).toBe('POST /files/list');
-    expect(await named('GET', '/files/123')).toBe('GET /files/{id}');
+    expect(await named('POST', '/annotations/list')).toBe('POST /annotations/list');
+    expect(await named('GET', '/annotations/123')).toBe('GET /annotations/{annotationId}');
     expect(await named('GET', '/3d/models/1/revisions/2/nodes')).toBe('GET /3d/models/{modelId}/revisions/{revisionId}/nodes');
     expect(await named('POST', '/workflows/triggers/nightly/pause')).toBe('POST /workflows/triggers/{triggerExternalId}/pause');
     // Outside a project's address too.
@@ -38,31 +38,31 @@ describe('an operation of the reference that Strata does not serve', () => {
   });
 
   it('matches as the router does: a literal segment before a parameter, a trailing slash or query string ignored', async () => {
-    expect(await named('POST', '/files/byids')).toBe('POST /files/byids');
+    expect(await named('POST', '/annotations/byids')).toBe('POST /annotations/byids');
     expect(await named('GET', '/streams/s1/')).toBe('GET /streams/{streamId}');
-    expect(await named('GET', '/files/123?limit=5')).toBe('GET /files/{id}');
-    // GET /files/list is a file whose id is "list", as a router would read it.
-    expect(await named('GET', '/files/list')).toBe('GET /files/{id}');
-    const head = await send('HEAD', `${h.base}/files/123`);
+    expect(await named('GET', '/annotations/123?limit=5')).toBe('GET /annotations/{annotationId}');
+    // GET /annotations/list is an annotation whose id is "list", as a router would read it.
+    expect(await named('GET', '/annotations/list')).toBe('GET /annotations/{annotationId}');
+    const head = await send('HEAD', `${h.base}/annotations/123`);
     expect(head.status).toBe(501);
   });
 
   it('answers without a token, with a wrong one, and for a project that does not exist, the same', async () => {
-    const url = `${h.base}/files/list`;
+    const url = `${h.base}/annotations/list`;
     const answers = [
       await send('POST', url),
       await send('POST', url, undefined, { authorization: 'Bearer not-a-token' }),
       await send('POST', url, undefined, { 'api-key': 'k' }),
-      await send('POST', '/api/v1/projects/no-such-project/files/list'),
+      await send('POST', '/api/v1/projects/no-such-project/annotations/list'),
     ];
     for (const res of answers) {
       expect(res.status).toBe(501);
-      expect(res.body.error.message).toMatch(/^Strata does not implement POST \/files\/list yet/);
+      expect(res.body.error.message).toMatch(/^Strata does not implement POST \/annotations\/list yet/);
     }
   });
 
   it('never reads the body', async () => {
-    const url = `${h.base}/files/list`;
+    const url = `${h.base}/annotations/list`;
     const bodies: Array<[string | Buffer, Record<string, string>]> = [
       ['{"not json', { 'content-type': 'application/json' }],
       ['a=b', { 'content-type': 'application/x-www-form-urlencoded' }],
@@ -78,7 +78,7 @@ describe('an operation of the reference that Strata does not serve', () => {
   });
 
   it('carries the request id', async () => {
-    const res = await send('POST', `${h.base}/files/list`, undefined, { 'x-request-id': 'probe-501' });
+    const res = await send('POST', `${h.base}/annotations/list`, undefined, { 'x-request-id': 'probe-501' });
     expect(res.headers['x-request-id']).toBe('probe-501');
   });
 });

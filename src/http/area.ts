@@ -7,12 +7,15 @@
 import type { ConfigSection } from '../config.js';
 import type { DataStep } from '../storage/migrate.js';
 import type { TableDef } from '../storage/schema.js';
+import type { LinkRoute } from './links.js';
 import type { ApiRoute } from './route.js';
 
 export interface Area {
   /** What the area serves, as docs and messages name it. */
   readonly name: string;
   readonly routes: readonly ApiRoute[];
+  /** Signed links it serves (links.ts): addresses that need no token, outside the project API. */
+  readonly links?: readonly LinkRoute[];
   readonly tables?: readonly TableDef[];
   /** Data steps of the schema's migrations (storage/migrate.ts) over the area's tables. */
   readonly steps?: readonly DataStep[];

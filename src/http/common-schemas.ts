@@ -69,6 +69,17 @@ export const FilterRef = Type.Object(
   { additionalProperties: false },
 );
 
+/** A label, by its external id. */
+export const Label = Type.Object({ externalId: ExternalId }, { additionalProperties: false });
+export type Label = Static<typeof Label>;
+export const labelsSchema = (maxItems: number) => Type.Array(Label, { maxItems, uniqueItems: true });
+
+/** The `labels` filter; exactly one of the two, which query/basic.ts `labelsNode` checks so that its message can say so. */
+export function labelFilterSchema(maxItems: number) {
+  const list = Type.Array(Label, { minItems: 1, maxItems });
+  return partialObject({ containsAny: list, containsAll: list });
+}
+
 /** All fields optional, no others allowed. */
 export function partialObject<T extends Record<string, TSchema>>(fields: T) {
   return Type.Partial(Type.Object(fields), { additionalProperties: false });

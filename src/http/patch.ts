@@ -96,7 +96,16 @@ export interface ArrayPatch<T> {
   remove?: T[];
 }
 
-export function applyArrayPatch<T>(current: T[] | null, patch: ArrayPatch<T> | undefined, path: Path, maxItems: number): T[] | null {
+/** An object value (a label, `{externalId}`) by its JSON text, for lists whose objects are compared by value. */
+const byJson = (v: unknown): unknown => (typeof v === 'object' && v !== null ? JSON.stringify(v) : v);
+const byIdentity = (v: unknown): unknown => v;
+
+/**
+ * `set`, or `add`/`remove`, on a list whose values are kept once each. `byValue` compares objects by their
+ * content, so that `remove` finds them and `add` of one already there changes nothing; otherwise an object
+ * is only ever equal to itself, and a resource's own rules decide what a repeated one means.
+ */
+export function applyArrayPatch<T>(current: T[] | null, patch: ArrayPatch<T> | undefined, path: Path, maxItems: number, byValue = false): T[] | null {
   if (!patch) return current;
   if (patch.set !== undefined && (patch.add !== undefined || patch.remove !== undefined)) {
     throw badRequest(`${formatPath(path)}: "set" cannot be combined with "add" or "remove"`);
@@ -107,9 +116,16 @@ export function applyArrayPatch<T>(current: T[] | null, patch: ArrayPatch<T> | u
   let next: T[];
   if (patch.set !== undefined) next = [...patch.set];
   else {
-    const removed = new Set(patch.remove ?? []);
-    next = (current ?? []).filter((v) => !removed.has(v));
-    for (const v of patch.add ?? []) if (!next.includes(v)) next.push(v);
+    const valueKey = byValue ? byJson : byIdentity;
+    const removed = new Set((patch.remove ?? []).map(valueKey));
+    next = (current ?? []).filter((v) => !removed.has(valueKey(v)));
+    const kept = new Set(next.map(valueKey));
+    for (const v of patch.add ?? []) {
+      const k = valueKey(v);
+      if (kept.has(k)) continue;
+      kept.add(k);
+      next.push(v);
+    }
   }
   if (next.length > maxItems) throw badRequest(`${formatPath(path)}: the result would have ${next.length} items; at most ${maxItems} are allowed`);
   return next;

@@ -55,3 +55,20 @@ export function parseStringList(raw: readonly string[] | undefined, name: string
 export function parseExternalIdList(raw: string | undefined, name: string, maxItems: number): string[] | undefined {
   return parseJsonList(raw, name, maxItems, isExternalId, `external ids of at most ${MAX_EXTERNAL_ID} characters`, '["a","b"]');
 }
+
+/** A time range from a `min...`/`max...` pair of parameters, or undefined when neither is given. */
+export function queryRange(min: number | undefined, max: number | undefined): { min?: number; max?: number } | undefined {
+  return min === undefined && max === undefined ? undefined : { min, max };
+}
+
+/**
+ * `assetSubtreeIds` and `assetSubtreeExternalIds`, which name subtrees in two forms, as the one list of
+ * references of the filter; undefined when neither is given.
+ */
+export function parseSubtreeRefs(ids: string | undefined, externalIds: string | undefined, maxItems: number): Array<{ id: number } | { externalId: string }> | undefined {
+  const refs = [
+    ...(parseIdList(ids, 'assetSubtreeIds', maxItems) ?? []).map((id) => ({ id })),
+    ...(parseExternalIdList(externalIds, 'assetSubtreeExternalIds', maxItems) ?? []).map((externalId) => ({ externalId })),
+  ];
+  return refs.length ? refs : undefined;
+}

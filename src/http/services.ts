@@ -2,6 +2,7 @@ import type { Access, Reach } from '../auth/access.js';
 import type { SectionValues } from '../config.js';
 import type { AuthRuntime } from '../auth/runtime.js';
 import type { CursorCodec } from '../query/cursor.js';
+import type { LinkSigner } from './links.js';
 import type { OutboundClient } from './outbound.js';
 import type { Queryable } from '../storage/store.js';
 import type { Reader } from '../storage/read-pool.js';
@@ -41,6 +42,8 @@ export interface Services {
   blobs?: BlobStore;
   /** Recording changes and waiting for them (storage/changes.ts); present in the services of a built app. */
   changes?: ChangeFeed;
+  /** Signs the links areas hand out (links.ts); present in the services of a built app. */
+  links?: LinkSigner;
   /** Durable jobs and schedules (storage/jobs); present in the services of a built app. */
   jobs?: Jobs;
   /** The clock of `now`, with timers (deadlines of waits, job leases). */

@@ -182,8 +182,8 @@ export function inAssetSetNode(catalog: ResourceCatalog, property: string, ids: 
 export interface AssetScopeFilter {
   assetExternalIds?: string[];
   assetSubtreeIds?: RefInput[];
-  /** Assets in the hierarchies under these roots. */
-  rootAssetIds?: number[];
+  /** Assets in the hierarchies under these roots, by id or by reference. */
+  rootAssetIds?: ReadonlyArray<number | RefInput>;
 }
 
 /**
@@ -202,7 +202,7 @@ export async function assetScopeNode(
   // Resolved one after the other, so an unknown asset is reported for the first filter that names one.
   const byExternalId = f.assetExternalIds && (await assetIdsOfExternalIds(db, assets, projectId, f.assetExternalIds));
   const subtrees = f.assetSubtreeIds && (await subtreeAssetIds(db, assets, projectId, f.assetSubtreeIds, [...path, 'assetSubtreeIds']));
-  const roots = f.rootAssetIds && (await resolveReferences(db, assets, projectId, f.rootAssetIds.map((id) => ({ id })), [...path, 'rootAssetIds']));
+  const roots = f.rootAssetIds && (await resolveReferences(db, assets, projectId, f.rootAssetIds.map((r) => (typeof r === 'number' ? { id: r } : r)), [...path, 'rootAssetIds']));
   return and([
     byExternalId && refersToAssetsNode(catalog, property, byExternalId),
     subtrees && inAssetSetNode(catalog, property, subtrees),

@@ -2,6 +2,7 @@
  * Building blocks that translate the basic (exact-match) `filter` objects of the API into the advanced
  * filter AST, so both forms share one compiler, one evaluator and one set of semantics.
  */
+import { badRequest } from '../http/errors.js';
 import type { ResourceCatalog, Target } from './catalog.js';
 import type { FilterNode, LeafNode, Primitive } from './filter.js';
 
@@ -52,6 +53,21 @@ export function containsAnyLeaf(catalog: ResourceCatalog, name: string, values: 
 export function isNullNode(catalog: ResourceCatalog, name: string, isNull: boolean): FilterNode {
   const exists: LeafNode = { op: 'exists', target: propertyTarget(catalog, name) };
   return isNull ? { op: 'not', arg: exists } : exists;
+}
+
+/** The `labels` filter on the label list `name`: the item has any, or all, of the labels given. */
+export function labelsNode(
+  catalog: ResourceCatalog,
+  name: string,
+  labels: { containsAny?: ReadonlyArray<{ externalId: string }>; containsAll?: ReadonlyArray<{ externalId: string }> } | undefined,
+): LeafNode | undefined {
+  if (!labels) return undefined;
+  const { containsAny, containsAll } = labels;
+  if ((containsAny === undefined) === (containsAll === undefined)) {
+    throw badRequest('filter.labels: give exactly one of "containsAny" and "containsAll"');
+  }
+  const target = propertyTarget(catalog, name);
+  return containsAny ? { op: 'containsAny', target, values: containsAny.map((l) => l.externalId) } : { op: 'containsAll', target, values: containsAll!.map((l) => l.externalId) };
 }
 
 /** Every given key must have the given value (keys and values case-insensitive, as all metadata filters). */

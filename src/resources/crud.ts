@@ -360,7 +360,7 @@ export async function deleteItems(
 function applyPatch(kind: PatchKind, current: unknown, patch: unknown, path: Path, limits?: MetadataLimits): unknown {
   if (kind === 'metadata') return applyMetadataPatch(current as Record<string, string> | null, patch as never, path, limits);
   if (typeof kind === 'object' && 'modify' in kind) return applyModifyPatch(current as Record<string, unknown> | null, patch as never, [...path, 'modify']);
-  if (typeof kind === 'object') return applyArrayPatch(current as unknown[] | null, patch as never, path, kind.array);
+  if (typeof kind === 'object') return applyArrayPatch(current as unknown[] | null, patch as never, path, kind.array, kind.byValue);
   // `required` fields accept only `set`, which the schema enforces; the rule is shared with nullable ones.
   return applyNullablePatch(current, patch as never, path);
 }

@@ -24,10 +24,15 @@ export type ListOp = 'set' | 'add' | 'remove';
 
 /**
  * How an update request may change a field (see crud.ts): `set`/`setNull`, `set` only, a map's or a
- * list's `set` or `add`/`remove` (`ops` narrows them), or `modify` of an object's own fields, each by
- * `set`/`setNull`.
+ * list's `set` or `add`/`remove` (`ops` narrows them; `byValue` compares object values by content, see
+ * http/patch.ts), or `modify` of an object's own fields, each by `set`/`setNull`.
  */
-export type PatchKind = 'nullable' | 'required' | 'metadata' | { array: number; ops?: readonly ListOp[] } | { modify: Readonly<Record<string, TSchema>> };
+export type PatchKind =
+  | 'nullable'
+  | 'required'
+  | 'metadata'
+  | { array: number; ops?: readonly ListOp[]; byValue?: boolean }
+  | { modify: Readonly<Record<string, TSchema>> };
 
 /** What the filter language, sorting and aggregation may do with a scalar field (see ScalarProperty). */
 export type Query = Omit<ScalarProperty, 'kind' | 'column' | 'nullable'> & {

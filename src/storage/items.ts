@@ -292,7 +292,9 @@ async function fillSideTables(db: Queryable, t: ItemTable, projectId: number, it
     for (const { id, v } of items) {
       const list = v[field] as unknown[] | null | undefined;
       if (!list) continue;
-      for (const value of new Set(list)) rows.push([id, projectId, value]);
+      // A list of references (labels) may keep them as `{externalId}` objects; its side table holds the ids.
+      const values = index.externalIdRefs ? list.map((x) => (typeof x === 'object' && x !== null ? (x as { externalId: string }).externalId : x)) : list;
+      for (const value of new Set(values)) rows.push([id, projectId, value]);
     }
     await insertRows(db, index.table, [index.itemColumn, 'project_id', index.valueColumn], rows, ' ON CONFLICT DO NOTHING');
   }

@@ -17,13 +17,13 @@ const PIECE = 1024 * 1024;
 const BOUND = 192 * 1024 * 1024;
 
 /** Resident anonymous memory, in bytes. */
-function residentAnonymous(): number {
+export function residentAnonymous(): number {
   const line = /^RssAnon:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'));
   return line ? Number(line[1]) * 1024 : process.memoryUsage.rss();
 }
 
 /** Tracks the most resident memory seen, sampled every few pieces. */
-class Peak {
+export class Peak {
   readonly base = residentAnonymous();
   max = this.base;
   private n = 0;
@@ -35,13 +35,13 @@ class Peak {
   }
 }
 
-/** SIZE bytes made as they are read: a random piece, each copy stamped with its number; their hash. */
-function generated(peak: Peak): { stream: Readable; digest(): string } {
+/** `size` bytes (whole pieces) made as they are read: a random piece, each copy stamped with its number; their hash. */
+export function generated(peak: Peak, size = SIZE): { stream: Readable; digest(): string } {
   const base = Buffer.alloc(PIECE);
   for (let i = 0; i < PIECE; i += 4) base.writeUInt32LE((i * 2654435761) >>> 0, i);
   const hash = createHash('sha256');
   function* pieces() {
-    for (let n = 0; n < SIZE / PIECE; n++) {
+    for (let n = 0; n < size / PIECE; n++) {
       const piece = Buffer.from(base);
       piece.writeUInt32LE(n, 0);
       hash.update(piece);
@@ -52,7 +52,7 @@ function generated(peak: Peak): { stream: Readable; digest(): string } {
   return { stream: Readable.from(pieces(), { objectMode: false, highWaterMark: PIECE }), digest: () => hash.digest('hex') };
 }
 
-async function digestOf(stream: Readable, peak: Peak): Promise<{ digest: string; size: number }> {
+export async function digestOf(stream: AsyncIterable<unknown>, peak: Peak): Promise<{ digest: string; size: number }> {
   const hash = createHash('sha256');
   let size = 0;
   for await (const piece of stream) {

@@ -5,8 +5,9 @@
  * (ids from the root down to the asset, `/1/5/9/`; see query/assets-scope.ts). They are written by the
  * hierarchy module in the transaction that creates or moves assets, so a subtree is one index range.
  */
-import { Type, type Static } from '@sinclair/typebox';
-import { ExternalId, InternalId, requiredPatch, type MetadataLimits } from '../../http/common-schemas.js';
+import { Type } from '@sinclair/typebox';
+import { ExternalId, InternalId, labelsSchema, requiredPatch, type MetadataLimits } from '../../http/common-schemas.js';
+import { GeoLocation } from '../../query/geo.js';
 import { PARENT_INDEX, visibleHierarchyValues } from '../../query/assets-scope.js';
 import { defineModel, field } from '../model.js';
 
@@ -22,25 +23,7 @@ export const ASSET_LIMITS = {
   filterDataSetIds: 1000,
 } as const;
 
-export const Label = Type.Object({ externalId: ExternalId }, { additionalProperties: false });
-export type Label = Static<typeof Label>;
-export const Labels = Type.Array(Label, { maxItems: ASSET_LIMITS.labels, uniqueItems: true });
-
-export type GeometryType = 'Point' | 'LineString' | 'Polygon' | 'MultiPoint' | 'MultiLineString' | 'MultiPolygon';
-export const GeometryTypeSchema = Type.Unsafe<GeometryType>(
-  Type.String({ enum: ['Point', 'LineString', 'Polygon', 'MultiPoint', 'MultiLineString', 'MultiPolygon'] }),
-);
-
-/** A GeoJSON feature; the nesting of `coordinates`, which depends on the type, is checked by geo.ts. */
-export const GeoLocation = Type.Object(
-  {
-    type: Type.Literal('Feature'),
-    geometry: Type.Object({ type: GeometryTypeSchema, coordinates: Type.Array(Type.Unknown()) }, { additionalProperties: false }),
-    properties: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  },
-  { additionalProperties: false },
-);
-export type GeoLocation = Static<typeof GeoLocation>;
+export const Labels = labelsSchema(ASSET_LIMITS.labels);
 
 const SEARCHABLE = { maxValueLength: 255, search: { maxValueLength: 128 }, sortable: true, aggregatable: true };
 

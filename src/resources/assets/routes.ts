@@ -2,7 +2,7 @@
  * The assets operations: paths, capabilities and schemas, as data.
  */
 import { route, type ApiRoute } from '../../http/route.js';
-import { parseExternalIdList, parseIdList } from '../../http/query-params.js';
+import { parseExternalIdList, parseIdList, parseSubtreeRefs, queryRange as range } from '../../http/query-params.js';
 import {
   AggregateAssetsBody,
   ASSET_LIMITS,
@@ -31,23 +31,15 @@ import {
 const READ = { acl: 'assetsAcl', action: 'READ' };
 const WRITE = { acl: 'assetsAcl', action: 'WRITE' };
 
-function range(min: number | undefined, max: number | undefined) {
-  return min === undefined && max === undefined ? undefined : { min, max };
-}
-
 /** The query-parameter form of the basic filter, as the filter object. */
 function filterFromQuery(q: ListAssetsQueryT): AssetFilter {
   const max = ASSET_LIMITS.filterIds;
-  const subtree = [
-    ...(parseIdList(q.assetSubtreeIds, 'assetSubtreeIds', max) ?? []).map((id) => ({ id })),
-    ...(parseExternalIdList(q.assetSubtreeExternalIds, 'assetSubtreeExternalIds', max) ?? []).map((externalId) => ({ externalId })),
-  ];
   const f: AssetFilter = {
     name: q.name,
     parentIds: parseIdList(q.parentIds, 'parentIds', max),
     parentExternalIds: parseExternalIdList(q.parentExternalIds, 'parentExternalIds', max),
     rootIds: parseIdList(q.rootIds, 'rootIds', max)?.map((id) => ({ id })),
-    assetSubtreeIds: subtree.length ? subtree : undefined,
+    assetSubtreeIds: parseSubtreeRefs(q.assetSubtreeIds, q.assetSubtreeExternalIds, max),
     source: q.source,
     root: q.root,
     createdTime: range(q.minCreatedTime, q.maxCreatedTime),

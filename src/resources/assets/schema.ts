@@ -2,7 +2,6 @@
  * Request shapes of the assets resource.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { GEO_RELATIONS, type GeoRelation } from './geometry.js';
 import {
   AggregateRequestFields,
   Cursor,
@@ -20,31 +19,16 @@ import {
   partialObject,
   listBodySchema,
   MetadataAggregateFields,
+  labelFilterSchema,
+  type Label,
 } from '../../http/common-schemas.js';
-import { ASSET_LIMITS, ASSET_METADATA_LIMITS, assetModel, GeoLocation, Label, Labels, type GeometryType } from './model.js';
+import { GeoFilter, GeoLocation } from '../../query/geo.js';
+import { ASSET_LIMITS, ASSET_METADATA_LIMITS, assetModel, Labels } from './model.js';
 
-export { ASSET_LIMITS, ASSET_METADATA_LIMITS, GeoLocation, Label };
-export type { GeometryType };
+export { ASSET_LIMITS, ASSET_METADATA_LIMITS };
 
 const fields = assetModel.schemas;
 const { name: Name, description: Description, source: Source, metadata: AssetMetadata } = fields;
-
-/** The `geoLocation` filter: a relation to a shape (a geometry, MultiPoint aside); geo.ts checks the nesting. */
-export const GeoFilter = Type.Object(
-  {
-    relation: Type.Unsafe<GeoRelation>(Type.String({ enum: [...GEO_RELATIONS] })),
-    shape: Type.Object(
-      {
-        type: Type.Unsafe<Exclude<GeometryType, 'MultiPoint'>>(Type.String({ enum: ['Point', 'LineString', 'Polygon', 'MultiLineString', 'MultiPolygon'] })),
-        coordinates: Type.Array(Type.Unknown()),
-      },
-      { additionalProperties: false },
-    ),
-  },
-  { additionalProperties: false },
-);
-export type GeoFilter = Static<typeof GeoFilter>;
-
 
 export const AssetCreate = Type.Object(
   {
@@ -68,8 +52,6 @@ export const CreateAssetsBody = Type.Object(
   { additionalProperties: false },
 );
 
-const LabelList = Type.Array(Label, { minItems: 1, maxItems: ASSET_LIMITS.labels });
-
 export const AssetFilter = partialObject({
   name: Name,
   parentIds: Type.Array(FilterId, { minItems: 1, maxItems: ASSET_LIMITS.filterIds }),
@@ -83,8 +65,7 @@ export const AssetFilter = partialObject({
   lastUpdatedTime: TimestampRange,
   root: Type.Boolean(),
   externalIdPrefix: Type.String({ maxLength: 255 }),
-  /** Exactly one of the two; checked by the service so the message can say so. */
-  labels: partialObject({ containsAny: LabelList, containsAll: LabelList }),
+  labels: labelFilterSchema(ASSET_LIMITS.labels),
   geoLocation: GeoFilter,
 });
 export type AssetFilter = Static<typeof AssetFilter>;

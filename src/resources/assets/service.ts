@@ -2,12 +2,11 @@
  * Assets: the shared create/retrieve/update/delete and query machinery, with the hierarchy kept right in the
  * same transaction (hierarchy.ts) and responses completed at read time (present.ts).
  */
-import { badRequest } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { runAggregate } from '../../query/aggregate.js';
 import { assetIdsOfExternalIds, assetScopeNode, hierarchiesOf, inAssetSetNode, refersToAssetsNode } from '../../query/assets-scope.js';
-import { and, equalsLeaf, inLeaf, isNullNode, metadataNode, prefixLeaf, propertyTarget, rangeLeaf } from '../../query/basic.js';
-import { textSearchOf, type FilterNode, type LeafNode } from '../../query/filter.js';
+import { and, equalsLeaf, inLeaf, isNullNode, labelsNode, metadataNode, prefixLeaf, rangeLeaf } from '../../query/basic.js';
+import { textSearchOf, type FilterNode } from '../../query/filter.js';
 import { resolveReferences } from '../../query/references.js';
 import type { RefInput } from '../../query/refs.js';
 import { visibleIn, type Visible } from '../../query/visibility.js';
@@ -28,7 +27,7 @@ import {
   type ResourceSpec,
   type UpdateItem,
 } from '../crud.js';
-import { checkGeoLocation, geoFilterNode } from './geo.js';
+import { checkGeoLocation, geoFilterNode, type GeoLocation } from '../../query/geo.js';
 import { applyMoves, deleteDescendants, placeCreatedAssets, planMoves, refuseOrphans } from './hierarchy.js';
 import { presentAssets } from './present.js';
 import {
@@ -38,10 +37,9 @@ import {
   type AssetFilter,
   type AssetPatch,
   type AssetUpdateItem,
-  type GeoLocation,
-  type Label,
   type SearchAssetsBody,
 } from './schema.js';
+import type { Label } from '../../http/common-schemas.js';
 import { dataSetCatalog } from '../datasets/model.js';
 import { assetCatalog as catalog, assetModel } from './model.js';
 import { holdLock } from '../../storage/locks.js';
@@ -64,16 +62,6 @@ export const assetSpec: ResourceSpec<AssetCreate> = {
 
 };
 const spec = assetSpec as ResourceSpec<unknown>;
-
-function labelsNode(labels: AssetFilter['labels']): LeafNode | undefined {
-  if (!labels) return undefined;
-  const { containsAny, containsAll } = labels;
-  if ((containsAny === undefined) === (containsAll === undefined)) {
-    throw badRequest('filter.labels: give exactly one of "containsAny" and "containsAll"');
-  }
-  const target = propertyTarget(catalog, 'labels');
-  return containsAny ? { op: 'containsAny', target, values: labelIds(containsAny)! } : { op: 'containsAll', target, values: labelIds(containsAll)! };
-}
 
 /**
  * "The parent is one of these assets". A parent the request does not see is no parent to it, so for a
@@ -107,8 +95,8 @@ export async function assetFilterNode(f: AssetFilter | undefined, services: Serv
     rangeLeaf(catalog, 'lastUpdatedTime', f.lastUpdatedTime),
     f.root === undefined ? undefined : isNullNode(catalog, 'parentId', f.root),
     prefixLeaf(catalog, 'externalId', f.externalIdPrefix),
-    labelsNode(f.labels),
-    await geoFilterNode(db, projectId, f.geoLocation, ['filter', 'geoLocation']),
+    labelsNode(catalog, 'labels', f.labels),
+    await geoFilterNode(db, catalog, projectId, f.geoLocation, ['filter', 'geoLocation']),
   ]);
 }
 

@@ -1,7 +1,7 @@
 /**
  * The events operations: paths, capabilities and schemas, as data.
  */
-import { parseExternalIdList, parseIdList, parseStringList } from '../../http/query-params.js';
+import { parseExternalIdList, parseIdList, parseStringList, parseSubtreeRefs, queryRange as range } from '../../http/query-params.js';
 import { route, type ApiRoute } from '../../http/route.js';
 import {
   AggregateEventsBody,
@@ -24,20 +24,6 @@ const spec = eventSpec as ResourceSpec<unknown>;
 const READ = { acl: 'eventsAcl', action: 'READ' };
 const WRITE = { acl: 'eventsAcl', action: 'WRITE' };
 
-function range(min: number | undefined, max: number | undefined) {
-  return min === undefined && max === undefined ? undefined : { min, max };
-}
-
-/** `assetSubtreeIds` and `assetSubtreeExternalIds` name subtrees in two forms; together they are one filter. */
-function subtreeFromQuery(q: ListEventsQueryT): EventFilter['assetSubtreeIds'] {
-  const max = EVENT_LIMITS.filterAssetSubtrees;
-  const refs = [
-    ...(parseIdList(q.assetSubtreeIds, 'assetSubtreeIds', max) ?? []).map((id) => ({ id })),
-    ...(parseExternalIdList(q.assetSubtreeExternalIds, 'assetSubtreeExternalIds', max) ?? []).map((externalId) => ({ externalId })),
-  ];
-  return refs.length ? refs : undefined;
-}
-
 /** The query-parameter form of the basic filter, as the filter object. */
 function filterFromQuery(q: ListEventsQueryT): EventFilter {
   const f: EventFilter = {
@@ -48,7 +34,7 @@ function filterFromQuery(q: ListEventsQueryT): EventFilter {
     lastUpdatedTime: range(q.minLastUpdatedTime, q.maxLastUpdatedTime),
     assetIds: parseIdList(q.assetIds, 'assetIds', EVENT_LIMITS.filterAssetIds),
     assetExternalIds: parseExternalIdList(q.assetExternalIds, 'assetExternalIds', EVENT_LIMITS.filterAssetIds),
-    assetSubtreeIds: subtreeFromQuery(q),
+    assetSubtreeIds: parseSubtreeRefs(q.assetSubtreeIds, q.assetSubtreeExternalIds, EVENT_LIMITS.filterAssetSubtrees),
     source: q.source,
     type: q.type,
     subtype: q.subtype,

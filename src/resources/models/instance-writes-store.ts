@@ -14,6 +14,7 @@ import type { Services } from '../../http/services.js';
 import { allocateIds } from '../../storage/ids.js';
 import { Sql, sql, type SqlValue } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
+import { deleteManagedFiles } from '../files/instances.js';
 import { deleteManagedSeries } from '../timeseries/instances.js';
 import { claimChanges } from './changes.js';
 import { containerRowKey, toColumn } from './container-tables.js';
@@ -21,6 +22,7 @@ import type { ContainerDefinition } from './containers.js';
 import { containerKey, fail, instanceKey, nodeKey, requireUserSpaces, UNITS_SPACE, type DirectRelationReference, type InstanceType, type Path } from './identifiers.js';
 import { hierarchyUpdates, maintainedProperties, MAINTAINED_HIERARCHIES, type HierarchyUpdate, type HierarchyWriter } from './instance-hierarchy.js';
 import type { ApplyInstancesBody, InstanceDeleteItem } from './instance-schema.js';
+import { FILE_CONTAINERS, syncFilesOfNodes } from './instance-files.js';
 import { SERIES_CONTAINERS, syncSeriesOfNodes } from './instance-timeseries.js';
 import { normalizeInstanceApply, requiredMissing, valuesForNewData, type InstanceWrite } from './instance-writes.js';
 import { requireWithinLimit } from './limit-checks.js';
@@ -483,7 +485,7 @@ async function applyWithSchema(
     results.push({ item, key });
   }
 
-  const deleted = await deleteRows(db, projectId, schema, apply.delete, now, { list: 'delete', access: createAccess, spacesChecked: true });
+  const deleted = await deleteRows(db, projectId, schema, apply.delete, now, { list: 'delete', access: createAccess, spacesChecked: true, blobs: services.blobs });
 
   const changedRows = [...pending.values()].filter((p) => p.modified).map((p) => p.row);
   if (changedRows.length > 0) await writeInstanceRows(db, projectId, changedRows);
@@ -520,6 +522,8 @@ async function applyWithSchema(
   await checkTargets(db, projectId, schema, targetChecks);
   const seriesNodes = [...pending.values()].filter((p) => p.row.kind === 0 && SERIES_CONTAINERS.some((c) => p.data.has(c)));
   await syncSeriesOfNodes(db, projectId, schema, seriesNodes.map((p) => ({ id: p.row.id, space: p.row.space, externalId: p.row.external_id })), now);
+  const fileNodes = [...pending.values()].filter((p) => p.row.kind === 0 && FILE_CONTAINERS.some((c) => p.data.has(c)));
+  await syncFilesOfNodes(db, projectId, schema, fileNodes.map((p) => ({ id: p.row.id, space: p.row.space, externalId: p.row.external_id })), now);
   const created = [...pending.keys()].some((key) => !live(key));
   if (checkLimits) await requireInstanceLimits(db, projectId, services, created, deleted.length > 0);
 
@@ -712,7 +716,7 @@ export async function deleteRows(
   schema: ProjectSchema,
   items: readonly InstanceDeleteItem[],
   now: number,
-  options: { list: 'items' | 'delete'; access: Access | undefined; spacesChecked?: boolean },
+  options: { list: 'items' | 'delete'; access: Access | undefined; spacesChecked?: boolean; blobs: Services['blobs'] },
 ) {
   if (items.length === 0) return [];
   if (!options.spacesChecked) {
@@ -751,7 +755,9 @@ export async function deleteRows(
     }
   }
   if (targets.length === 0) return deleted;
-  await deleteManagedSeries(db, projectId, targets.filter((t) => t.kind === 0).map((t) => ({ space: t.space, externalId: t.external_id })));
+  const nodes = targets.filter((t) => t.kind === 0).map((t) => ({ space: t.space, externalId: t.external_id }));
+  await deleteManagedSeries(db, projectId, nodes);
+  await deleteManagedFiles(db, { blobs: options.blobs }, projectId, nodes);
   await writeInstanceRows(
     db,
     projectId,
@@ -776,7 +782,7 @@ export async function deleteInstances(services: Services, projectId: number, ite
     await claimChanges(db, projectId, 0);
     const schema = await readSchema(db, projectId);
     const now = services.now();
-    const deleted = await deleteRows(db, projectId, schema, items, now, { list: 'items', access: services.access });
+    const deleted = await deleteRows(db, projectId, schema, items, now, { list: 'items', access: services.access, blobs: services.blobs });
     const writer: HierarchyWriter = { place: (n) => placeOf(n, { items }), sees: services.reach?.(INSTANCES_ACL), writes: services.access };
     await maintainHierarchies(db, projectId, schema, new Map(), deletedNodes(deleted), now, writer);
     await requireInstanceLimits(db, projectId, services, false, deleted.length > 0);

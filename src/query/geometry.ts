@@ -1,5 +1,5 @@
 /**
- * Relations between GeoJSON geometries for the assets' geographic filter: does an asset's geometry intersect
+ * Relations between GeoJSON geometries for the geographic filter of items: does an item's geometry intersect
  * a shape, or lie within it. Coordinates are taken as x and y in a plane (no curvature of the earth), and a
  * boundary belongs to its polygon: a point on a polygon's edge intersects it and lies within it.
  */

@@ -1,0 +1,13 @@
+/** 100 MiB of a file's content through Strata over HTTP, kept in a directory, with resident memory bounded (see support/file-stream.ts). */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, it } from 'vitest';
+import { fileThroughServer } from '../support/file-stream.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'strata-files-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+it('uploads and downloads 100 MiB through a directory store', { timeout: 300_000 }, async () => {
+  await fileThroughServer({ dataDir: dir, blobs: { location: { kind: 'file', path: join(dir, 'blobs') } } });
+});
