@@ -3,9 +3,10 @@
  * row order by pages, the last row before a row number, delete. A sequence the request cannot see is
  * unknown here as everywhere (400 with `missing`); one it sees but may not write is refused with 403.
  *
- * A row exists while it has a value: a row given with no value at all is refused, and a row whose last value
- * an insert clears (null) is gone. A listing leaves out the rows that have no value in the columns it asks
- * for, so a page may hold fewer rows than its limit even when more follow (its `nextCursor` says so).
+ * A row is given with at least one value (a row of nulls is refused), and keeps one: an insert writes its
+ * values, non-null among them, into the row. A listing leaves out the rows that have no value in the columns
+ * it asks for (their values may all be in other columns, or in columns since removed), so a page may hold
+ * fewer rows than its limit even when more follow (its `nextCursor` says so).
  */
 import { badRequest, formatPath } from '../../http/errors.js';
 import { JsonText } from '../../http/json-text.js';
@@ -85,16 +86,12 @@ export async function insertRows(services: Services, projectId: number, body: In
       const numbers = [...given.keys()];
       // Rows given for every column replace the stored ones; otherwise the other columns keep their values.
       const existing = columns.length === all.length ? new Map<number, StoredValue[]>() : await rowsByNumber(db, projectId, ids[i], numbers);
-      const writes: Array<[number, string]> = [];
-      const cleared: number[] = [];
-      for (const [n, values] of given) {
+      const writes = [...given].map(([n, values]): [number, string] => {
         const row = [...(existing.get(n) ?? [])];
         columns.forEach((c, k) => (row[c.id - 1] = values[k]));
-        if (hasValue(row, all)) writes.push([n, encodeValues(row)]);
-        else cleared.push(n);
-      }
+        return [n, encodeValues(row)];
+      });
       await writeRows(db, projectId, ids[i], writes);
-      await deleteRowNumbers(db, projectId, ids[i], cleared);
     }
   });
 }
