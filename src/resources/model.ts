@@ -107,6 +107,11 @@ export const field = {
     ({ kind: 'json', schema: Type.Partial(Type.Object(properties, { additionalProperties: false })), absent: '{}', patch: { modify: properties }, ...o }) satisfies FieldSpec,
 };
 
+/** `query`: a property that only `search` leaves reach, searching `name` and `description` at once. */
+export function nameAndDescriptionQuery(search: { maxValueLength: number }): ScalarProperty {
+  return { kind: 'string', column: 'name', nullable: true, searchOnly: true, search: { ...search, columns: ['name', 'description'] } };
+}
+
 /** A model that items of another live under (see ModelSpec.parent). */
 export interface ParentModel {
   readonly table: ItemTable;

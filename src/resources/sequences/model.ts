@@ -15,7 +15,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ExternalId, InternalId, metadataPatchSchema, metadataSchema, nullablePatch, requiredPatch, type MetadataLimits } from '../../http/common-schemas.js';
 import type { TableDef } from '../../storage/schema.js';
-import { defineModel, field } from '../model.js';
+import { defineModel, field, nameAndDescriptionQuery } from '../model.js';
 
 export const SEQUENCE_METADATA_LIMITS: MetadataLimits = { keyLength: 128, valueLength: 10_000, keys: 256, totalBytes: 10_000 };
 
@@ -138,7 +138,7 @@ export const sequenceModel = defineModel({
     columnsRemoved: field.integer(Type.Integer(), { hidden: true, notNull: true, default: 0 }),
   },
   extraProperties: {
-    query: { kind: 'string', column: 'name', nullable: true, searchOnly: true, search: { ...SEARCH, columns: ['name', 'description'] } },
+    query: nameAndDescriptionQuery(SEARCH),
   },
   search: { table: 'sequences_fts', columns: ['name', 'description'] },
   // A sequence's answer holds all its columns; rendering it from its columns on every read would cost more.

@@ -17,6 +17,7 @@ import {
   orNull,
   partialObject,
   Partition,
+  searchBodySchema,
   TimestampRange,
 } from '../../http/common-schemas.js';
 import { SEQUENCE_LIMITS, sequenceModel } from './model.js';
@@ -50,21 +51,11 @@ export const ListSequencesQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const SearchSequencesBody = Type.Object(
-  {
-    filter: Type.Optional(SequenceFilter),
-    search: Type.Optional(
-      // The official Python SDK sends all three, null for those not given.
-      partialObject({
-        name: orNull(Type.String({ maxLength: L.name })),
-        description: orNull(Type.String({ maxLength: L.description })),
-        query: orNull(Type.String({ maxLength: L.description })),
-      }),
-    ),
-    limit: Type.Optional(Limit),
-  },
-  { additionalProperties: false },
-);
+export const SearchSequencesBody = searchBodySchema(SequenceFilter, {
+  name: Type.String({ maxLength: L.name }),
+  description: Type.String({ maxLength: L.description }),
+  query: Type.String({ maxLength: L.description }),
+});
 
 export const AggregateSequencesBody = Type.Object({ ...AggregateRequestFields, filter: Type.Optional(SequenceFilter) }, { additionalProperties: false });
 

@@ -6,12 +6,12 @@ import type { Services } from '../../http/services.js';
 import { runAggregate, type AggregateRequest } from '../../query/aggregate.js';
 import { assetScopeNode } from '../../query/assets-scope.js';
 import { and, equalsLeaf, inLeaf, metadataNode, prefixLeaf, rangeLeaf } from '../../query/basic.js';
-import { textSearchOf, type FilterNode } from '../../query/filter.js';
-import { resolveReferences } from '../../query/references.js';
+import { nameDescriptionSearch, type FilterNode } from '../../query/filter.js';
 import { visibleIn } from '../../query/visibility.js';
 import { assetCatalog } from '../assets/model.js';
 import { fromModel, listItemsJson, searchItemsJson, type ListInput, type ResourceSpec } from '../crud.js';
 import { dataSetCatalog } from '../datasets/model.js';
+import { dataSetIdsNode } from '../datasets/service.js';
 import { applyColumnsPatch, createColumns } from './columns.js';
 import { sequenceCatalog as catalog, sequenceModel, type ColumnsPatch } from './model.js';
 import { deleteRowsOf } from './rows.js';
@@ -38,14 +38,14 @@ export const anySequenceSpec = sequenceSpec as ResourceSpec<unknown>;
 export async function sequenceFilterNode(f: SequenceFilter | undefined, services: Services, projectId: number): Promise<FilterNode | undefined> {
   if (!f) return undefined;
   const assets = await assetScopeNode(services.db, visibleIn(services, assetCatalog), projectId, catalog, 'assetId', f);
-  const dataSetIds = f.dataSetIds && (await resolveReferences(services.db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds']));
+  const dataSetIds = await dataSetIdsNode(services, projectId, catalog, f.dataSetIds);
   return and([
     equalsLeaf(catalog, 'name', f.name),
     prefixLeaf(catalog, 'externalId', f.externalIdPrefix),
     metadataNode(catalog, f.metadata),
     inLeaf(catalog, 'assetId', f.assetIds),
     assets,
-    dataSetIds && inLeaf(catalog, 'dataSetId', dataSetIds),
+    dataSetIds,
     rangeLeaf(catalog, 'createdTime', f.createdTime),
     rangeLeaf(catalog, 'lastUpdatedTime', f.lastUpdatedTime),
   ]);
@@ -61,11 +61,7 @@ export async function searchSequences(
   projectId: number,
   req: { filter?: SequenceFilter; search?: { name?: string | null; description?: string | null; query?: string | null }; limit?: number },
 ) {
-  const text = textSearchOf(catalog, [
-    [req.search?.name, ['name']],
-    [req.search?.description, ['description']],
-    [req.search?.query, ['name', 'description']],
-  ]);
+  const text = nameDescriptionSearch(catalog, req.search);
   return searchItemsJson(anySequenceSpec, services, projectId, await sequenceFilterNode(req.filter, services, projectId), text, req.limit);
 }
 
