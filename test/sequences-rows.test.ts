@@ -192,6 +192,9 @@ describe('reading rows', () => {
   it('reads the columns asked for, in their order, leaving out rows with no value in them', async () => {
     const { rows } = await allRows({ externalId: 'paged', columns: ['b'], limit: 1000 });
     expect(rows).toEqual(Array.from({ length: 84 }, (_, k) => ({ rowNumber: 6 * k, values: [`s${3 * k}`] })));
+    const page = await list({ externalId: 'paged', columns: ['b'], limit: 10 });
+    expect(page.body.rows.map((r: { rowNumber: number }) => r.rowNumber)).toEqual(Array.from({ length: 10 }, (_, k) => 6 * k));
+    expect(page.body.nextCursor).toEqual(expect.any(String));
     const both = await list({ externalId: 'paged', columns: ['b', 'a'], start: 0, end: 3 });
     expect(both.body.columns).toEqual([
       { externalId: 'b', valueType: 'STRING' },

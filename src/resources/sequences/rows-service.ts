@@ -4,9 +4,8 @@
  * unknown here as everywhere (400 with `missing`); one it sees but may not write is refused with 403.
  *
  * A row is given with at least one value (a row of nulls is refused), and keeps one: an insert writes its
- * values, non-null among them, into the row. A listing leaves out the rows that have no value in the columns
- * it asks for (their values may all be in other columns, or in columns since removed), so a page may hold
- * fewer rows than its limit even when more follow (its `nextCursor` says so).
+ * values, non-null among them, into the row. Reads leave out the rows that have no value in the columns
+ * they ask for (their values may all be in other columns, or in columns since removed).
  */
 import { badRequest, formatPath } from '../../http/errors.js';
 import { JsonText } from '../../http/json-text.js';
@@ -43,8 +42,6 @@ function namedColumns(columns: readonly Column[], names: readonly string[], path
     return column;
   });
 }
-
-const hasValue = (values: readonly StoredValue[], columns: readonly Column[]) => columns.some((c) => (values[c.id - 1] ?? null) !== null);
 
 /** Refuses a request beyond the rows or values (nulls included) one insert may hold. */
 function checkInsertSize(body: InsertRowsBody): void {
@@ -108,7 +105,10 @@ async function readTarget(services: Services, projectId: number, body: { id?: nu
   if ((body.id === undefined) === (body.externalId === undefined)) throw badRequest('Give exactly one of "id" and "externalId": the sequence to read');
   const [sequence] = await retrieveItems(spec, services, projectId, [{ id: body.id, externalId: body.externalId }]);
   const all = sequence.columns as Column[];
-  return { sequence, columns: body.columns ? namedColumns(all, body.columns, ['columns']) : all };
+  const columns = body.columns ? namedColumns(all, body.columns, ['columns']) : all;
+  // Every row has a value in a column of the sequence, unless its values are all in columns removed since.
+  const everyRow = columns.length === all.length && all.every((c, i) => c.id === i + 1);
+  return { sequence, columns, ...(everyRow ? {} : { valueIn: columns }) };
 }
 
 /**
@@ -127,11 +127,10 @@ function rowsAnswer(sequence: Item, columns: readonly Column[], rows: readonly S
     ...(sequence.externalId !== undefined ? { externalId: sequence.externalId } : {}),
     columns: columns.map((c) => ({ externalId: c.externalId, ...(c.name !== undefined ? { name: c.name } : {}), valueType: c.valueType })),
   });
-  const out: string[] = [];
-  for (const r of rows) {
+  const out = rows.map((r) => {
     const values = decodeValues(r.row_values);
-    if (hasValue(values, columns)) out.push(`{"rowNumber":${r.row_number},"values":[${columns.map((c) => valueJson(values[c.id - 1], c)).join(',')}]}`);
-  }
+    return `{"rowNumber":${r.row_number},"values":[${columns.map((c) => valueJson(values[c.id - 1], c)).join(',')}]}`;
+  });
   const tail = nextCursor ? `,"nextCursor":${JSON.stringify(nextCursor)}` : '';
   return new JsonText(`${head.slice(0, -1)},"rows":[${out.join(',')}]${tail}}`);
 }
@@ -145,28 +144,20 @@ function cursorStart(services: Services, cursor: string, binding: unknown): numb
 }
 
 export async function listRows(services: Services, projectId: number, body: ListRowsBody): Promise<JsonText> {
-  const { sequence, columns } = await readTarget(services, projectId, body);
+  const { sequence, columns, valueIn } = await readTarget(services, projectId, body);
   const start = Math.max(body.start ?? 0, 0);
   const end = body.end ?? undefined;
   // The page size may differ from page to page (the official Python SDK asks for what it still needs), so it is no part of the query.
   const binding = { resource: 'sequence rows', sequence: sequence.id, start, end: end ?? null, columns: body.columns ?? null };
   const from = body.cursor ? cursorStart(services, body.cursor, binding) : start;
   const size = pageRows(body.limit ?? L.defaultPageRows, columns);
-  const rows = end !== undefined && from >= end ? [] : await readRows(services.db, projectId, sequence.id, { from, to: end, limit: size + 1 });
+  const rows = end !== undefined && from >= end ? [] : await readRows(services.db, projectId, sequence.id, { from, to: end, limit: size + 1, valueIn });
   const nextCursor = rows.length > size ? services.cursors.encode({ from: rows[size].row_number }, binding) : undefined;
   return rowsAnswer(sequence, columns, rows.slice(0, size), nextCursor);
 }
 
-/** Rows read at a time while looking back for the latest row with a value in the columns asked for. */
-const LATEST_BATCH = 100;
-
 export async function latestRow(services: Services, projectId: number, body: LatestRowBody): Promise<JsonText> {
-  const { sequence, columns } = await readTarget(services, projectId, body);
-  let to = body.before ?? undefined;
-  for (;;) {
-    const rows = await readRows(services.db, projectId, sequence.id, { to, limit: LATEST_BATCH, descending: true });
-    const found = rows.find((r) => hasValue(decodeValues(r.row_values), columns));
-    if (found || rows.length < LATEST_BATCH) return rowsAnswer(sequence, columns, found ? [found] : []);
-    to = rows[rows.length - 1].row_number;
-  }
+  const { sequence, columns, valueIn } = await readTarget(services, projectId, body);
+  const rows = await readRows(services.db, projectId, sequence.id, { to: body.before ?? undefined, limit: 1, descending: true, valueIn });
+  return rowsAnswer(sequence, columns, rows);
 }

@@ -98,12 +98,19 @@ const IN_CHUNK = 500;
 
 /**
  * Rows of a sequence from `from` (included) to `to` (excluded, or every row after), at most `limit`, in row
- * order, or in reverse order (`descending`: from `to` down).
+ * order, or in reverse order (`descending`: from `to` down); with `valueIn`, only those with a value in one
+ * of these columns.
  */
-export function readRows(db: Queryable, projectId: number, sequenceId: number, range: { from?: number; to?: number; limit: number; descending?: boolean }): Promise<StoredRow[]> {
+export function readRows(
+  db: Queryable,
+  projectId: number,
+  sequenceId: number,
+  range: { from?: number; to?: number; limit: number; descending?: boolean; valueIn?: readonly Column[] },
+): Promise<StoredRow[]> {
   const conditions = [sql`project_id = ${projectId}`, sql`sequence_id = ${sequenceId}`];
   if (range.from !== undefined) conditions.push(sql`row_number >= ${range.from}`);
   if (range.to !== undefined) conditions.push(sql`row_number < ${range.to}`);
+  if (range.valueIn) conditions.push(Sql.raw(`(${range.valueIn.map((c) => db.dialect.jsonArrayHasValue('row_values', c.id - 1)).join(' OR ')})`));
   const order = Sql.raw(range.descending ? 'DESC' : 'ASC');
   return db.all<StoredRow>(sql`SELECT row_number, row_values FROM ${Sql.raw(T)} WHERE ${Sql.and(conditions)} ORDER BY row_number ${order} LIMIT ${range.limit}`);
 }
