@@ -150,6 +150,8 @@ describe('bad input to inserts', () => {
     const huge = await raw('/sequences/data', '{"items":[{"externalId":"strict","columns":["n"],"rows":[{"rowNumber":1,"values":[9223372036854775808]}]}]}').catch((e: Error) => e.message);
     expect(huge).toMatch(/HTTP 400 .*9223372036854775808 is outside the range of a LONG column/);
     expect(errorMessage(await one(['n'], [1], -1), 400)).toMatch(/items\[0\]\.rows\[0\]\.rowNumber/);
+    const bigRow = await raw('/sequences/data', '{"items":[{"externalId":"strict","columns":["n"],"rows":[{"rowNumber":12345678901234567,"values":[1]}]}]}').catch((e: Error) => e.message);
+    expect(bigRow).toContain('items[0].rows[0].rowNumber: expected integer, got 12345678901234567, an integer beyond the range allowed here');
     expect((await list({ externalId: 'strict' })).body.rows).toEqual([]);
   });
 
