@@ -318,7 +318,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
             ...(def.query ? { querystring: def.query } : {}),
             ...(def.params ? { params: def.params } : {}),
           },
-          config: { protobufBody: def.protobufBody } satisfies RouteConfig,
+          config: { protobufBody: def.protobufBody, exactIntegers: def.exactIntegers } satisfies RouteConfig,
           onRequest: requestHook(def, layers.forRoute(def)),
           handler: async (req, reply) => {
             let signal: AbortSignal | undefined;

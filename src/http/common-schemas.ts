@@ -159,6 +159,18 @@ export const MetadataAggregateFields = {
   keys: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 1 })),
 };
 
+/**
+ * The body of a `POST /<resource>/search`: the resource's basic filter, its texts to search (each may be
+ * null, meaning not given: the official Python SDK sends every one, null for those not given) and `limit`.
+ */
+export function searchBodySchema<F extends TSchema, S extends Record<string, TSchema>>(filter: F, search: S) {
+  const texts = Object.fromEntries(Object.entries(search).map(([name, schema]) => [name, orNull(schema)])) as { [K in keyof S]: ReturnType<typeof orNull<S[K]>> };
+  return Type.Object(
+    { filter: Type.Optional(filter), search: Type.Optional(partialObject(texts)), limit: Type.Optional(Limit) },
+    { additionalProperties: false },
+  );
+}
+
 /** The body of a `POST /<resource>/list`: the resource's basic filter plus the shared query fields. */
 export function listBodySchema<F extends TSchema, X extends Record<string, TSchema> = Record<string, never>>(filter: F, extra?: X) {
   return Type.Object(

@@ -9,6 +9,7 @@
  * otherwise cost the parser seconds and gigabytes, and every walk over the parsed value a deep stack.
  */
 import { isUtf8 } from 'node:buffer';
+import { parse as parseLossless } from 'lossless-json';
 import sjson from 'secure-json-parse';
 import { badRequest, formatPath } from './errors.js';
 
@@ -25,7 +26,7 @@ declare global {
  */
 const UNSTORABLE_ESCAPE = /\\u(?:[dD][89a-fA-F]|0000)/;
 
-export function parseJsonBody(raw: Buffer, maxDepth: number): unknown {
+export function parseJsonBody(raw: Buffer, maxDepth: number, exactIntegers = false): unknown {
   if (raw.length === 0) throw badRequest('The request body is empty but Content-Type is application/json; send a JSON object');
   if (!isUtf8(raw)) throw badRequest('The request body is not valid UTF-8');
   if (nestsDeeperThan(raw, maxDepth)) {
@@ -43,7 +44,23 @@ export function parseJsonBody(raw: Buffer, maxDepth: number): unknown {
     throw badRequest(`The request body is not valid JSON: ${message}`);
   }
   if (text.includes('\\u') && UNSTORABLE_ESCAPE.test(text)) rejectUnstorableText(value);
-  return value;
+  // Read again only when a number may be too long for a double: the checks above have passed.
+  return exactIntegers && LONG_DIGIT_RUN.test(text) ? parseWithExactIntegers(text) : value;
+}
+
+/** Sixteen digits in a row: the shortest integer beyond 2^53 has as many (it may sit in a string too). */
+const LONG_DIGIT_RUN = /\d{16}/;
+const INTEGER = /^-?\d+$/;
+
+/** JSON with each integer beyond ±(2^53 − 1) as a BigInt; repeated keys keep their last value, as JSON.parse does. */
+function parseWithExactIntegers(text: string): unknown {
+  return parseLossless(text, null, {
+    parseNumber: (digits) => {
+      const n = Number(digits);
+      return INTEGER.test(digits) && !Number.isSafeInteger(n) ? BigInt(digits) : n;
+    },
+    onDuplicateKey: ({ newValue }) => newValue,
+  });
 }
 
 const QUOTE = 0x22;

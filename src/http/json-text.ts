@@ -88,8 +88,17 @@ export class FloatValue {
 
   toJSON(): number | string {
     const text = String(this.value);
-    return /^-?\d+$/.test(text) ? `${FLOAT_BOUNDARY}${text}` : this.value;
+    return WHOLE.test(text) ? `${FLOAT_BOUNDARY}${text}` : this.value;
   }
+}
+
+/** A number's JSON text where `JSON.stringify` writes digits alone; larger and smaller ones it writes with an exponent. */
+const WHOLE = /^-?\d+$/;
+
+/** The JSON text of a finite number of a floating-point type, as a FloatValue is written (`165.0`), for answers built as text. */
+export function floatJson(value: number): string {
+  const text = String(value);
+  return WHOLE.test(text) ? `${text}.0` : text;
 }
 
 const FLOAT_BOUNDARY = randomBytes(16).toString('hex');

@@ -23,9 +23,9 @@ export const MAX_PARAM_LENGTH = 100;
  */
 export function registerBodyParsers(app: FastifyInstance, jsonMaxDepth: number): void {
   app.removeContentTypeParser(['text/plain', 'application/json']);
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
     try {
-      done(null, parseJsonBody(body as Buffer, jsonMaxDepth));
+      done(null, parseJsonBody(body as Buffer, jsonMaxDepth, routeConfig(req).exactIntegers));
     } catch (err) {
       done(err as ApiError, undefined);
     }
@@ -87,6 +87,7 @@ export function asApiError(error: unknown, req: FastifyRequest): ApiError {
 /** What a route says about the bodies it takes besides JSON. */
 export interface RouteConfig {
   protobufBody?: ApiRoute['protobufBody'];
+  exactIntegers?: boolean;
   formBody?: boolean;
 }
 

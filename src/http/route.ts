@@ -73,6 +73,11 @@ export interface ApiRoute<BS extends TSchema = TSchema, QS extends TSchema = TSc
    * `body` schema then checks. Without it the operation takes JSON only.
    */
   protobufBody?: (bytes: Buffer) => unknown;
+  /**
+   * Integers of the JSON body beyond ±(2^53 − 1) arrive as BigInt, exactly as sent, where JSON.parse would
+   * round them (a sequence's 64-bit values); the schema must let them through where they may appear.
+   */
+  exactIntegers?: boolean;
   /** What the operation does, in one line, for GET /openapi.json (which names the reference's operations by its ids). */
   summary?: string;
   /** Success status; 200 unless stated. */

@@ -93,6 +93,8 @@ function describeType(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'number') return Number.isInteger(v) ? 'an integer' : 'a number';
+  // Integers beyond ±(2^53 − 1) of a body read exactly (ApiRoute.exactIntegers).
+  if (typeof v === 'bigint') return `${v}, an integer beyond the range allowed here`;
   return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 }
 

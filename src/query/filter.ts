@@ -509,6 +509,18 @@ export function textSearchOf(catalog: ResourceCatalog, searches: ReadonlyArray<r
   return parts.length ? parts : undefined;
 }
 
+/** The search of assets, time series and sequences: `name`, `description`, and `query` in both. */
+export function nameDescriptionSearch(
+  catalog: ResourceCatalog,
+  search: { name?: string | null; description?: string | null; query?: string | null } | undefined,
+): TextSearch | undefined {
+  return textSearchOf(catalog, [
+    [search?.name, ['name']],
+    [search?.description, ['description']],
+    [search?.query, ['name', 'description']],
+  ]);
+}
+
 /** A search leaf's text in the index columns of its property. */
 function leafSearch(leaf: LeafNode & { op: 'search' }, catalog: ResourceCatalog): TextSearch {
   const def = leaf.target.type === 'property' ? leaf.target.def : undefined;

@@ -69,10 +69,16 @@ export interface ResourceSpec<Create> {
   catalog: ResourceCatalog;
   /**
    * Stored values of a create item that are not simply the item's field of the same name (null when
-   * absent): defaults, derived fields, fields set later in the same transaction.
+   * absent): defaults, derived fields, fields set later in the same transaction. `now` is the item's
+   * createdTime; `path` names the item in messages.
    */
-  createValues?(item: Create): Values;
+  createValues?(item: Create, now: number, path: Path): Values;
   patches: Readonly<Record<string, PatchKind>>;
+  /**
+   * Applies the change `patch` of a field declared with a `custom` patch to the item's values `v` (which it
+   * may change beyond that field), or refuses it with a 400 naming `path`; `now` is the update's time.
+   */
+  applyPatch?(field: string, v: Values, patch: unknown, path: Path, now: number): void;
   /** Items can also be addressed by `instanceId` (columns `instance_space`, `instance_external_id`). */
   instanceIds?: boolean;
   /** Limits of the metadata map, when they differ from the events' ones. */
@@ -271,8 +277,9 @@ export async function createItems<C>(spec: ResourceSpec<C>, services: Services, 
   return inWrite(services, async (services) => {
     const { db } = services;
     const ctx: WriteContext = { db, projectId, services };
+    const now = services.now();
     const values = items.map((item, i) => {
-      const v: Values = { ...copyFields(spec.table, item as Record<string, unknown>), ...spec.createValues?.(item), ...parent };
+      const v: Values = { ...copyFields(spec.table, item as Record<string, unknown>), ...spec.createValues?.(item, now, ['items', i]), ...parent };
       const md = spec.table.metadata?.field;
       if (md) checkMetadata(v[md] as Record<string, string> | null, ['items', i, md], spec.metadataLimits);
       spec.check?.(v, ['items', i], ctx);
@@ -282,7 +289,6 @@ export async function createItems<C>(spec: ResourceSpec<C>, services: Services, 
     const existing = await existingRefs(db, spec.table.table, projectId, claimed, parentCondition(spec as ResourceSpec<unknown>, spec.table.table), spec.table.key);
     if (existing.length) throw duplicatedItems(existing.map((e) => refBody(e.ref)));
     await checkReferences(spec, ctx, values);
-    const now = services.now();
     const ids = await insertItems(db, spec.table, projectId, values, now);
     return values.map((v, i) => itemFromValues(spec.table, ids[i], v, now, now));
   });
@@ -357,7 +363,7 @@ export async function deleteItems(
   });
 }
 
-function applyPatch(kind: PatchKind, current: unknown, patch: unknown, path: Path, limits?: MetadataLimits): unknown {
+function applyPatch(kind: Exclude<PatchKind, { custom: unknown }>, current: unknown, patch: unknown, path: Path, limits?: MetadataLimits): unknown {
   if (kind === 'metadata') return applyMetadataPatch(current as Record<string, string> | null, patch as never, path, limits);
   if (typeof kind === 'object' && 'modify' in kind) return applyModifyPatch(current as Record<string, unknown> | null, patch as never, [...path, 'modify']);
   if (typeof kind === 'object') return applyArrayPatch(current as unknown[] | null, patch as never, path, kind.array, kind.byValue);
@@ -382,6 +388,7 @@ export async function updateItems(spec: ResourceSpec<unknown>, services: Service
     const twice = ids.filter((id, i) => ids.indexOf(id) !== i);
     if (twice.length) throw duplicatedItems([...new Set(twice)].map((id) => ({ id })), spec.duplicateStatus ?? 400);
     const before = storedTargets(spec, rows, ids, (i) => ['items', i]);
+    const now = services.now();
     const next = items.map((item, i) => {
       const current = toValues(t, rows[i]);
       const path: Path = ['items', i, 'update'];
@@ -389,7 +396,9 @@ export async function updateItems(spec: ResourceSpec<unknown>, services: Service
       const v: Values = { ...current };
       for (const [field, patch] of Object.entries(item.update)) {
         if (patch === undefined) continue;
-        v[field] = applyPatch(requirePatchable(spec, field, path), current[field], patch, [...path, field], spec.metadataLimits);
+        const kind = requirePatchable(spec, field, path);
+        if (typeof kind === 'object' && 'custom' in kind) spec.applyPatch!(field, v, patch, [...path, field], now);
+        else v[field] = applyPatch(kind, current[field], patch, [...path, field], spec.metadataLimits);
       }
       spec.check?.(v, ['items', i], ctx);
       return v;
@@ -408,7 +417,6 @@ export async function updateItems(spec: ResourceSpec<unknown>, services: Service
     await checkReferences(spec, ctx, next, rows.map((r) => toValues(t, r)));
     // Release changed external ids first, so that swaps within one request do not collide on the unique index.
     for (const { i } of changed) await db.run(sql`UPDATE ${Sql.raw(t.table)} SET external_id = NULL WHERE project_id = ${projectId} AND id = ${ids[i]}`);
-    const now = services.now();
     for (const [i, v] of next.entries()) await updateItem(db, t, projectId, ids[i], v, now, rows[i].created_time);
     return (await rowsInOrder(db, t, projectId, ids)).map((r) => toItem(t, r));
   });

@@ -25,14 +25,17 @@ export type ListOp = 'set' | 'add' | 'remove';
 /**
  * How an update request may change a field (see crud.ts): `set`/`setNull`, `set` only, a map's or a
  * list's `set` or `add`/`remove` (`ops` narrows them; `byValue` compares object values by content, see
- * http/patch.ts), or `modify` of an object's own fields, each by `set`/`setNull`.
+ * http/patch.ts), `modify` of an object's own fields, each by `set`/`setNull`, or a change of the
+ * resource's own (`custom`: the request schema of the change, which the resource applies with
+ * `ResourceSpec.applyPatch`).
  */
 export type PatchKind =
   | 'nullable'
   | 'required'
   | 'metadata'
   | { array: number; ops?: readonly ListOp[]; byValue?: boolean }
-  | { modify: Readonly<Record<string, TSchema>> };
+  | { modify: Readonly<Record<string, TSchema>> }
+  | { custom: TSchema };
 
 /** What the filter language, sorting and aggregation may do with a scalar field (see ScalarProperty). */
 export type Query = Omit<ScalarProperty, 'kind' | 'column' | 'nullable'> & {
@@ -55,6 +58,11 @@ interface Common<S extends TSchema> {
   default?: number | string;
   /** A create item must give it. */
   required?: boolean;
+  /**
+   * Stored with the item and kept by the resource's own rules, but never part of a request or an answer
+   * (the count of columns removed from a sequence).
+   */
+  hidden?: boolean;
 }
 
 export type FieldSpec<S extends TSchema = TSchema> =
@@ -99,6 +107,11 @@ export const field = {
   object: <P extends Record<string, TSchema>>(properties: P, o: Options = {}) =>
     ({ kind: 'json', schema: Type.Partial(Type.Object(properties, { additionalProperties: false })), absent: '{}', patch: { modify: properties }, ...o }) satisfies FieldSpec,
 };
+
+/** `query`: a property that only `search` leaves reach, searching `name` and `description` at once. */
+export function nameAndDescriptionQuery(search: { maxValueLength: number }): ScalarProperty {
+  return { kind: 'string', column: 'name', nullable: true, searchOnly: true, search: { ...search, columns: ['name', 'description'] } };
+}
 
 /** A model that items of another live under (see ModelSpec.parent). */
 export interface ParentModel {
@@ -184,6 +197,7 @@ function patchSchemaOf(kind: PatchKind, schema: TSchema, limits: MetadataLimits 
   if (kind === 'nullable') return nullablePatch(schema);
   if (kind === 'required') return requiredPatch(schema);
   if (kind === 'metadata') return metadataPatchSchema(limits!);
+  if ('custom' in kind) return Type.Optional(kind.custom);
   if ('modify' in kind) {
     const fields = Object.fromEntries(Object.entries(kind.modify).map(([name, s]) => [name, nullablePatch(s)]));
     return Type.Optional(Type.Object({ modify: Type.Object(fields, { additionalProperties: false }) }, { additionalProperties: false }));
@@ -230,7 +244,12 @@ export function defineModel<F extends Record<string, FieldSpec>>(spec: ModelSpec
   for (const [name, f] of Object.entries(spec.fields)) {
     const column = f.column ?? snake(name);
     const absent = f.kind === 'metadata' ? '{}' : f.kind === 'json' ? f.absent : undefined;
-    fields.push({ name, column, type: storageType(f), ...(absent ? { absent } : {}) });
+    fields.push({ name, column, type: storageType(f), ...(absent ? { absent } : {}), ...(f.hidden ? { hidden: true } : {}) });
+    if (f.index) indexes.push({ name: f.index, columns: ['project_id', column] });
+    if (f.hidden) {
+      columns[column] = { type: f.kind === 'string' || f.kind === 'json' ? 'text' : 'integer', notNull: f.notNull, default: f.default };
+      continue;
+    }
     schemas[name] = f.schema;
     createFields[name] = f.required || keyNames.has(name) ? f.schema : Type.Optional(f.schema);
     if (f.patch && !keyNames.has(name)) {
@@ -240,7 +259,6 @@ export function defineModel<F extends Record<string, FieldSpec>>(spec: ModelSpec
       // Named, so that an update of it is refused with its reason rather than as an unknown property.
       patchFields[name] = Type.Optional(Type.Unknown());
     }
-    if (f.index) indexes.push({ name: f.index, columns: ['project_id', column] });
     switch (f.kind) {
       case 'instanceId':
         columns.instance_space = { type: 'text' };

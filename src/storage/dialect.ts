@@ -54,6 +54,8 @@ export interface Dialect {
   readonly integerRowKey: boolean;
   /** SQL of the JSON text of a text expression (a JSON string literal, escaped as JSON.stringify does). */
   jsonQuote(expr: string): string;
+  /** SQL that is true when the JSON array text `expr` holds a value other than null at position `index`. */
+  jsonArrayHasValue(expr: string, index: number): string;
   /** The larger / smaller of two values (scalar). */
   greatest(a: string, b: string): string;
   least(a: string, b: string): string;
@@ -199,6 +201,7 @@ export const sqliteDialect: Dialect = {
     sql`SELECT coalesce((SELECT CAST(stat AS INTEGER) FROM sqlite_stat1 WHERE tbl = ${table} LIMIT 1), -1) AS rows, NULL AS changed`,
   analyze: (table) => [`ANALYZE ${table}`, 'CREATE TABLE strata_replan (x)', 'DROP TABLE strata_replan'],
   jsonQuote: (e) => `json_quote(${e})`,
+  jsonArrayHasValue: (e, i) => `coalesce(json_type(${e}, '$[${Math.trunc(i)}]'), 'null') <> 'null'`,
   greatest: (a, b) => `max(${a}, ${b})`,
   least: (a, b) => `min(${a}, ${b})`,
   // group_concat appends in the order rows reach it, which the caller's subquery fixes.
@@ -243,6 +246,7 @@ export const postgresDialect: Dialect = {
   withoutRowid: '',
   integerRowKey: false,
   jsonQuote: (e) => `to_json(${e})::text`,
+  jsonArrayHasValue: (e, i) => `coalesce(jsonb_typeof(${e}::jsonb -> ${Math.trunc(i)}), 'null') <> 'null'`,
   greatest: (a, b) => `greatest(${a}, ${b})`,
   least: (a, b) => `least(${a}, ${b})`,
   joinBytes: (e, s, order) => `string_agg(${e}, '${s}'${order ? ` ORDER BY ${order}` : ''})`,

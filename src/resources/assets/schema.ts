@@ -15,7 +15,7 @@ import {
   Partition,
   Timestamp,
   TimestampRange,
-  orNull,
+  searchBodySchema,
   partialObject,
   listBodySchema,
   MetadataAggregateFields,
@@ -80,21 +80,11 @@ const AggregatedProperties = Type.Array(Type.Unsafe<AggregatedProperty>(Type.Str
 export const ListAssetsBody = listBodySchema(AssetFilter, { aggregatedProperties: Type.Optional(AggregatedProperties) });
 export type ListAssetsBody = Static<typeof ListAssetsBody>;
 
-export const SearchAssetsBody = Type.Object(
-  {
-    filter: Type.Optional(AssetFilter),
-    search: Type.Optional(
-      // The official Python SDK sends all three, null for those not given.
-      partialObject({
-        name: orNull(Name),
-        description: orNull(Description),
-        query: orNull(Type.String({ minLength: 1, maxLength: ASSET_LIMITS.name })),
-      }),
-    ),
-    limit: Type.Optional(Limit),
-  },
-  { additionalProperties: false },
-);
+export const SearchAssetsBody = searchBodySchema(AssetFilter, {
+  name: Name,
+  description: Description,
+  query: Type.String({ minLength: 1, maxLength: ASSET_LIMITS.name }),
+});
 export type SearchAssetsBody = Static<typeof SearchAssetsBody>;
 
 export const AggregateAssetsBody = Type.Object(

@@ -6,7 +6,7 @@ import type { Services } from '../../http/services.js';
 import { runAggregate } from '../../query/aggregate.js';
 import { assetIdsOfExternalIds, assetScopeNode, hierarchiesOf, inAssetSetNode, refersToAssetsNode } from '../../query/assets-scope.js';
 import { and, equalsLeaf, inLeaf, isNullNode, labelsNode, metadataNode, prefixLeaf, rangeLeaf } from '../../query/basic.js';
-import { textSearchOf, type FilterNode } from '../../query/filter.js';
+import { nameDescriptionSearch, type FilterNode } from '../../query/filter.js';
 import { resolveReferences } from '../../query/references.js';
 import type { RefInput } from '../../query/refs.js';
 import { visibleIn, type Visible } from '../../query/visibility.js';
@@ -187,11 +187,7 @@ export async function listAssets(services: Services, projectId: number, req: Lis
 
 /** `name`, `description` and `query` (both) searches, ranked by relevance; an item matching any of them is found. */
 export async function searchAssets(services: Services, projectId: number, req: SearchAssetsBody) {
-  const match = textSearchOf(catalog, [
-    [req.search?.name, ['name']],
-    [req.search?.description, ['description']],
-    [req.search?.query, ['name', 'description']],
-  ]);
+  const match = nameDescriptionSearch(catalog, req.search);
   const node = await assetFilterNode(req.filter, services, projectId);
   const { items } = await searchItems(spec, services, projectId, node, match, req.limit);
   return { items: await present(services, projectId, items) };

@@ -15,7 +15,7 @@ import {
   Partition,
   Timestamp,
   TimestampRange,
-  orNull,
+  searchBodySchema,
   partialObject,
   AggregateFields,
   AggregateRequestFields,
@@ -59,17 +59,7 @@ export type EventFilter = Static<typeof EventFilter>;
 export const ListEventsBody = listBodySchema(EventFilter);
 export type ListEventsBody = Static<typeof ListEventsBody>;
 
-export const SearchEventsBody = Type.Object(
-  {
-    filter: Type.Optional(EventFilter),
-    search: Type.Optional(
-      // The official Python SDK sends `"description": null` when searching by the filter alone: no text search.
-      partialObject({ description: orNull(Type.String({ maxLength: EVENT_LIMITS.description })) }),
-    ),
-    limit: Type.Optional(Limit),
-  },
-  { additionalProperties: false },
-);
+export const SearchEventsBody = searchBodySchema(EventFilter, { description: Type.String({ maxLength: EVENT_LIMITS.description }) });
 
 export const AggregateEventsBody = Type.Object(
   { ...AggregateRequestFields, fields: AggregateFields, filter: Type.Optional(EventFilter) },

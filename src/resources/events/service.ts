@@ -4,14 +4,14 @@
 import { badRequest, formatPath } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { runAggregate, type AggregateRequest } from '../../query/aggregate.js';
-import { and, containsAnyLeaf, equalsLeaf, inLeaf, isNullNode, metadataNode, prefixLeaf, propertyTarget, rangeLeaf } from '../../query/basic.js';
+import { and, containsAnyLeaf, equalsLeaf, isNullNode, metadataNode, prefixLeaf, propertyTarget, rangeLeaf } from '../../query/basic.js';
 import { textSearchOf, type FilterNode } from '../../query/filter.js';
 import type { Values } from '../../storage/items.js';
 import { assetScopeNode } from '../../query/assets-scope.js';
 import { visibleIn } from '../../query/visibility.js';
 import { assetCatalog } from '../assets/model.js';
 import { dataSetCatalog } from '../datasets/model.js';
-import { resolveReferences } from '../../query/references.js';
+import { dataSetIdsNode } from '../datasets/service.js';
 import { fromModel, listItemsJson, searchItemsJson, type ListInput, type ResourceSpec } from '../crud.js';
 import type { EventCreate, EventFilter } from './schema.js';
 import { eventCatalog as catalog, eventModel } from './model.js';
@@ -51,7 +51,7 @@ export async function eventFilterNode(f: EventFilter | undefined, services: Serv
     ]);
   }
   const assets = await assetScopeNode(services.db, visibleIn(services, assetCatalog), projectId, catalog, 'assetIds', f);
-  const dataSetIds = f.dataSetIds && (await resolveReferences(services.db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds']));
+  const dataSetIds = await dataSetIdsNode(services, projectId, catalog, f.dataSetIds);
   return and([
     rangeLeaf(catalog, 'startTime', f.startTime),
     endTime,
@@ -65,7 +65,7 @@ export async function eventFilterNode(f: EventFilter | undefined, services: Serv
     rangeLeaf(catalog, 'createdTime', f.createdTime),
     rangeLeaf(catalog, 'lastUpdatedTime', f.lastUpdatedTime),
     prefixLeaf(catalog, 'externalId', f.externalIdPrefix),
-    dataSetIds && inLeaf(catalog, 'dataSetId', dataSetIds),
+    dataSetIds,
   ]);
 }
 

@@ -4,7 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import { ExternalId, InternalId, type MetadataLimits } from '../../http/common-schemas.js';
 import { unitCatalog } from '../units/catalog.js';
-import { defineModel, field } from '../model.js';
+import { defineModel, field, nameAndDescriptionQuery } from '../model.js';
 
 export const TIME_SERIES_METADATA_LIMITS: MetadataLimits = { keyLength: 128, valueLength: 10_000, keys: 256, totalBytes: 10_000 };
 export const TIME_SERIES_LIMITS = {
@@ -59,7 +59,7 @@ export const timeSeriesModel = defineModel({
     dataSetId: field.integer(InternalId, { index: 'timeseries_data_set', query: { sortable: true, aggregatable: true } }),
   },
   extraProperties: {
-    query: { kind: 'string', column: 'name', nullable: true, searchOnly: true, search: { ...SEARCH, columns: ['name', 'description'] } },
+    query: nameAndDescriptionQuery(SEARCH),
     // The quantity of the series' unit in the units catalog (`Temperature`); none for a unit outside it.
     unitQuantity: { kind: 'string', column: 'unit_external_id', nullable: true, maxValueLength: MAX_LEAF, derived: unitCatalog.quantityByUnit },
   },

@@ -12,7 +12,7 @@ import {
   FilterRef,
   ItemRef,
   Limit,
-  orNull,
+  searchBodySchema,
   partialObject,
   Partition,
   TimestampRange,
@@ -90,21 +90,11 @@ export const ListTimeSeriesQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const SearchTimeSeriesBody = Type.Object(
-  {
-    filter: Type.Optional(TimeSeriesFilter),
-    search: Type.Optional(
-      // The official Python SDK sends all three, null for those not given.
-      partialObject({
-        name: orNull(Type.String({ maxLength: TIME_SERIES_LIMITS.name })),
-        description: orNull(Type.String({ maxLength: TIME_SERIES_LIMITS.description })),
-        query: orNull(Type.String({ maxLength: TIME_SERIES_LIMITS.description })),
-      }),
-    ),
-    limit: Type.Optional(Limit),
-  },
-  { additionalProperties: false },
-);
+export const SearchTimeSeriesBody = searchBodySchema(TimeSeriesFilter, {
+  name: Type.String({ maxLength: TIME_SERIES_LIMITS.name }),
+  description: Type.String({ maxLength: TIME_SERIES_LIMITS.description }),
+  query: Type.String({ maxLength: TIME_SERIES_LIMITS.description }),
+});
 
 export const AggregateTimeSeriesBody = Type.Object(
   { ...AggregateRequestFields, filter: Type.Optional(TimeSeriesFilter) },

@@ -5,12 +5,12 @@ import { badRequest, formatPath } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { runAggregate, type AggregateRequest } from '../../query/aggregate.js';
 import { and, equalsLeaf, inLeaf, metadataNode, prefixLeaf, rangeLeaf } from '../../query/basic.js';
-import { textSearchOf, type FilterNode } from '../../query/filter.js';
+import { nameDescriptionSearch, type FilterNode } from '../../query/filter.js';
 import { assetScopeNode } from '../../query/assets-scope.js';
 import { visibleIn } from '../../query/visibility.js';
 import { assetCatalog } from '../assets/model.js';
 import { dataSetCatalog } from '../datasets/model.js';
-import { resolveReferences } from '../../query/references.js';
+import { dataSetIdsNode } from '../datasets/service.js';
 import type { Values } from '../../storage/items.js';
 import { deleteSeriesData } from '../datapoints/series-data.js';
 import { createItems, fromModel, listItemsJson, searchItemsJson, type ListInput, type ResourceSpec } from '../crud.js';
@@ -75,7 +75,7 @@ export function createTimeSeries(services: Services, projectId: number, items: r
 export async function timeSeriesFilterNode(f: TimeSeriesFilter | undefined, services: Services, projectId: number): Promise<FilterNode | undefined> {
   if (!f) return undefined;
   const assets = await assetScopeNode(services.db, visibleIn(services, assetCatalog), projectId, catalog, 'assetId', f);
-  const dataSetIds = f.dataSetIds && (await resolveReferences(services.db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds']));
+  const dataSetIds = await dataSetIdsNode(services, projectId, catalog, f.dataSetIds);
   return and([
     equalsLeaf(catalog, 'name', f.name),
     equalsLeaf(catalog, 'unit', f.unit),
@@ -86,7 +86,7 @@ export async function timeSeriesFilterNode(f: TimeSeriesFilter | undefined, serv
     metadataNode(catalog, f.metadata),
     inLeaf(catalog, 'assetId', f.assetIds),
     assets,
-    dataSetIds && inLeaf(catalog, 'dataSetId', dataSetIds),
+    dataSetIds,
     prefixLeaf(catalog, 'externalId', f.externalIdPrefix),
     rangeLeaf(catalog, 'createdTime', f.createdTime),
     rangeLeaf(catalog, 'lastUpdatedTime', f.lastUpdatedTime),
@@ -111,11 +111,7 @@ export async function searchTimeSeries(
   projectId: number,
   req: { filter?: TimeSeriesFilter; search?: { name?: string | null; description?: string | null; query?: string | null }; limit?: number },
 ) {
-  const text = textSearchOf(catalog, [
-    [req.search?.name, ['name']],
-    [req.search?.description, ['description']],
-    [req.search?.query, ['name', 'description']],
-  ]);
+  const text = nameDescriptionSearch(catalog, req.search);
   const node = await timeSeriesFilterNode(req.filter, services, projectId);
   return searchItemsJson(anyTimeSeriesSpec, services, projectId, node, text, req.limit);
 }
