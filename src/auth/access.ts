@@ -64,10 +64,16 @@ export function accessFor(capability: Capability, grants: readonly Grant[]): Acc
 /**
  * The rows of `catalog` that `access` reaches, as a condition on its main table (or on its rows under
  * another `alias`); undefined when it reaches all of them. A resource without a data set column can only
- * be reached by item ids.
+ * be reached by item ids. Items under a parent are reached through it (`ResourceCatalog.parentScope`).
  */
 export function scopeCondition(access: Access | undefined, catalog: ResourceCatalog, alias = catalog.alias): Sql | undefined {
   if (access === undefined || access.all) return undefined;
+  const via = catalog.parentScope;
+  if (via) {
+    const parent = `${alias}_parent`;
+    const inParent = scopeCondition(access, via.catalog, parent)!;
+    return sql`${Sql.raw(`${alias}.${via.column}`)} IN (SELECT ${Sql.raw(`${parent}.id`)} FROM ${Sql.raw(`${via.catalog.table} ${parent}`)} WHERE ${inParent})`;
+  }
   const parts: Sql[] = [];
   if (catalog.dataSetColumn !== undefined && access.dataSetIds.length) {
     parts.push(sql`${Sql.raw(`${alias}.${catalog.dataSetColumn}`)} IN (${access.dataSetIds})`);

@@ -35,7 +35,7 @@ const REFERENCE: ReadonlyArray<[string, string[], string[]]> = [
   ['entityMatchingAcl', RW, [A]],
   ['eventsAcl', RW, [A, DS]],
   ['experimentAcl', ['USE'], [A]],
-  ['extractionConfigsAcl', RW, [A]],
+  ['extractionConfigsAcl', RW, [A, 'extractionpipelinescope', DS]],
   ['extractionPipelinesAcl', RW, [A, 'idscope', DS]],
   ['extractionRunsAcl', RW, [A, 'extractionpipelinescope', DS]],
   ['filesAcl', RW, [A, DS]],

@@ -96,6 +96,13 @@ export interface ArrayPatch<T> {
   remove?: T[];
 }
 
+/** What makes two list values the same: equal scalars, or objects with equal fields in any order (a raw table). */
+function valueKey(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return JSON.stringify(v.map(valueKey));
+  return JSON.stringify(Object.keys(v).sort().map((k) => [k, valueKey((v as Record<string, unknown>)[k])]));
+}
+
 export function applyArrayPatch<T>(current: T[] | null, patch: ArrayPatch<T> | undefined, path: Path, maxItems: number): T[] | null {
   if (!patch) return current;
   if (patch.set !== undefined && (patch.add !== undefined || patch.remove !== undefined)) {
@@ -107,9 +114,14 @@ export function applyArrayPatch<T>(current: T[] | null, patch: ArrayPatch<T> | u
   let next: T[];
   if (patch.set !== undefined) next = [...patch.set];
   else {
-    const removed = new Set(patch.remove ?? []);
-    next = (current ?? []).filter((v) => !removed.has(v));
-    for (const v of patch.add ?? []) if (!next.includes(v)) next.push(v);
+    const removed = new Set((patch.remove ?? []).map(valueKey));
+    next = (current ?? []).filter((v) => !removed.has(valueKey(v)));
+    const present = new Set(next.map(valueKey));
+    for (const v of patch.add ?? []) {
+      const key = valueKey(v);
+      if (!present.has(key)) next.push(v);
+      present.add(key);
+    }
   }
   if (next.length > maxItems) throw badRequest(`${formatPath(path)}: the result would have ${next.length} items; at most ${maxItems} are allowed`);
   return next;

@@ -50,13 +50,18 @@ interface Common<S extends TSchema> {
   default?: number | string;
   /** A create item must give it. */
   required?: boolean;
+  /**
+   * Stored for the resource's own rules (set by `createValues`), never part of a request or of the API form:
+   * a lower-cased copy that a filter reads, say.
+   */
+  hidden?: boolean;
 }
 
 export type FieldSpec<S extends TSchema = TSchema> =
   | (Common<S> & { kind: ScalarKind; query?: Query })
   | (Common<S> & { kind: 'json'; absent?: string })
   | (Common<S> & { kind: 'instanceId'; query?: Query })
-  | (Common<S> & { kind: 'metadata'; limits: MetadataLimits; store: Omit<MetadataStore, 'maxFilterableLength'> })
+  | (Common<S> & { kind: 'metadata'; limits: MetadataLimits; store: Omit<MetadataStore, 'maxFilterableLength'>; emptyAbsent?: boolean })
   | (Common<S> & { kind: 'list'; sideTable: ArrayProperty; maxItems: number });
 
 type Options = Omit<Common<TSchema>, 'schema'>;
@@ -70,8 +75,11 @@ export const field = {
   json: <S extends TSchema>(schema: S, o: Options = {}): FieldSpec<S> => ({ kind: 'json', schema, patch: 'nullable', ...o }),
   /** `{space, externalId}`, kept in two columns so it can be looked up and filtered. */
   instanceId: <S extends TSchema>(schema: S, o: Options & { query?: Query } = {}): FieldSpec<S> => ({ kind: 'instanceId', schema, patch: false, ...o }),
-  /** A string map within `limits`, with a side table of its keys and values for case-insensitive filters. */
-  metadata: (limits: MetadataLimits, store: Omit<MetadataStore, 'maxFilterableLength'>, o: Options = {}) =>
+  /**
+   * A string map within `limits`, with a side table of its keys and values for case-insensitive filters.
+   * Given as `{}` when empty, unless `emptyAbsent`: then left out, as the reference does for some resources.
+   */
+  metadata: (limits: MetadataLimits, store: Omit<MetadataStore, 'maxFilterableLength'>, o: Options & { emptyAbsent?: boolean } = {}) =>
     ({ kind: 'metadata', schema: metadataSchema(limits), limits, store, patch: 'metadata', ...o }) satisfies FieldSpec,
   /** A list with a side table holding one row per value, so filters on it use an index. */
   list: <S extends TSchema>(schema: S, sideTable: ArrayProperty, maxItems: number, o: Options = {}): FieldSpec<S> => ({
@@ -224,8 +232,12 @@ export function defineModel<F extends Record<string, FieldSpec>>(spec: ModelSpec
   const createFields: Record<string, TSchema> = {};
   for (const [name, f] of Object.entries(spec.fields)) {
     const column = f.column ?? snake(name);
-    const absent = f.kind === 'metadata' ? '{}' : f.kind === 'json' ? f.absent : undefined;
-    fields.push({ name, column, type: storageType(f), ...(absent ? { absent } : {}) });
+    const absent = f.kind === 'metadata' ? (f.emptyAbsent ? undefined : '{}') : f.kind === 'json' ? f.absent : undefined;
+    fields.push({ name, column, type: storageType(f), ...(absent ? { absent } : {}), ...(f.hidden ? { hidden: true } : {}) });
+    if (f.hidden) {
+      columns[column] = { type: f.kind === 'integer' || f.kind === 'boolean' ? 'integer' : 'text' };
+      continue;
+    }
     schemas[name] = f.schema;
     createFields[name] = f.required || keyNames.has(name) ? f.schema : Type.Optional(f.schema);
     if (f.patch && !keyNames.has(name)) {
@@ -298,6 +310,7 @@ export function defineModel<F extends Record<string, FieldSpec>>(spec: ModelSpec
     ...(dataSetColumn ? { dataSetColumn } : {}),
     indexedColumns,
     ...(spec.visibleValues ? { visibleValues: spec.visibleValues } : {}),
+    ...(spec.parent ? { parentScope: { column: spec.parent.column, catalog: spec.parent.model.catalog } } : {}),
   };
   const table: ItemTable = {
     table: t,
