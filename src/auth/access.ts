@@ -48,6 +48,8 @@ export function accessFor(capability: Capability, grants: readonly Grant[]): Acc
     if ('all' in s) return FULL_ACCESS;
     if ('datasetScope' in s) for (const id of s.datasetScope.ids) dataSetIds.add(id);
     else if ('idscope' in s) for (const id of s.idscope.ids) itemIds.add(id);
+    // Pipeline ids: the runs and configurations under a pipeline are reached through it (catalog.parentScope).
+    else if ('extractionpipelinescope' in s) for (const id of s.extractionpipelinescope.ids) itemIds.add(id);
     else if ('spaceIdScope' in s) for (const space of s.spaceIdScope.spaceIds) spaces.add(space);
     else ownGroups = true;
   }
