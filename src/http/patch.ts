@@ -96,7 +96,7 @@ export interface ArrayPatch<T> {
   remove?: T[];
 }
 
-/** What makes two list values the same: equal scalars, or objects with equal fields in any order (a raw table). */
+/** What a `remove` matches: equal scalars, or objects with equal fields in any order (a raw table). */
 function valueKey(v: unknown): unknown {
   if (v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) return JSON.stringify(v.map(valueKey));
@@ -116,12 +116,8 @@ export function applyArrayPatch<T>(current: T[] | null, patch: ArrayPatch<T> | u
   else {
     const removed = new Set((patch.remove ?? []).map(valueKey));
     next = (current ?? []).filter((v) => !removed.has(valueKey(v)));
-    const present = new Set(next.map(valueKey));
-    for (const v of patch.add ?? []) {
-      const key = valueKey(v);
-      if (!present.has(key)) next.push(v);
-      present.add(key);
-    }
+    // Objects added are appended as given: a resource that keeps them distinct refuses repeats in its own check.
+    for (const v of patch.add ?? []) if (!next.includes(v)) next.push(v);
   }
   if (next.length > maxItems) throw badRequest(`${formatPath(path)}: the result would have ${next.length} items; at most ${maxItems} are allowed`);
   return next;
