@@ -9,6 +9,7 @@ import { datapointsArea } from './resources/datapoints/area.js';
 import { dataProductsArea } from './resources/dataproducts/area.js';
 import { dataSetsArea } from './resources/datasets/area.js';
 import { eventsArea } from './resources/events/area.js';
+import { extpipesArea } from './resources/extpipes/area.js';
 import { filesArea } from './resources/files/area.js';
 import { groupsArea } from './resources/groups/area.js';
 import { modelsArea } from './resources/models/area.js';
@@ -18,7 +19,7 @@ import { sessionsArea } from './resources/sessions/area.js';
 import { timeSeriesArea } from './resources/timeseries/area.js';
 import { unitsArea } from './resources/units/area.js';
 
-export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea];
+export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea];
 
 /** The areas' configuration sections, for `loadConfig` and `strata help`. */
 export const CONFIG_SECTIONS: readonly ConfigSection<unknown>[] = AREAS.flatMap((a) => (a.config ? [a.config] : []));

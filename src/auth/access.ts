@@ -48,6 +48,8 @@ export function accessFor(capability: Capability, grants: readonly Grant[]): Acc
     if ('all' in s) return FULL_ACCESS;
     if ('datasetScope' in s) for (const id of s.datasetScope.ids) dataSetIds.add(id);
     else if ('idscope' in s) for (const id of s.idscope.ids) itemIds.add(id);
+    // Pipeline ids: the runs and configurations under a pipeline are reached through it (catalog.parentScope).
+    else if ('extractionpipelinescope' in s) for (const id of s.extractionpipelinescope.ids) itemIds.add(id);
     else if ('spaceIdScope' in s) for (const space of s.spaceIdScope.spaceIds) spaces.add(space);
     else ownGroups = true;
   }
@@ -64,10 +66,16 @@ export function accessFor(capability: Capability, grants: readonly Grant[]): Acc
 /**
  * The rows of `catalog` that `access` reaches, as a condition on its main table (or on its rows under
  * another `alias`); undefined when it reaches all of them. A resource without a data set column can only
- * be reached by item ids.
+ * be reached by item ids. Items under a parent are reached through it (`ResourceCatalog.parentScope`).
  */
 export function scopeCondition(access: Access | undefined, catalog: ResourceCatalog, alias = catalog.alias): Sql | undefined {
   if (access === undefined || access.all) return undefined;
+  const via = catalog.parentScope;
+  if (via) {
+    const parent = `${alias}_parent`;
+    const inParent = scopeCondition(access, via.catalog, parent)!;
+    return sql`${Sql.raw(`${alias}.${via.column}`)} IN (SELECT ${Sql.raw(`${parent}.id`)} FROM ${Sql.raw(`${via.catalog.table} ${parent}`)} WHERE ${inParent})`;
+  }
   const parts: Sql[] = [];
   if (catalog.dataSetColumn !== undefined && access.dataSetIds.length) {
     parts.push(sql`${Sql.raw(`${alias}.${catalog.dataSetColumn}`)} IN (${access.dataSetIds})`);

@@ -7,7 +7,7 @@
 import type { Capability } from './principal.js';
 
 /** Scopes Strata enforces. Other scopes of the reference are known but refused when a group is created. */
-export const SUPPORTED_SCOPES = ['all', 'datasetScope', 'idscope', 'currentuserscope', 'spaceIdScope'] as const;
+export const SUPPORTED_SCOPES = ['all', 'datasetScope', 'idscope', 'currentuserscope', 'spaceIdScope', 'extractionpipelinescope'] as const;
 
 export interface AclDef {
   /** The spelling shown in messages and in token inspection. */
@@ -35,7 +35,7 @@ const REFERENCE: ReadonlyArray<[string, string[], string[]]> = [
   ['entityMatchingAcl', RW, [A]],
   ['eventsAcl', RW, [A, DS]],
   ['experimentAcl', ['USE'], [A]],
-  ['extractionConfigsAcl', RW, [A]],
+  ['extractionConfigsAcl', RW, [A, 'extractionpipelinescope', DS]],
   ['extractionPipelinesAcl', RW, [A, 'idscope', DS]],
   ['extractionRunsAcl', RW, [A, 'extractionpipelinescope', DS]],
   ['filesAcl', RW, [A, DS]],

@@ -68,6 +68,8 @@ function parseScope(raw: unknown, acl: string, known: ReadonlySet<string>, path:
       return { datasetScope: { ids: idList(value, at) } };
     case 'idscope':
       return { idscope: { ids: idList(value, at) } };
+    case 'extractionpipelinescope':
+      return { extractionpipelinescope: { ids: idList(value, at) } };
     case 'spaceIdScope':
       return { spaceIdScope: { spaceIds: spaceList(value, at) } };
     default:

@@ -18,6 +18,8 @@ export type Scope =
   | { all: Record<string, never> }
   | { datasetScope: { ids: number[] } }
   | { idscope: { ids: number[] } }
+  /** Extraction pipeline ids, for the items that live under pipelines (their runs and configurations). */
+  | { extractionpipelinescope: { ids: number[] } }
   | { spaceIdScope: { spaceIds: string[] } }
   | { currentuserscope: Record<string, never> };
 

@@ -96,8 +96,12 @@ export interface ArrayPatch<T> {
   remove?: T[];
 }
 
-/** An object value (a label, `{externalId}`) by its JSON text, for lists whose objects are compared by value. */
-const byJson = (v: unknown): unknown => (typeof v === 'object' && v !== null ? JSON.stringify(v) : v);
+/** An object value (a label, a raw table) by its content: equal fields in any order are equal. */
+function byContent(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return JSON.stringify(v.map(byContent));
+  return JSON.stringify(Object.keys(v).sort().map((k) => [k, byContent((v as Record<string, unknown>)[k])]));
+}
 const byIdentity = (v: unknown): unknown => v;
 
 /**
@@ -116,7 +120,7 @@ export function applyArrayPatch<T>(current: T[] | null, patch: ArrayPatch<T> | u
   let next: T[];
   if (patch.set !== undefined) next = [...patch.set];
   else {
-    const valueKey = byValue ? byJson : byIdentity;
+    const valueKey = byValue ? byContent : byIdentity;
     const removed = new Set((patch.remove ?? []).map(valueKey));
     next = (current ?? []).filter((v) => !removed.has(valueKey(v)));
     const kept = new Set(next.map(valueKey));

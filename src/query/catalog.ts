@@ -73,6 +73,11 @@ export interface ResourceCatalog {
    * only items with a value here; a resource without one is reachable by scoped principals only by item id.
    */
   dataSetColumn?: string;
+  /**
+   * Items that live under an item of another resource (ModelSpec.parent) are in a scope when their parent
+   * is: `column` holds the parent's row id, `catalog` is the parent's.
+   */
+  parentScope?: { column: string; catalog: ResourceCatalog };
   /** Columns with an index on (project_id, column): whether any item lacks the key is then one index probe. */
   indexedColumns?: ReadonlySet<string>;
   /** The ACL whose grants reach this resource's items (`eventsAcl`); see auth/access.ts. */

@@ -97,12 +97,17 @@ export interface ResourceSpec<Create> {
   duplicateStatus?: 400 | 422;
   /** For items that live under a parent (ItemTable.parent): the parent's row id, set by `underParent`. */
   parentId?: number;
+  /** Where the parent stands for scopes: items under a parent stand where it does. Set by `underParent`. */
+  parentTarget?: ScopeTarget;
+  /** The creation time a create item gives for itself (an extraction pipeline run's), when the request may set it. */
+  createdTimeOf?(item: Create): number | undefined;
 }
 
 /**
  * The resource's operations under one parent item, named by `ref` (`{externalId}`): every read and write
  * of the returned spec creates, names, lists and counts items under it. A parent that does not exist, or
- * that the request cannot see, is a 400 naming it.
+ * that the request's scope does not reach, is a 400 naming it (at `path`, where the request names it in its
+ * body or query).
  */
 export async function underParent<C>(
   spec: ResourceSpec<C>,
@@ -110,12 +115,14 @@ export async function underParent<C>(
   services: Services,
   projectId: number,
   ref: KeyInput,
+  path?: Path,
 ): Promise<ResourceSpec<C>> {
   const key = parent.table.key;
-  const refs = [key ? checkKeyRef(ref, key, ['path']) : checkRef(ref, ['path'])];
+  const refs = [key ? checkKeyRef(ref, key, path ?? ['path']) : checkRef(ref, path ?? ['path'])];
   const [id] = await resolveRefs(services.db, parent.table.table, projectId, refs, true, scopeCondition(services.access, parent.catalog, parent.table.table), key);
-  if (id === undefined) throw badRequest(`The ${parent.catalog.noun} ${JSON.stringify(refBody(refs[0]))} does not exist`);
-  return { ...spec, parentId: id };
+  if (id === undefined) throw badRequest(`${path ? `${formatPath(path)}: the` : 'The'} ${parent.catalog.noun} ${JSON.stringify(refBody(refs[0]))} does not exist`);
+  const row = (await rowsByIds(services.db, parent.table, projectId, [id])).get(id)!;
+  return { ...spec, parentId: id, parentTarget: scopeTarget(parent, toValues(parent.table, row), id) };
 }
 
 function parentIdOf(spec: ResourceSpec<unknown>): number {
@@ -191,7 +198,8 @@ const asJson: ItemReader<string> = {
 };
 
 /** Where an item stands for scopes: its id and its data set (the catalog's `dataSetColumn`). */
-export function scopeTarget(spec: ResourceSpec<unknown>, values: Values, id?: number): ScopeTarget {
+export function scopeTarget(spec: Pick<ResourceSpec<unknown>, 'table' | 'catalog' | 'parentTarget'>, values: Values, id?: number): ScopeTarget {
+  if (spec.parentTarget) return spec.parentTarget;
   const column = spec.catalog.dataSetColumn;
   if (column === undefined) return { id, dataSetId: null };
   if (column === 'id') return { id, dataSetId: id ?? null };
@@ -289,8 +297,9 @@ export async function createItems<C>(spec: ResourceSpec<C>, services: Services, 
     const existing = await existingRefs(db, spec.table.table, projectId, claimed, parentCondition(spec as ResourceSpec<unknown>, spec.table.table), spec.table.key);
     if (existing.length) throw duplicatedItems(existing.map((e) => refBody(e.ref)));
     await checkReferences(spec, ctx, values);
-    const ids = await insertItems(db, spec.table, projectId, values, now);
-    return values.map((v, i) => itemFromValues(spec.table, ids[i], v, now, now));
+    const created = items.map((item) => spec.createdTimeOf?.(item) ?? now);
+    const ids = await insertItems(db, spec.table, projectId, values, now, created);
+    return values.map((v, i) => itemFromValues(spec.table, ids[i], v, created[i], now));
   });
 }
 

@@ -59,8 +59,8 @@ interface Common<S extends TSchema> {
   /** A create item must give it. */
   required?: boolean;
   /**
-   * Stored with the item and kept by the resource's own rules, but never part of a request or an answer
-   * (the count of columns removed from a sequence).
+   * Stored with the item for the resource's own rules (set by `createValues`), never part of a request or an
+   * answer: the count of columns removed from a sequence, a lower-cased copy that a filter reads.
    */
   hidden?: boolean;
 }
@@ -69,7 +69,7 @@ export type FieldSpec<S extends TSchema = TSchema> =
   | (Common<S> & { kind: ScalarKind; query?: Query })
   | (Common<S> & { kind: 'json'; absent?: string })
   | (Common<S> & { kind: 'instanceId'; query?: Query })
-  | (Common<S> & { kind: 'metadata'; limits: MetadataLimits; store: Omit<MetadataStore, 'maxFilterableLength'> })
+  | (Common<S> & { kind: 'metadata'; limits: MetadataLimits; store: Omit<MetadataStore, 'maxFilterableLength'>; emptyAbsent?: boolean })
   | (Common<S> & { kind: 'list'; sideTable: ArrayProperty; maxItems: number });
 
 type Options = Omit<Common<TSchema>, 'schema'>;
@@ -83,8 +83,11 @@ export const field = {
   json: <S extends TSchema>(schema: S, o: Options = {}): FieldSpec<S> => ({ kind: 'json', schema, patch: 'nullable', ...o }),
   /** `{space, externalId}`, kept in two columns so it can be looked up and filtered. */
   instanceId: <S extends TSchema>(schema: S, o: Options & { query?: Query } = {}): FieldSpec<S> => ({ kind: 'instanceId', schema, patch: false, ...o }),
-  /** A string map within `limits`, with a side table of its keys and values for case-insensitive filters. */
-  metadata: (limits: MetadataLimits, store: Omit<MetadataStore, 'maxFilterableLength'>, o: Options = {}) =>
+  /**
+   * A string map within `limits`, with a side table of its keys and values for case-insensitive filters.
+   * Given as `{}` when empty, unless `emptyAbsent`: then left out, as the reference does for some resources.
+   */
+  metadata: (limits: MetadataLimits, store: Omit<MetadataStore, 'maxFilterableLength'>, o: Options & { emptyAbsent?: boolean } = {}) =>
     ({ kind: 'metadata', schema: metadataSchema(limits), limits, store, patch: 'metadata', ...o }) satisfies FieldSpec,
   /** A list with a side table holding one row per value, so filters on it use an index. */
   list: <S extends TSchema>(schema: S, sideTable: ArrayProperty, maxItems: number, o: Options = {}): FieldSpec<S> => ({
@@ -97,11 +100,11 @@ export const field = {
   }),
   /**
    * A list kept as JSON text and given as `[]` when empty; no filter reaches its values. `ops` are the
-   * changes an update may make.
+   * changes an update may make; `byValue` compares objects by content (see applyArrayPatch).
    */
-  jsonList: <S extends TSchema>(schema: S, maxItems: number, o: Options & { ops?: readonly ListOp[] } = {}): FieldSpec<S> => {
-    const { ops, ...rest } = o;
-    return { kind: 'json', schema, absent: '[]', patch: { array: maxItems, ...(ops ? { ops } : {}) }, ...rest };
+  jsonList: <S extends TSchema>(schema: S, maxItems: number, o: Options & { ops?: readonly ListOp[]; byValue?: boolean } = {}): FieldSpec<S> => {
+    const { ops, byValue, ...rest } = o;
+    return { kind: 'json', schema, absent: '[]', patch: { array: maxItems, ...(ops ? { ops } : {}), ...(byValue ? { byValue } : {}) }, ...rest };
   },
   /** An object of optional fields kept as JSON text, given as `{}` when empty; an update changes its fields by `modify`. */
   object: <P extends Record<string, TSchema>>(properties: P, o: Options = {}) =>
@@ -243,11 +246,11 @@ export function defineModel<F extends Record<string, FieldSpec>>(spec: ModelSpec
   const createFields: Record<string, TSchema> = {};
   for (const [name, f] of Object.entries(spec.fields)) {
     const column = f.column ?? snake(name);
-    const absent = f.kind === 'metadata' ? '{}' : f.kind === 'json' ? f.absent : undefined;
+    const absent = f.kind === 'metadata' ? (f.emptyAbsent ? undefined : '{}') : f.kind === 'json' ? f.absent : undefined;
     fields.push({ name, column, type: storageType(f), ...(absent ? { absent } : {}), ...(f.hidden ? { hidden: true } : {}) });
     if (f.index) indexes.push({ name: f.index, columns: ['project_id', column] });
     if (f.hidden) {
-      columns[column] = { type: f.kind === 'string' || f.kind === 'json' ? 'text' : 'integer', notNull: f.notNull, default: f.default };
+      columns[column] = { type: f.kind === 'integer' || f.kind === 'boolean' ? 'integer' : 'text', notNull: f.notNull, default: f.default };
       continue;
     }
     schemas[name] = f.schema;
@@ -321,6 +324,7 @@ export function defineModel<F extends Record<string, FieldSpec>>(spec: ModelSpec
     ...(dataSetColumn ? { dataSetColumn } : {}),
     indexedColumns,
     ...(spec.visibleValues ? { visibleValues: spec.visibleValues } : {}),
+    ...(spec.parent ? { parentScope: { column: spec.parent.column, catalog: spec.parent.model.catalog } } : {}),
   };
   const table: ItemTable = {
     table: t,

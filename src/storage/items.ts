@@ -322,13 +322,16 @@ function storedJson(t: ItemTable, id: number, v: Values, createdTime: number, la
 
 /**
  * Inserts items, returning their ids in order (allocated by `allocateIds`). Rows and side-table rows go in
- * with multi-row statements.
+ * with multi-row statements. Each is created `now`, unless `createdTimes` gives its creation time.
  */
-export async function insertItems(db: Queryable, t: ItemTable, projectId: number, values: readonly Values[], now: number): Promise<number[]> {
+export async function insertItems(db: Queryable, t: ItemTable, projectId: number, values: readonly Values[], now: number, createdTimes?: readonly number[]): Promise<number[]> {
   if (values.length === 0) return [];
   const ids = await allocateIds(db, t.table, values.length);
   const columns = ['id', 'project_id', ...dataColumns(t), 'created_time', 'last_updated_time', ...(t.storesJson ? [ITEM_JSON_COLUMN] : [])];
-  const rows = values.map((v, k) => [ids[k], projectId, ...t.fields.flatMap((f) => toColumns(f, v[f.name])), now, now, ...storedJson(t, ids[k], v, now, now)]);
+  const rows = values.map((v, k) => {
+    const created = createdTimes?.[k] ?? now;
+    return [ids[k], projectId, ...t.fields.flatMap((f) => toColumns(f, v[f.name])), created, now, ...storedJson(t, ids[k], v, created, now)];
+  });
   await insertRows(db, t.table, columns, rows);
   await fillSideTables(db, t, projectId, values.map((v, k) => ({ id: ids[k], v })));
   return ids;
