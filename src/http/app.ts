@@ -20,6 +20,7 @@ import { datapointRoutes } from '../resources/datapoints/routes.js';
 import { dataSetRoutes } from '../resources/datasets/routes.js';
 import { eventRoutes } from '../resources/events/routes.js';
 import { groupRoutes } from '../resources/groups/routes.js';
+import { registerContainerChecks } from '../resources/models/container-checks.js';
 import { modelRoutes } from '../resources/models/routes.js';
 import { projectRoutes } from '../resources/projects/routes.js';
 import { sessionRoutes } from '../resources/sessions/routes.js';
@@ -162,6 +163,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ...platform,
     clock,
   };
+  registerContainerChecks(platform.jobs, db, reads, now);
 
   const app = Fastify({
     logger: options.logger === false ? false : { level: config.logLevel },
