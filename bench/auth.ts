@@ -1,12 +1,12 @@
 /**
  * Authentication workload (issue 4): what token verification costs on a small request. GET /events/{id}
  * with a bearer token (verified once, then served from the cache of resolved principals) against the same
- * route on an app whose every request is made by a pre-verified principal. Both apps run in this process on
+ * route on an app whose authentication resolves every token to a pre-verified principal (BuildOptions.wrapAuth). Both apps run in this process on
  * the same data directory, with throttling off, and are measured in short alternating rounds; the ratio is
  * the median of the rounds' pairwise ratios, which a busy machine disturbs least.
  */
 import { loadConfig } from '../src/config.js';
-import { buildApp, type Strata } from '../src/http/app.js';
+import { buildApp, type Strata } from '../src/app.js';
 import type { Principal } from '../src/auth/principal.js';
 import type { BenchContext, Suite } from './lib/context.js';
 import { expectStatus } from './lib/http.js';
@@ -29,7 +29,7 @@ const ADMIN: Principal = {
 
 async function startApp(dataDir: string, principal?: Principal): Promise<{ strata: Strata; origin: string }> {
   const config = loadConfig([], { ...storeEnv(dataDir), STRATA_PROJECTS: PROJECT, STRATA_LOG_LEVEL: 'error', STRATA_PORT: '0', STRATA_THROTTLE: 'off' });
-  const strata = await buildApp(config, { logger: false, ...(principal ? { principal } : {}) });
+  const strata = await buildApp(config, { logger: false, ...(principal ? { wrapAuth: (auth) => ({ ...auth, cachedPrincipal: () => principal }) } : {}) });
   const origin = await strata.app.listen({ host: '127.0.0.1', port: 0 });
   return { strata, origin };
 }
@@ -101,7 +101,7 @@ export const authSuite: Suite = {
         data: { rounds: { withToken, preVerified: without }, pairRatios: pairs, rps, referenceRps: reference, ratio },
       });
       ctx.note(
-        'Auth reference: a second Strata app on the same data whose requests all carry a pre-verified administrator principal (BuildOptions.principal); both apps run in the load generator process, alternating rounds.',
+        'Auth reference: a second Strata app on the same data whose requests all carry a pre-verified administrator principal (BuildOptions.wrapAuth); both apps run in the load generator process, alternating rounds.',
       );
     } finally {
       await verified.strata.close();

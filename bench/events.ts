@@ -5,7 +5,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
-import { appSchema } from '../src/resources/tables.js';
+import { appSchema } from '../src/app.js';
 import { migrate } from '../src/storage/migrate.js';
 import pg from 'pg';
 import { numberedPlaceholders, PostgresStore } from '../src/storage/postgres-store.js';

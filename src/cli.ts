@@ -4,9 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { CONFIG_HELP, ConfigError, loadConfig, type Config } from './config.js';
-import { buildApp, type Strata } from './http/app.js';
-import { appSchema } from './resources/tables.js';
+import { appSchema, buildApp, type Strata } from './app.js';
+import { CONFIG_SECTIONS } from './areas.js';
+import { configHelp, ConfigError, loadConfig, type Config } from './config.js';
 import { migrate, SchemaTooNew } from './storage/migrate.js';
 import { openStore } from './storage/open.js';
 import { StoreUnavailable } from './storage/store.js';
@@ -27,7 +27,7 @@ commands:
   version, -v, --version print the version
 
 options (each also read from the environment variable named; a flag wins over it):
-${CONFIG_HELP}`;
+${configHelp(CONFIG_SECTIONS)}`;
 
 function version(): string {
   // The same relative path from src/ and from the compiled dist/.
@@ -140,7 +140,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
-    const config = loadConfig(args);
+    const config = loadConfig(args, process.env, CONFIG_SECTIONS);
     if (command === 'serve') await serve(config);
     else if (command === 'token') await withApp(config, async (strata) => (await strata.idp.issueToken(strata.idp.devClient)).access_token);
     else if (command === 'admin-secret') await withApp(config, async (strata) => strata.idp.devClient.secret);

@@ -1,5 +1,7 @@
 /**
- * One typed configuration object, from command-line flags, then environment variables, then defaults.
+ * One typed configuration object, from command-line flags, then environment variables, then defaults. The
+ * settings of the server are declared here; an area declares its own as a section (`ConfigSection`), which
+ * the composition root passes in, so that this module knows no area.
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
@@ -7,7 +9,6 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { ADDRESS_ALLOWANCES, type AddressAllowance } from './http/address-policy.js';
 import type { OutboundConfig } from './http/outbound.js';
-import { DM_LIMITS, PROJECT_LIMIT_NAMES } from './resources/models/limits.js';
 import { parseBlobUrl, type BlobSettings } from './storage/blobs/open.js';
 
 export interface Config {
@@ -59,10 +60,8 @@ export interface Config {
   outbound: OutboundConfig;
   /** Origins besides the issuer's own where its discovery document may place `jwks_uri` and `token_endpoint`; `*` for any. */
   oidcExtraOrigins: string[] | '*';
-  /** Age at which a data modeling sync cursor expires, in milliseconds. */
-  syncCursorMaxAgeMs: number;
-  /** Data modeling: what a project may hold, by name (`instances`, `spaces`, ...), over the defaults. */
-  modelsLimits?: Readonly<Record<string, number>>;
+  /** The areas' sections, each loaded from its settings. */
+  sections: SectionValues;
   /** Where blob contents are kept (storage/blobs/open.ts). */
   blobs: BlobSettings;
 }
@@ -131,7 +130,7 @@ export const DEFAULT_JSON_MAX_DEPTH = 64;
  * variable, what it sets, and its default. `default` is the text used when neither is given; `shown`
  * describes a default that depends on other settings or on the machine. `strata help` lists them from here.
  */
-interface Setting {
+export interface Setting {
   flag?: string;
   env: string;
   meaning: string;
@@ -165,8 +164,6 @@ const SETTINGS: readonly Setting[] = [
   { flag: '--cors-origins', env: 'STRATA_CORS_ORIGINS', shown: 'none (CORS off)', meaning: 'exact origins of browser applications allowed to call the API, comma-separated' },
   { flag: '--token-failure-burst', env: 'STRATA_TOKEN_FAILURE_BURST', default: '10', meaning: 'failed /oauth2/token requests at once, per client id and per address' },
   { flag: '--token-failure-rate', env: 'STRATA_TOKEN_FAILURE_RATE', default: '10', meaning: 'failed /oauth2/token requests a minute after the burst' },
-  { flag: '--sync-cursor-max-age', env: 'STRATA_SYNC_CURSOR_MAX_AGE_MS', default: String(DM_LIMITS.syncCursorMaxAgeMs), meaning: 'age at which a data modeling sync cursor expires, in ms' },
-  { flag: '--models-limits', env: 'STRATA_MODELS_LIMITS', shown: "the reference's", meaning: 'what a project may hold in data modeling, as JSON such as {"instances": 100000}' },
   { flag: '--blob-url', env: 'STRATA_BLOB_URL', shown: '<data-dir>/blobs; the database with --data-dir :memory:', meaning: 'where file contents are kept: file:///path, database: (the database), or s3://bucket/prefix' },
   { flag: '--blob-endpoint', env: 'STRATA_BLOB_ENDPOINT', shown: 'AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, or AWS', meaning: 'address of an S3-compatible store, such as http://127.0.0.1:9000' },
   { flag: '--blob-path-style', env: 'STRATA_BLOB_PATH_STYLE', shown: 'on with an endpoint, off without', meaning: 'S3 requests with the bucket in the path rather than the host name: on or off' },
@@ -185,7 +182,47 @@ const SETTINGS: readonly Setting[] = [
   { flag: '--oidc-extra-origins', env: 'STRATA_OIDC_EXTRA_ORIGINS', shown: 'none', meaning: "origins besides the issuer's where its discovery document may place keys and token endpoint (comma-separated, or *)" },
 ];
 
-const FLAGS = new Map(SETTINGS.flatMap((s) => (s.flag ? [[s.flag, s.env] as const] : [])));
+/**
+ * A part of the configuration that an area declares: its settings (in `strata help`, as flags and variables)
+ * and how their text becomes its values. `load` reads each setting's text with `text` (its declared default
+ * where none was given) and names it in messages with `name` ("STRATA_X (--x)").
+ */
+export interface ConfigSection<T> {
+  readonly name: string;
+  readonly settings: readonly Setting[];
+  load(text: (env: string) => string | undefined, name: (env: string) => string): T;
+}
+
+/** The loaded sections, by their declaration; a section not loaded (an app built without its settings) has its defaults. */
+export interface SectionValues {
+  of<T>(section: ConfigSection<T>): T;
+}
+
+/** Section values from what was loaded, the defaults of any other section. */
+export function sectionValues(loaded: ReadonlyMap<ConfigSection<unknown>, unknown> = new Map()): SectionValues {
+  const defaults = new Map<ConfigSection<unknown>, unknown>();
+  return {
+    of<T>(section: ConfigSection<T>): T {
+      if (loaded.has(section)) return loaded.get(section) as T;
+      if (!defaults.has(section)) defaults.set(section, loadSection(section, {}));
+      return defaults.get(section) as T;
+    },
+  };
+}
+
+function loadSection<T>(section: ConfigSection<T>, values: Env): T {
+  return section.load(
+    (env) => values[env] ?? section.settings.find((s) => s.env === env)?.default,
+    (env) => settingName(section.settings, env),
+  );
+}
+
+/** How messages name a setting: its variable, and its flag when it has one. */
+function settingName(settings: readonly Setting[], env: string): string {
+  const flag = settings.find((s) => s.env === env)?.flag;
+  return flag ? `${env} (${flag})` : env;
+}
+
 const DEFAULTS: Env = Object.fromEntries(SETTINGS.flatMap((s) => (s.default === undefined ? [] : [[s.env, s.default]])));
 
 /** A setting's text from its flag or variable, else its declared default. */
@@ -195,14 +232,21 @@ function setting(values: Env, env: string): string {
   return value;
 }
 
-/** The settings as `strata help` lists them: each flag with its variable, what it sets and its default. */
-export const CONFIG_HELP = SETTINGS.map((s) => `  ${s.flag ? `${s.flag} (${s.env})` : `${s.env} (environment only)`}\n      ${s.meaning} (default: ${s.default ?? s.shown})`).join('\n');
+/** A server setting's name in messages (see `settingName`). */
+const named = (env: string): string => settingName(SETTINGS, env);
+
+/** The settings as `strata help` lists them, the server's and then the sections': each flag with its variable, what it sets and its default. */
+export function configHelp(sections: readonly ConfigSection<unknown>[] = []): string {
+  return [...SETTINGS, ...sections.flatMap((s) => s.settings)]
+    .map((s) => `  ${s.flag ? `${s.flag} (${s.env})` : `${s.env} (environment only)`}\n      ${s.meaning} (default: ${s.default ?? s.shown})`)
+    .join('\n');
+}
 
 const PROJECT_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
 const MAX_RATE = 1e9;
 const MAX_COUNT = 1e9;
 
-function integer(name: string, raw: string, min: number, max: number): number {
+export function integer(name: string, raw: string, min: number, max: number): number {
   const n = Number(raw);
   if (!/^\d+$/.test(raw) || n < min || n > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
   return n;
@@ -217,7 +261,7 @@ function positiveRate(name: string, raw: string | number, shown: unknown = raw, 
   return n;
 }
 
-function count(name: string, raw: string | number, what: string, shown: unknown = raw): number {
+export function count(name: string, raw: string | number, what: string, shown: unknown = raw): number {
   const n = typeof raw === 'string' ? (/^\d+$/.test(raw.trim()) ? Number(raw) : NaN) : raw;
   if (!Number.isInteger(n) || n < 1 || n > MAX_COUNT) {
     throw new ConfigError(`${name} must be a whole number of ${what} from 1 to ${MAX_COUNT}, got ${show(shown)}`);
@@ -233,7 +277,7 @@ function parseUrl(text: string): URL | undefined {
   }
 }
 
-function onOff(name: string, raw: string): boolean {
+export function onOff(name: string, raw: string): boolean {
   if (raw !== 'on' && raw !== 'off') throw new ConfigError(`${name} must be "on" or "off", got "${raw}"`);
   return raw === 'on';
 }
@@ -336,8 +380,8 @@ function loadThrottleConfig(values: Env): ThrottleConfig {
       throw new ConfigError('STRATA_PROJECT_LIMITS (--project-limits) must be a JSON object keyed by project name, such as {"dev": {"project": {"rate": 100}}}');
     }
     for (const [project, o] of Object.entries(parsed)) {
-      if (!PROJECT_NAME.test(project)) throw new ConfigError(`STRATA_PROJECT_LIMITS: "${project}" is not a valid project name`);
-      projectLimits[project] = parseLimitsOverride(o, `STRATA_PROJECT_LIMITS.${project}`);
+      if (!PROJECT_NAME.test(project)) throw new ConfigError(`${named('STRATA_PROJECT_LIMITS')}: "${project}" is not a valid project name`);
+      projectLimits[project] = parseLimitsOverride(o, `${named('STRATA_PROJECT_LIMITS')}: ${project}`);
     }
   }
 
@@ -411,27 +455,6 @@ function loadTrustProxy(raw: string | undefined): string[] {
     }
   }
   return entries;
-}
-
-/** STRATA_MODELS_LIMITS: a JSON object of data modeling project limits to override, such as {"instances": 100000}. */
-function loadModelsLimits(raw: string | undefined): Record<string, number> | undefined {
-  if (raw === undefined || raw.trim() === '') return undefined;
-  const where = 'STRATA_MODELS_LIMITS (--models-limits)';
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch (err) {
-    throw new ConfigError(`${where} is not valid JSON: ${(err as Error).message}`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new ConfigError(`${where} must be a JSON object such as {"instances": 100000}; names: ${PROJECT_LIMIT_NAMES.join(', ')}`);
-  }
-  const out: Record<string, number> = {};
-  for (const [name, value] of Object.entries(parsed)) {
-    if (!(PROJECT_LIMIT_NAMES as readonly string[]).includes(name)) throw new ConfigError(`${where}: unknown limit "${name}"; names: ${PROJECT_LIMIT_NAMES.join(', ')}`);
-    out[name] = count(`${where}.${name}`, value as number, 'items', value);
-  }
-  return out;
 }
 
 /** STRATA_BLOB_URL and, for an S3-compatible store, its address (STRATA_BLOB_ENDPOINT, or the AWS SDK's AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL) and addressing. */
@@ -533,11 +556,13 @@ function loadExtraOrigins(raw: string | undefined): string[] | '*' {
     });
 }
 
-export function loadConfig(argv: readonly string[], env: Env = process.env): Config {
+/** The configuration from `argv` and `env`, with the sections of the areas served. */
+export function loadConfig(argv: readonly string[], env: Env = process.env, sections: readonly ConfigSection<unknown>[] = []): Config {
+  const flags = new Map([...SETTINGS, ...sections.flatMap((s) => s.settings)].flatMap((s) => (s.flag ? [[s.flag, s.env] as const] : [])));
   const values: Env = { ...env };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split(/=(.*)/s, 2);
-    const name = FLAGS.get(flag);
+    const name = flags.get(flag);
     if (!name) throw new ConfigError(`unknown option ${flag}; \`strata help\` lists the options`);
     const value = inline ?? argv[++i];
     if (value === undefined) throw new ConfigError(`${flag} needs a value`);
@@ -554,14 +579,14 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
     .filter(Boolean);
   for (const p of projects) {
     if (!PROJECT_NAME.test(p)) {
-      throw new ConfigError(`STRATA_PROJECTS: "${p}" is not a valid project name (lower-case letters, digits and '-', at most 64)`);
+      throw new ConfigError(`${named('STRATA_PROJECTS')}: "${p}" is not a valid project name (lower-case letters, digits and '-', at most 64)`);
     }
   }
   if (values.STRATA_DATABASE_READ_URL && !values.STRATA_DATABASE_URL) {
     throw new ConfigError('STRATA_DATABASE_READ_URL (--database-read-url) is a replica of STRATA_DATABASE_URL (--database-url), which is not set');
   }
   const synchronous = setting(values, 'STRATA_SYNC');
-  if (synchronous !== 'normal' && synchronous !== 'full') throw new ConfigError(`STRATA_SYNC must be "normal" or "full", got "${synchronous}"`);
+  if (synchronous !== 'normal' && synchronous !== 'full') throw new ConfigError(`${named('STRATA_SYNC')} must be "normal" or "full", got "${synchronous}"`);
   return {
     host,
     port,
@@ -573,7 +598,7 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
     projects,
     publicUrl: (values.STRATA_PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
     devClientSecret: values.STRATA_DEV_CLIENT_SECRET || undefined,
-    bodyLimit: integer('STRATA_BODY_LIMIT', setting(values, 'STRATA_BODY_LIMIT'), 1024, 1024 * 1024 * 1024),
+    bodyLimit: integer(named('STRATA_BODY_LIMIT'), setting(values, 'STRATA_BODY_LIMIT'), 1024, 1024 * 1024 * 1024),
     logLevel: setting(values, 'STRATA_LOG_LEVEL'),
     synchronous,
     readWorkers: integer('STRATA_READ_WORKERS (--read-workers)', values.STRATA_READ_WORKERS ?? String(Math.min(4, availableParallelism())), 0, 64),
@@ -582,8 +607,7 @@ export function loadConfig(argv: readonly string[], env: Env = process.env): Con
     jwksRefreshIntervalMs: integer('STRATA_JWKS_REFRESH_INTERVAL_MS (--jwks-refresh-interval)', setting(values, 'STRATA_JWKS_REFRESH_INTERVAL_MS'), 0, 86_400_000),
     outbound: loadOutboundConfig(values),
     oidcExtraOrigins: loadExtraOrigins(values.STRATA_OIDC_EXTRA_ORIGINS),
-    syncCursorMaxAgeMs: integer('STRATA_SYNC_CURSOR_MAX_AGE_MS (--sync-cursor-max-age)', setting(values, 'STRATA_SYNC_CURSOR_MAX_AGE_MS'), 1000, 365 * 86_400_000),
-    modelsLimits: loadModelsLimits(values.STRATA_MODELS_LIMITS),
+    sections: sectionValues(new Map(sections.map((section) => [section, loadSection(section, values)]))),
     blobs: loadBlobSettings(values),
     unauthenticatedBodyLimit: integer(
       'STRATA_UNAUTHENTICATED_BODY_LIMIT (--unauthenticated-body-limit)',

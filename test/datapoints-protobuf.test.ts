@@ -17,11 +17,15 @@ const schema = protobuf.Root.fromJSON({
     StringDatapoint: { fields: { timestamp: { type: 'int64', id: 1 }, value: { type: 'string', id: 2 }, status: { type: 'Status', id: 3 }, nullValue: { type: 'bool', id: 4 } } },
     StringDatapoints: { fields: { datapoints: { rule: 'repeated', type: 'StringDatapoint', id: 1 } } },
     AggregateDatapoint: {
-      fields: Object.fromEntries(
-        ['timestamp', 'average', 'max', 'min', 'count', 'sum', 'interpolation', 'stepInterpolation', 'continuousVariance', 'discreteVariance', 'totalVariation', 'countGood', 'countUncertain', 'countBad', 'durationGood', 'durationUncertain', 'durationBad'].map(
-          (name, i) => [name, { type: i === 0 ? 'int64' : 'double', id: i + 1 }],
+      fields: {
+        ...Object.fromEntries(
+          ['timestamp', 'average', 'max', 'min', 'count', 'sum', 'interpolation', 'stepInterpolation', 'continuousVariance', 'discreteVariance', 'totalVariation', 'countGood', 'countUncertain', 'countBad', 'durationGood', 'durationUncertain', 'durationBad'].map(
+            (name, i) => [name, { type: i === 0 ? 'int64' : 'double', id: i + 1 }],
+          ),
         ),
-      ),
+        maxDatapoint: { type: 'NumericDatapoint', id: 18 },
+        minDatapoint: { type: 'NumericDatapoint', id: 19 },
+      },
     },
     AggregateDatapoints: { fields: { datapoints: { rule: 'repeated', type: 'AggregateDatapoint', id: 1 } } },
     DataPointListItem: {
@@ -193,13 +197,32 @@ describe('data points as protocol buffers', () => {
     expect(bucket).toEqual({ ...json.items[1].datapoints[0], timestamp: undefined });
   });
 
-  it('answer errors and aggregates it has no message for in JSON', async () => {
+  it('answer errors in JSON', async () => {
     const headers = { accept: 'application/protobuf' };
     expect(errorMessage(await h.request('POST', '/timeseries/data/list', { items: [{ id: 1, limit: -1 }] }, headers), 400)).toMatch(/limit/);
-    const num = await series({ externalId: 'pb-extreme' });
-    await h.post('/timeseries/data', { items: [{ id: num, datapoints: [{ timestamp: 1, value: 1 }] }] });
-    const extreme = await h.request('POST', '/timeseries/data/list', { items: [{ id: num, aggregates: ['maxDatapoint'], granularity: '1h', start: 0, end: 10 }] }, headers);
-    expect(errorMessage(extreme, 400)).toMatch(/maxDatapoint has no protocol buffers form/);
+  });
+
+  it('carry maxDatapoint and minDatapoint as points, with their status, and leave them out of a bucket without points', async () => {
+    const id = await series({ externalId: 'pb-extreme' });
+    const MINUTE = 60_000;
+    const datapoints = [
+      { timestamp: 10 * MINUTE, value: 3 },
+      { timestamp: 20 * MINUTE, value: -2, status: { symbol: 'Uncertain' } },
+      { timestamp: 70 * MINUTE, value: 0 },
+    ];
+    await h.post('/timeseries/data', { items: [{ id, datapoints }] });
+    const aggregates = ['stepInterpolation', 'maxDatapoint', 'minDatapoint'];
+    const { json, proto } = await both({ items: [{ id, start: 0, end: 90 * MINUTE, aggregates, granularity: '30m', includeStatus: true, treatUncertainAsBad: false }] });
+    const [full, empty, last] = json.items[0].datapoints;
+    expect(full.maxDatapoint).toEqual({ timestamp: 10 * MINUTE, value: 3 });
+    expect(full.minDatapoint).toMatchObject({ timestamp: 20 * MINUTE, value: -2, status: { symbol: 'Uncertain' } });
+    expect(empty).toEqual({ timestamp: 30 * MINUTE, stepInterpolation: -2 });
+    expect(last.maxDatapoint).toEqual({ timestamp: 70 * MINUTE, value: 0 });
+    const [pFull, pEmpty, pLast] = proto.items[0].aggregateDatapoints.datapoints;
+    // stepInterpolation is NaN where JSON leaves it out; 0, the proto3 default, is left out of a point as of any message.
+    expect(pFull).toEqual({ stepInterpolation: NaN, maxDatapoint: full.maxDatapoint, minDatapoint: full.minDatapoint });
+    expect(pEmpty).toEqual(empty);
+    expect(pLast).toEqual({ timestamp: 60 * MINUTE, stepInterpolation: -2, maxDatapoint: { timestamp: 70 * MINUTE }, minDatapoint: { timestamp: 70 * MINUTE } });
   });
 });
 

@@ -12,7 +12,7 @@ import { dataSetTable } from '../src/resources/datasets/model.js';
 import { eventTable } from '../src/resources/events/model.js';
 import { timeSeriesTable } from '../src/resources/timeseries/model.js';
 import { insertItems, itemJsonSql, renderItemJsonSql, selectColumns, toItem, updateItem, type ItemTable, type Row, type Values } from '../src/storage/items.js';
-import { appSchema } from '../src/resources/tables.js';
+import { appSchema } from '../src/app.js';
 import { migrate } from '../src/storage/migrate.js';
 import { ensureProjects } from '../src/storage/projects.js';
 import { SqliteStore } from '../src/storage/sqlite-store.js';

@@ -18,7 +18,7 @@ const raw = (method: string, url: string, payload?: string, headers: Record<stri
 const JSON_TYPE = { 'content-type': 'application/json' };
 
 describe('GET /', () => {
-  it('names the API base, the token URL, the docs and the health endpoints, and needs no token', async () => {
+  it('names the API base, the token URL, the operations served, the docs and the health endpoints, and needs no token', async () => {
     const res = await h.strata.app.inject({ method: 'GET', url: '/' });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
@@ -28,6 +28,7 @@ describe('GET /', () => {
       api: `${origin}/api/v1/projects/{project}`,
       tokenUrl: `${origin}/oauth2/token`,
       openidConfiguration: `${origin}/.well-known/openid-configuration`,
+      openapi: `${origin}/openapi.json`,
       docs: expect.stringContaining('README.md'),
       health: { live: `${origin}/health/live`, ready: `${origin}/health/ready` },
     });
@@ -37,6 +38,7 @@ describe('GET /', () => {
     expect((await h.strata.app.inject({ method: 'GET', url: path(body.health.live) })).statusCode).toBe(200);
     expect((await h.strata.app.inject({ method: 'GET', url: path(body.health.ready) })).statusCode).toBe(200);
     expect((await h.strata.app.inject({ method: 'GET', url: path(body.openidConfiguration) })).json().token_endpoint).toBe(body.tokenUrl);
+    expect((await h.strata.app.inject({ method: 'GET', url: path(body.openapi) })).json().openapi).toBe('3.1.0');
     expect((await raw('GET', path(body.api).replace('{project}', 'dev') + '/events')).statusCode).toBe(200);
   });
 });

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore, numberedPlaceholders } from '../src/storage/postgres-store.js';
 import { SqliteStore } from '../src/storage/sqlite-store.js';
-import { appSchema } from '../src/resources/tables.js';
+import { appSchema } from '../src/app.js';
 import { migrate } from '../src/storage/migrate.js';
 import { Sql, sql } from '../src/storage/sql.js';
 import { StoreUnavailable, type Store } from '../src/storage/store.js';

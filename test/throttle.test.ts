@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { buildApp } from '../src/http/app.js';
+import { buildApp } from '../src/app.js';
 import { route } from '../src/http/route.js';
 import { openTestStore } from './support/test-store.js';
 import { ensureProjects } from '../src/storage/projects.js';
@@ -318,10 +318,10 @@ describe('configuration', () => {
       [{ STRATA_THROTTLE: 'maybe' }, /STRATA_THROTTLE \(--throttle\) must be "on" or "off"/],
       [{ STRATA_PROJECT_LIMITS: '{dev:' }, /STRATA_PROJECT_LIMITS \(--project-limits\) is not valid JSON/],
       [{ STRATA_PROJECT_LIMITS: '[]' }, /must be a JSON object keyed by project name/],
-      [{ STRATA_PROJECT_LIMITS: '{"dev": {"project": {"rate": 0}}}' }, /STRATA_PROJECT_LIMITS\.dev\.project\.rate must be a number .* got 0/],
-      [{ STRATA_PROJECT_LIMITS: '{"dev": {"project": {"burst": 0.5}}}' }, /STRATA_PROJECT_LIMITS\.dev\.project\.burst must be a whole number/],
+      [{ STRATA_PROJECT_LIMITS: '{"dev": {"project": {"rate": 0}}}' }, /STRATA_PROJECT_LIMITS \(--project-limits\): dev\.project\.rate must be a number .* got 0/],
+      [{ STRATA_PROJECT_LIMITS: '{"dev": {"project": {"burst": 0.5}}}' }, /STRATA_PROJECT_LIMITS \(--project-limits\): dev\.project\.burst must be a whole number/],
       [{ STRATA_PROJECT_LIMITS: '{"dev": {"principal": {"concurrency": "4"}}}' }, /principal\.concurrency must be a whole number .* got "4"/],
-      [{ STRATA_PROJECT_LIMITS: '{"dev": {"project": {"rps": 4}}}' }, /STRATA_PROJECT_LIMITS\.dev\.project: unknown key "rps"/],
+      [{ STRATA_PROJECT_LIMITS: '{"dev": {"project": {"rps": 4}}}' }, /STRATA_PROJECT_LIMITS \(--project-limits\): dev\.project: unknown key "rps"/],
       [{ STRATA_PROJECT_LIMITS: '{"dev": {"everyone": {}}}' }, /unknown key "everyone"; expected "project" or "principal"/],
       [{ STRATA_PROJECT_LIMITS: '{"Dev!": {}}' }, /"Dev!" is not a valid project name/],
       [{ STRATA_REDIS_URL: 'http://localhost:6379' }, /STRATA_REDIS_URL \(--redis-url\) must be a redis:\/\/ or rediss:\/\/ URL/],

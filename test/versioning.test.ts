@@ -45,9 +45,8 @@ describe('the version header', () => {
   it('answers with the release whose behaviour served the request, channel included', async () => {
     const cases: Array<[string, string]> = [
       ['20230101', '20230101'],
-      ['20250311', '20230101'],
-      ['20250312', '20250312'],
-      ['20250925', '20250312'],
+      ['20250312', '20230101'],
+      ['20250925', '20230101'],
       ['20250926', '20250926'],
       ['20261121', '20250926'],
       ['20250926-beta', '20250926-beta'],
@@ -162,7 +161,7 @@ describe('channels', () => {
 describe('dated behaviour', () => {
   it('switches on its date: the string data point limit', async () => {
     const at = async (v?: string) => (await h.request('GET', '/test/string-limit', undefined, v ? { 'svc-version': v } : {})).body;
-    expect(await at('20250925')).toEqual({ version: '20250312', limit: { max: 255, unit: 'characters' } });
+    expect(await at('20250925')).toEqual({ version: '20230101', limit: { max: 255, unit: 'characters' } });
     expect(await at('20250926')).toEqual({ version: '20250926', limit: { max: 1023, unit: 'utf8Bytes' } });
     expect(await at('20250926-beta')).toEqual({ version: '20250926-beta', limit: { max: 1023, unit: 'utf8Bytes' } });
     expect(await at()).toEqual({ version: LATEST_STABLE.name, limit: { max: 1023, unit: 'utf8Bytes' } });

@@ -13,7 +13,7 @@
 import Fastify from 'fastify';
 import { loadConfig } from '../../src/config.js';
 import type { Server as HttpServer } from 'node:http';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app.js';
 import { openStore } from '../../src/storage/open.js';
 import { storeEnv } from './backend.js';
 import { recordStore, type StatementRecorder } from './capture.js';

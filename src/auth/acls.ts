@@ -8,7 +8,6 @@ import type { Capability } from './principal.js';
 
 /** Scopes Strata enforces. Other scopes of the reference are known but refused when a group is created. */
 export const SUPPORTED_SCOPES = ['all', 'datasetScope', 'idscope', 'currentuserscope', 'spaceIdScope'] as const;
-export type SupportedScope = (typeof SUPPORTED_SCOPES)[number];
 
 export interface AclDef {
   /** The spelling shown in messages and in token inspection. */

@@ -9,6 +9,7 @@
  * with it, so a session cannot be used to stretch the access it was given.
  */
 import { randomBytes } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
 import { ApiError, badRequest, unauthorized } from '../http/errors.js';
 import type { Queryable } from '../storage/store.js';
 import type { ProjectAuthRow } from '../storage/projects.js';
@@ -26,6 +27,9 @@ import {
   type SessionStatus,
   type SessionType,
 } from './session-store.js';
+
+/** A credential of the session API: a client secret, a nonce, a session key. */
+export const SessionSecret = Type.String({ minLength: 1, maxLength: 4096 });
 
 /** How long a nonce can wait to be bound. */
 export const NONCE_TTL_MS = 10 * 60_000;

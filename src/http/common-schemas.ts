@@ -100,20 +100,6 @@ export const metadataPatchSchema = (limits: MetadataLimits) =>
     ),
   );
 
-export const MetadataPatch = metadataPatchSchema(METADATA_LIMITS);
-
-export const IdArrayPatch = (maxItems: number) =>
-  Type.Optional(
-    Type.Object(
-      {
-        set: Type.Optional(Type.Array(InternalId, { maxItems, uniqueItems: true })),
-        add: Type.Optional(Type.Array(InternalId, { maxItems, uniqueItems: true })),
-        remove: Type.Optional(Type.Array(InternalId, { maxItems, uniqueItems: true })),
-      },
-      { additionalProperties: false },
-    ),
-  );
-
 export const SortSpec = Type.Object(
   {
     property: Type.Array(Type.String(), { minItems: 1, maxItems: 2 }),

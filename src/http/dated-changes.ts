@@ -4,7 +4,9 @@
  * is one more row here: a new key, or a further row for an existing key (its `before` equal to the previous
  * row's `after`).
  *
- * Only changes that touch what Strata serves are rows; the rest of the change history has nothing to select.
+ * Only changes of existing behaviour that touch what Strata serves are rows. An addition (an operation, a
+ * field, an aggregate) is served at every version: the reference serves it so, and its clients rely on that
+ * (the official Python SDK sends 20230101 and asks for the aggregates added on 2025-03-12).
  */
 
 /**
@@ -15,13 +17,6 @@
 export const FIRST_VERSION = '20230101';
 
 export const DATED_CHANGES = [
-  {
-    date: '20250312',
-    key: 'extremeDatapointAggregates',
-    change: 'Aggregates maxDatapoint and minDatapoint (value and timestamp of the extreme point) are available from this date',
-    before: false,
-    after: true,
-  },
   {
     date: '20250926',
     key: 'stringDatapointMaxLength',

@@ -3,6 +3,7 @@
  * `{"error": {"code": <http status>, "message": "...", ...extra}}`.
  */
 import { STATUS_CODES } from 'node:http';
+import { Type } from '@sinclair/typebox';
 import { jsonResponseText } from './json-text.js';
 
 export type IdentifierRef = { id: number } | { externalId: string } | Record<string, unknown>;
@@ -29,10 +30,23 @@ export class ApiError extends Error {
   }
 }
 
+const IdentifierList = (description: string) => Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }), { description }));
+
+/** The error shape as a schema, for the OpenAPI document (openapi.ts). */
+export const ErrorBody = Type.Object({
+  error: Type.Object({
+    code: Type.Integer({ description: 'The HTTP status of the answer' }),
+    message: Type.String({ description: 'What was wrong, and where in the request' }),
+    missing: IdentifierList('The identifiers that name no item (400)'),
+    duplicated: IdentifierList('The identifiers taken already, or named more than once in the request'),
+  }),
+});
+
 export const badRequest = (message: string, extras?: ErrorExtras) => new ApiError(400, message, extras);
 export const unauthorized = (message: string) => new ApiError(401, message);
 export const forbidden = (message: string) => new ApiError(403, message);
 export const notFound = (message: string) => new ApiError(404, message);
+export const notImplemented = (message: string) => new ApiError(501, message);
 
 export const missingItems = (missing: IdentifierRef[]) =>
   new ApiError(400, `${missing.length === 1 ? 'An item was' : `${missing.length} items were`} not found: ${describeRefs(missing)}`, {
@@ -50,6 +64,8 @@ export const duplicatedItems = (duplicated: IdentifierRef[], status = 409) =>
 
 /** What kind of identifiers a `duplicated` list holds, for its message. */
 function identifierKinds(refs: IdentifierRef[]): string {
+  // A declared key of several fields (a version under its parent) is named as keys.
+  if (refs.some((r) => Object.keys(r).some((k) => k !== 'externalId' && k !== 'instanceId'))) return 'keys';
   const instance = refs.some((r) => 'instanceId' in r);
   const external = refs.some((r) => 'externalId' in r);
   return instance && external ? 'external ids and instance ids' : instance ? 'instance ids' : 'external ids';

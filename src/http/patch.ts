@@ -23,6 +23,25 @@ export function applyNullablePatch<T>(current: T | null, patch: NullablePatch<T>
   return patch.set as T;
 }
 
+/**
+ * `{modify: {field: {set} | {setNull}}}` on an object of optional fields: each named field changes, the
+ * others stay. An object left with no field is no value.
+ */
+export function applyModifyPatch(
+  current: Record<string, unknown> | null,
+  patch: { modify?: Record<string, NullablePatch<unknown>> } | undefined,
+  path: Path,
+): Record<string, unknown> | null {
+  if (!patch?.modify) return current;
+  const next: Record<string, unknown> = { ...(current ?? {}) };
+  for (const [field, change] of Object.entries(patch.modify)) {
+    const value = applyNullablePatch(next[field] ?? null, change, [...path, field]);
+    if (value === null) delete next[field];
+    else next[field] = value;
+  }
+  return Object.keys(next).length ? next : null;
+}
+
 export interface MapPatch {
   set?: Record<string, string>;
   add?: Record<string, string>;

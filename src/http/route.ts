@@ -8,11 +8,12 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { Principal, Capability, Grant } from '../auth/principal.js';
 import type { Services } from './services.js';
 import type { ApiVersion } from './versioning.js';
+import type { Project } from '../storage/projects.js';
 
-export interface Project {
-  id: number;
-  name: string;
-}
+export type { Project } from '../storage/projects.js';
+
+/** The address of a project: every ApiRoute's path is relative to it. */
+export const API_PREFIX = '/api/v1/projects/:project';
 
 export interface ApiContext<B, Q, P> {
   body: B;
@@ -72,6 +73,8 @@ export interface ApiRoute<BS extends TSchema = TSchema, QS extends TSchema = TSc
    * `body` schema then checks. Without it the operation takes JSON only.
    */
   protobufBody?: (bytes: Buffer) => unknown;
+  /** What the operation does, in one line, for GET /openapi.json (which names the reference's operations by its ids). */
+  summary?: string;
   /** Success status; 200 unless stated. */
   status?: number;
   /** Stable unless stated. */
@@ -89,5 +92,10 @@ export function route<BS extends TSchema = TSchema, QS extends TSchema = TSchema
 
 /** How messages name an operation: `POST /events/{id}`. */
 export function operationName(def: Pick<ApiRoute, 'method' | 'path'>): string {
-  return `${def.method} ${def.path.replace(/:(\w+)/g, '{$1}')}`;
+  return `${def.method} ${templatePath(def.path)}`;
+}
+
+/** A route's path as OpenAPI and messages write it: `/events/:id` -> `/events/{id}`. */
+export function templatePath(path: string): string {
+  return path.replace(/:(\w+)/g, '{$1}');
 }

@@ -1,4 +1,5 @@
 import type { Access, Reach } from '../auth/access.js';
+import type { SectionValues } from '../config.js';
 import type { AuthRuntime } from '../auth/runtime.js';
 import type { CursorCodec } from '../query/cursor.js';
 import type { OutboundClient } from './outbound.js';
@@ -48,8 +49,6 @@ export interface Services {
   auth?: AuthRuntime;
   /** The one client for calls to other servers; present in the services of a built app. */
   outbound?: OutboundClient;
-  /** Age at which a sync cursor expires (`STRATA_SYNC_CURSOR_MAX_AGE_MS`); the data modeling default when absent. */
-  syncCursorMaxAgeMs?: number;
-  /** Data modeling project limits configured over the defaults (see resources/models/limits.ts). */
-  modelsLimits?: Readonly<Record<string, number>>;
+  /** The areas' configuration sections (see config.ts `ConfigSection`); their defaults outside a built app. */
+  settings: SectionValues;
 }

@@ -20,8 +20,6 @@ import { lookupRefs, type RefInput } from './refs.js';
 import { resolveReferences } from './references.js';
 import type { Visible } from './visibility.js';
 
-export const ASSETS_TABLE = 'assets';
-
 /** Most assets the subtrees of one filter may hold together (reference: 100,000). */
 export const MAX_SUBTREE_ASSETS = 100_000;
 

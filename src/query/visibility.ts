@@ -37,11 +37,6 @@ export function visibleIn(request: RequestScope, catalog: ResourceCatalog): Visi
   return { table: catalog.table, noun: catalog.noun, ...(where ? { where } : {}) };
 }
 
-/** The condition that a row of `catalog` under `alias` is one the request sees; undefined when it sees every row. */
-export function visibleCondition(request: RequestScope, catalog: ResourceCatalog, alias: string): Sql | undefined {
-  return scopeCondition(visibleAccess(request, catalog), catalog, alias);
-}
-
 /** The expressions that replace properties depending on hidden items (see `ResourceCatalog.visibleValues`). */
 export function visibleValues(request: RequestScope, catalog: ResourceCatalog, projectId: number): Readonly<Record<string, Sql>> | undefined {
   if (!catalog.visibleValues) return undefined;

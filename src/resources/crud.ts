@@ -8,21 +8,22 @@
  * (`requireWritableTargets`, which every write path goes through).
  */
 import { requireDataSetOwner, requireWritable, scopeCondition, type Access, type ScopeTarget } from '../auth/access.js';
-import { duplicatedItems, missingItems } from '../http/errors.js';
+import { badRequest, duplicatedItems, formatPath, missingItems } from '../http/errors.js';
 import { itemsJson, joinedItemsJson, JsonText } from '../http/json-text.js';
-import { applyArrayPatch, applyMetadataPatch, applyNullablePatch, checkMetadata } from '../http/patch.js';
+import { applyArrayPatch, applyMetadataPatch, applyModifyPatch, applyNullablePatch, checkMetadata } from '../http/patch.js';
 import type { Services } from '../http/services.js';
 import type { MetadataLimits } from '../http/common-schemas.js';
 import type { ResourceCatalog } from '../query/catalog.js';
 import { requireExistingIn } from '../query/references.js';
-import { checkRef, claimedRefs, existingRefs, rejectDuplicateRefs, resolveRefs, type Ref, type RefInput } from '../query/refs.js';
+import { checkKeyRef, checkRef, claimedRefs, existingRefs, refBody, rejectDuplicateRefs, resolveRefs, type KeyInput, type Ref, type RefInput } from '../query/refs.js';
 import { visibleIn } from '../query/visibility.js';
 import type { Dialect, TextSearch } from '../storage/dialect.js';
 import type { Queryable } from '../storage/store.js';
-import type { Model, PatchKind } from './model.js';
+import { PARENT_FIELD, type Model, type PatchKind } from './model.js';
 import { Sql, sql } from '../storage/sql.js';
 import { writeProtectedDataSets } from './datasets/service.js';
 import { textIndex, type FilterNode } from '../query/filter.js';
+import { and } from '../query/basic.js';
 import { DEFAULT_LIMIT, parseQuery, runList, type ListResult } from '../query/list.js';
 import type { SortSpecInput } from '../query/sort.js';
 import {
@@ -88,6 +89,51 @@ export interface ResourceSpec<Create> {
   writeProtects?(values: Values): boolean;
   /** The status of a by-id request that names one item twice, as the reference has it for the resource; 400 unless stated. */
   duplicateStatus?: 400 | 422;
+  /** For items that live under a parent (ItemTable.parent): the parent's row id, set by `underParent`. */
+  parentId?: number;
+}
+
+/**
+ * The resource's operations under one parent item, named by `ref` (`{externalId}`): every read and write
+ * of the returned spec creates, names, lists and counts items under it. A parent that does not exist, or
+ * that the request cannot see, is a 400 naming it.
+ */
+export async function underParent<C>(
+  spec: ResourceSpec<C>,
+  parent: Pick<ResourceSpec<unknown>, 'table' | 'catalog'>,
+  services: Services,
+  projectId: number,
+  ref: KeyInput,
+): Promise<ResourceSpec<C>> {
+  const key = parent.table.key;
+  const refs = [key ? checkKeyRef(ref, key, ['path']) : checkRef(ref, ['path'])];
+  const [id] = await resolveRefs(services.db, parent.table.table, projectId, refs, true, scopeCondition(services.access, parent.catalog, parent.table.table), key);
+  if (id === undefined) throw badRequest(`The ${parent.catalog.noun} ${JSON.stringify(refBody(refs[0]))} does not exist`);
+  return { ...spec, parentId: id };
+}
+
+function parentIdOf(spec: ResourceSpec<unknown>): number {
+  if (spec.parentId === undefined) throw new Error(`${spec.catalog.noun}: items under a parent are reached through underParent`);
+  return spec.parentId;
+}
+
+/** The condition that keeps a spec's reads to its parent's items (none when it has no parent), naming the table by `name`. */
+function parentCondition(spec: ResourceSpec<unknown>, name: string): Sql | undefined {
+  const parent = spec.table.parent;
+  return parent && sql`${Sql.raw(`${name}.${parent.column}`)} = ${parentIdOf(spec)}`;
+}
+
+function andWhere(...conditions: Array<Sql | undefined>): Sql | undefined {
+  const present = conditions.filter((c): c is Sql => c !== undefined);
+  return present.length === 0 ? undefined : present.length === 1 ? present[0] : Sql.and(present);
+}
+
+/** A filter of a spec's items, kept to its parent's when it has one: for lists, searches and aggregates. */
+export function withinParent(spec: ResourceSpec<unknown>, node: FilterNode | undefined): FilterNode | undefined {
+  const parent = spec.table.parent;
+  if (!parent) return node;
+  const target = { type: 'property' as const, name: PARENT_FIELD, def: { kind: 'integer' as const, column: parent.column, nullable: false } };
+  return and([{ op: 'equals', target, value: parentIdOf(spec) }, node]);
 }
 
 export interface UpdateItem extends RefInput {
@@ -96,7 +142,8 @@ export interface UpdateItem extends RefInput {
 
 /** The references of a by-id request, each checked; one named twice is refused with the resource's status. */
 export function checkRefs(items: readonly RefInput[], spec: ResourceSpec<unknown>, allowInstanceIds = spec.instanceIds): Ref[] {
-  const refs = items.map((r, i) => checkRef(r, ['items', i], allowInstanceIds));
+  const key = spec.table.key;
+  const refs = items.map((r, i) => (key ? checkKeyRef(r as Record<string, unknown>, key, ['items', i]) : checkRef(r, ['items', i], allowInstanceIds)));
   rejectDuplicateRefs(refs, spec.duplicateStatus);
   return refs;
 }
@@ -186,7 +233,8 @@ function storedTargets(spec: ResourceSpec<unknown>, rows: readonly Row[], ids: r
  */
 function resolveReadable(spec: ResourceSpec<unknown>, services: Services, projectId: number, refs: readonly Ref[], ignoreUnknownIds: boolean): Promise<number[]> {
   const { table, catalog } = spec;
-  return resolveRefs(services.db, table.table, projectId, refs, ignoreUnknownIds, scopeCondition(services.access, catalog, table.table));
+  const where = andWhere(scopeCondition(services.access, catalog, table.table), parentCondition(spec, table.table));
+  return resolveRefs(services.db, table.table, projectId, refs, ignoreUnknownIds, where, table.key);
 }
 
 /**
@@ -203,7 +251,7 @@ async function resolveWritable(
 ): Promise<{ ids: number[]; rows: Row[] }> {
   const { db } = services;
   const t = spec.table;
-  const ids = await resolveRefs(db, t.table, projectId, refs, ignoreUnknownIds, visibleIn(services, spec.catalog).where);
+  const ids = await resolveRefs(db, t.table, projectId, refs, ignoreUnknownIds, andWhere(visibleIn(services, spec.catalog).where, parentCondition(spec, t.table)), t.key);
   await lockItems(db, t, projectId, ids);
   const rows = await rowsInOrder(db, t, projectId, ids);
   if (guarded(services)) {
@@ -218,20 +266,21 @@ export async function writableIds(spec: ResourceSpec<unknown>, services: Service
 }
 
 export async function createItems<C>(spec: ResourceSpec<C>, services: Services, projectId: number, items: readonly C[]): Promise<Item[]> {
-  const claimed = claimedRefs(items.map((item) => item as { externalId?: unknown; instanceId?: unknown }));
+  const claimed = claimedRefs(items as ReadonlyArray<Record<string, unknown>>, spec.table.key);
+  const parent = spec.table.parent && { [PARENT_FIELD]: spec.parentId };
   return inWrite(services, async (services) => {
     const { db } = services;
     const ctx: WriteContext = { db, projectId, services };
     const values = items.map((item, i) => {
-      const v: Values = { ...copyFields(spec.table, item as Record<string, unknown>), ...spec.createValues?.(item) };
+      const v: Values = { ...copyFields(spec.table, item as Record<string, unknown>), ...spec.createValues?.(item), ...parent };
       const md = spec.table.metadata?.field;
       if (md) checkMetadata(v[md] as Record<string, string> | null, ['items', i, md], spec.metadataLimits);
       spec.check?.(v, ['items', i], ctx);
       return v;
     });
     await requireWritableTargets(services, projectId, spec.catalog.noun, values.map((v, i) => ({ target: scopeTarget(spec as ResourceSpec<unknown>, v), path: ['items', i] })));
-    const existing = await existingRefs(db, spec.table.table, projectId, claimed);
-    if (existing.length) throw duplicatedItems(existing.map((e) => e.ref));
+    const existing = await existingRefs(db, spec.table.table, projectId, claimed, parentCondition(spec as ResourceSpec<unknown>, spec.table.table), spec.table.key);
+    if (existing.length) throw duplicatedItems(existing.map((e) => refBody(e.ref)));
     await checkReferences(spec, ctx, values);
     const now = services.now();
     const ids = await insertItems(db, spec.table, projectId, values, now);
@@ -273,7 +322,9 @@ export async function retrieveItemsJson(
   return itemsJson(await retrieve(asJson, spec, services, projectId, items, ignoreUnknownIds));
 }
 
-async function getOne<T>(reader: ItemReader<T>, spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number): Promise<T> {
+/** One item, by its id, or by its declared key (`{externalId}`) for a resource keyed otherwise. */
+async function getOne<T>(reader: ItemReader<T>, spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number | RefInput | KeyInput): Promise<T> {
+  if (typeof id !== 'number') return (await retrieve(reader, spec, services, projectId, [id as RefInput], false))[0];
   const where = scopeCondition(services.access, spec.catalog);
   const row = (await rowsByIds(services.db, spec.table, projectId, [id], where, reader.select(services.db.dialect, spec.table))).get(id);
   // An unknown id is missing as in a by-ids read (400 with `missing`): the reference lists no 404 here.
@@ -281,12 +332,12 @@ async function getOne<T>(reader: ItemReader<T>, spec: ResourceSpec<unknown>, ser
   return reader.read(spec.table, row);
 }
 
-export function getItem(spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number): Promise<Item> {
+export function getItem(spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number | RefInput | KeyInput): Promise<Item> {
   return getOne(asObjects, spec, services, projectId, id);
 }
 
 /** The item as the response, rendered by SQL. */
-export async function getItemJson(spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number): Promise<JsonText> {
+export async function getItemJson(spec: ResourceSpec<unknown>, services: Services, projectId: number, id: number | RefInput | KeyInput): Promise<JsonText> {
   return new JsonText(await getOne(asJson, spec, services, projectId, id));
 }
 
@@ -308,9 +359,17 @@ export async function deleteItems(
 
 function applyPatch(kind: PatchKind, current: unknown, patch: unknown, path: Path, limits?: MetadataLimits): unknown {
   if (kind === 'metadata') return applyMetadataPatch(current as Record<string, string> | null, patch as never, path, limits);
+  if (typeof kind === 'object' && 'modify' in kind) return applyModifyPatch(current as Record<string, unknown> | null, patch as never, [...path, 'modify']);
   if (typeof kind === 'object') return applyArrayPatch(current as unknown[] | null, patch as never, path, kind.array);
   // `required` fields accept only `set`, which the schema enforces; the rule is shared with nullable ones.
   return applyNullablePatch(current, patch as never, path);
+}
+
+/** Refuses a change of a field that cannot be changed (`patch: false`, or a key field), naming it. */
+function requirePatchable(spec: ResourceSpec<unknown>, field: string, path: Path): PatchKind {
+  const kind = spec.patches[field];
+  if (kind === undefined) throw badRequest(`${formatPath([...path, field])}: ${field} is fixed when a ${spec.catalog.noun} is created and cannot be changed`);
+  return kind;
 }
 
 export async function updateItems(spec: ResourceSpec<unknown>, services: Services, projectId: number, items: readonly UpdateItem[]): Promise<Item[]> {
@@ -330,7 +389,7 @@ export async function updateItems(spec: ResourceSpec<unknown>, services: Service
       const v: Values = { ...current };
       for (const [field, patch] of Object.entries(item.update)) {
         if (patch === undefined) continue;
-        v[field] = applyPatch(spec.patches[field], current[field], patch, [...path, field], spec.metadataLimits);
+        v[field] = applyPatch(requirePatchable(spec, field, path), current[field], patch, [...path, field], spec.metadataLimits);
       }
       spec.check?.(v, ['items', i], ctx);
       return v;
@@ -338,14 +397,14 @@ export async function updateItems(spec: ResourceSpec<unknown>, services: Service
     const after = next.map((v, i) => ({ target: scopeTarget(spec, v, ids[i]), path: ['items', i, 'update'], protects: spec.writeProtects?.(v) }));
     await requireWritableTargets(services, projectId, spec.catalog.noun, [...before, ...after]);
     // External ids stay unique: among the updated items, and against items this request does not change.
-    // (An update cannot change an instanceId.)
-    claimedRefs(next.map((v) => ({ externalId: v.externalId })));
-    const changed = next.map((v, i) => ({ v, i })).filter(({ v, i }) => v.externalId !== null && v.externalId !== rows[i].external_id);
+    // (An update cannot change an instanceId, nor the fields of a declared key.)
+    if (!t.key) claimedRefs(next.map((v) => ({ externalId: v.externalId })));
+    const changed = t.key ? [] : next.map((v, i) => ({ v, i })).filter(({ v, i }) => v.externalId !== null && v.externalId !== rows[i].external_id);
     const updating = new Set(ids);
     const conflicts = (await existingRefs(db, t.table, projectId, changed.map(({ v }) => ({ externalId: v.externalId as string }))))
       .filter((e) => !updating.has(e.id))
       .map((e) => e.ref);
-    if (conflicts.length) throw duplicatedItems(conflicts);
+    if (conflicts.length) throw duplicatedItems(conflicts.map(refBody));
     await checkReferences(spec, ctx, next, rows.map((r) => toValues(t, r)));
     // Release changed external ids first, so that swaps within one request do not collide on the unique index.
     for (const { i } of changed) await db.run(sql`UPDATE ${Sql.raw(t.table)} SET external_id = NULL WHERE project_id = ${projectId} AND id = ${ids[i]}`);
@@ -383,7 +442,7 @@ function listPage(
     partition,
     limit,
     cursor: cursor ?? undefined,
-    fingerprint: { resource: spec.table.table, filter, advancedFilter, sort, partition },
+    fingerprint: { resource: spec.table.table, parent: spec.parentId, filter, advancedFilter, sort, partition },
     join,
   });
 }
@@ -396,7 +455,7 @@ export async function listItems(
   filterNode: FilterNode | undefined,
   omit?: ReadonlySet<string>,
 ): Promise<{ items: Item[]; nextCursor?: string }> {
-  const { rows, nextCursor } = await listPage(asObjects.select(services.db.dialect, spec.table, omit), spec, services, projectId, input, filterNode);
+  const { rows, nextCursor } = await listPage(asObjects.select(services.db.dialect, spec.table, omit), spec, services, projectId, input, withinParent(spec, filterNode));
   const items = rows.map((r) => asObjects.read(spec.table, r, omit));
   return nextCursor ? { items, nextCursor } : { items };
 }
@@ -410,7 +469,7 @@ export async function listItemsJson(
   filterNode: FilterNode | undefined,
   omit?: ReadonlySet<string>,
 ): Promise<JsonText> {
-  const { joined, nextCursor } = await listPage(asJson.select(services.db.dialect, spec.table, omit), spec, services, projectId, input, filterNode, ITEM_JSON);
+  const { joined, nextCursor } = await listPage(asJson.select(services.db.dialect, spec.table, omit), spec, services, projectId, input, withinParent(spec, filterNode), ITEM_JSON);
   return joinedItemsJson(joined, nextCursor);
 }
 
@@ -429,7 +488,7 @@ async function search<T>(
 ): Promise<T[]> {
   const { catalog, table } = spec;
   const { db } = services;
-  const { where } = parseQuery(catalog, projectId, filterNode, undefined, services);
+  const { where } = parseQuery(catalog, projectId, withinParent(spec, filterNode), undefined, services);
   const columns = Sql.raw(reader.select(db.dialect, table));
   let query: Sql;
   if (text !== undefined && catalog.fts) {

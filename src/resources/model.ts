@@ -3,20 +3,31 @@
  * language, sorting and aggregation may do with it. Everything else derives from the declaration:
  * - `schemas`: each field's request schema, from which the resource's schema.ts builds its create and
  *   update bodies (so a field's type and limits are written once);
- * - `patches`: how an update changes each field (crud.ts applies them);
+ * - `patches`: how an update changes each field (crud.ts applies them), and `updateBody`, the update
+ *   request that follows from them (`set`, `setNull`, `add`/`remove`/`set` for lists and maps, `modify`);
+ * - `key` and `parent`: what names an item (the internal id, or declared fields) and what it lives under,
+ *   from which by-id references (`refSchema`) and the unique index follow;
  * - `catalog`: the query catalog that filters, sorting, cursors and aggregates read;
  * - `table`: the row mapping of the shared write and read paths;
  * - `tables`: the tables (the item table with its indexes, its metadata and list side tables, full-text
  *   search), which the storage layer creates on either engine.
  */
-import type { TSchema } from '@sinclair/typebox';
-import { metadataSchema, type MetadataLimits } from '../http/common-schemas.js';
+import { Type, type TObject, type TOptional, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { ExternalId, InternalId, metadataPatchSchema, metadataSchema, nullablePatch, requiredPatch, type MetadataLimits } from '../http/common-schemas.js';
 import type { ArrayProperty, MetadataStore, PropertyDef, ResourceCatalog, ScalarKind, ScalarProperty } from '../query/catalog.js';
-import { FILTERABLE_METADATA_LENGTH, type FieldDef, type FieldType, type ItemTable } from '../storage/items.js';
+import type { RefInput } from '../query/refs.js';
+import { emptyCollectionsAbsent, FILTERABLE_METADATA_LENGTH, type FieldDef, type FieldType, type ItemTable, type KeyField } from '../storage/items.js';
+import type { DataStep } from '../storage/migrate.js';
 import type { ColumnDef, IndexDef, TableDef } from '../storage/schema.js';
 
-/** How an update request may change a field (see crud.ts). */
-export type PatchKind = 'nullable' | 'required' | 'metadata' | { array: number };
+export type ListOp = 'set' | 'add' | 'remove';
+
+/**
+ * How an update request may change a field (see crud.ts): `set`/`setNull`, `set` only, a map's or a
+ * list's `set` or `add`/`remove` (`ops` narrows them), or `modify` of an object's own fields, each by
+ * `set`/`setNull`.
+ */
+export type PatchKind = 'nullable' | 'required' | 'metadata' | { array: number; ops?: readonly ListOp[] } | { modify: Readonly<Record<string, TSchema>> };
 
 /** What the filter language, sorting and aggregation may do with a scalar field (see ScalarProperty). */
 export type Query = Omit<ScalarProperty, 'kind' | 'column' | 'nullable'> & {
@@ -37,11 +48,13 @@ interface Common<S extends TSchema> {
   index?: string;
   /** The column's default, for rows written before the field existed. */
   default?: number | string;
+  /** A create item must give it. */
+  required?: boolean;
 }
 
 export type FieldSpec<S extends TSchema = TSchema> =
   | (Common<S> & { kind: ScalarKind; query?: Query })
-  | (Common<S> & { kind: 'json' })
+  | (Common<S> & { kind: 'json'; absent?: string })
   | (Common<S> & { kind: 'instanceId'; query?: Query })
   | (Common<S> & { kind: 'metadata'; limits: MetadataLimits; store: Omit<MetadataStore, 'maxFilterableLength'> })
   | (Common<S> & { kind: 'list'; sideTable: ArrayProperty; maxItems: number });
@@ -69,7 +82,26 @@ export const field = {
     patch: { array: maxItems },
     ...o,
   }),
+  /**
+   * A list kept as JSON text and given as `[]` when empty; no filter reaches its values. `ops` are the
+   * changes an update may make.
+   */
+  jsonList: <S extends TSchema>(schema: S, maxItems: number, o: Options & { ops?: readonly ListOp[] } = {}): FieldSpec<S> => {
+    const { ops, ...rest } = o;
+    return { kind: 'json', schema, absent: '[]', patch: { array: maxItems, ...(ops ? { ops } : {}) }, ...rest };
+  },
+  /** An object of optional fields kept as JSON text, given as `{}` when empty; an update changes its fields by `modify`. */
+  object: <P extends Record<string, TSchema>>(properties: P, o: Options = {}) =>
+    ({ kind: 'json', schema: Type.Partial(Type.Object(properties, { additionalProperties: false })), absent: '{}', patch: { modify: properties }, ...o }) satisfies FieldSpec,
 };
+
+/** A model that items of another live under (see ModelSpec.parent). */
+export interface ParentModel {
+  readonly table: ItemTable;
+  readonly catalog: ResourceCatalog;
+  /** How a request names a parent (`{externalId}`) in messages. */
+  readonly key?: readonly KeyField[];
+}
 
 export interface ModelSpec<F extends Record<string, FieldSpec>> {
   /** Name in messages, e.g. "event"; `nouns` when its plural is not the noun and an "s". */
@@ -97,6 +129,19 @@ export interface ModelSpec<F extends Record<string, FieldSpec>> {
   visibleValues?: ResourceCatalog['visibleValues'];
   /** The row keeps its rendered JSON (see ItemTable.storesJson). */
   storesJson?: boolean;
+  /**
+   * The fields that name an item when the internal id does not (ItemTable.key): `['externalId']` for a
+   * resource keyed by external id alone, several fields for a composite key. Unique in the project, or
+   * under the parent. Key fields are required on create and cannot be updated.
+   */
+  key?: ReadonlyArray<keyof F & string>;
+  /**
+   * The resource whose items this one's live under: each item holds its parent's row id in `column`, is
+   * created, listed and named under it, and is deleted with it.
+   */
+  parent?: { model: ParentModel; column: string };
+  /** Fields of an update that are not stored fields, with their patch schemas (an asset's `parentExternalId`). */
+  updateExtras?: Readonly<Record<string, TSchema>>;
 }
 
 export interface Model<F extends Record<string, FieldSpec>> {
@@ -109,6 +154,37 @@ export interface Model<F extends Record<string, FieldSpec>> {
   readonly patches: Readonly<Record<string, PatchKind>>;
   /** The limits of the metadata field, when there is one. */
   readonly metadataLimits?: MetadataLimits;
+  /** The `update` object of an update item: each field by its patch kind; fields that cannot change, to be refused by name. */
+  readonly patchSchema: TObject;
+  /** A by-id reference: `{id}` or `{externalId}` (`{instanceId}` too where there is one), or the declared key's fields. */
+  readonly refSchema: TObject;
+  /**
+   * A create item: every field, those of the key and those declared `required` required (which its static
+   * type, knowing only the fields, leaves optional).
+   */
+  readonly createSchema: TObject<{ [K in keyof F]: TOptional<F[K]['schema']> }>;
+  /**
+   * The body of `POST .../update`: `{items: [{<reference>, update}]}`, at most `maxItems`. `P` is what the
+   * resource's own rules read of an update, where they read more than crud.ts does.
+   */
+  updateBody<P extends Record<string, unknown> = Record<string, unknown>>(maxItems: number): TUnsafe<UpdateBody<P>>;
+}
+
+export interface UpdateBody<P = Record<string, unknown>> {
+  items: Array<RefInput & { update: P }>;
+}
+
+/** The request schema of a patch of the given kind on a field of schema `schema`. */
+function patchSchemaOf(kind: PatchKind, schema: TSchema, limits: MetadataLimits | undefined): TSchema {
+  if (kind === 'nullable') return nullablePatch(schema);
+  if (kind === 'required') return requiredPatch(schema);
+  if (kind === 'metadata') return metadataPatchSchema(limits!);
+  if ('modify' in kind) {
+    const fields = Object.fromEntries(Object.entries(kind.modify).map(([name, s]) => [name, nullablePatch(s)]));
+    return Type.Optional(Type.Object({ modify: Type.Object(fields, { additionalProperties: false }) }, { additionalProperties: false }));
+  }
+  const ops = kind.ops ?? ['set', 'add', 'remove'];
+  return Type.Optional(Type.Object(Object.fromEntries(ops.map((op) => [op, Type.Optional(schema)])), { additionalProperties: false }));
 }
 
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -131,7 +207,8 @@ function property(kind: ScalarKind, column: string, nullable: boolean, q: Query)
 
 export function defineModel<F extends Record<string, FieldSpec>>(spec: ModelSpec<F>): Model<F> {
   const t = spec.table;
-  const properties: Record<string, PropertyDef> = { id: STANDARD.id };
+  // A resource keyed otherwise does not show its internal id, so no filter or sort reaches it.
+  const properties: Record<string, PropertyDef> = spec.key ? {} : { id: STANDARD.id };
   const fields: FieldDef[] = [];
   const columns: Record<string, ColumnDef> = { id: { type: 'id' }, project_id: { type: 'integer', notNull: true, references: 'projects' } };
   const indexes: IndexDef[] = [];
@@ -142,11 +219,22 @@ export function defineModel<F extends Record<string, FieldSpec>>(spec: ModelSpec
   let metadata: { field: string; store: MetadataStore } | undefined;
   let metadataLimits: MetadataLimits | undefined;
 
+  const keyNames = new Set<string>(spec.key ?? []);
+  const patchFields: Record<string, TSchema> = {};
+  const createFields: Record<string, TSchema> = {};
   for (const [name, f] of Object.entries(spec.fields)) {
     const column = f.column ?? snake(name);
-    fields.push({ name, column, type: storageType(f) });
+    const absent = f.kind === 'metadata' ? '{}' : f.kind === 'json' ? f.absent : undefined;
+    fields.push({ name, column, type: storageType(f), ...(absent ? { absent } : {}) });
     schemas[name] = f.schema;
-    if (f.patch) patches[name] = f.patch;
+    createFields[name] = f.required || keyNames.has(name) ? f.schema : Type.Optional(f.schema);
+    if (f.patch && !keyNames.has(name)) {
+      patches[name] = f.patch;
+      patchFields[name] = patchSchemaOf(f.patch, f.schema, f.kind === 'metadata' ? f.limits : undefined);
+    } else {
+      // Named, so that an update of it is refused with its reason rather than as an unknown property.
+      patchFields[name] = Type.Optional(Type.Unknown());
+    }
     if (f.index) indexes.push({ name: f.index, columns: ['project_id', column] });
     switch (f.kind) {
       case 'instanceId':
@@ -179,6 +267,10 @@ export function defineModel<F extends Record<string, FieldSpec>>(spec: ModelSpec
         if (f.query) properties[name] = property(f.kind, column, !f.notNull, f.query);
     }
   }
+  if (spec.parent) {
+    fields.push({ name: PARENT_FIELD, column: spec.parent.column, type: 'integer', hidden: true });
+    columns[spec.parent.column] = { type: 'integer', notNull: true };
+  }
   Object.assign(columns, spec.extraColumns ?? {});
   columns.created_time = { type: 'integer', notNull: true };
   columns.last_updated_time = { type: 'integer', notNull: true };
@@ -190,6 +282,7 @@ export function defineModel<F extends Record<string, FieldSpec>>(spec: ModelSpec
   const dataSetColumn =
     spec.dataSetField === undefined ? undefined : spec.dataSetField === 'id' ? 'id' : (spec.fields[spec.dataSetField].column ?? snake(spec.dataSetField));
   const allIndexes = [...indexes, ...(spec.indexes ?? [])];
+  const key: KeyField[] | undefined = spec.key?.map((name) => fields.find((f) => f.name === name)!);
   const indexedColumns = new Set(['created_time', 'last_updated_time', ...allIndexes.filter((i) => i.columns[0] === 'project_id' && i.columns[1]).map((i) => i.columns[1])]);
   if (spec.fields.externalId) indexedColumns.add('external_id');
   const catalog: ResourceCatalog = {
@@ -213,12 +306,20 @@ export function defineModel<F extends Record<string, FieldSpec>>(spec: ModelSpec
     ...(metadata ? { metadata } : {}),
     ...(arrays.length ? { arrays } : {}),
     ...(spec.storesJson ? { storesJson: true } : {}),
+    ...(key ? { key } : {}),
+    ...(spec.parent ? { parent: { table: spec.parent.model.table, column: spec.parent.column } } : {}),
   };
+  if (spec.parent) (spec.parent.model.table.children ??= []).push(table);
+  const keyIndex = key
+    ? [{ name: `${t}_key`, columns: ['project_id', ...(spec.parent ? [spec.parent.column] : []), ...key.map((f) => f.column)], unique: true }]
+    : spec.fields.externalId
+      ? [{ name: `${t}_external_id`, columns: ['project_id', 'external_id'], unique: true }]
+      : [];
   const main: TableDef = {
     name: t,
     columns,
     indexes: [
-      ...(spec.fields.externalId ? [{ name: `${t}_external_id`, columns: ['project_id', 'external_id'], unique: true }] : []),
+      ...keyIndex,
       ...(Object.values(spec.fields).some((f) => f.kind === 'instanceId')
         ? [{ name: `${t}_instance_id`, columns: ['project_id', 'instance_space', 'instance_external_id'], unique: true }]
         : []),
@@ -229,7 +330,41 @@ export function defineModel<F extends Record<string, FieldSpec>>(spec: ModelSpec
     ],
     ...(spec.search ? { search: spec.search } : {}),
   };
-  return { catalog, table, tables: [main, ...side], schemas: schemas as Model<F>['schemas'], patches, ...(metadataLimits ? { metadataLimits } : {}) };
+  const patchSchema = Type.Object({ ...patchFields, ...spec.updateExtras }, { additionalProperties: false });
+  const refSchema = key ? keyRefSchema(key, schemas) : idRefSchema(Object.values(spec.fields).find((f) => f.kind === 'instanceId')?.schema);
+  return {
+    catalog,
+    table,
+    tables: [main, ...side],
+    schemas: schemas as Model<F>['schemas'],
+    patches,
+    ...(metadataLimits ? { metadataLimits } : {}),
+    patchSchema,
+    refSchema,
+    createSchema: Type.Object(createFields, { additionalProperties: false }) as Model<F>['createSchema'],
+    updateBody: (maxItems) =>
+      Type.Unsafe(
+        Type.Object(
+          { items: Type.Array(Type.Object({ ...refSchema.properties, update: patchSchema }, { additionalProperties: false }), { minItems: 1, maxItems }) },
+          { additionalProperties: false },
+        ),
+      ),
+  };
+}
+
+/** The hidden field holding the parent's row id (ModelSpec.parent). */
+export const PARENT_FIELD = '$parent';
+
+/** `{id}` or `{externalId}`, and `{instanceId}` where the resource has one; exactly one is checked when resolved. */
+function idRefSchema(instanceId: TSchema | undefined): TObject {
+  return Type.Object(
+    { id: Type.Optional(InternalId), externalId: Type.Optional(ExternalId), ...(instanceId ? { instanceId: Type.Optional(instanceId) } : {}) },
+    { additionalProperties: false },
+  );
+}
+
+function keyRefSchema(key: readonly KeyField[], schemas: Record<string, TSchema>): TObject {
+  return Type.Object(Object.fromEntries(key.map((f) => [f.name, schemas[f.name]])), { additionalProperties: false });
 }
 
 function metadataTable(m: MetadataStore): TableDef {
@@ -261,4 +396,9 @@ function listTable(a: ArrayProperty): TableDef {
     withoutRowid: true,
     indexes: [{ name: `${a.table}_value`, columns: ['project_id', a.valueColumn] }],
   };
+}
+
+/** The step of the item tables written before empty lists and maps came to be stored as absent (schema version 9). */
+export function emptyCollectionsStep(model: Pick<Model<never>, 'table'>): DataStep {
+  return { version: 9, run: (db) => emptyCollectionsAbsent(db, model.table) };
 }

@@ -96,6 +96,8 @@ export interface Dialect {
   /** The part of a text before the first `separator` in it, and the part after it (the text holds one). */
   textBefore(text: Sql, separator: string): Sql;
   textAfter(text: Sql, separator: string): Sql;
+  /** The length of a text in bytes of UTF-8. */
+  byteLength(text: Sql): Sql;
   /** Element `i` (from 0) of a JSON array held as text, as `jsonElements` gives elements; NULL past the end. */
   jsonElementAt(list: Sql, i: number, kind: 'text' | 'number' | 'boolean'): Sql;
   /**
@@ -203,6 +205,7 @@ export const sqliteDialect: Dialect = {
   jsonLength: (list) => sql`json_array_length(${list})`,
   textBefore: (text, separator) => sql`substr(${text}, 1, instr(${text}, ${separator}) - 1)`,
   textAfter: (text, separator) => sql`substr(${text}, instr(${text}, ${separator}) + 1)`,
+  byteLength: (text) => sql`length(CAST(${text} AS BLOB))`,
   jsonElementAt: (list, i) => sql`json_extract(${list}, ${`$[${i}]`})`,
   jsonElementsNumbered: (list) => sql`SELECT key AS i, value FROM json_each(${list})`,
   jsonTextArray: (rows) => sql`(SELECT json_group_array(r.value ORDER BY r.i) FROM (${rows}) r)`,
@@ -255,6 +258,7 @@ export const postgresDialect: Dialect = {
   jsonLength: (list) => sql`jsonb_array_length((${list})::jsonb)`,
   textBefore: (text, separator) => sql`split_part(${text}, ${separator}, 1)`,
   textAfter: (text, separator) => sql`substr(${text}, strpos(${text}, ${separator}) + 1)`,
+  byteLength: (text) => sql`octet_length(${text})`,
   jsonElementAt: (list, i, kind) => {
     const text = sql`((${list})::jsonb ->> ${Sql.raw(String(Math.trunc(i)))})`;
     return kind === 'text' ? text : kind === 'number' ? sql`${text}::double precision` : sql`${text}::boolean::int`;

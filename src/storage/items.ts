@@ -17,7 +17,17 @@ export interface FieldDef {
   name: string;
   column: string;
   type: FieldType;
+  /** Stored but never part of the API form (the parent's row id of an item under a parent). */
+  hidden?: boolean;
+  /**
+   * The JSON text the API form gives when the field is absent (`{}` for a metadata map, `[]` for a list
+   * that is always present); without it an absent field is left out.
+   */
+  absent?: string;
 }
+
+/** A key of the items other than the internal id: the fields that name an item (see ItemTable.key). */
+export type KeyField = Pick<FieldDef, 'name' | 'column'>;
 
 export interface ItemTable {
   table: string;
@@ -35,6 +45,16 @@ export interface ItemTable {
    * move their hierarchy columns in place, so they render on read).
    */
   storesJson?: boolean;
+  /**
+   * The fields that name an item, when that is not the internal id (an external id alone, or several
+   * fields, for example a version under its parent). Such a table still has an internal id, for storage
+   * and keyset cursors, but the API form leaves it out.
+   */
+  key?: readonly KeyField[];
+  /** The items live under an item of `table`, whose row id the hidden field `column` holds. */
+  parent?: { table: ItemTable; column: string };
+  /** Tables whose items live under this table's items: deleted with them. */
+  children?: ItemTable[];
 }
 
 /** The column of a table that `storesJson`. */
@@ -82,7 +102,7 @@ export const selectColumns = (t: ItemTable): string => selectColumnsOf(NEUTRAL, 
 
 /**
  * An empty list or map (no labels, no asset ids, no metadata) is no value: stored as absent, so responses
- * leave it out as they leave out every other absent field (metadata excepted, see isMetadata).
+ * leave it out as they leave out every other absent field (but for those with an `absent` form, see toItem).
  */
 function isAbsent(f: FieldDef, v: unknown): boolean {
   if (v === null || v === undefined) return true;
@@ -114,19 +134,17 @@ function fromColumns(f: FieldDef, row: Row): unknown {
 }
 
 /**
- * The metadata map is the one absent value responses give: as `{}`, as the reference service does (the
- * official Python SDK reads a missing map as None, so `"key" in item.metadata` would fail).
+ * The API form of a row: absent (null) fields are left out, but for those with an `absent` form (a
+ * metadata map is given as `{}`, as the reference service does: the official Python SDK reads a missing
+ * map as None, so `"key" in item.metadata` would fail).
  */
-const isMetadata = (t: ItemTable, f: FieldDef): boolean => t.metadata?.field === f.name;
-
-/** The API form of a row: absent (null) fields are left out, but for metadata. */
 export function toItem(t: ItemTable, row: Row, omit?: ReadonlySet<string>): Item {
-  const item: Record<string, unknown> = { id: row.id };
+  const item: Record<string, unknown> = t.key ? {} : { id: row.id };
   for (const f of t.fields) {
-    if (omit?.has(f.name)) continue;
+    if (f.hidden || omit?.has(f.name)) continue;
     const v = fromColumns(f, row);
     if (v !== null) item[f.name] = v;
-    else if (isMetadata(t, f)) item[f.name] = {};
+    else if (f.absent !== undefined) item[f.name] = JSON.parse(f.absent);
   }
   item.createdTime = row.created_time;
   item.lastUpdatedTime = row.last_updated_time;
@@ -173,14 +191,15 @@ function buildItemJsonSql(d: Dialect, t: ItemTable, omit?: ReadonlySet<string>):
   const a = t.alias;
   // Field names are identifiers from the table declaration; the quote doubling only keeps the literal well formed.
   const key = (name: string) => `',${JSON.stringify(name).replaceAll("'", "''")}:'`;
-  const parts = [`'{"id":' || ${a}.id`];
+  // Without the id, every key is written with a leading comma; the first one is cut off below.
+  const parts = t.key ? [] : [`'{"id":' || ${a}.id`];
   for (const f of t.fields) {
-    if (omit?.has(f.name)) continue;
+    if (f.hidden || omit?.has(f.name)) continue;
     const { test, value } = fieldJsonSql(d, f, a);
-    parts.push(isMetadata(t, f) ? `${key(f.name)} || coalesce(${value}, '{}')` : `CASE WHEN ${test} IS NULL THEN '' ELSE ${key(f.name)} || ${value} END`);
+    parts.push(f.absent !== undefined ? `${key(f.name)} || coalesce(${value}, '${f.absent}')` : `CASE WHEN ${test} IS NULL THEN '' ELSE ${key(f.name)} || ${value} END`);
   }
   parts.push(`${key('createdTime')} || ${a}.created_time`, `${key('lastUpdatedTime')} || ${a}.last_updated_time || '}'`);
-  return `concat(${parts.join(', ')})`;
+  return t.key ? `'{' || substr(concat(${parts.join(', ')}), 2)` : `concat(${parts.join(', ')})`;
 }
 
 /** The stored values of a row, by API field name (null when absent). */
@@ -312,11 +331,12 @@ export async function insertItems(db: Queryable, t: ItemTable, projectId: number
 
 /** The API form of an item just written, from the values it was written with (no read back). */
 export function itemFromValues(t: ItemTable, id: number, v: Values, createdTime: number, lastUpdatedTime: number): Item {
-  const item: Record<string, unknown> = { id };
+  const item: Record<string, unknown> = t.key ? {} : { id };
   for (const f of t.fields) {
+    if (f.hidden) continue;
     const value = v[f.name];
     if (!isAbsent(f, value)) item[f.name] = value;
-    else if (isMetadata(t, f)) item[f.name] = {};
+    else if (f.absent !== undefined) item[f.name] = JSON.parse(f.absent);
   }
   item.createdTime = createdTime;
   item.lastUpdatedTime = lastUpdatedTime;
@@ -343,7 +363,7 @@ export async function renderMissingJson(db: Queryable, t: ItemTable): Promise<vo
 
 /** Renders again the stored JSON of rows without metadata, which responses give as `{}`. */
 export async function renderEmptyMetadata(db: Queryable, t: ItemTable): Promise<void> {
-  const field = t.fields.find((f) => isMetadata(t, f));
+  const field = t.fields.find((f) => f.name === t.metadata?.field);
   if (!t.storesJson || !field) return;
   await db.run(Sql.raw(`UPDATE ${t.table} SET ${ITEM_JSON_COLUMN} = NULL WHERE ${field.column} IS NULL`));
   await renderMissingJson(db, t);
@@ -359,7 +379,12 @@ export async function emptyCollectionsAbsent(db: Queryable, t: ItemTable): Promi
   await renderMissingJson(db, t);
 }
 
+/** Deletes an item, and first the items that live under it (ItemTable.children), theirs first. */
 export async function deleteItem(db: Queryable, t: ItemTable, projectId: number, id: number): Promise<void> {
+  for (const child of t.children ?? []) {
+    const rows = await db.all<{ id: number }>(sql`SELECT id FROM ${Sql.raw(child.table)} WHERE project_id = ${projectId} AND ${Sql.raw(child.parent!.column)} = ${id}`);
+    for (const r of rows) await deleteItem(db, child, projectId, r.id);
+  }
   await clearSideTables(db, t, projectId, id);
   await db.run(sql`DELETE FROM ${Sql.raw(t.table)} WHERE project_id = ${projectId} AND id = ${id}`);
 }

@@ -7,8 +7,13 @@ import { allocateIds } from './ids.js';
 import type { TableDef } from './schema.js';
 import { sql } from './sql.js';
 import type { Queryable } from './store.js';
-import type { Project } from '../http/route.js';
 import { ConfigError } from '../config.js';
+
+/** A project: the scope of every item, named in every path. */
+export interface Project {
+  id: number;
+  name: string;
+}
 
 export const coreTables: readonly TableDef[] = [
   {
@@ -34,10 +39,6 @@ export async function ensureProjects(db: Queryable, names: readonly string[], no
       await tx.run(sql`INSERT INTO projects (id, name, created_time) VALUES (${id}, ${name}, ${now}) ON CONFLICT (name) DO NOTHING`);
     }
   });
-}
-
-export async function findProject(db: Queryable, name: string): Promise<Project | undefined> {
-  return db.get<Project>(sql`SELECT id, name FROM projects WHERE name = ${name}`);
 }
 
 /**

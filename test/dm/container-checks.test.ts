@@ -68,7 +68,7 @@ it('drops the index built for an index deleted while its build waited', async ()
     },
   } as unknown as Store;
   const jobs = new Jobs({ db: store, clock: systemClock, changes: h.strata.services.changes! });
-  registerContainerChecks(jobs, gated, inProcessReader(store), Date.now);
+  registerContainerChecks({ jobs, store: gated, reads: inProcessReader(store), now: Date.now });
   await ok(h, '/models/containers', { items: [{ space: 'chk', externalId: 'Box', properties: { size: { type: { type: 'int32' } } }, indexes: { gone: { properties: ['size'] } } }] });
   await waiting;
   await ok(h, '/models/containers/indexes/delete', { items: [{ space: 'chk', containerExternalId: 'Box', identifier: 'gone' }] });

@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { errorMessage, startHarness, type Harness } from '../support/harness.js';
+import { CONFIG_SECTIONS } from '../../src/areas.js';
+import { MODELS_SETTINGS } from '../../src/resources/models/settings.js';
 
 let h: Harness;
 const LIMITS = { spaces: 2, containers: 2, containerProperties: 3, views: 2, dataModels: 1, instances: 3, softDeletedInstances: 2 };
@@ -79,8 +81,10 @@ describe('project limits', () => {
   });
 
   it('are configured by name, and unknown names or values that are not counts are refused', () => {
-    expect(loadConfig([], { STRATA_MODELS_LIMITS: '{"instances": 10}' }).modelsLimits).toEqual({ instances: 10 });
-    expect(() => loadConfig([], { STRATA_MODELS_LIMITS: '{"nodes": 10}' })).toThrow(ConfigError);
-    expect(() => loadConfig([], { STRATA_MODELS_LIMITS: '{"instances": 0}' })).toThrow(/STRATA_MODELS_LIMITS.*instances/);
+    const load = (env: Record<string, string>, argv: string[] = []) => loadConfig(argv, env, CONFIG_SECTIONS).sections.of(MODELS_SETTINGS);
+    expect(load({ STRATA_MODELS_LIMITS: '{"instances": 10}' }).limits).toEqual({ instances: 10 });
+    expect(load({}, ['--models-limits', '{"spaces": 3}']).limits).toEqual({ spaces: 3 });
+    expect(() => load({ STRATA_MODELS_LIMITS: '{"nodes": 10}' })).toThrow(ConfigError);
+    expect(() => load({ STRATA_MODELS_LIMITS: '{"instances": 0}' })).toThrow(/STRATA_MODELS_LIMITS \(--models-limits\)\.instances/);
   });
 });

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureGlobalLayer } from '../../src/resources/models/global-layer.js';
 import { applySystemInstances } from '../../src/resources/models/instance-writes-store.js';
 import { seedUnitNodes } from '../../src/resources/models/unit-nodes.js';
-import { appSchema } from '../../src/resources/tables.js';
+import { appSchema } from '../../src/app.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { openStore } from '../../src/storage/open.js';
 import { sql } from '../../src/storage/sql.js';
@@ -260,7 +260,7 @@ describe('seeding the unit nodes', () => {
 
       // Seeding again (a project seeded by an earlier build: its digest differs) applies the same nodes and changes nothing.
       await store.run(sql`UPDATE dm_seeds SET digest = 'older' WHERE project_id = ${project}`);
-      await store.transaction((db) => seedUnitNodes(db, { cursors: first.strata.services.cursors, now: () => Date.now() + 1000 }, project));
+      await store.transaction((db) => seedUnitNodes(db, { cursors: first.strata.services.cursors, now: () => Date.now() + 1000, settings: first.strata.services.settings }, project));
       expect(await unitRows(store, project)).toEqual(rows);
     } finally {
       await store.close();

@@ -3,12 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, it } from 'vitest';
-import { appSchema } from '../../src/resources/tables.js';
+import { appSchema } from '../../src/app.js';
 import { DatabaseBlobStore } from '../../src/storage/blobs/database-store.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { openStore } from '../../src/storage/open.js';
-import { ensureProjects, findProject } from '../../src/storage/projects.js';
+import { ensureProjects } from '../../src/storage/projects.js';
 import { SqliteStore } from '../../src/storage/sqlite-store.js';
+import { sql } from '../../src/storage/sql.js';
 import { streamThrough } from '../support/blob-stream.js';
 import { newPostgresDatabase, testEngine } from '../support/test-store.js';
 
@@ -21,7 +22,7 @@ it('streams a 1 GiB blob through the database', { timeout: 600_000 }, async () =
   try {
     await migrate(store, appSchema());
     await ensureProjects(store, ['dev'], Date.now());
-    const { id } = (await findProject(store, 'dev'))!;
+    const { id } = (await store.get<{ id: number }>(sql`SELECT id FROM projects WHERE name = 'dev'`))!;
     // SQLite's page cache, set in KiB as a negative `cache_size` (storage/connection.ts).
     const cache = store instanceof SqliteStore ? -(store.connection.pragma('cache_size', { simple: true }) as number) * 1024 : 0;
     await streamThrough(await DatabaseBlobStore.open(store, store.location), id, cache);

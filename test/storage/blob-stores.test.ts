@@ -14,7 +14,7 @@ import { CHUNK, DatabaseBlobStore } from '../../src/storage/blobs/database-store
 import { FileBlobStore } from '../../src/storage/blobs/file-store.js';
 import { parseBlobUrl } from '../../src/storage/blobs/open.js';
 import { BlobStoreUnreachable, S3BlobStore } from '../../src/storage/blobs/s3-store.js';
-import { ensureProjects, findProject } from '../../src/storage/projects.js';
+import { ensureProjects } from '../../src/storage/projects.js';
 import { sql } from '../../src/storage/sql.js';
 import type { Store } from '../../src/storage/store.js';
 import { startS3Server, type S3Server } from '../support/s3-server.js';
@@ -30,7 +30,7 @@ beforeAll(async () => {
   s3 = await startS3Server(['strata-test']);
   db = await openTestStore();
   await ensureProjects(db, ['dev', 'other'], Date.now());
-  [P1, P2] = await Promise.all(['dev', 'other'].map(async (name) => (await findProject(db, name))!.id));
+  [P1, P2] = await Promise.all(['dev', 'other'].map(async (name) => (await db.get<{ id: number }>(sql`SELECT id FROM projects WHERE name = ${name}`))!.id));
 });
 afterAll(async () => {
   await db.close();

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { appSchema } from '../../src/resources/tables.js';
+import { appSchema } from '../../src/app.js';
 import { ChangeFeed } from '../../src/storage/changes.js';
 import { InvalidSchedule } from '../../src/storage/jobs/schedules.js';
 import { JobFailure, Jobs, type Job, type JobContext, type JobState } from '../../src/storage/jobs/jobs.js';

@@ -3,7 +3,7 @@
  * shared database. Also a way to hold requests open until the test lets them go, for concurrency tests.
  */
 import type { Config } from '../../src/config.js';
-import type { BuildOptions } from '../../src/http/app.js';
+import type { BuildOptions } from '../../src/app.js';
 import { route, type ApiRoute, type RouteLimits } from '../../src/http/route.js';
 import { startHarness, type Harness } from './harness.js';
 import { ManualClock } from './manual-clock.js';

@@ -2,8 +2,9 @@
  * Test harness: an in-process Strata on an in-memory store, spoken to over HTTP (Fastify inject), with a
  * token from its own identity provider, as a client would get one.
  */
+import { CONFIG_SECTIONS } from '../../src/areas.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { buildApp, type BuildOptions, type Strata } from '../../src/http/app.js';
+import { buildApp, type BuildOptions, type Strata } from '../../src/app.js';
 import { storeEnv } from './test-store.js';
 
 export interface Harness {
@@ -23,7 +24,7 @@ export interface Response {
 }
 
 export async function startHarness(overrides: Partial<Config> = {}, env: Record<string, string> = {}, build: BuildOptions = {}): Promise<Harness> {
-  const config = { ...loadConfig([], { STRATA_DATA_DIR: ':memory:', STRATA_PROJECTS: 'dev,other', ...(build.store ? {} : await storeEnv()), ...env }), ...overrides };
+  const config = { ...loadConfig([], { STRATA_DATA_DIR: ':memory:', STRATA_PROJECTS: 'dev,other', ...(build.store ? {} : await storeEnv()), ...env }, CONFIG_SECTIONS), ...overrides };
   // STRATA_TEST_LOG=1 logs the app's errors (a 500's cause), which tests otherwise keep quiet.
   const strata = await buildApp(process.env.STRATA_TEST_LOG ? { ...config, logLevel: 'error' } : config, { logger: !!process.env.STRATA_TEST_LOG, ...build });
   const base = `/api/v1/projects/${config.projects[0]}`;

@@ -12,8 +12,9 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CogniteClient, CogniteError, CogniteMultiError } from '@cognite/sdk';
+import { CONFIG_SECTIONS } from '../../src/areas.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { buildApp, type BuildOptions, type Strata } from '../../src/http/app.js';
+import { buildApp, type BuildOptions, type Strata } from '../../src/app.js';
 import { freePort } from './net.js';
 import { storeEnv } from './test-store.js';
 
@@ -75,7 +76,7 @@ export async function sdkClient(baseUrl: string, project: string, token: string)
 
 export async function startSdkHarness(opts: SdkHarnessOptions = {}): Promise<SdkHarness> {
   const config: Config = {
-    ...loadConfig([], { STRATA_DATA_DIR: ':memory:', STRATA_PROJECTS: 'dev,other', ...(await storeEnv()), ...opts.env }),
+    ...loadConfig([], { STRATA_DATA_DIR: ':memory:', STRATA_PROJECTS: 'dev,other', ...(await storeEnv()), ...opts.env }, CONFIG_SECTIONS),
     ...opts.config,
   };
   const port = await freePort();

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { appSchema } from '../../src/resources/tables.js';
+import { appSchema } from '../../src/app.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { openStore } from '../../src/storage/open.js';
 import type { Store } from '../../src/storage/store.js';

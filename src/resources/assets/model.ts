@@ -6,7 +6,7 @@
  * hierarchy module in the transaction that creates or moves assets, so a subtree is one index range.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { ExternalId, InternalId, type MetadataLimits } from '../../http/common-schemas.js';
+import { ExternalId, InternalId, requiredPatch, type MetadataLimits } from '../../http/common-schemas.js';
 import { PARENT_INDEX, visibleHierarchyValues } from '../../query/assets-scope.js';
 import { defineModel, field } from '../model.js';
 
@@ -73,6 +73,8 @@ export const assetModel = defineModel({
   },
   indexes: [{ name: 'assets_path', columns: ['project_id', 'path'] }],
   search: { table: 'assets_fts', columns: ['name', 'description'] },
+  // A move may name the new parent by external id; the assets' rules turn it into `parentId`.
+  updateExtras: { parentExternalId: requiredPatch(ExternalId) },
   visibleValues: visibleHierarchyValues,
 });
 

@@ -16,11 +16,8 @@ import {
   Partition,
   Timestamp,
   TimestampRange,
-  metadataPatchSchema,
-  nullablePatch,
   orNull,
   partialObject,
-  requiredPatch,
   listBodySchema,
   MetadataAggregateFields,
 } from '../../http/common-schemas.js';
@@ -135,36 +132,14 @@ export const DeleteAssetsBody = Type.Object(
   { additionalProperties: false },
 );
 
-const LabelsPatch = Type.Optional(
-  Type.Object(
-    { set: Type.Optional(Labels), add: Type.Optional(Labels), remove: Type.Optional(Labels) },
-    { additionalProperties: false },
-  ),
-);
+/** What the assets' own rules read of an update (moves, labels); the derived schema checks all of it. */
+export type AssetPatch = Record<string, unknown> & {
+  parentId?: { set: number };
+  parentExternalId?: { set: string };
+  labels?: { set?: Label[]; add?: Label[]; remove?: Label[] };
+};
 
-export const AssetPatch = partialObject({
-  externalId: nullablePatch(ExternalId),
-  name: requiredPatch(Name),
-  description: nullablePatch(Description),
-  dataSetId: nullablePatch(InternalId),
-  metadata: metadataPatchSchema(ASSET_METADATA_LIMITS),
-  source: nullablePatch(Source),
-  parentId: requiredPatch(InternalId),
-  parentExternalId: requiredPatch(ExternalId),
-  labels: LabelsPatch,
-  geoLocation: nullablePatch(GeoLocation),
-});
-export type AssetPatch = Static<typeof AssetPatch>;
-
-export const UpdateAssetsBody = Type.Object(
-  {
-    items: Type.Array(
-      Type.Object({ id: Type.Optional(InternalId), externalId: Type.Optional(ExternalId), update: AssetPatch }, { additionalProperties: false }),
-      { minItems: 1, maxItems: ASSET_LIMITS.items },
-    ),
-  },
-  { additionalProperties: false },
-);
+export const UpdateAssetsBody = assetModel.updateBody<AssetPatch>(ASSET_LIMITS.items);
 export type AssetUpdateItem = Static<typeof UpdateAssetsBody>['items'][number];
 
 export const AssetIdParams = Type.Object({ project: Type.String(), id: InternalId });

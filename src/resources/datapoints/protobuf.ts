@@ -4,12 +4,14 @@
  * The messages and field numbers are those of the service's published schema (`DataPointListResponse`,
  * `DataPointInsertionRequest` and the data point messages). proto3 rules: a field at its default (0, "",
  * false) is left out; which kind of data points an item holds is a oneof, written even when empty, so a
- * client can tell an empty aggregate list from an empty raw one. An aggregate asked for but not defined in
- * a bucket is NaN: left out, a reader would take it for 0.
+ * client can tell an empty aggregate list from an empty raw one. A numeric aggregate asked for but not
+ * defined in a bucket is NaN: left out, a reader would take it for 0. `maxDatapoint` and `minDatapoint` are
+ * messages, left out where the bucket has no point (a reader sees the message is absent).
  */
 import protobuf from 'protobufjs/minimal.js';
 import { ApiError, badRequest } from '../../http/errors.js';
 import type { RawPoint } from './raw-query.js';
+import type { AggregateName } from './schema.js';
 
 export const PROTOBUF_TYPE = 'application/protobuf';
 
@@ -24,11 +26,13 @@ export interface ProtoItem {
   head: Record<string, unknown>;
   datapoints: unknown[];
   nextCursor?: string;
-  aggregates?: readonly string[];
+  aggregates?: readonly AggregateName[];
 }
 
 const ITEM = { id: 1, externalId: 2, numeric: 3, string: 4, aggregate: 5, isString: 6, isStep: 7, unit: 8, nextCursor: 9, unitExternalId: 10, instanceId: 11 };
-const AGGREGATE_FIELDS: Readonly<Record<string, number>> = {
+type PointAggregate = 'maxDatapoint' | 'minDatapoint';
+/** The aggregates that are a number, each a double. */
+const AGGREGATE_FIELDS: Readonly<Record<Exclude<AggregateName, PointAggregate>, number>> = {
   average: 2,
   max: 3,
   min: 4,
@@ -46,6 +50,9 @@ const AGGREGATE_FIELDS: Readonly<Record<string, number>> = {
   durationUncertain: 16,
   durationBad: 17,
 };
+/** The aggregates that are a point of the bucket, each a `NumericDatapoint`; left out where the bucket has none. */
+const POINT_AGGREGATE_FIELDS: Readonly<Record<PointAggregate, number>> = { maxDatapoint: 18, minDatapoint: 19 };
+const isPointAggregate = (name: AggregateName): name is PointAggregate => name in POINT_AGGREGATE_FIELDS;
 
 // Wire types: 0 varint, 1 fixed 64-bit, 2 length-delimited.
 const tag = (field: number, wire: number) => (field << 3) | wire;
@@ -108,15 +115,20 @@ function writePoint(w: protobuf.Writer, p: RawPoint, kind: 'numeric' | 'string')
   }
 }
 
-/** `AggregateDatapoint`: timestamp 1, then one double per aggregate asked for. */
-function writeAggregate(w: protobuf.Writer, p: Record<string, unknown>, aggregates: readonly string[]): void {
+/** `AggregateDatapoint`: timestamp 1, then one double per aggregate asked for, or the point it names. */
+function writeAggregate(w: protobuf.Writer, p: Record<string, unknown>, aggregates: readonly AggregateName[]): void {
   const timestamp = p.timestamp as number;
   if (timestamp !== 0) w.uint32(tag(1, 0)).int64(timestamp);
   for (const name of aggregates) {
-    const field = AGGREGATE_FIELDS[name];
-    if (field === undefined) throw badRequest(`aggregates: ${name} has no protocol buffers form; ask for it with "Accept: application/json"`);
-    const value = name in p ? (p[name] as number) : NaN;
-    if (value !== 0) w.uint32(tag(field, 1)).double(value);
+    if (isPointAggregate(name)) {
+      if (p[name] === undefined) continue;
+      w.uint32(tag(POINT_AGGREGATE_FIELDS[name], 2)).fork();
+      writePoint(w, p[name] as RawPoint, 'numeric');
+      w.ldelim();
+    } else {
+      const value = name in p ? (p[name] as number) : NaN;
+      if (value !== 0) w.uint32(tag(AGGREGATE_FIELDS[name], 1)).double(value);
+    }
   }
 }
 

@@ -50,9 +50,7 @@ function inSnapshot<T>(services: Services, fn: (services: Services) => Promise<T
   return services.db.snapshot((db) => fn({ ...services, db }));
 }
 
-const EXTREME_POINT_AGGREGATES = ['maxDatapoint', 'minDatapoint'];
-
-function plan(services: Services, body: ListDatapointsBody, now: number, extremePoints: boolean): Planned[] {
+function plan(services: Services, body: ListDatapointsBody, now: number): Planned[] {
   const { items, ignoreUnknownIds: _ignore, ...defaults } = body;
   parseTarget(defaults, []);
   return items.map((item, index) => {
@@ -62,10 +60,6 @@ function plan(services: Services, body: ListDatapointsBody, now: number, extreme
     const q: Query = { ...defaults, ...own, ...unitTargetOf(own, defaults) };
     const target = parseTarget(q, ['items', index]);
     if (q.aggregates && q.granularity === undefined) throw badRequest(`${where}: aggregates need a granularity (for example "1h")`);
-    const extreme = extremePoints ? undefined : q.aggregates?.find((a) => EXTREME_POINT_AGGREGATES.includes(a));
-    if (extreme) {
-      throw badRequest(`${where}.aggregates: ${extreme} exists from API version 20250312 on; send "svc-version: 20250312" or later`);
-    }
     if (q.granularity !== undefined && !q.aggregates) throw badRequest(`${where}: granularity is given without aggregates; give aggregates too, or leave granularity out for raw points`);
     const granularity = q.granularity === undefined ? undefined : parseGranularity(q.granularity, `${where}.granularity`);
     const zone = q.timeZone === undefined ? UTC : parseTimeZone(q.timeZone, `${where}.timeZone`);
@@ -137,11 +131,10 @@ interface Result {
 /**
  * The response as JSON text, rendered without making an object per point (raw points can be 100,000 per
  * request; JSON.stringify of them as objects takes longer than reading them): the same bytes as
- * JSON.stringify of `listDatapointsObject`. `extremePoints`: whether the requested API version has the
- * maxDatapoint and minDatapoint aggregates.
+ * JSON.stringify of `listDatapointsObject`.
  */
-export async function listDatapoints(services: Services, projectId: number, body: ListDatapointsBody, extremePoints = true): Promise<JsonText> {
-  const items = (await runList(services, projectId, body, extremePoints, true)).map((r) => {
+export async function listDatapoints(services: Services, projectId: number, body: ListDatapointsBody): Promise<JsonText> {
+  const items = (await runList(services, projectId, body, true)).map((r) => {
     const head = JSON.stringify(r.head);
     const points = typeof r.datapoints === 'string' ? r.datapoints : JSON.stringify(r.datapoints);
     const cursor = r.nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(r.nextCursor)}`;
@@ -151,14 +144,14 @@ export async function listDatapoints(services: Services, projectId: number, body
 }
 
 /** The response of `listDatapoints` as protocol buffers (see protobuf.ts). */
-export async function listDatapointsProtobuf(services: Services, projectId: number, body: ListDatapointsBody, extremePoints = true): Promise<EncodedBody> {
-  const items = (await runList(services, projectId, body, extremePoints, false)) as Array<Result & { datapoints: unknown[] }>;
+export async function listDatapointsProtobuf(services: Services, projectId: number, body: ListDatapointsBody): Promise<EncodedBody> {
+  const items = (await runList(services, projectId, body, false)) as Array<Result & { datapoints: unknown[] }>;
   return new EncodedBody(PROTOBUF_TYPE, encodeDatapointList(items));
 }
 
 /** The response of `listDatapoints` as objects (the reference its text is tested against). */
-export async function listDatapointsObject(services: Services, projectId: number, body: ListDatapointsBody, extremePoints = true) {
-  const items = (await runList(services, projectId, body, extremePoints, false)).map((r) => {
+export async function listDatapointsObject(services: Services, projectId: number, body: ListDatapointsBody) {
+  const items = (await runList(services, projectId, body, false)).map((r) => {
     const out: Record<string, unknown> = { ...r.head, datapoints: r.datapoints };
     if (r.nextCursor !== undefined) out.nextCursor = r.nextCursor;
     return out;
@@ -166,8 +159,8 @@ export async function listDatapointsObject(services: Services, projectId: number
   return { items };
 }
 
-async function runList(services: Services, projectId: number, body: ListDatapointsBody, extremePoints: boolean, asText: boolean): Promise<Result[]> {
-  const planned = plan(services, body, services.now(), extremePoints);
+async function runList(services: Services, projectId: number, body: ListDatapointsBody, asText: boolean): Promise<Result[]> {
+  const planned = plan(services, body, services.now());
   checkTotals(planned);
   return inSnapshot(services, async (services) => {
     const series = await resolve(services, projectId, planned.map((p) => p.ref), body.ignoreUnknownIds ?? false);

@@ -28,8 +28,8 @@ export const datapointRoutes: ApiRoute[] = [
     capability: READ,
     body: ListDatapointsBody,
     // JSON, or protocol buffers for a client that asks for them (the official Python SDK reads data points so).
-    handler: ({ services, project, body, version, headers }) =>
-      (acceptsProtobuf(headers.accept) ? listDatapointsProtobuf : listDatapoints)(services, project.id, body, version.at('extremeDatapointAggregates')),
+    handler: ({ services, project, body, headers }) =>
+      (acceptsProtobuf(headers.accept) ? listDatapointsProtobuf : listDatapoints)(services, project.id, body),
   }),
   route({
     method: 'POST',

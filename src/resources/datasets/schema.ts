@@ -4,14 +4,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import {
   ListCursor,
-  ExternalId,
   IgnoreUnknownIds,
   ItemRefs,
   Limit,
-  metadataPatchSchema,
-  nullablePatch,
   partialObject,
-  requiredPatch,
   TimestampRange,
 } from '../../http/common-schemas.js';
 import { DATA_SET_LIMITS, DATA_SET_METADATA_LIMITS, dataSetModel } from './model.js';
@@ -19,7 +15,7 @@ import { DATA_SET_LIMITS, DATA_SET_METADATA_LIMITS, dataSetModel } from './model
 export { DATA_SET_LIMITS, DATA_SET_METADATA_LIMITS };
 
 const fields = dataSetModel.schemas;
-const { name: Name, description: Description, metadata: DataSetMetadata } = fields;
+const { metadata: DataSetMetadata } = fields;
 
 export const DataSetCreate = partialObject(fields);
 export type DataSetCreate = Static<typeof DataSetCreate>;
@@ -47,25 +43,4 @@ export const AggregateDataSetsBody = Type.Object({ filter: Type.Optional(DataSet
 
 export const DataSetIdsBody = Type.Object({ items: ItemRefs(1000), ignoreUnknownIds: IgnoreUnknownIds }, { additionalProperties: false });
 
-export const UpdateDataSetsBody = Type.Object(
-  {
-    items: Type.Array(
-      Type.Object(
-        {
-          id: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
-          externalId: Type.Optional(ExternalId),
-          update: partialObject({
-            externalId: nullablePatch(ExternalId),
-            name: nullablePatch(Name),
-            description: nullablePatch(Description),
-            metadata: metadataPatchSchema(DATA_SET_METADATA_LIMITS),
-            writeProtected: requiredPatch(Type.Boolean()),
-          }),
-        },
-        { additionalProperties: false },
-      ),
-      { minItems: 1, maxItems: 1000 },
-    ),
-  },
-  { additionalProperties: false },
-);
+export const UpdateDataSetsBody = dataSetModel.updateBody(1000);

@@ -12,12 +12,9 @@ import {
   ItemRefs,
   Limit,
   Metadata,
-  MetadataPatch,
-  IdArrayPatch,
   Partition,
   Timestamp,
   TimestampRange,
-  nullablePatch,
   orNull,
   partialObject,
   AggregateFields,
@@ -81,35 +78,8 @@ export const AggregateEventsBody = Type.Object(
 
 export const EventIdsBody = Type.Object({ items: ItemRefs(1000), ignoreUnknownIds: IgnoreUnknownIds }, { additionalProperties: false });
 
-const EventPatch = partialObject(
-  {
-    externalId: nullablePatch(ExternalId),
-    dataSetId: nullablePatch(InternalId),
-    startTime: nullablePatch(Timestamp),
-    endTime: nullablePatch(Timestamp),
-    type: nullablePatch(eventFields.type),
-    subtype: nullablePatch(eventFields.subtype),
-    description: nullablePatch(eventFields.description),
-    source: nullablePatch(eventFields.source),
-    metadata: MetadataPatch,
-    assetIds: IdArrayPatch(EVENT_LIMITS.assetIds),
-  },
-);
-export type EventPatch = Static<typeof EventPatch>;
+export const UpdateEventsBody = eventModel.updateBody(1000);
 
-export const UpdateEventsBody = Type.Object(
-  {
-    items: Type.Array(
-      Type.Object(
-        { id: Type.Optional(InternalId), externalId: Type.Optional(ExternalId), update: EventPatch },
-        { additionalProperties: false },
-      ),
-      { minItems: 1, maxItems: 1000 },
-    ),
-  },
-  { additionalProperties: false },
-);
-export type UpdateEventsBody = Static<typeof UpdateEventsBody>;
 
 export const EventIdParams = Type.Object({ project: Type.String(), id: InternalId });
 

@@ -20,6 +20,7 @@
  * Outside an app (the global layer's seeding, which only a new catalog of system models changes) there is
  * no job runner, and the checks run in the apply's transaction.
  */
+import type { AreaRuntime } from '../../http/area.js';
 import type { Dialect } from '../../storage/dialect.js';
 import type { Job, JobContext, Jobs } from '../../storage/jobs/jobs.js';
 import { inProcessReader, type Reader } from '../../storage/read-pool.js';
@@ -88,12 +89,11 @@ const failedWhen = (broken: number, reason: string): Outcome => (broken > 0 ? { 
 async function boundState({ reads, dialect }: CheckRunner, projectId: number, c: StoredContainer, property: string, bound: Bound): Promise<Outcome> {
   const p = c.definition.properties[property];
   const column = Sql.raw(c.layout.columns[property]);
-  const byteLength = (e: Sql): Sql => (dialect.kind === 'postgres' ? sql`octet_length(${e})` : sql`length(CAST(${e} AS BLOB))`);
   let broken: Sql;
   if (bound === 'nullability') broken = sql`${column} IS NULL`;
   else if (bound === 'maxListSize') broken = sql`${dialect.jsonLength(column)} > ${p.type.type === 'enum' ? 1 : (p.type.maxListSize ?? 0)}`;
-  else if (isList(p.type)) broken = sql`EXISTS (SELECT 1 FROM (${dialect.jsonElements(column, 'text')}) e WHERE length(e.value) * 4 > ${textSizeLimit(p.type)} AND ${byteLength(Sql.raw('e.value'))} > ${textSizeLimit(p.type)})`;
-  else broken = sql`${byteLength(column)} > ${textSizeLimit(p.type)}`;
+  else if (isList(p.type)) broken = sql`EXISTS (SELECT 1 FROM (${dialect.jsonElements(column, 'text')}) e WHERE length(e.value) * 4 > ${textSizeLimit(p.type)} AND ${dialect.byteLength(Sql.raw('e.value'))} > ${textSizeLimit(p.type)})`;
+  else broken = sql`${dialect.byteLength(column)} > ${textSizeLimit(p.type)}`;
   const [row] = await reads.all<{ n: number }>(sql`SELECT count(*) AS n FROM ${Sql.raw(c.layout.table)} WHERE project_id = ${projectId} AND ${broken}`, { scan: true });
   return failedWhen(Number(row.n), `break the ${bound} of ${property}`);
 }
@@ -127,7 +127,7 @@ export async function requestChecks(jobs: Jobs | undefined, db: Queryable, proje
 }
 
 /** Runs the checks of containers in this process: builds (SQLite's take the write lock) one at a time. */
-export function registerContainerChecks(jobs: Jobs, store: Store, reads: Reader, now: () => number): void {
+export function registerContainerChecks({ jobs, store, reads, now }: AreaRuntime): void {
   jobs.register(JOB_KIND, (job, context) => runChecks({ reads, dialect: store.dialect, build: (index) => store.buildIndex(index) }, store, now, job, context), { concurrency: 1 });
 }
 

@@ -18,7 +18,7 @@ import { ApiError } from '../../http/errors.js';
 import { compileBodyValidator } from '../../http/validation.js';
 import { ContainerCreate, type ApplyContainersBody } from './container-schema.js';
 import { DataModelCreate, type ApplyDataModelsBody } from './data-model-schema.js';
-import { containerKey, viewKey, type ContainerId, type ViewId } from './identifiers.js';
+import { containerKey, viewKey, type ViewId } from './identifiers.js';
 import { DM_LIMITS } from './limits.js';
 import { SpaceCreate, type ApplySpacesBody } from './space-schema.js';
 import { ViewCreate, type ApplyViewsBody } from './view-schema.js';
@@ -214,12 +214,4 @@ export function coreModelRequests(model: CoreModel = coreModel()): CoreModelRequ
 /** The spaces of the core data model. */
 export function coreModelSpaces(model: CoreModel = coreModel()): string[] {
   return model.spaces.map((s) => s.space);
-}
-
-/** The container or view ids of the declaration, for callers that only need to know what belongs to it. */
-export function coreModelIds(model: CoreModel = coreModel()): { containers: ContainerId[]; views: ViewId[] } {
-  return {
-    containers: model.containers.map((c) => ({ space: c.space, externalId: c.externalId })),
-    views: model.views.map((v) => ({ space: v.space, externalId: v.externalId, version: v.version })),
-  };
 }

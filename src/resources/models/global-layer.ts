@@ -24,6 +24,7 @@ import { coreModelRequests, systemModels } from './core-model.js';
 import { GLOBAL_PROJECT_ID } from './schema-store.js';
 import { applyContainers, applyDataModels, applySpaces, applyViews } from './schema-service.js';
 import { ensureUnitNodes } from './unit-nodes.js';
+import { sectionValues } from '../../config.js';
 
 const META_KEY = 'global-layer';
 
@@ -33,7 +34,7 @@ const catalogDigest = (): string => (digest ??= createHash('sha256').update(JSON
 /** Applies the core data model to the global layer, in `db`'s transaction. */
 export async function seedCoreModel(db: Queryable, now: number): Promise<void> {
   // Outside any request: no access scope, and no cursor is issued.
-  const services: Services = { db, reads: inProcessReader(db), cursors: createCursorCodec(Buffer.alloc(32)), now: () => now };
+  const services: Services = { db, reads: inProcessReader(db), cursors: createCursorCodec(Buffer.alloc(32)), now: () => now, settings: sectionValues() };
   for (const r of coreModelRequests(systemModels())) {
     if (r.kind === 'spaces') await applySpaces(services, GLOBAL_PROJECT_ID, r.body.items);
     else if (r.kind === 'containers') await applyContainers(services, GLOBAL_PROJECT_ID, r.body.items);

@@ -47,6 +47,7 @@ import type { ResultSetExpression } from './query-schema.js';
 import { decodeCursor, memberConditions, planResultSets, selectedSources, upstreamOf, type ResultSetPlan, type SetRows } from './result-sets.js';
 import { visibleSchema } from './space-access.js';
 import type { SyncExpression, SyncInstancesBody, SyncSelect } from './sync-schema.js';
+import { modelsSettings } from './settings.js';
 
 /** What a sync cursor carries: the phase, the position within it, the feed position of the first request, and when it was issued. */
 interface SyncState {
@@ -119,7 +120,7 @@ function expressionOf(e: SyncExpression): ResultSetExpression {
 export async function syncInstances(services: Services, projectId: number, body: SyncInstancesBody) {
   const schema = await visibleSchema(services, projectId);
   const now = services.now();
-  const maxAge = services.syncCursorMaxAgeMs ?? DM_LIMITS.syncCursorMaxAgeMs;
+  const maxAge = modelsSettings(services).syncCursorMaxAgeMs;
   for (const name of Object.keys(body.select)) if (!(name in body.with)) fail(['select', name], `names no result set of "with"`);
   for (const name of Object.keys(body.cursors ?? {})) if (!(name in body.with)) fail(['cursors', name], `names no result set of "with"`);
 

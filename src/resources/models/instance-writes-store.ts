@@ -30,6 +30,7 @@ import { existingSpaces, readSchema, type ProjectSchema, type StoredContainer } 
 import { INSTANCES_ACL, inInstanceReadScope, requireEffectWritable, requireSpacesWritable, schemaSpaces } from './space-access.js';
 import { decodeRef, encodeRef } from './store-schema.js';
 import type { StoredValue } from './values.js';
+import { modelsSettings } from './settings.js';
 
 export interface InstanceRow {
   id: number;
@@ -612,7 +613,7 @@ async function maintainHierarchies(
  */
 async function requireInstanceLimits(db: Queryable, projectId: number, services: Services, created: boolean, deleted: boolean): Promise<void> {
   if (!created && !deleted) return;
-  const limits = projectLimits(services.modelsLimits);
+  const limits = projectLimits(modelsSettings(services).limits);
   const highest = await db.get<{ id: number | null }>(sql`SELECT max(id) AS id FROM dm_instances`);
   if (Number(highest?.id ?? 0) <= Math.min(created ? limits.instances : Infinity, deleted ? limits.softDeletedInstances : Infinity)) return;
   // The unit nodes are the service's, kept in every project, and count against none (unit-nodes.ts).

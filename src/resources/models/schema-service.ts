@@ -53,6 +53,7 @@ import { checkViewUpdate } from './view-changes.js';
 import { viewReadForm } from './view-resolution.js';
 import type { ViewCreate, ViewRead } from './view-schema.js';
 import { normalizeViews, type ViewDefinition } from './views.js';
+import { modelsSettings } from './settings.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Shared
@@ -153,7 +154,7 @@ export async function applySpaces(services: Services, projectId: number, items: 
         out.push(spaceRead(existing));
       }
     }
-    await requireWithinLimit(db, projectId, 'dm_spaces', projectLimits(services.modelsLimits).spaces, 'spaces');
+    await requireWithinLimit(db, projectId, 'dm_spaces', projectLimits(modelsSettings(services).limits).spaces, 'spaces');
     return { items: out };
   });
 }
@@ -271,9 +272,9 @@ export async function applyContainers(services: Services, projectId: number, ite
       await saveContainer(db, projectId, c);
     }
     if (out.some((c) => c.lastUpdatedTime === now)) await schemaChanged(db, projectId);
-    await requireWithinLimit(db, projectId, 'dm_containers', projectLimits(services.modelsLimits).containers, 'containers');
+    await requireWithinLimit(db, projectId, 'dm_containers', projectLimits(modelsSettings(services).limits).containers, 'containers');
     const properties = [...schema.containers.values()].filter((c) => !c.isGlobal).reduce((n, c) => n + Object.keys(c.definition.properties).length, 0);
-    const propertyLimit = projectLimits(services.modelsLimits).containerProperties;
+    const propertyLimit = projectLimits(modelsSettings(services).limits).containerProperties;
     if (properties > propertyLimit) throw limitReached(propertyLimit, 'container properties');
     return { items: out.map(containerRead) };
   });
@@ -536,7 +537,7 @@ export async function applyViews(services: Services, projectId: number, items: r
     await requireSpaces(db, projectId, defs.map((d) => d.space));
     const schema = (await loadSchema(db, projectId)).restrictedTo(schemaSpaces(services));
     const stored = await putViews(db, projectId, schema, defs, defs.map((_, i) => ['items', i]), now);
-    await requireWithinLimit(db, projectId, 'dm_views', projectLimits(services.modelsLimits).views, 'view versions');
+    await requireWithinLimit(db, projectId, 'dm_views', projectLimits(modelsSettings(services).limits).views, 'view versions');
     return { items: stored.map((v) => viewRead(schema, v)) };
   });
 }
@@ -662,8 +663,8 @@ export async function applyDataModels(services: Services, projectId: number, ite
       );
       out.push({ id, definition: JSON.stringify(d), created_time: now, last_updated_time: now });
     }
-    await requireWithinLimit(db, projectId, 'dm_views', projectLimits(services.modelsLimits).views, 'view versions');
-    await requireWithinLimit(db, projectId, 'dm_data_models', projectLimits(services.modelsLimits).dataModels, 'data model versions');
+    await requireWithinLimit(db, projectId, 'dm_views', projectLimits(modelsSettings(services).limits).views, 'view versions');
+    await requireWithinLimit(db, projectId, 'dm_data_models', projectLimits(modelsSettings(services).limits).dataModels, 'data model versions');
     return { items: out.map((r) => dataModelRead(schema, r, false)) };
   });
 }

@@ -10,6 +10,7 @@ import { UNITS_SPACE } from './identifiers.js';
 import { projectLimits } from './limits.js';
 import { readSchema } from './schema-store.js';
 import { spaceCondition } from './space-access.js';
+import { modelsSettings } from './settings.js';
 
 export async function projectStatistics(services: Services, projectId: number) {
   // A principal scoped to some spaces counts only what is in them.
@@ -31,7 +32,7 @@ export async function projectStatistics(services: Services, projectId: number) {
   const properties = [...schema.containers.values()]
     .filter((c) => !c.isGlobal && (!services.access || services.access.all || services.access.spaces.includes(c.definition.space)))
     .reduce((sum, c) => sum + Object.keys(c.definition.properties).length, 0);
-  const L = projectLimits(services.modelsLimits);
+  const L = projectLimits(modelsSettings(services).limits);
   return {
     spaces: { count: n('spaces'), limit: L.spaces },
     containers: { count: n('containers'), limit: L.containers },

@@ -50,8 +50,8 @@ const seeded = async (db: Pick<Queryable, 'get'>, projectId: number) =>
   (await db.get<{ digest: string }>(sql`SELECT digest FROM dm_seeds WHERE project_id = ${projectId} AND name = ${SEED}`))?.digest === catalogDigest();
 
 /** Writes the unit nodes of the catalog into the project, in `db`'s transaction; `replace`, so each holds the catalog's values only. */
-export async function seedUnitNodes(db: Queryable, services: Pick<Services, 'cursors' | 'now' | 'modelsLimits'>, projectId: number): Promise<void> {
-  const system: Services = { db, reads: inProcessReader(db), cursors: services.cursors, now: services.now, modelsLimits: services.modelsLimits };
+export async function seedUnitNodes(db: Queryable, services: Pick<Services, 'cursors' | 'now' | 'settings'>, projectId: number): Promise<void> {
+  const system: Services = { db, reads: inProcessReader(db), cursors: services.cursors, now: services.now, settings: services.settings };
   const items = unitNodes();
   for (let at = 0; at < items.length; at += DM_LIMITS.instanceItems) {
     await applySystemInstances(db, system, projectId, { items: items.slice(at, at + DM_LIMITS.instanceItems), replace: true, autoCreateDirectRelations: false });

@@ -43,12 +43,14 @@ export const projectRoutes: ApiRoute[] = [
   route({
     method: 'GET',
     path: '/',
+    summary: "The project's name and the OpenID Connect provider it trusts",
     capability: { acl: 'projectsAcl', action: 'READ' },
     handler: ({ services, project }) => view(authRuntime(services), services.db, project),
   }),
   route({
     method: 'POST',
     path: '/update',
+    summary: "Changes the project's name or the OpenID Connect provider it trusts",
     capability: { acl: 'projectsAcl', action: 'UPDATE' },
     body: ProjectUpdateBody,
     handler: async ({ services, project, principal, body }) => {

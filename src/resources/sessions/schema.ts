@@ -1,10 +1,9 @@
 /**
- * Request shapes of the sessions resource and of the session token exchange.
+ * Request shapes of the sessions resource (the session token exchange is the authentication layer's).
  */
 import { Type } from '@sinclair/typebox';
+import { SessionSecret as Secret } from '../../auth/sessions.js';
 import { Cursor, InternalId } from '../../http/common-schemas.js';
-
-const Secret = Type.String({ minLength: 1, maxLength: 4096 });
 
 export const SessionCredentials = Type.Union([
   Type.Object({ clientId: Type.String({ minLength: 1, maxLength: 255 }), clientSecret: Secret }, { additionalProperties: false }),
@@ -32,11 +31,3 @@ export const SessionIdsBody = Type.Object(
   { items: Type.Array(Type.Object({ id: InternalId }, { additionalProperties: false }), { minItems: 1, maxItems: 1000 }) },
   { additionalProperties: false },
 );
-
-export const SessionTokenBody = Type.Union([
-  Type.Object(
-    { nonce: Secret, maxExpirationSeconds: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])) },
-    { additionalProperties: false },
-  ),
-  Type.Object({ sessionId: InternalId, sessionKey: Secret }, { additionalProperties: false }),
-]);

@@ -12,12 +12,9 @@ import {
   FilterRef,
   ItemRef,
   Limit,
-  metadataPatchSchema,
-  nullablePatch,
   orNull,
   partialObject,
   Partition,
-  requiredPatch,
   TimestampRange,
   listBodySchema,
 } from '../../http/common-schemas.js';
@@ -27,7 +24,6 @@ export { InstanceId, TIME_SERIES_LIMITS, TIME_SERIES_METADATA_LIMITS };
 
 const model = timeSeriesModel.schemas;
 const Metadata = model.metadata;
-const SecurityCategories = model.securityCategories;
 
 /** The fields a create or an update gives, as the model declares them. */
 const fields = {
@@ -130,40 +126,4 @@ export const TimeSeriesDeleteBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const UpdateTimeSeriesBody = Type.Object(
-  {
-    items: Type.Array(
-      Type.Object(
-        {
-          id: Type.Optional(InternalId),
-          externalId: Type.Optional(ExternalId),
-          instanceId: Type.Optional(InstanceId),
-          update: partialObject({
-            externalId: nullablePatch(fields.externalId),
-            name: nullablePatch(fields.name),
-            metadata: metadataPatchSchema(TIME_SERIES_METADATA_LIMITS),
-            unit: nullablePatch(fields.unit),
-            unitExternalId: nullablePatch(fields.unitExternalId),
-            assetId: nullablePatch(fields.assetId),
-            isStep: requiredPatch(fields.isStep),
-            description: nullablePatch(fields.description),
-            securityCategories: Type.Object(
-              {
-                set: Type.Optional(SecurityCategories),
-                add: Type.Optional(SecurityCategories),
-                remove: Type.Optional(SecurityCategories),
-              },
-              { additionalProperties: false },
-            ),
-            dataSetId: nullablePatch(fields.dataSetId),
-            // Named so that a change is refused with a clear reason rather than as an unknown property.
-            isString: Type.Unknown(),
-          }),
-        },
-        { additionalProperties: false },
-      ),
-      { minItems: 1, maxItems: TIME_SERIES_LIMITS.items },
-    ),
-  },
-  { additionalProperties: false },
-);
+export const UpdateTimeSeriesBody = timeSeriesModel.updateBody(TIME_SERIES_LIMITS.items);

@@ -38,9 +38,6 @@ export const timeSeriesSpec: ResourceSpec<TimeSeriesCreate> = {
     }
   },
   checkUpdate(current, update, path) {
-    if (update.isString !== undefined) {
-      throw badRequest(`${formatPath([...path, 'isString'])}: isString is fixed when a time series is created and cannot be changed`);
-    }
     if (current.instanceId !== null) {
       const managed = MANAGED_BY_DATA_MODELING.filter((f) => update[f] !== undefined);
       if (managed.length) {

@@ -1,0 +1,22 @@
+/**
+ * Every area Strata serves, in one list: the server's operations, its schema and its configuration sections
+ * are built from it (src/app.ts, src/cli.ts). Adding an area is adding its descriptor here.
+ */
+import type { Area } from './http/area.js';
+import type { ConfigSection } from './config.js';
+import { assetsArea } from './resources/assets/area.js';
+import { datapointsArea } from './resources/datapoints/area.js';
+import { dataProductsArea } from './resources/dataproducts/area.js';
+import { dataSetsArea } from './resources/datasets/area.js';
+import { eventsArea } from './resources/events/area.js';
+import { groupsArea } from './resources/groups/area.js';
+import { modelsArea } from './resources/models/area.js';
+import { projectsArea } from './resources/projects/area.js';
+import { sessionsArea } from './resources/sessions/area.js';
+import { timeSeriesArea } from './resources/timeseries/area.js';
+import { unitsArea } from './resources/units/area.js';
+
+export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, unitsArea, modelsArea, dataProductsArea];
+
+/** The areas' configuration sections, for `loadConfig` and `strata help`. */
+export const CONFIG_SECTIONS: readonly ConfigSection<unknown>[] = AREAS.flatMap((a) => (a.config ? [a.config] : []));
