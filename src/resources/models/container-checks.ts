@@ -23,6 +23,7 @@
 import type { AreaRuntime } from '../../http/area.js';
 import type { Dialect } from '../../storage/dialect.js';
 import type { Job, JobContext, Jobs } from '../../storage/jobs/jobs.js';
+import { holdLock } from '../../storage/locks.js';
 import { inProcessReader, type Reader } from '../../storage/read-pool.js';
 import { Sql, sql } from '../../storage/sql.js';
 import type { Queryable, Store } from '../../storage/store.js';
@@ -161,6 +162,8 @@ async function runChecks(runner: CheckRunner, store: Store, now: () => number, j
  */
 async function settle(store: Store, projectId: number, container: number, check: Check, built: string | undefined, outcome: Outcome, now: number): Promise<void> {
   await store.transaction(async (db) => {
+    // After a change of the schema under way: the container is read and written whole.
+    await holdLock(db, 'schema', projectId);
     const c = await containerById(db, projectId, container);
     if (!c) return;
     if (built !== undefined && indexOf(c, check)?.name !== built) {

@@ -7,6 +7,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { badRequest } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { allocateIds } from '../../storage/ids.js';
+import { holdLock } from '../../storage/locks.js';
 import { Sql, sql } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
 import { planContainerUpdate, type Bound } from './container-changes.js';
@@ -94,7 +95,12 @@ async function requireSpaces(db: Queryable, projectId: number, spaces: readonly 
   }
 }
 
-const write = <T>(services: Services, fn: (db: Queryable) => Promise<T>): Promise<T> => services.db.transaction(fn);
+/** A change of the project's schema: one transaction, after the changes of it begun before (locks.ts). */
+const write = <T>(services: Services, projectId: number, fn: (db: Queryable) => Promise<T>): Promise<T> =>
+  services.db.transaction(async (db) => {
+    await holdLock(db, 'schema', projectId);
+    return fn(db);
+  });
 
 /**
  * A 400 when a request would change something in a system space (`cdf_`). Only seeding writes there: it
@@ -137,7 +143,7 @@ export async function applySpaces(services: Services, projectId: number, items: 
   const defs = normalizeSpaces(items, projectId === GLOBAL_PROJECT_ID);
   requireSpacesWritable(services.access, defs.map((d, i) => ({ space: d.space, path: ['items', i, 'space'] })));
   const now = services.now();
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     const out = [];
     for (const d of defs) {
       const existing = await db.get<SpaceRow>(sql`SELECT ${SPACE_COLUMNS} FROM dm_spaces WHERE project_id = ${projectId} AND space = ${d.space}`);
@@ -194,7 +200,7 @@ export async function deleteSpaces(services: Services, projectId: number, spaces
   checkNoDuplicates(spaces, (s) => s, (space) => ({ space }));
   requireUserWritable(projectId, spaces.map((space, i) => ({ space, path: ['items', i, 'space'], what: named('space', { space }) })));
   requireSpacesWritable(services.access, spaces.map((space, i) => ({ space, path: ['items', i, 'space'] })));
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     const found = await spaceRows(db, projectId, spaces, services);
     const existing = new Set(found.map((r) => r.space));
     const deleted: Array<{ space: string }> = [];
@@ -225,7 +231,7 @@ export async function applyContainers(services: Services, projectId: number, ite
   requireUserWritable(projectId, items.map((c, i) => ({ space: c.space, path: ['items', i], what: named('container', c) })));
   requireSpacesWritable(services.access, items.map((c, i) => ({ space: c.space, path: ['items', i, 'space'] })));
   const now = services.now();
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     await requireSpaces(db, projectId, items.map((c) => c.space));
     const schema = await loadSchema(db, projectId);
     const visible = schema.restrictedTo(schemaSpaces(services));
@@ -327,7 +333,7 @@ export async function containersByIds(services: Services, projectId: number, ids
 export async function deleteContainers(services: Services, projectId: number, ids: readonly ContainerId[]) {
   requireUserWritable(projectId, ids.map((c, i) => ({ space: c.space, path: ['items', i], what: named('container', c) })));
   requireSpacesWritable(services.access, ids.map((c, i) => ({ space: c.space, path: ['items', i, 'space'] })));
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     const schema = await loadSchema(db, projectId);
     requireNotRequired(schema, ids, schemaSpaces(services));
     const deleted: ContainerId[] = [];
@@ -376,7 +382,7 @@ export async function deleteContainerParts(services: Services, projectId: number
   requireUserWritable(projectId, items.map((c, i) => ({ space: c.space, path: ['items', i], what: named('container', { space: c.space, externalId: c.containerExternalId }) })));
   requireSpacesWritable(services.access, items.map((c, i) => ({ space: c.space, path: ['items', i, 'space'] })));
   const now = services.now();
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     const schema = await loadSchema(db, projectId);
     const done: SubObject[] = [];
     const changed = new Map<number, StoredContainer>();
@@ -408,7 +414,7 @@ export async function retryContainerParts(services: Services, projectId: number,
   requireUserWritable(projectId, items.map((c, i) => ({ space: c.space, path: ['items', i], what: named('container', { space: c.space, externalId: c.containerExternalId }) })));
   requireSpacesWritable(services.access, items.map((c, i) => ({ space: c.space, path: ['items', i, 'space'] })));
   const now = services.now();
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     const schema = await loadSchema(db, projectId);
     const missing = items.filter((item) => {
       const c = schema.stored({ space: item.space, externalId: item.containerExternalId });
@@ -533,7 +539,7 @@ export async function applyViews(services: Services, projectId: number, items: r
   requireSpacesWritable(services.access, items.map((v, i) => ({ space: v.space, path: ['items', i, 'space'] })));
   const defs = normalizeViews(items);
   const now = services.now();
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     await requireSpaces(db, projectId, defs.map((d) => d.space));
     const schema = (await loadSchema(db, projectId)).restrictedTo(schemaSpaces(services));
     const stored = await putViews(db, projectId, schema, defs, defs.map((_, i) => ['items', i]), now);
@@ -597,7 +603,7 @@ export async function viewsByIds(services: Services, projectId: number, ids: Rea
 export async function deleteViews(services: Services, projectId: number, ids: readonly ViewId[]) {
   requireUserWritable(projectId, ids.map((v, i) => ({ space: v.space, path: ['items', i], what: named('view', v) })));
   requireSpacesWritable(services.access, ids.map((v, i) => ({ space: v.space, path: ['items', i, 'space'] })));
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     const schema = await loadSchema(db, projectId);
     const deleted = viewsNamed(schema, ids);
     for (const v of deleted) await db.run(sql`DELETE FROM dm_views WHERE project_id = ${projectId} AND id = ${v.id}`);
@@ -631,7 +637,7 @@ export async function applyDataModels(services: Services, projectId: number, ite
   requireSpacesWritable(services.access, items.map((m, i) => ({ space: m.space, path: ['items', i, 'space'] })));
   const models = normalizeDataModels(items);
   const now = services.now();
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     const inline = new Map<string, { def: ViewDefinition; path: Path }>();
     models.forEach((m, i) => m.inlineViews.forEach((v) => inline.set(viewKey(v), { def: v, path: ['items', i, 'views', m.definition.views.findIndex((x) => viewKey(x) === viewKey(v))] })));
     requireUserWritable(projectId, [...inline.values()].map(({ def, path }) => ({ space: def.space, path, what: named('view', def) })));
@@ -726,7 +732,7 @@ export async function dataModelsByIds(services: Services, projectId: number, ids
 export async function deleteDataModels(services: Services, projectId: number, ids: readonly ViewId[]) {
   requireUserWritable(projectId, ids.map((m, i) => ({ space: m.space, path: ['items', i], what: named('data model', m) })));
   requireSpacesWritable(services.access, ids.map((v, i) => ({ space: v.space, path: ['items', i, 'space'] })));
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     const rows = await dataModelsNamed(db, projectId, ids);
     for (const r of rows) await db.run(sql`DELETE FROM dm_data_models WHERE project_id = ${projectId} AND id = ${r.id}`);
     return {
