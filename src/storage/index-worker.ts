@@ -8,13 +8,14 @@
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 import { configureConnection } from './connection.js';
+import { sqliteIndexBuild, sqliteIndexKind, type TableIndex } from './table-index.js';
 
 export type IndexWorkerReply =
   | { step: 'ready' | 'begun' }
   | { step: 'ended'; outcome: 'built' | 'duplicates' }
   | { step: 'failed'; error: { name: string; message: string; code?: string } };
 
-const { file, statement } = workerData as { file: string; statement: string };
+const { file, index } = workerData as { file: string; index: TableIndex };
 const port = parentPort!;
 const reply = (message: IndexWorkerReply) => port.postMessage(message);
 
@@ -38,7 +39,9 @@ port.once('message', () => {
     db.exec('BEGIN IMMEDIATE');
     reply({ step: 'begun' });
     try {
-      db.exec(statement);
+      const kind = sqliteIndexKind(index);
+      const found = db.prepare(kind.text).get(...kind.params) as { uniq: number } | undefined;
+      for (const statement of sqliteIndexBuild(index, found)) db.exec(statement);
       db.exec('COMMIT');
       ended = { step: 'ended', outcome: 'built' };
     } catch (e) {

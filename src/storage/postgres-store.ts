@@ -234,17 +234,17 @@ export class PostgresStore implements Store {
   /**
    * `CREATE INDEX CONCURRENTLY`: writes to the table go on while it builds (an index built in a transaction
    * would hold them until it commits). A concurrent build that fails or is cut short leaves an invalid
-   * index of its name, which is dropped: before building (a build resumed after a stopped process), and
-   * after a failure.
+   * index of its name, which is dropped: before building (a build resumed after a stopped process, or an
+   * index of the name of the other kind), and after a failure.
    */
   async buildIndex(index: TableIndex): Promise<IndexBuild> {
     const drop = () => this.pool.query(`DROP INDEX CONCURRENTLY IF EXISTS ${index.name}`);
     try {
-      const found = await this.pool.query<{ valid: boolean }>(
-        'SELECT x.indisvalid AS valid FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace',
+      const found = await this.pool.query<{ valid: boolean; unique: boolean }>(
+        'SELECT x.indisvalid AS valid, x.indisunique AS unique FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace',
         [index.name],
       );
-      if (found.rows[0]?.valid) return 'built';
+      if (found.rows[0]?.valid && found.rows[0].unique === index.unique) return 'built';
       if (found.rows.length > 0) await drop();
       try {
         await this.pool.query(createIndexSql(index, true));

@@ -28,7 +28,7 @@ import type { IndexWorkerReply } from './index-worker.js';
 import { ReadPoolUnavailable, type Reader } from './read-pool.js';
 import { Sql } from './sql.js';
 import { runEffects, StoreUnavailable, type Queryable, type Row, type RunResult, type Store } from './store.js';
-import { createIndexSql, type IndexBuild, type TableIndex } from './table-index.js';
+import { sqliteIndexBuild, sqliteIndexKind, type IndexBuild, type TableIndex } from './table-index.js';
 import { workerUrl } from './worker-url.js';
 
 export interface SqliteOptions {
@@ -240,7 +240,10 @@ export class SqliteStore implements Store {
 
   buildIndex(index: TableIndex): Promise<IndexBuild> {
     if (this.memory) {
-      return this.transaction((tx) => tx.run(Sql.raw(createIndexSql(index)))).then(
+      return this.transaction(async (tx) => {
+        const found = await tx.get<{ uniq: number }>(sqliteIndexKind(index));
+        for (const statement of sqliteIndexBuild(index, found)) await tx.run(Sql.raw(statement));
+      }).then(
         () => 'built',
         (error: unknown) => {
           if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') return 'duplicates';
@@ -248,7 +251,7 @@ export class SqliteStore implements Store {
         },
       );
     }
-    const build = this.buildOnThread(createIndexSql(index)).finally(() => {
+    const build = this.buildOnThread(index).finally(() => {
       this.builds.delete(build);
       this.buildEnded = performance.now();
     });
@@ -267,8 +270,8 @@ export class SqliteStore implements Store {
    * between them; the turn ends as soon as it holds the lock, and this connection's writers then wait for
    * the lock (`begin`) as long as the build runs, while reads go on (WAL).
    */
-  private async buildOnThread(statement: string): Promise<IndexBuild> {
-    const worker = new Worker(workerUrl('index-worker.js'), { workerData: { file: this.location, statement } });
+  private async buildOnThread(index: TableIndex): Promise<IndexBuild> {
+    const worker = new Worker(workerUrl('index-worker.js'), { workerData: { file: this.location, index } });
     const replies = on(worker, 'message', { close: ['exit'] })[Symbol.asyncIterator]();
     const next = async (): Promise<IndexWorkerReply> => {
       const { value, done } = await replies.next();

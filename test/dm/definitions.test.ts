@@ -132,7 +132,7 @@ describe('containers', () => {
     expect(errorMessage(tooMany, 400)).toMatch(/^items\[0\]\.indexes: a container has at most 10 indexes, got 11/);
   });
 
-  it('builds a uniqueness constraint added to a container that holds data: failed while stored instances share values, current once a retry finds them unique', async () => {
+  it('builds a uniqueness constraint added to a container that holds data: failed while stored instances share values, new values unique all the same, current once a retry finds them unique', async () => {
     await ok('/models/containers', { items: [{ space: 'plant', externalId: 'Tag', properties: { code: { type: { type: 'text' } } } }] });
     const tag = (externalId: string, code: string) => ({ instanceType: 'node', space: 'plant', externalId, sources: [{ source: C('plant', 'Tag'), properties: { code } }] });
     await ok('/models/instances', { items: [tag('t1', 'A'), tag('t2', 'A'), tag('t3', 'B')] });
@@ -141,8 +141,17 @@ describe('containers', () => {
     await jobsDone(h);
     const state = async () => (await ok('/models/containers/byids', { items: [{ space: 'plant', externalId: 'Tag' }] })).items[0].constraints.code.state;
     expect(await state()).toBe('failed');
-    // Not enforced while failed; a retry builds it again.
-    await ok('/models/instances', { items: [tag('t2', 'C')] });
+    // Failed, it still refuses a value another instance has, whether shared already or not, also within the request.
+    const taken = /uniqueness constraint "code" of the container plant:Tag is violated/;
+    expect(errorMessage(await h.post('/models/instances', { items: [tag('t4', 'A')] }), 409)).toMatch(taken);
+    expect(errorMessage(await h.post('/models/instances', { items: [tag('t4', 'B')] }), 409)).toMatch(taken);
+    expect(errorMessage(await h.post('/models/instances', { items: [tag('t4', 'D'), tag('t5', 'D')] }), 409)).toMatch(taken);
+    expect(errorMessage(await h.post('/models/instances', { items: [tag('t3', 'A')] }), 409)).toMatch(taken);
+    // A value kept as it was, and a new value no other instance has, are fine; nothing of the refused writes is there.
+    await ok('/models/instances', { items: [tag('t1', 'A'), tag('t2', 'C')] });
+    const holding = await ok('/models/instances/list', { instanceType: 'node', filter: { hasData: [C('plant', 'Tag')] }, limit: 10 });
+    expect(holding.items.map((i: any) => i.externalId).sort()).toEqual(['t1', 't2', 't3']);
+    // A retry builds it again: the values are unique now (t3 kept B).
     const retried = await ok('/models/containers/constraints/retry', { items: [{ space: 'plant', containerExternalId: 'Tag', identifier: 'code' }] });
     expect(retried.items).toHaveLength(1);
     await jobsDone(h);

@@ -4,8 +4,9 @@
  * to it, and validating a bound that appeared or tightened (nullability, maxListSize, maxTextSize) or a
  * `requires` constraint added to it against the stored instances. Each is `pending` in the container's
  * states from the apply that asks for it until it is done, then `current`, or `failed`: a uniqueness
- * constraint whose values stored instances share, a bound or requires constraint some stored instance
- * breaks, an index the engine could not build.
+ * constraint whose values stored instances share (writes still keep new values unique, through a plain
+ * index of its columns), a bound or requires constraint some stored instance breaks, an index the engine
+ * could not build.
  *
  * A check reads or indexes every instance of the container, so it does not run in the apply: the apply
  * starts one durable job (storage/jobs) for the container's checks, in its transaction, and answers. The
@@ -74,7 +75,9 @@ async function runCheck(runner: CheckRunner, projectId: number, schema: ProjectS
   const index = indexOf(c, check);
   if (index) {
     if ((await runner.build(index)) === 'built') return { state: 'current' };
-    // Only a unique index meets duplicates: the index of a uniqueness constraint.
+    // Only a unique index meets duplicates: the index of a uniqueness constraint. A plain index of its name
+    // takes its place, for the writes that keep new values unique while it has failed (instance-writes-store.ts).
+    await runner.build({ ...index, unique: false });
     const x = c.definition.constraints[check.id] as Extract<Constraint, { constraintType: 'uniqueness' }>;
     return { state: 'failed', reason: `stored instances share values of ${x.properties.join(', ')}` };
   }
