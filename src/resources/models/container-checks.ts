@@ -82,11 +82,11 @@ async function runCheck(runner: CheckRunner, projectId: number, schema: ProjectS
     return { state: 'failed', reason: `stored instances share values of ${x.properties.join(', ')}` };
   }
   if (check.kind === 'properties') return boundState(runner, projectId, c, check.id, check.bound);
-  const x = c.definition.constraints[check.id];
-  if (check.kind === 'constraints' && x?.constraintType === 'requires') return requiresState(runner.reads, projectId, c, schema.stored(x.require));
-  // An inverted index has no database index to build.
-  return { state: 'current' };
+  // What is left is a requires constraint: the indexes asked for (requestChecks) and uniqueness constraints have a database index.
+  const x = c.definition.constraints[check.id] as Extract<Constraint, { constraintType: 'requires' }>;
+  return requiresState(runner.reads, projectId, c, schema.stored(x.require));
 }
+
 
 const failedWhen = (broken: number, reason: string): Outcome => (broken > 0 ? { state: 'failed', reason: `${broken} stored instance${broken === 1 ? '' : 's'} ${reason}` } : { state: 'current' });
 
@@ -116,10 +116,11 @@ async function requiresState(reads: Reader, projectId: number, c: StoredContaine
 /**
  * Asks for `checks` of the container `c` (changed in the caller's transaction `db`, which stores it after):
  * with a job runner, marks them pending and starts the job that does them; without one, does them here.
- * Checks already pending are left to the job doing them.
+ * Checks already pending are left to the job doing them; an inverted index, which has no database index,
+ * has nothing to check and stays current.
  */
 export async function requestChecks(jobs: Jobs | undefined, db: Queryable, projectId: number, schema: ProjectSchema, c: StoredContainer, checks: readonly Check[]): Promise<void> {
-  const wanted = checks.filter((check) => checkState(c.states, check) !== 'pending');
+  const wanted = checks.filter((check) => checkState(c.states, check) !== 'pending' && (check.kind !== 'indexes' || indexOf(c, check) !== undefined));
   if (wanted.length === 0) return;
   if (jobs) {
     for (const check of wanted) setCheckState(c.states, check, 'pending');

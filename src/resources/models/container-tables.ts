@@ -237,8 +237,10 @@ function nameIndexes(def: ContainerDefinition, layout: ContainerLayout, indexes:
 /** The database index of a btree index or a uniqueness constraint, named in `layout`; undefined for the others. */
 export function tableIndexOf(def: ContainerDefinition, layout: ContainerLayout, kind: 'indexes' | 'constraints', id: string): TableIndex | undefined {
   const name = (kind === 'indexes' ? layout.indexes : layout.constraints)[id];
-  const x = kind === 'indexes' ? def.indexes[id] : def.constraints[id];
-  if (name === undefined || x === undefined || !('bySpace' in x)) return undefined;
+  const index = def.indexes[id];
+  const constraint = def.constraints[id];
+  const x = kind === 'indexes' ? (index?.indexType === 'btree' ? index : undefined) : constraint?.constraintType === 'uniqueness' ? constraint : undefined;
+  if (name === undefined || x === undefined) return undefined;
   const columns = ['project_id', ...(x.bySpace ? ['space'] : []), ...x.properties.map((p) => layout.columns[p])];
   return kind === 'indexes' ? { table: layout.table, name, columns: [...columns, 'instance_id'], unique: false } : { table: layout.table, name, columns, unique: true };
 }
