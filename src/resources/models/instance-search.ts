@@ -125,7 +125,7 @@ async function* searchMatches(services: Services, s: Scope, properties: readonly
   const where = Sql.and([...s.conditions, ...(narrow ? [narrow] : [])]);
   for (let after = 0; ; ) {
     const rows = await services.reads.all<Record<string, unknown>>(
-      sql`SELECT i.id${Sql.join(selected, '')} FROM ${s.q.from()} WHERE ${where} AND i.id > ${after} ORDER BY i.id LIMIT ${SEARCH_BATCH}`,
+      sql`SELECT i.id${Sql.join(selected, '')} FROM ${s.q.fromAfter(after)} WHERE ${where} AND i.id > ${after} ORDER BY i.id LIMIT ${SEARCH_BATCH}`,
       { scan: true },
     );
     const out: Array<{ id: number; score: number }> = [];
