@@ -10,9 +10,10 @@
  *   BENCH_MODELS_REQUESTS  timed requests per query after warm-up (default 50)
  *
  * Then the longest requests the limits allow, each with GETs of one event sent one after another while it
- * runs: histograms over every node (10,000 buckets each, five of them), a query of 100,000 instances, and
- * an apply of 100 containers of 100 properties and 10 indexes each. The figure is how long the slowest GET
- * waited: the server answers others while it works.
+ * runs: histograms over every node (10,000 buckets each, five of them), a query of 100,000 instances, an
+ * apply of 100 containers of 100 properties and 10 indexes each, a search every node matches, and an index
+ * and a uniqueness constraint added to the container of every node (until they are built, after the
+ * apply). The figure is how long the slowest GET waited: the server answers others while it works.
  *
  * Last, the cost of the schema a request reads: a by-ids read of one node through the bench's view, before
  * and after the core data model (29 containers, 33 views) is put into the project, which a process that kept
@@ -355,10 +356,30 @@ async function longRequests(ctx: BenchContext, nodes: number, engine: string): P
       indexes: Object.fromEntries(Array.from({ length: DM_LIMITS.indexes }, (_, x) => [`i${x}`, { properties: [`p${x}`] }])),
     })),
   };
+  const checked = {
+    items: [{ ...container, type: undefined, properties: PROPERTIES, indexes: { byNote: { properties: ['note', 'name'] } }, constraints: { uniqueSerial: { properties: ['serial'] } } }],
+  };
+  // The apply answers with the index and constraint pending; the workload lasts until they are built.
+  const buildIndexes = async (): Promise<HttpResponse> => {
+    const applied = await ctx.call('POST', '/models/containers', checked);
+    ok(applied, 'POST /models/containers (index and constraint)');
+    for (;;) {
+      const [read] = ok(await ctx.call('POST', '/models/containers/byids', { items: [{ space: SPACE, externalId: 'Equipment' }] }), 'POST /models/containers/byids').items;
+      const states = [read.indexes.byNote.state, read.constraints.uniqueSerial.state];
+      if (!states.includes('pending')) {
+        if (states.some((state) => state !== 'current')) throw new Error(`the index and constraint ended ${states.join(', ')}`);
+        return applied;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  const search = { view, query: 'equipment', properties: ['note'], limit: 10 };
   const workloads: Array<[string, string, () => Promise<HttpResponse>]> = [
     ['histograms', `5 histograms of 10,000 buckets over ${fmtInt(nodes)} nodes`, () => ctx.call('POST', '/models/instances/aggregate', histograms)],
     ['query', `a query of ${sets} sets of ${fmtInt(setLimit)} nodes, every property`, () => ctx.call('POST', '/models/instances/query', query)],
     ['containers', `an apply of ${DM_LIMITS.schemaItems} containers of ${DM_LIMITS.containerProperties} properties and ${DM_LIMITS.indexes} indexes`, () => ctx.call('POST', '/models/containers', containers)],
+    ['search', `a search whose word every one of ${fmtInt(nodes)} nodes has, limit 10`, () => ctx.call('POST', '/models/instances/search', search)],
+    ['indexes', `an index of two text properties and a uniqueness constraint added to the container of ${fmtInt(nodes)} nodes, until both are built`, buildIndexes],
   ];
   for (const [id, workload, long] of workloads) {
     const run = await whileRunning(ctx, long, eventId, id);

@@ -184,6 +184,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ...platform,
     clock,
   };
+  for (const area of AREAS) area.registerJobs?.({ jobs: platform.jobs, store: db, reads, now });
 
   const app = Fastify({
     logger: options.logger === false ? false : { level: config.logLevel },

@@ -7,7 +7,7 @@
  * computes each bucket on its own from the documented rules. Hand-made cases pin each rule down on its own.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { oracleAggregates, oracleBounds, HOUR, type OraclePoint } from './support/aggregate-oracle.js';
 import { sql } from '../src/storage/sql.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
@@ -620,6 +620,54 @@ describe('paging', () => {
     expect(first.body.items[0].datapoints).toHaveLength(37);
     const all = await fetchAll(item, 37);
     expect(all.map((b) => b.timestamp)).toEqual(Array.from({ length: 120 }, (_, i) => T + i * 1000));
+  });
+
+  it('keeps few buckets waiting through a long run of Bad points left out of the chain, and answers by the definitions', async () => {
+    const xid = await createSeries(false);
+    const T = Date.UTC(2024, 3, 1);
+    const RUN = 6000;
+    // A Good point, then a Bad or Uncertain point every second, then two Good points: with ignoreBadDataPoints
+    // the stretch from the first Good point stays open across the run, and the run's buckets wait behind it.
+    const points: OraclePoint[] = [{ ts: T, value: 1, code: 0 }];
+    for (let i = 1; i <= RUN; i++) points.push({ ts: T + i * 1000, value: i, code: i % 7 === 0 ? UNCERTAIN : BAD });
+    points.push({ ts: T + (RUN + 1) * 1000, value: 2, code: 0 }, { ts: T + (RUN + 2) * 1000 + 500, value: 3, code: 0 });
+    await insert(xid, points);
+    const bounds = { start: T - 5000, end: T + (RUN + 10) * 1000 };
+    const queries = [
+      { aggregates: ['average', 'interpolation', 'totalVariation'] as const, fill: undefined },
+      { aggregates: AGGREGATES, fill: undefined },
+      { aggregates: ['average', 'stepInterpolation'] as const, fill: ['1h', HOUR] as const },
+    ];
+    for (const { aggregates, fill } of queries) {
+      const item = { externalId: xid, ...bounds, granularity: '1s', aggregates, ...(fill ? { fill: { limit: fill[0] } } : {}) };
+      const expected = oracleAggregates(points, oracleBounds('1s', 'UTC', bounds.start, bounds.end), {
+        isStep: false,
+        ignoreBad: true,
+        uncertainIsBad: true,
+        fill: fill?.[1],
+        aggregates: [...aggregates],
+      });
+      for (const limit of aggregates.length > 3 ? [10_000, 500] : [10_000, 500, 37]) compareBuckets(await fetchAll(item, limit), expected, RUN, `${aggregates.join()} fill=${fill?.[0]} limit=${limit}`);
+    }
+    // Each waiting bucket is an array of numbers: one request holds about twice its limit of them, not the run.
+    let made = 0;
+    const Counted = class extends Float64Array {
+      constructor(...args: ConstructorParameters<typeof Float64Array>) {
+        super(...args);
+        made++;
+      }
+    };
+    vi.stubGlobal('Float64Array', Counted);
+    try {
+      for (const { aggregates } of queries.slice(0, 2)) {
+        made = 0;
+        const res = await h.post('/timeseries/data/list', { items: [{ externalId: xid, ...bounds, granularity: '1s', aggregates, limit: 500 }] });
+        expect(res.status).toBe(200);
+        expect(made, aggregates.join()).toBeLessThan(RUN / 2);
+      }
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 
   it('keeps multi-hour buckets three hours long across a clock change, whichever page they start', async () => {

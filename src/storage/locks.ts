@@ -15,6 +15,11 @@ const LOCKS = {
   globalLayer: 3,
   /** Seeding the unit nodes of a project (key: the project id). */
   unitNodes: 4,
+  /**
+   * Changing a project's data modeling schema (key: the project id): a change reads the containers and
+   * views it rewrites whole, so two at once would lose one's change.
+   */
+  schema: 5,
 } as const;
 
 export async function holdLock(db: Queryable, name: keyof typeof LOCKS, key = 0): Promise<void> {

@@ -14,6 +14,7 @@ import pg from 'pg';
 import { postgresDialect, type Dialect } from './dialect.js';
 import type { Sql } from './sql.js';
 import { runEffects, StoreUnavailable, type Queryable, type Row, type RunResult, type Store } from './store.js';
+import { createIndexSql, type IndexBuild, type TableIndex } from './table-index.js';
 
 export interface PostgresOptions {
   url: string;
@@ -227,6 +228,34 @@ export class PostgresStore implements Store {
       } finally {
         client.release(broken);
       }
+    }
+  }
+
+  /**
+   * `CREATE INDEX CONCURRENTLY`: writes to the table go on while it builds (an index built in a transaction
+   * would hold them until it commits). A concurrent build that fails or is cut short leaves an invalid
+   * index of its name, which is dropped: before building (a build resumed after a stopped process, or an
+   * index of the name of the other kind), and after a failure.
+   */
+  async buildIndex(index: TableIndex): Promise<IndexBuild> {
+    const drop = () => this.pool.query(`DROP INDEX CONCURRENTLY IF EXISTS ${index.name}`);
+    try {
+      const found = await this.pool.query<{ valid: boolean; unique: boolean }>(
+        'SELECT x.indisvalid AS valid, x.indisunique AS unique FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace',
+        [index.name],
+      );
+      if (found.rows[0]?.valid && found.rows[0].unique === index.unique) return 'built';
+      if (found.rows.length > 0) await drop();
+      try {
+        await this.pool.query(createIndexSql(index, true));
+        return 'built';
+      } catch (error) {
+        await drop();
+        if ((error as { code?: string }).code === '23505') return 'duplicates';
+        throw error;
+      }
+    } catch (error) {
+      return mapError(error);
     }
   }
 

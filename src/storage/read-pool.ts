@@ -7,12 +7,11 @@
  * An in-memory database (tests) cannot be shared between connections: it is read in process, through the
  * same interface.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ReadReply, ReadRequest } from './read-protocol.js';
 import type { Sql } from './sql.js';
 import type { Queryable } from './store.js';
+import { workerUrl } from './worker-url.js';
 
 export interface ReadOptions {
   /** The client reads other parts of the same result at the same time (a partition). */
@@ -69,13 +68,6 @@ export class ReadPoolUnavailable extends Error {
 }
 
 const RESTART_DELAY_MS = 1000;
-
-function workerUrl(): URL {
-  const own = new URL('./read-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(own))) return own;
-  // Running from the TypeScript sources (tests): the worker runs the compiled build, which `npm test` makes first.
-  return new URL('../../dist/storage/read-worker.js', import.meta.url);
-}
 
 /** Rows from arrays, as better-sqlite3 gives them by default (BLOBs as Buffers). */
 function toObjects(columns: readonly string[], rows: unknown[][]): Record<string, unknown>[] {
@@ -161,7 +153,7 @@ export class ReadPool implements Reader {
   }
 
   private start(slot: Slot): Worker {
-    const worker = new Worker(workerUrl(), { workerData: { file: this.file } });
+    const worker = new Worker(workerUrl('read-worker.js'), { workerData: { file: this.file } });
     worker.unref();
     slot.worker = worker;
     worker.on('message', (reply: ReadReply) => {

@@ -12,17 +12,24 @@
  *
  * Every statement first asks the event loop's turn (event-loop.ts): a transaction of thousands of statements
  * (a large container apply) or a long run of reads yields every few milliseconds, so the server keeps
- * accepting and answering other requests meanwhile; a single statement still runs to its end.
+ * accepting and answering other requests meanwhile; a single statement still runs to its end. The one kind
+ * of statement that runs long by nature in a write, building an index over a table that holds many rows,
+ * runs on a thread of its own (`buildIndex`).
  */
 import Database from 'better-sqlite3';
+import { on } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { cachedStatement, configureConnection } from './connection.js';
 import { sqliteDialect, type Dialect } from './dialect.js';
 import { pause } from './event-loop.js';
+import type { IndexWorkerReply } from './index-worker.js';
 import { ReadPoolUnavailable, type Reader } from './read-pool.js';
-import type { Sql } from './sql.js';
+import { Sql } from './sql.js';
 import { runEffects, StoreUnavailable, type Queryable, type Row, type RunResult, type Store } from './store.js';
+import { sqliteIndexBuild, sqliteIndexKind, type IndexBuild, type TableIndex } from './table-index.js';
+import { workerUrl } from './worker-url.js';
 
 export interface SqliteOptions {
   /** Directory holding `strata.db`; `:memory:` opens a private in-memory database. */
@@ -34,7 +41,10 @@ export interface SqliteOptions {
 /** SQLite's "database is locked/busy" codes: another connection holds the write lock. */
 const BUSY = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_TIMEOUT', 'SQLITE_LOCKED']);
 
-/** How long a transaction waits for another connection's write lock before the request is refused (503). */
+/**
+ * How long a transaction waits for another connection's write lock before the request is refused (503); an
+ * index build of this process (see buildIndex) holds the lock as long as it runs, and is waited for whole.
+ */
 const LOCK_WAIT_MS = 5000;
 
 function unavailable(error: unknown): never {
@@ -58,6 +68,10 @@ export class SqliteStore implements Store {
   private effects: Array<() => unknown> = [];
   /** Where reads outside a transaction go while one is open, instead of waiting for it to end. */
   private aside?: Reader;
+  /** Index builds under way on their threads (buildIndex), which hold the write lock while they run. */
+  private readonly builds = new Set<Promise<IndexBuild>>();
+  /** When the last of them ended (performance.now()). */
+  private buildEnded = -Infinity;
 
   constructor({ dataDir, synchronous = 'normal' }: SqliteOptions) {
     let file = ':memory:';
@@ -179,29 +193,33 @@ export class SqliteStore implements Store {
 
   /** Runs `fn` in a transaction begun with `begin`, after the transactions queued before it. */
   private inTurn<T>(begin: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const db = this.connection;
+    return this.turn(async () => {
+      await this.begin(begin);
+      this.effects = [];
+      try {
+        const result = await fn(this.tx);
+        db.exec('COMMIT');
+        runEffects(this.effects);
+        return result;
+      } catch (error) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw error;
+      } finally {
+        this.effects = [];
+      }
+    });
+  }
+
+  /** Runs `fn` after the transactions queued before it, and the transactions queued after it once it ends. */
+  private turn<T>(fn: () => Promise<T>): Promise<T> {
     const previous = this.tail;
     let done!: () => void;
     this.tail = new Promise<void>((resolve) => (done = resolve));
     this.open++;
-    const db = this.connection;
-    return previous.then(async () => {
-      try {
-        await this.begin(begin);
-        this.effects = [];
-        try {
-          const result = await fn(this.tx);
-          db.exec('COMMIT');
-          runEffects(this.effects);
-          return result;
-        } catch (error) {
-          if (db.inTransaction) db.exec('ROLLBACK');
-          throw error;
-        }
-      } finally {
-        this.effects = [];
-        this.open--;
-        done();
-      }
+    return previous.then(fn).finally(() => {
+      this.open--;
+      done();
     });
   }
 
@@ -213,9 +231,70 @@ export class SqliteStore implements Store {
         this.connection.exec(statement);
         return;
       } catch (error) {
-        if (!BUSY.has((error as { code?: string }).code ?? '') || performance.now() >= deadline) unavailable(error);
+        const waited = performance.now() >= Math.max(deadline, this.buildEnded + LOCK_WAIT_MS);
+        if (!BUSY.has((error as { code?: string }).code ?? '') || (waited && this.builds.size === 0)) unavailable(error);
       }
       await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+
+  buildIndex(index: TableIndex): Promise<IndexBuild> {
+    if (this.memory) {
+      return this.transaction(async (tx) => {
+        const found = await tx.get<{ uniq: number }>(sqliteIndexKind(index));
+        for (const statement of sqliteIndexBuild(index, found)) await tx.run(Sql.raw(statement));
+      }).then(
+        () => 'built',
+        (error: unknown) => {
+          if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') return 'duplicates';
+          throw error;
+        },
+      );
+    }
+    const build = this.buildOnThread(index).finally(() => {
+      this.builds.delete(build);
+      this.buildEnded = performance.now();
+    });
+    this.builds.add(build);
+    return build;
+  }
+
+  /** Index builds under way on their threads: while there are any, this process's writers wait. */
+  get indexBuilds(): number {
+    return this.builds.size;
+  }
+
+  /**
+   * Builds an index on a thread with its own connection (index-worker.ts). The thread takes the write lock
+   * in a turn of this connection's transactions, when none is open, so that it need not wait for a gap
+   * between them; the turn ends as soon as it holds the lock, and this connection's writers then wait for
+   * the lock (`begin`) as long as the build runs, while reads go on (WAL).
+   */
+  private async buildOnThread(index: TableIndex): Promise<IndexBuild> {
+    const worker = new Worker(workerUrl('index-worker.js'), { workerData: { file: this.location, index } });
+    const replies = on(worker, 'message', { close: ['exit'] })[Symbol.asyncIterator]();
+    const next = async (): Promise<IndexWorkerReply> => {
+      const { value, done } = await replies.next();
+      if (done) throw new Error('the thread building an index stopped before it ended the build');
+      const reply = (value as [IndexWorkerReply])[0];
+      if (reply.step === 'failed') throw Object.assign(new Error(reply.error.message), { name: reply.error.name, code: reply.error.code });
+      return reply;
+    };
+    try {
+      await next();
+      await this.turn(async () => {
+        worker.postMessage('begin');
+        await next();
+      });
+      const ended = await next();
+      if (ended.step !== 'ended') throw new Error(`the thread building an index answered ${ended.step} out of turn`);
+      return ended.outcome;
+    } catch (error) {
+      return unavailable(error);
+    } finally {
+      await replies.return?.();
+      // Ended, or stopped early: its connection is closed (it closes it before it answers), or goes with it.
+      await worker.terminate();
     }
   }
 
@@ -224,6 +303,8 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    // A build cannot be stopped part-way: its thread ends it, and the file is closed after.
+    await Promise.allSettled([...this.builds]);
     await this.tail;
     this.connection.close();
   }

@@ -10,6 +10,7 @@
  */
 import type { Dialect } from './dialect.js';
 import type { Sql } from './sql.js';
+import type { IndexBuild, TableIndex } from './table-index.js';
 
 export type Row = Record<string, unknown>;
 
@@ -49,6 +50,17 @@ export interface Store extends Queryable {
   readonly location: string;
   /** Runs a script of schema statements (no parameters) in one transaction. */
   exec(script: string): Promise<void>;
+  /**
+   * Builds an index of a table that may hold many rows, outside any transaction and without holding the
+   * event loop, and resolves once it is there: SQLite builds it on a thread of its own with its own
+   * connection (in an in-memory database, which no other connection can open, in a transaction of its own),
+   * PostgreSQL with `CREATE INDEX CONCURRENTLY`. An index of that name that is complete and of the same kind
+   * (unique or not) is kept as it is, so a build cut short by a stopped process can be run again; one of the
+   * other kind is replaced (a unique build that meets duplicates leaves it on SQLite, drops it on
+   * PostgreSQL). Rejects when it cannot build it now (the store unavailable, a key too long for the engine's
+   * index); nothing of the index is left then.
+   */
+  buildIndex(index: TableIndex): Promise<IndexBuild>;
   /** The store's connections now, for metrics: open, idle, and requests waiting for one (or for the writer). */
   connections(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;

@@ -3,7 +3,9 @@
  * refuses (in the spec's error shape, changing nothing), on the store the project runs on.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '../../src/storage/sql.js';
 import { errorMessage, startHarness, type Harness } from '../support/harness.js';
+import { databaseIndexes, jobsDone } from '../support/jobs.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -100,23 +102,83 @@ describe('containers', () => {
     expect(res.body.error.missing).toEqual([{ space: 'ghost' }]);
   });
 
-  it('follows the change rules: new properties and indexes are allowed, type and usedFor changes are 409', async () => {
+  it('follows the change rules: new properties, indexes and constraints are allowed, type and usedFor changes are 409', async () => {
     await ok('/models/containers', { items: [{ space: 'plant', externalId: 'Pump', properties: { p: { type: { type: 'float64' } } } }] });
     const changed = await h.post('/models/containers', { items: [{ space: 'plant', externalId: 'Pump', properties: { p: { type: { type: 'int64' } } } }] });
     expect(errorMessage(changed, 409)).toMatch(/items\[0\]\.properties\.p\.type: the type of an existing property cannot change/);
     const usedFor = await h.post('/models/containers', { items: [{ space: 'plant', externalId: 'Pump', usedFor: 'edge', properties: { p: { type: { type: 'float64' } } } }] });
     expect(errorMessage(usedFor, 409)).toMatch(/usedFor/);
-    const unique = await h.post('/models/containers', {
-      items: [{ space: 'plant', externalId: 'Pump', properties: { p: { type: { type: 'float64' } } }, constraints: { u: { constraintType: 'uniqueness', properties: ['p'] } } }],
-    });
-    expect(errorMessage(unique, 409)).toMatch(/uniqueness constraint can only be declared when the container is created/);
     const [grown] = (
       await ok('/models/containers', {
-        items: [{ space: 'plant', externalId: 'Pump', properties: { q: { type: { type: 'text' } } }, indexes: { byQ: { properties: ['q'] } } }],
+        items: [
+          {
+            space: 'plant',
+            externalId: 'Pump',
+            properties: { q: { type: { type: 'text' } } },
+            indexes: { byQ: { properties: ['q'] } },
+            constraints: { u: { constraintType: 'uniqueness', properties: ['p'] } },
+          },
+        ],
       })
     ).items;
     expect(Object.keys(grown.properties).sort()).toEqual(['p', 'q']);
-    expect(grown.indexes.byQ.state).toBe('current');
+    // Checked against the stored instances after the apply: pending until then.
+    expect([grown.indexes.byQ.state, grown.constraints.u.state]).toEqual(['pending', 'pending']);
+    await jobsDone(h);
+    const [read] = (await ok('/models/containers/byids', { items: [{ space: 'plant', externalId: 'Pump' }] })).items;
+    expect([read.indexes.byQ.state, read.constraints.u.state]).toEqual(['current', 'current']);
+    // An inverted index has no database index to build: current at once.
+    const [listed] = (
+      await ok('/models/containers', {
+        items: [{ space: 'plant', externalId: 'Pump', properties: { tags: { type: { type: 'text', list: true } } }, indexes: { byTags: { indexType: 'inverted', properties: ['tags'] } } }],
+      })
+    ).items;
+    expect(listed.indexes.byTags.state).toBe('current');
+    const indexes = Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`x${i}`, { properties: ['q'] }]));
+    const tooMany = await h.post('/models/containers', { items: [{ space: 'plant', externalId: 'Pump', properties: { q: { type: { type: 'text' } } }, indexes }] });
+    expect(errorMessage(tooMany, 400)).toMatch(/^items\[0\]\.indexes: a container has at most 10 indexes, got 11/);
+  });
+
+  it('builds a uniqueness constraint added to a container that holds data: failed while stored instances share values, new values unique all the same, current once a retry finds them unique', async () => {
+    await ok('/models/containers', { items: [{ space: 'plant', externalId: 'Tag', properties: { code: { type: { type: 'text' } } } }] });
+    const tag = (externalId: string, code: string) => ({ instanceType: 'node', space: 'plant', externalId, sources: [{ source: C('plant', 'Tag'), properties: { code } }] });
+    await ok('/models/instances', { items: [tag('t1', 'A'), tag('t2', 'A'), tag('t3', 'B')] });
+    const unique = { space: 'plant', externalId: 'Tag', properties: { code: { type: { type: 'text' } } }, constraints: { code: { properties: ['code'] } } };
+    expect((await ok('/models/containers', { items: [unique] })).items[0].constraints.code.state).toBe('pending');
+    await jobsDone(h);
+    const state = async () => (await ok('/models/containers/byids', { items: [{ space: 'plant', externalId: 'Tag' }] })).items[0].constraints.code.state;
+    expect(await state()).toBe('failed');
+    // Failed, it still refuses a value another instance has, whether shared already or not, also within the request.
+    const taken = /uniqueness constraint "code" of the container plant:Tag is violated/;
+    expect(errorMessage(await h.post('/models/instances', { items: [tag('t4', 'A')] }), 409)).toMatch(taken);
+    expect(errorMessage(await h.post('/models/instances', { items: [tag('t4', 'B')] }), 409)).toMatch(taken);
+    expect(errorMessage(await h.post('/models/instances', { items: [tag('t4', 'D'), tag('t5', 'D')] }), 409)).toMatch(taken);
+    expect(errorMessage(await h.post('/models/instances', { items: [tag('t3', 'A')] }), 409)).toMatch(taken);
+    // A value kept as it was, and a new value no other instance has, are fine; nothing of the refused writes is there.
+    await ok('/models/instances', { items: [tag('t1', 'A'), tag('t2', 'C')] });
+    const holding = await ok('/models/instances/list', { instanceType: 'node', filter: { hasData: [C('plant', 'Tag')] }, limit: 10 });
+    expect(holding.items.map((i: any) => i.externalId).sort()).toEqual(['t1', 't2', 't3']);
+    // A retry builds it again: the values are unique now (t3 kept B).
+    const retried = await ok('/models/containers/constraints/retry', { items: [{ space: 'plant', containerExternalId: 'Tag', identifier: 'code' }] });
+    expect(retried.items).toHaveLength(1);
+    await jobsDone(h);
+    expect(await state()).toBe('current');
+    expect(errorMessage(await h.post('/models/instances', { items: [tag('t4', 'B')] }), 409)).toMatch(/uniqueness constraint "code" of the container plant:Tag/);
+  });
+
+  it('leaves no database index of an index deleted while it was pending', async () => {
+    await ok('/models/containers', { items: [{ space: 'plant', externalId: 'Short', properties: { a: { type: { type: 'int32' } } } }] });
+    await ok('/models/instances', { items: [{ instanceType: 'node', space: 'plant', externalId: 's1', sources: [{ source: C('plant', 'Short'), properties: { a: 1 } }] }] });
+    const [added] = (await ok('/models/containers', { items: [{ space: 'plant', externalId: 'Short', properties: { a: { type: { type: 'int32' } } }, indexes: { ia: { properties: ['a'] } } }] })).items;
+    expect(added.indexes.ia.state).toBe('pending');
+    await ok('/models/containers/indexes/delete', { items: [{ space: 'plant', containerExternalId: 'Short', identifier: 'ia' }] });
+    await jobsDone(h);
+    expect((await ok('/models/containers/byids', { items: [{ space: 'plant', externalId: 'Short' }] })).items[0].indexes).toEqual({});
+    const names = await databaseIndexes(h, 'dmc_');
+    const [layout] = await h.strata.services.db.all<{ layout: string }>(sql`SELECT layout FROM dm_containers WHERE external_id = ${'Short'}`);
+    const table = JSON.parse(layout.layout).table as string;
+    // The indexes of a container's indexes and constraints are named `<table>_i<n>` and `<table>_u<n>`.
+    expect(names.filter((n) => n.startsWith(`${table}_`) && /_[iu]\d+$/.test(n))).toEqual([]);
   });
 
   it('deletes an index and a constraint; unknown ones are left out', async () => {
@@ -150,11 +212,15 @@ describe('containers', () => {
         items: [{ space: 'plant', externalId: 'Extra', properties: { w: { type: { type: 'int32' }, nullable: false } }, constraints: { base: { constraintType: 'requires', require: C('plant', 'Base') } } }],
       })
     ).items;
-    expect(extra.constraints.base.state).toBe('failed');
+    expect([extra.constraints.base.state, extra.properties.w.constraintState]).toEqual(['pending', { nullability: 'pending' }]);
+    await jobsDone(h);
+    const read = async () => (await ok('/models/containers/byids', { items: [{ space: 'plant', externalId: 'Extra' }] })).items[0];
+    expect((await read()).constraints.base.state).toBe('failed');
     await ok('/models/instances', { items: [{ instanceType: 'node', space: 'plant', externalId: 'lonely', sources: [{ source: C('plant', 'Base'), properties: { v: 2 } }] }] });
     await ok('/models/containers/constraints/retry', { items: [{ space: 'plant', containerExternalId: 'Extra', identifier: 'base' }] });
     await ok('/models/containers/properties/retry', { items: [{ space: 'plant', containerExternalId: 'Extra', identifier: 'w' }] });
-    const [after] = (await ok('/models/containers/byids', { items: [{ space: 'plant', externalId: 'Extra' }] })).items;
+    await jobsDone(h);
+    const after = await read();
     expect(after.constraints.base.state).toBe('current');
     expect(after.properties.w.constraintState).toEqual({ nullability: 'current' });
     const unknown = await h.post('/models/containers/indexes/retry', { items: [{ space: 'plant', containerExternalId: 'Extra', identifier: 'none' }] });

@@ -4,6 +4,7 @@
  * refuses in the spec's error shape, changing nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SEARCH_BATCH } from '../../src/resources/models/instance-search.js';
 import { errorMessage, startHarness, type Harness } from '../support/harness.js';
 
 let h: Harness;
@@ -292,5 +293,52 @@ describe('search and aggregate', () => {
     const grouped = await ok('/models/instances/aggregate', { view: VIEW, filter: { prefix: { property: ['node', 'externalId'], value: 'l0' } }, groupBy: ['status'], aggregates: [{ count: {} }] });
     expect(grouped.items).toEqual([{ instanceType: 'node', group: { status: 'off' }, aggregates: [{ aggregate: 'count', value: 10 }] }]);
     expect(errorMessage(await h.post('/models/instances/aggregate', { view: VIEW, aggregates: [{ avg: { property: 'name' } }] }), 400)).toMatch(/avg needs a number property/);
+  });
+
+  it('searches a view of more instances than one batch, holding one batch of candidates at a time, and ranks as over all of them', async () => {
+    await ok('/models/spaces', { items: [{ space: 'many' }] });
+    const word = { type: 'container', space: 'many', externalId: 'Word' };
+    await ok('/models/containers', { items: [{ space: 'many', externalId: 'Word', properties: { text: { type: { type: 'text' } }, rank: { type: { type: 'int64' } } } }] });
+    const WORDS = { type: 'view', space: 'many', externalId: 'Word', version: '1' };
+    await ok('/models/views', {
+      items: [{ space: 'many', externalId: 'Word', version: '1', properties: { text: { container: word, containerPropertyIdentifier: 'text' }, rank: { container: word, containerPropertyIdentifier: 'rank' } } }],
+    });
+    const n = SEARCH_BATCH * 2 + SEARCH_BATCH / 2;
+    // Every instance has "alpha"; every 3rd "beta", every 7th "gamma"; ranks descend as they were written.
+    const text = (i: number) => ['alpha', ...(i % 3 === 0 ? ['beta'] : []), ...(i % 7 === 0 ? ['gamma'] : [])].join(' ');
+    for (let at = 0; at < n; at += 1000) {
+      const items = Array.from({ length: Math.min(1000, n - at) }, (_, k) => at + k).map((i) => ({
+        instanceType: 'node',
+        space: 'many',
+        externalId: `w${i}`,
+        sources: [{ source: WORDS, properties: { text: text(i), rank: n - i } }],
+      }));
+      await ok('/models/instances', { items });
+    }
+    // The most rows any one read answers while the searches run.
+    let most = 0;
+    const reads = h.strata.services.reads;
+    h.strata.services.reads = {
+      all: async <T,>(query: Parameters<typeof reads.all>[0], options?: Parameters<typeof reads.all>[1]) => {
+        const rows = await reads.all<T>(query, options);
+        most = Math.max(most, rows.length);
+        return rows;
+      },
+    };
+    try {
+      const ids = async (body: Record<string, unknown>) => (await ok('/models/instances/search', { view: WORDS, ...body })).items.map((i: any) => i.externalId);
+      const all = Array.from({ length: n }, (_, i) => i);
+      // Of "beta gamma": the words each matches; most first, then in the order written.
+      const score = (i: number) => Number(i % 3 === 0) + Number(i % 7 === 0);
+      const ranked = all.filter((i) => score(i) > 0).sort((a, b) => score(b) - score(a) || a - b);
+      expect(await ids({ query: 'beta gamma', limit: 30 })).toEqual(ranked.slice(0, 30).map((i) => `w${i}`));
+      const gamma = all.filter((i) => i % 7 === 0);
+      expect(await ids({ query: 'gamma', limit: 20, sort: [{ property: ['rank'], direction: 'ascending' }] })).toEqual(gamma.reverse().slice(0, 20).map((i) => `w${i}`));
+      const counted = await ok('/models/instances/aggregate', { view: WORDS, query: 'beta', aggregates: [{ count: {} }] });
+      expect(counted.items[0].aggregates[0].value).toBe(all.filter((i) => i % 3 === 0).length);
+      expect(most).toBeLessThanOrEqual(SEARCH_BATCH);
+    } finally {
+      h.strata.services.reads = reads;
+    }
   });
 });

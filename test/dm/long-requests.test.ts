@@ -1,15 +1,19 @@
 /**
  * Long data modeling requests leave the server free for others, on a store in a file (SQLite with its read
- * workers) and on PostgreSQL: while a large container apply, histograms over many instances or a query of
- * a hundred thousand instances runs, a `GET /events/{id}` sent once the store works on it is answered before
- * it ends. Nothing here times anything: each test asserts the order in which the two answers come.
+ * workers) and on PostgreSQL: while a large container apply, histograms over many instances, a query of
+ * a hundred thousand instances or the build of an index over every instance runs, a `GET /events/{id}` sent
+ * once the store works on it is answered before it ends. Nothing here times anything: each test asserts the
+ * order in which the two answers come.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DM_LIMITS } from '../../src/resources/models/limits.js';
+import { sql } from '../../src/storage/sql.js';
+import type { SqliteStore } from '../../src/storage/sqlite-store.js';
 import { startHarness, type Harness, type Response } from '../support/harness.js';
+import { jobsDone } from '../support/jobs.js';
 
 let h: Harness;
 let dir: string;
@@ -57,17 +61,19 @@ function working(reads: number): boolean {
 }
 
 /**
- * Sends `long`, waits until the store works on it (each check after a turn of the event loop, which it
- * only gets while the server waits or yields), sends the GET, and answers in which order the two finished.
+ * Sends `long`, waits until the store works on it (or until `started` says so; each check after a turn of
+ * the event loop, which it only gets while the server waits or yields), sends the GET, and answers in which
+ * order the two finished.
  */
-async function order(long: () => Promise<Response>): Promise<{ order: string[]; long: Response }> {
+async function order<T = Response>(long: () => Promise<T>, started?: () => boolean | Promise<boolean>): Promise<{ order: string[]; long: T }> {
   const finished: string[] = [];
   const reads = h.strata.readPool?.queries ?? 0;
+  started ??= () => working(reads);
   const pending = long().then((res) => {
     finished.push('long');
     return res;
   });
-  while (!working(reads) && finished.length === 0) await new Promise((resolve) => setImmediate(resolve));
+  while (!(await started()) && finished.length === 0) await new Promise((resolve) => setImmediate(resolve));
   const get = await h.get(`/events/${eventId}`);
   finished.push('get');
   expect(get.status).toBe(200);
@@ -107,4 +113,29 @@ it('answers others while it reads and renders a query of a hundred thousand inst
   expect(long.status).toBe(200);
   expect(Object.values(long.body.items as Record<string, unknown[]>).map((items) => items.length)).toEqual(range(sets, () => limit));
   expect(finished).toEqual(['get', 'long']);
+});
+
+/** Whether an index is being built: on SQLite by a thread of the store, on PostgreSQL by any connection. */
+async function building(): Promise<boolean> {
+  const store = h.strata.store;
+  if (store.kind === 'sqlite') return (store as SqliteStore).indexBuilds > 0;
+  return Number((await store.get<{ n: number }>(sql`SELECT count(*) AS n FROM pg_stat_progress_create_index`))!.n) > 0;
+}
+
+it('answers others while it builds an index and a uniqueness constraint over every instance, which go from pending to current', async () => {
+  const read = async () => (await ok('/models/containers/byids', { items: [{ space: 'long', externalId: 'N' }] })).items[0];
+  const { properties } = await read();
+  const added = { space: 'long', externalId: 'N', properties, indexes: { all: { properties: range(5, (p) => `n${p}`) } }, constraints: { unique: { properties: ['n1'] } } };
+  const { order: finished, long: applied } = await order(async () => {
+    const res = await ok('/models/containers', { items: [added] });
+    // A write meanwhile waits for the build on SQLite and goes on beside it on PostgreSQL: it is not refused.
+    const write = h.post('/events', { items: [{ externalId: 'while-building' }] });
+    await jobsDone(h);
+    expect((await write).status).toBe(201);
+    return res;
+  }, building);
+  expect(finished).toEqual(['get', 'long']);
+  expect([applied.items[0].indexes.all.state, applied.items[0].constraints.unique.state]).toEqual(['pending', 'pending']);
+  const after = await read();
+  expect([after.indexes.all.state, after.constraints.unique.state]).toEqual(['current', 'current']);
 });

@@ -106,17 +106,25 @@ describe('container updates', () => {
     expectApiError(() => plan((r) => ({ ...r, usedFor: 'edge' })), 409, 'items[0].usedFor');
   });
 
-  it('adds indexes and requires constraints, but no uniqueness constraint, and changes none that exist', () => {
+  it('adds indexes and constraints, and changes none that exist', () => {
     const p = plan((r) => ({
       ...r,
       indexes: { ...r.indexes, bySize: { properties: ['size'], cursorable: true } },
-      constraints: { ...r.constraints, needsSite: { require: { type: 'container', space: 'sp', externalId: 'Site' } } },
+      constraints: { ...r.constraints, needsSite: { require: { type: 'container', space: 'sp', externalId: 'Site' } }, another: { properties: ['size'] } },
     }));
     expect(p.addedIndexes).toEqual(['bySize']);
-    expect(p.addedConstraints).toEqual(['needsSite']);
-    expectApiError(() => plan((r) => ({ ...r, constraints: { another: { properties: ['size'] } } })), 409, 'items[0].constraints.another', 'created');
+    expect(p.addedConstraints).toEqual(['needsSite', 'another']);
     expectApiError(() => plan((r) => ({ ...r, constraints: { unique: { properties: ['label', 'size'] } } })), 409, 'items[0].constraints.unique', 'cannot change');
     expectApiError(() => plan((r) => ({ ...r, indexes: { byLabel: { properties: ['label'], cursorable: true } } })), 409, 'items[0].indexes.byLabel');
+  });
+
+  it('refuses more indexes or constraints than a container may hold, counting those stored', () => {
+    const indexes = (from: number) => Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`x${from + i}`, { properties: ['size'] }]));
+    // Stored with one index, then five more, then five more again.
+    const five = plan((r) => ({ ...r, indexes: indexes(0) }));
+    expect(five.addedIndexes).toHaveLength(5);
+    const grown = normalizeContainer(validate({ ...BASE, indexes: indexes(5) }), ['items', 0], five.definition);
+    expectApiError(() => planContainerUpdate(five.definition, grown, ['items', 0]), 400, 'items[0].indexes', 'at most 10 indexes, got 11');
   });
 
   it('lets new indexes name stored properties the request leaves out', () => {

@@ -30,6 +30,8 @@ export interface AggregateQuery {
   /** Gap filling: the longest gap (ms) the interpolated function is defined across. */
   fill?: number;
   limit: number;
+  /** The grid starts at a cursor into the query, after its first bucket. */
+  resumed: boolean;
 }
 
 export type AggregateBucket = { timestamp: number } & Partial<Record<AggregateName, AggregateValue>>;
@@ -44,6 +46,7 @@ export async function aggregateSeries(db: Queryable, projectId: number, seriesId
     wants,
     fill: q.fill,
     limit: q.limit,
+    resumed: q.resumed,
     emit(k, acc) {
       const bucket: AggregateBucket = { timestamp: grid.start(k) };
       for (const name of aggregates) {

@@ -23,6 +23,13 @@
  * A bucket is final once nothing later in the stream can add to it: the next chain point (and the next usable
  * point) closes the stretches that reach back into earlier buckets. Buckets are emitted while fewer than
  * `limit` have been; the next bucket that would be emitted becomes `cursorBucket` and the walk is `done`.
+ *
+ * Buckets after an open stretch wait for it to close, since buckets are emitted in order: a long run of
+ * points outside the chain (Bad points with `ignoreBadDataPoints`) opens a bucket per point while the last
+ * chain point's bucket stays open. So that they stay few whatever the run's length, the waiting buckets
+ * that show nothing the query asks for and hold nothing a stretch reads are let go (one made again later
+ * starts the same), and once more buckets that will be emitted wait than the page has room for, the page
+ * ends after the last of them that fits (see `compact`).
  */
 import type { BucketGrid } from './bucket-grid.js';
 import { F, summarizeGoodRun, SUMMARY_FIELDS, type Summary } from './summary.js';
@@ -77,6 +84,8 @@ export interface WalkerOptions {
   fill?: number;
   /** Buckets to emit before stopping. */
   limit: number;
+  /** The grid's first bucket continues a page of the same query (a cursor): it is not the query's first. */
+  resumed?: boolean;
   emit(k: number, acc: Float64Array): void;
 }
 
@@ -130,6 +139,8 @@ export class BucketWalker {
   private lastItemTs = -Infinity;
   /** Buckets before this one are emitted or dropped: nothing may open them again. */
   private settled = -Infinity;
+  /** Buckets waiting to be emitted at which they are compacted next. */
+  private compactAt: number;
 
   private curK = NaN;
   private curStart = 0;
@@ -154,6 +165,7 @@ export class BucketWalker {
     this.chainGaps = o.wants.moments || o.wants.interpolation || o.wants.stepInterpolation;
     // With every point in the chain, two usable points can have unusable ones between them.
     this.followsUsable = o.fill === undefined && !o.treatment.ignoreBad && (o.wants.moments || (o.wants.interpolation && !o.isStep));
+    this.compactAt = o.limit + COMPACT_SLACK;
   }
 
   private bucketOf(t: number): number {
@@ -412,7 +424,7 @@ export class BucketWalker {
         if (last) this.addStretch(last, ta, end, ta, this.prevValue, end, this.prevValue, false, roles);
         const w = this.o.wants;
         if (w.stepInterpolation || (this.o.isStep && w.interpolation)) {
-          const next = this.acc(Math.max(this.prevK + 1, 0), true);
+          const next = this.acc(this.firstAfter(this.prevK), true);
           if (next) this.setStartValues(next, INTEGRAL, NaN, this.prevValue);
         }
       }
@@ -531,9 +543,17 @@ export class BucketWalker {
     const w = this.o.wants;
     const k1 = Math.min(kEnd, this.K);
     const stepValues = (roles & INTEGRAL) !== 0 && (w.stepInterpolation || (this.o.isStep && w.interpolation));
-    if (this.o.fill === undefined) return stepValues ? Math.min(k1, Math.max(kStart + 1, 0) + 1) : 0;
+    if (this.o.fill === undefined) return stepValues ? Math.min(k1, this.firstAfter(kStart) + 1) : 0;
     const interpolated = (roles & USABLE) !== 0 && w.interpolation && !this.o.isStep;
     return w.moments || stepValues || interpolated ? k1 : 0;
+  }
+
+  /**
+   * The bucket after bucket k that takes the step interpolation of k's last chain point: the next one, or the
+   * query's first when k lies before it (not a page's first bucket after a cursor, where k is the query's).
+   */
+  private firstAfter(k: number): number {
+    return this.o.resumed ? k + 1 : Math.max(k + 1, 0);
   }
 
   /**
@@ -586,6 +606,30 @@ export class BucketWalker {
     if (this.chainGaps && this.prevTs === this.prevTs && this.prevK < before) before = this.prevK;
     if (this.followsUsable && !this.o.isStep && this.lastItemTs - this.prevUsableTs < GAP && this.prevUsableK < before) before = this.prevUsableK;
     this.emitUpTo(before < this.capped ? before : this.capped);
+    if (this.open.length - this.head >= this.compactAt) this.compact();
+  }
+
+  /**
+   * Lets go of the waiting buckets that are idle (see `idle`), and caps the page once the waiting buckets
+   * that will be emitted (emittable now: nothing later takes an aggregate away) outnumber the room left in
+   * it: the first `limit` buckets to emit are then all before the cap, and so is the cursor's bucket.
+   */
+  private compact(): void {
+    const kept: Open[] = [];
+    let room = this.o.limit + 1 - this.emitted;
+    for (let i = this.head; i < this.open.length; i++) {
+      const b = this.open[i];
+      if (b.k >= this.capped || (!this.emittable(b.acc) && idle(b.acc))) {
+        this.free.push(b.acc);
+        continue;
+      }
+      kept.push(b);
+      if (this.emittable(b.acc) && --room === 0) this.capped = b.k + 1;
+    }
+    this.open.length = 0;
+    this.open.push(...kept);
+    this.head = 0;
+    this.compactAt = Math.max(this.o.limit + COMPACT_SLACK, 2 * kept.length);
   }
 
   private emitUpTo(before: number): void {
@@ -623,6 +667,28 @@ export class BucketWalker {
       (w.durations && a[A.durationDefined] === 1)
     );
   }
+}
+
+/** Waiting buckets beyond the limit before they are compacted; past it, compaction at twice what is left. */
+const COMPACT_SLACK = 64;
+
+/**
+ * Whether a bucket holds only what points outside the chain leave: their counts, times and classes, which
+ * no aggregate but the counts and durations reads (and with those asked for, the bucket is emittable). It
+ * holds no chain point, usable point, stretch or start value: a fresh bucket in its place ends the same.
+ */
+function idle(a: Float64Array): boolean {
+  return (
+    a[F.n] === 0 &&
+    a[F.len] === 0 &&
+    a[A.usableLength] === 0 &&
+    a[F.firstTs] !== a[F.firstTs] &&
+    a[F.ref] !== a[F.ref] &&
+    a[A.interpolation] !== a[A.interpolation] &&
+    a[A.stepInterpolation] !== a[A.stepInterpolation] &&
+    a[F.variationLinear] === 0 &&
+    a[F.variationStep] === 0
+  );
 }
 
 /** The value at x of the stretch from (ta, va) to (tb, vb): linear, or held when it ends at no usable point. */

@@ -194,7 +194,8 @@ async function runQuery(services: Services, projectId: number, s: SeriesInfo, p:
     if (p.limit === 0 || from >= p.end) return { kind, head, datapoints: [], aggregates: p.q.aggregates };
     const grid = bucketGrid(p.granularity!, p.zone, from, p.end);
     const aggregates = aggregatesToRead(p.q.aggregates, unit);
-    const result = await aggregateSeries(services.db, projectId, s.id, { grid, aggregates, treatment, isStep: s.isStep, includeStatus, fill: p.fill, limit: p.limit });
+    const resumed = from > p.start;
+    const result = await aggregateSeries(services.db, projectId, s.id, { grid, aggregates, treatment, isStep: s.isStep, includeStatus, fill: p.fill, limit: p.limit, resumed });
     datapoints = unit ? result.buckets.map((b) => convertBucket(b, p.q.aggregates!, unit)) : result.buckets;
     nextStart = result.nextStart;
   } else {

@@ -1,5 +1,6 @@
 /** Data modeling: spaces, containers, views, data models and instances, with its configuration section. */
 import type { Area } from '../../http/area.js';
+import { registerContainerChecks } from './container-checks.js';
 import { rekeyContainerTables } from './container-tables.js';
 import { modelRoutes } from './routes.js';
 import { MODELS_SETTINGS } from './settings.js';
@@ -12,4 +13,5 @@ export const modelsArea: Area = {
   // SQLite container tables came to be keyed by the instance id (container-tables.ts).
   steps: [{ version: 13, run: rekeyContainerTables }],
   config: MODELS_SETTINGS,
+  registerJobs: registerContainerChecks,
 };

@@ -6,14 +6,15 @@
  *
  * Allowed: name and description of the container and of its properties; new properties; a property's
  * `defaultValue` and `immutable`; `nullable` from true to false; a new or larger `maxListSize` or
- * `maxTextSize`; new enum values and another `unknownValue`; new indexes; new `requires` constraints.
+ * `maxTextSize`; new enum values and another `unknownValue`; new indexes and constraints (what the stored
+ * data may break of these is checked after the apply, see container-checks.ts).
  * Refused: `usedFor`; a property's type, `list`, collation, unit, target container or `autoIncrement`;
  * `nullable` from false to true; a smaller or removed size bound; removed enum values; any change to an
- * existing index or constraint; a uniqueness constraint added after the container was created.
+ * existing index or constraint.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { ApiError, formatPath } from '../../http/errors.js';
-import { checkIndex, type Constraint, type ContainerDefinition, type ContainerProperty, type Index } from './containers.js';
+import { checkContainerSize, checkIndex, type Constraint, type ContainerDefinition, type ContainerProperty, type Index } from './containers.js';
 import type { Path } from './identifiers.js';
 import { listSizeLimit, sameStorageType, textSizeLimit, type PropertyType } from './property-types.js';
 import { describeType } from './values.js';
@@ -117,9 +118,7 @@ export function planContainerUpdate(stored: ContainerDefinition, next: Container
   for (const [id, c] of Object.entries(next.constraints)) {
     const where = [...path, 'constraints', id];
     if (Object.hasOwn(stored.constraints, id)) indexOrConstraintChange('constraint', stored.constraints[id], c, where);
-    else if (c.constraintType === 'uniqueness') {
-      conflict(where, 'a uniqueness constraint can only be declared when the container is created');
-    } else change.addedConstraints.push(id);
+    else change.addedConstraints.push(id);
     definition.constraints[id] = structuredClone(c);
   }
   for (const [id, x] of Object.entries(next.indexes)) {
@@ -129,6 +128,7 @@ export function planContainerUpdate(stored: ContainerDefinition, next: Container
     definition.indexes[id] = structuredClone(x);
   }
   for (const [id, x] of Object.entries(definition.indexes)) checkIndex(x, definition.properties, [...path, 'indexes', id]);
+  checkContainerSize(definition, path);
   change.changed = !isDeepStrictEqual(stored, definition);
   return change;
 }

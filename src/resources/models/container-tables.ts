@@ -11,10 +11,13 @@
  * A btree index is `(project_id[, space], its properties..., instance_id)`, so it serves equality, ranges
  * and, when the sort matches it, the keyset order of a page; a uniqueness constraint is a unique index on
  * `(project_id[, space], its properties...)`. Database names are numbered per container and never reused.
+ * A new container's indexes are created with its table; those added to a container later are only named
+ * here, and built by its checks (container-checks.ts).
  */
 import { Sql, sql, type SqlValue } from '../../storage/sql.js';
 import type { Dialect } from '../../storage/dialect.js';
 import type { Queryable } from '../../storage/store.js';
+import { createIndexSql, type TableIndex } from '../../storage/table-index.js';
 import type { ContainerDefinition } from './containers.js';
 import { isList, type PropertyType } from './property-types.js';
 import { decodeRef, encodeRef } from './store-schema.js';
@@ -130,7 +133,8 @@ const ident = (name: string) => Sql.raw(name);
  */
 export async function createContainerTable(db: Queryable, def: ContainerDefinition, layout: ContainerLayout): Promise<void> {
   const columns = addColumns(def, layout, Object.keys(def.properties), db.dialect);
-  await runAll(db, [...containerTableDdl(db.dialect, layout.table, columns), ...indexDdl(def, layout, Object.keys(def.indexes), Object.keys(def.constraints))]);
+  const indexes = nameIndexes(def, layout, Object.keys(def.indexes), Object.keys(def.constraints));
+  await runAll(db, [...containerTableDdl(db.dialect, layout.table, columns), ...indexes.map((i) => createIndexSql(i))]);
 }
 
 /**
@@ -187,7 +191,10 @@ export async function rekeyContainerTables(db: Queryable): Promise<void> {
   }
 }
 
-/** Adds the columns of new properties and the database indexes of new indexes and uniqueness constraints. */
+/**
+ * Adds the columns of new properties, and names the database indexes of new indexes and uniqueness
+ * constraints (built later, by the container's checks, since the table may hold many rows).
+ */
 export async function alterContainerTable(
   db: Queryable,
   def: ContainerDefinition,
@@ -197,7 +204,8 @@ export async function alterContainerTable(
   constraints: readonly string[],
 ): Promise<void> {
   const columns = addColumns(def, layout, properties, db.dialect);
-  await runAll(db, [...db.dialect.addColumns(layout.table, columns), ...indexDdl(def, layout, indexes, constraints)]);
+  nameIndexes(def, layout, indexes, constraints);
+  await runAll(db, db.dialect.addColumns(layout.table, columns));
 }
 
 /** Names the columns of `properties` in `layout`; their names and types. */
@@ -209,27 +217,32 @@ function addColumns(def: ContainerDefinition, layout: ContainerLayout, propertie
   });
 }
 
-/** The statements creating the database indexes of these btree indexes and uniqueness constraints; names them in `layout`. */
-function indexDdl(def: ContainerDefinition, layout: ContainerLayout, indexes: readonly string[], constraints: readonly string[]): string[] {
-  const out: string[] = [];
+/** Names the database indexes of these btree indexes and uniqueness constraints in `layout` (the others have none); those indexes. */
+function nameIndexes(def: ContainerDefinition, layout: ContainerLayout, indexes: readonly string[], constraints: readonly string[]): TableIndex[] {
+  const out: TableIndex[] = [];
   for (const id of indexes) {
-    const x = def.indexes[id];
     // An inverted index is served by the list operators over the column; it has no database index here.
-    if (x.indexType !== 'btree') continue;
-    const name = `${layout.table}_i${layout.next++}`;
-    layout.indexes[id] = name;
-    const columns = ['project_id', ...(x.bySpace ? ['space'] : []), ...x.properties.map((p) => layout.columns[p]), 'instance_id'];
-    out.push(`CREATE INDEX ${name} ON ${layout.table} (${columns.join(', ')})`);
+    if (def.indexes[id].indexType !== 'btree') continue;
+    layout.indexes[id] = `${layout.table}_i${layout.next++}`;
+    out.push(tableIndexOf(def, layout, 'indexes', id)!);
   }
   for (const id of constraints) {
-    const c = def.constraints[id];
-    if (c.constraintType !== 'uniqueness') continue;
-    const name = `${layout.table}_u${layout.next++}`;
-    layout.constraints[id] = name;
-    const columns = ['project_id', ...(c.bySpace ? ['space'] : []), ...c.properties.map((p) => layout.columns[p])];
-    out.push(`CREATE UNIQUE INDEX ${name} ON ${layout.table} (${columns.join(', ')})`);
+    if (def.constraints[id].constraintType !== 'uniqueness') continue;
+    layout.constraints[id] = `${layout.table}_u${layout.next++}`;
+    out.push(tableIndexOf(def, layout, 'constraints', id)!);
   }
   return out;
+}
+
+/** The database index of a btree index or a uniqueness constraint, named in `layout`; undefined for the others. */
+export function tableIndexOf(def: ContainerDefinition, layout: ContainerLayout, kind: 'indexes' | 'constraints', id: string): TableIndex | undefined {
+  const name = (kind === 'indexes' ? layout.indexes : layout.constraints)[id];
+  const index = def.indexes[id];
+  const constraint = def.constraints[id];
+  const x = kind === 'indexes' ? (index?.indexType === 'btree' ? index : undefined) : constraint?.constraintType === 'uniqueness' ? constraint : undefined;
+  if (name === undefined || x === undefined) return undefined;
+  const columns = ['project_id', ...(x.bySpace ? ['space'] : []), ...x.properties.map((p) => layout.columns[p])];
+  return kind === 'indexes' ? { table: layout.table, name, columns: [...columns, 'instance_id'], unique: false } : { table: layout.table, name, columns, unique: true };
 }
 
 async function runAll(db: Queryable, statements: readonly string[]): Promise<void> {

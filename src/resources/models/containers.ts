@@ -66,9 +66,8 @@ export function normalizeContainer(raw: ContainerCreate, path: Path, stored?: Co
     fail([...path, 'usedFor'], 'record containers are not available on this server; use "node", "edge" or "all"');
   }
   const ids = Object.keys(raw.properties);
-  if (ids.length > DM_LIMITS.containerProperties) {
-    fail([...path, 'properties'], `a container has at most ${DM_LIMITS.containerProperties} properties, got ${ids.length}`);
-  }
+  // Before any of them is read: the body may hold many.
+  checkCount(ids.length, DM_LIMITS.containerProperties, 'properties', path, 'properties');
   const properties: Record<string, ContainerProperty> = {};
   for (const id of ids) properties[id] = normalizeContainerProperty(raw.properties[id], [...path, 'properties', id], id);
 
@@ -80,17 +79,7 @@ export function normalizeContainer(raw: ContainerCreate, path: Path, stored?: Co
   for (const [id, c] of Object.entries(raw.constraints ?? {})) {
     def.constraints[id] = normalizeConstraint(c, def, known, [...path, 'constraints', id]);
   }
-  const constraints = Object.values(def.constraints);
-  const uniqueness = constraints.filter((c) => c.constraintType === 'uniqueness').length;
-  if (uniqueness > DM_LIMITS.uniquenessConstraints) {
-    fail([...path, 'constraints'], `a container has at most ${DM_LIMITS.uniquenessConstraints} uniqueness constraints, got ${uniqueness}`);
-  }
-  if (constraints.length - uniqueness > DM_LIMITS.requiresConstraints) {
-    fail([...path, 'constraints'], `a container has at most ${DM_LIMITS.requiresConstraints} requires constraints, got ${constraints.length - uniqueness}`);
-  }
-
   const indexIds = Object.keys(raw.indexes ?? {});
-  if (indexIds.length > DM_LIMITS.indexes) fail([...path, 'indexes'], `a container has at most ${DM_LIMITS.indexes} indexes, got ${indexIds.length}`);
   for (const id of indexIds) {
     const x = raw.indexes![id];
     const index: Index =
@@ -103,7 +92,25 @@ export function normalizeContainer(raw: ContainerCreate, path: Path, stored?: Co
     checkIndex(index, known, [...path, 'indexes', id]);
     def.indexes[id] = index;
   }
+  checkContainerSize(def, path);
   return def;
+}
+
+function checkCount(n: number, max: number, what: string, path: Path, field: string): void {
+  if (n > max) fail([...path, field], `a container has at most ${max} ${what}, got ${n}`);
+}
+
+/**
+ * A 400 when a container holds more properties, constraints or indexes than a container may: as applied, and
+ * as it is after an apply adds to what is stored.
+ */
+export function checkContainerSize(def: ContainerDefinition, path: Path): void {
+  const constraints = Object.values(def.constraints);
+  const uniqueness = constraints.filter((c) => c.constraintType === 'uniqueness').length;
+  checkCount(Object.keys(def.properties).length, DM_LIMITS.containerProperties, 'properties', path, 'properties');
+  checkCount(uniqueness, DM_LIMITS.uniquenessConstraints, 'uniqueness constraints', path, 'constraints');
+  checkCount(constraints.length - uniqueness, DM_LIMITS.requiresConstraints, 'requires constraints', path, 'constraints');
+  checkCount(Object.keys(def.indexes).length, DM_LIMITS.indexes, 'indexes', path, 'indexes');
 }
 
 function normalizeContainerProperty(raw: ContainerPropertyCreate, path: Path, id: string): ContainerProperty {

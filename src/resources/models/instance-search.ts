@@ -103,58 +103,106 @@ function wordsOf(values: unknown[]): string[] {
   return out;
 }
 
-/** The ids of the instances the text query matches, with the number of tokens each matched. */
-async function searchMatches(
-  services: Services,
-  s: Scope,
-  properties: readonly string[],
-  text: string | undefined,
-  operator: 'AND' | 'OR',
-  options: { order?: Sql; limit?: number } = {},
-): Promise<Array<{ id: number; score: number }>> {
+/** Candidates read per statement: the most a search holds in memory at once, whatever the view holds. */
+export const SEARCH_BATCH = 1000;
+
+/** The tokens of a search or aggregate `query`; a 400 past the most a query may have. */
+function queryTokens(text: string | undefined): string[] {
   const query = tokens(text ?? '');
   if (query.length > DM_LIMITS.searchQueryWords) fail(['query'], `has ${query.length} words; at most ${DM_LIMITS.searchQueryWords} are allowed`);
+  return query;
+}
+
+/**
+ * The instances the text query (one word at least) matches, batch by batch in id order, with the number of
+ * its tokens each matched. Each batch is one statement of at most SEARCH_BATCH candidates, read on a worker
+ * (the narrowing may pass over many rows to find them) and continued after the last id read; the event loop
+ * gets a turn between batches. So memory holds one batch of candidates, not the view.
+ */
+async function* searchMatches(services: Services, s: Scope, properties: readonly string[], query: readonly string[], operator: 'AND' | 'OR'): AsyncGenerator<Array<{ id: number; score: number }>> {
   const { columns, narrow } = textMatch(s, properties, query, operator);
-  const selected = columns.map((c, i) => sql`${c} AS ${Sql.raw(`t${i}`)}`);
-  // Without words every candidate matches, in order: the first `limit` are the answer.
-  const cut = query.length === 0 && options.limit !== undefined ? sql` LIMIT ${options.limit}` : Sql.raw('');
-  const rows = await services.reads.all<Record<string, unknown>>(
-    sql`SELECT i.id${selected.length ? sql`, ${Sql.join(selected, ', ')}` : Sql.raw('')} FROM ${s.q.from()} WHERE ${Sql.and([...s.conditions, ...(narrow ? [narrow] : [])])} ORDER BY ${options.order ?? Sql.raw('i.id')}${cut}`,
-    { scan: true },
-  );
-  const out: Array<{ id: number; score: number }> = [];
-  for (const [k, r] of rows.entries()) {
-    if (query.length === 0) {
-      out.push({ id: Number(r.id), score: 0 });
-      continue;
+  const selected = columns.map((c, i) => sql`, ${c} AS ${Sql.raw(`t${i}`)}`);
+  const where = Sql.and([...s.conditions, ...(narrow ? [narrow] : [])]);
+  for (let after = 0; ; ) {
+    const rows = await services.reads.all<Record<string, unknown>>(
+      sql`SELECT i.id${Sql.join(selected, '')} FROM ${s.q.fromAfter(after)} WHERE ${where} AND i.id > ${after} ORDER BY i.id LIMIT ${SEARCH_BATCH}`,
+      { scan: true },
+    );
+    const out: Array<{ id: number; score: number }> = [];
+    for (const r of rows) {
+      const list = wordsOf(columns.map((_, i) => r[`t${i}`]));
+      const n = matched(query, new Set(list), list);
+      if (operator === 'AND' ? n === query.length : n > 0) out.push({ id: Number(r.id), score: n });
     }
-    if (k % 1000 === 999) await pause();
-    const list = wordsOf(columns.map((_, i) => r[`t${i}`]));
-    const n = matched(query, new Set(list), list);
-    if (operator === 'AND' ? n === query.length : n > 0) out.push({ id: Number(r.id), score: n });
+    yield out;
+    if (rows.length < SEARCH_BATCH) return;
+    after = Number(rows[rows.length - 1].id);
+    await pause();
   }
-  return out;
+}
+
+/**
+ * The `limit` best of matches given in id order: the most tokens matched first, then in id order. Kept per
+ * score, at most `limit` in all: once full, a match displaces the worst kept (the last of the lowest score)
+ * when it has a higher score.
+ */
+class BestMatches {
+  private readonly byScore: number[][] = [];
+  private kept = 0;
+
+  constructor(private readonly limit: number) {}
+
+  add(id: number, score: number): void {
+    if (this.kept < this.limit) {
+      (this.byScore[score] ??= []).push(id);
+      this.kept++;
+      return;
+    }
+    let low = 0;
+    while (!this.byScore[low]?.length) low++;
+    if (score <= low) return;
+    this.byScore[low].pop();
+    (this.byScore[score] ??= []).push(id);
+  }
+
+  ids(): number[] {
+    return [...this.byScore].reverse().flatMap((ids) => ids ?? []);
+  }
 }
 
 export async function searchInstances(services: Services, projectId: number, body: SearchInstancesBody) {
   const s = await viewScope(services, projectId, body, []);
   const { properties, sort } = checkSearch(body, s.view, s.options);
-  const order = sort.length
-    ? Sql.join(
-        [
-          ...sort.flatMap((k) => {
-            const c = s.q.column(k.target);
-            return [sql`(CASE WHEN ${c} IS NULL THEN 1 ELSE 0 END)`, sql`${c} ${Sql.raw(k.direction === 'descending' ? 'DESC' : 'ASC')}`];
-          }),
-          Sql.raw('i.id'),
-        ],
-        ', ',
-      )
-    : undefined;
+  const query = queryTokens(body.query);
+  const order = Sql.join(
+    [
+      ...sort.flatMap((k) => {
+        const c = s.q.column(k.target);
+        return [sql`(CASE WHEN ${c} IS NULL THEN 1 ELSE 0 END)`, sql`${c} ${Sql.raw(k.direction === 'descending' ? 'DESC' : 'ASC')}`];
+      }),
+      Sql.raw('i.id'),
+    ],
+    ', ',
+  );
   const limit = body.limit ?? 1000;
-  let matches = await searchMatches(services, s, properties, body.query, body.operator ?? 'OR', { order, limit });
-  if (!sort.length) matches = matches.map((m, i) => ({ ...m, i })).sort((a, b) => b.score - a.score || a.i - b.i);
-  const ids = matches.slice(0, limit).map((m) => m.id);
+  const first = (where: Sql) => services.reads.all<{ id: number }>(sql`SELECT i.id FROM ${s.q.from()} WHERE ${where} ORDER BY ${order} LIMIT ${limit}`, { scan: true });
+  let ids: number[];
+  if (query.length === 0) {
+    // Without words every candidate matches, in order: the first `limit` are the answer.
+    ids = (await first(Sql.and(s.conditions))).map((r) => Number(r.id));
+  } else if (sort.length > 0) {
+    // The first `limit` in the sort's order, of those kept so far and the batch's matches, by the engine.
+    ids = [];
+    for await (const batch of searchMatches(services, s, properties, query, body.operator ?? 'OR')) {
+      if (batch.length === 0) continue;
+      const candidates = [...ids, ...batch.map((m) => m.id)];
+      ids = (await first(sql`${s.q.visible()} AND i.id IN (${services.db.dialect.idList(candidates)})`)).map((r) => Number(r.id));
+    }
+  } else {
+    const best = new BestMatches(limit);
+    for await (const batch of searchMatches(services, s, properties, query, body.operator ?? 'OR')) for (const m of batch) best.add(m.id, m.score);
+    ids = best.ids();
+  }
   const q = s.q.under('i');
   const shape = new ReadShape(q, [s.source]);
   const rows = ids.length
@@ -169,8 +217,11 @@ export async function aggregateInstances(services: Services, projectId: number, 
   const s = await viewScope(services, projectId, body, []);
   const { properties, groupBy, aggregates } = checkAggregate(body, s.view, s.options);
   const conditions = [...s.conditions];
-  if (body.query !== undefined && tokens(body.query).length > 0) {
-    const ids = (await searchMatches(services, s, properties, body.query, body.operator ?? 'OR')).map((m) => m.id);
+  const query = queryTokens(body.query);
+  if (query.length > 0) {
+    // The ids of the matches, not their text: a few bytes each.
+    const ids: number[] = [];
+    for await (const batch of searchMatches(services, s, properties, query, body.operator ?? 'OR')) for (const m of batch) ids.push(m.id);
     conditions.push(ids.length ? sql`i.id IN (${services.db.dialect.idList(ids)})` : Sql.raw('FALSE'));
   }
   const prop = (id: string) => {

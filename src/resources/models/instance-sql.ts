@@ -99,6 +99,15 @@ export class InstanceSql {
     return sql`${this.table()} ${this.joins()}`;
   }
 
+  /**
+   * The same for a keyset batch of the instances after the id `after` (the statement bounds the instance
+   * id itself): each container's join is bounded as well, since PostgreSQL carries no range across the
+   * join's equality, and otherwise reads a container's table from its start at every batch.
+   */
+  fromAfter(after: number): Sql {
+    return sql`${this.table()} ${this.joins(undefined, after)}`;
+  }
+
   /** The instances this query may name: the project's, in the spaces the caller reads (live or not, of either kind). */
   visible(): Sql {
     const space = instanceSpaceCondition(this.scope.access, `${this.alias}.space`);
@@ -127,20 +136,21 @@ export class InstanceSql {
     return sql`${Sql.raw(`${table} ${c} ${this.dialect.orderedJoin} dm_instances ${a} ON ${a}.project_id = ${c}.project_id AND ${a}.id = ${c}.instance_id`)} ${this.joins(containerKey(id))}`;
   }
 
-  joins(except?: string): Sql {
+  joins(except?: string, after?: number): Sql {
     // A last guard: reads keep their own containers in bounds (ReadShape), filters theirs (FilterBudget).
     if (this.joined.size > MAX_JOINED_CONTAINERS) {
       throw badRequest(`The request reads the data of ${this.joined.size} containers in one statement, and at most ${MAX_JOINED_CONTAINERS} can be joined; read fewer views at once, or filter on fewer containers`);
     }
     const a = this.alias;
-    return Sql.raw(
+    return Sql.join(
       [...this.joined]
         .filter(([key]) => key !== except)
         .map(([key, c]) => {
           const table = this.schema.containers.get(key)!.layout.table;
-          return `LEFT JOIN ${table} ${c} ON ${c}.project_id = ${a}.project_id AND ${c}.space = ${a}.space AND ${c}.instance_id = ${a}.id`;
-        })
-        .join(' '),
+          const on = Sql.raw(`LEFT JOIN ${table} ${c} ON ${c}.project_id = ${a}.project_id AND ${c}.space = ${a}.space AND ${c}.instance_id = ${a}.id`);
+          return after === undefined ? on : sql`${on} AND ${Sql.raw(c)}.instance_id > ${after}`;
+        }),
+      ' ',
     );
   }
 

@@ -18,7 +18,7 @@ import { deleteManagedFiles } from '../files/instances.js';
 import { deleteManagedSeries } from '../timeseries/instances.js';
 import { claimChanges } from './changes.js';
 import { containerRowKey, toColumn } from './container-tables.js';
-import type { ContainerDefinition } from './containers.js';
+import type { Constraint, ContainerDefinition } from './containers.js';
 import { containerKey, fail, instanceKey, nodeKey, requireUserSpaces, UNITS_SPACE, type DirectRelationReference, type InstanceType, type Path } from './identifiers.js';
 import { hierarchyUpdates, maintainedProperties, MAINTAINED_HIERARCHIES, type HierarchyUpdate, type HierarchyWriter } from './instance-hierarchy.js';
 import type { ApplyInstancesBody, InstanceDeleteItem } from './instance-schema.js';
@@ -149,6 +149,9 @@ async function containerRows(db: Queryable, projectId: number, c: StoredContaine
 
 const same = (a: SqlValue | undefined, b: SqlValue | undefined): boolean => (a ?? null) === (b ?? null) || (typeof a === 'number' && typeof b === 'number' && a === b);
 
+const uniquenessViolated = (def: ContainerDefinition, id: string, properties: readonly string[]): ApiError =>
+  new ApiError(409, `The uniqueness constraint ${JSON.stringify(id)} of the container ${containerKey(def)} is violated: another instance already has the same values of ${properties.join(', ')}`);
+
 /** The message for a unique index that refused a write: the container and constraint it belongs to. */
 function uniquenessConflict(schema: ProjectSchema, error: unknown): ApiError {
   const e = error as { message?: string; constraint?: string; cause?: { message?: string; constraint?: string } };
@@ -158,12 +161,60 @@ function uniquenessConflict(schema: ProjectSchema, error: unknown): ApiError {
       const x = c.definition.constraints[id];
       if (x.constraintType !== 'uniqueness') continue;
       const columns = x.properties.map((p) => `${c.layout.table}.${c.layout.columns[p]}`).join(', ');
-      if (text.includes(name) || text.includes(columns)) {
-        return new ApiError(409, `The uniqueness constraint ${JSON.stringify(id)} of the container ${containerKey(c.definition)} is violated: another instance already has the same values of ${x.properties.join(', ')}`);
-      }
+      if (text.includes(name) || text.includes(columns)) return uniquenessViolated(c.definition, id, x.properties);
     }
   }
   return new ApiError(409, 'A uniqueness constraint is violated: another instance already has the same values');
+}
+
+/**
+ * Values a write gives a uniqueness constraint whose database index is not unique: one added to a container
+ * whose stored instances already shared values (its state `failed`), which keeps new values unique all the
+ * same. Values kept as they were and values with a null take nothing.
+ */
+interface UniqueValues {
+  c: StoredContainer;
+  id: string;
+  space: string;
+  values: SqlValue[];
+}
+
+function uniqueValuesToCheck(c: StoredContainer, space: string, before: Record<string, SqlValue> | undefined, next: Record<string, SqlValue>): UniqueValues[] {
+  const out: UniqueValues[] = [];
+  for (const [id, x] of Object.entries(c.definition.constraints)) {
+    if (x.constraintType !== 'uniqueness' || c.states.constraints?.[id] !== 'failed') continue;
+    if (x.properties.some((p) => next[p] === null || next[p] === undefined)) continue;
+    if (before && x.properties.every((p) => same(before[p], next[p]))) continue;
+    out.push({ c, id, space, values: x.properties.map((p) => next[p]) });
+  }
+  return out;
+}
+
+/** Values checked per statement: each is a condition on the constraint's index. */
+const UNIQUE_CHECK_BATCH = 200;
+
+/** A 409 when, after the writes, another instance holds values a write gave a failed uniqueness constraint. */
+async function checkUniqueValues(db: Queryable, projectId: number, checks: readonly UniqueValues[]): Promise<void> {
+  const groups = new Map<string, UniqueValues[]>();
+  for (const check of checks) {
+    const key = `${check.c.id}.${check.id}`;
+    const group = groups.get(key);
+    if (group) group.push(check);
+    else groups.set(key, [check]);
+  }
+  for (const group of groups.values()) {
+    const { c, id } = group[0];
+    const x = c.definition.constraints[id] as Extract<Constraint, { constraintType: 'uniqueness' }>;
+    const columns = [...(x.bySpace ? ['space'] : []), ...x.properties.map((p) => c.layout.columns[p])];
+    for (let at = 0; at < group.length; at += UNIQUE_CHECK_BATCH) {
+      const tuples = group.slice(at, at + UNIQUE_CHECK_BATCH).map((g) => (x.bySpace ? [g.space, ...g.values] : g.values));
+      const matches = Sql.or(tuples.map((t) => Sql.and(t.map((v, i) => sql`${Sql.raw(columns[i])} = ${v}`))));
+      const shared = await db.get(
+        sql`SELECT 1 AS shared FROM ${Sql.raw(c.layout.table)} WHERE project_id = ${projectId} AND ${matches.wrap()} GROUP BY ${Sql.raw(columns.join(', '))} HAVING count(*) > 1 LIMIT 1`,
+      );
+      if (shared) throw uniquenessViolated(c.definition, id, x.properties);
+    }
+  }
 }
 
 /**
@@ -417,6 +468,7 @@ async function applyWithSchema(
 
   const indexOf = new Map(items.map((item, i) => [item, i]));
   const results: Array<{ item: InstanceWrite; key: string }> = [];
+  const uniqueChecks: UniqueValues[] = [];
   for (const item of writes) {
     const index = indexOf.get(item)!;
     const key = instanceKey(item);
@@ -471,6 +523,7 @@ async function applyWithSchema(
         }
       }
       requireUniquenessInReach(reach, def, given, before, next, ['items', index]);
+      uniqueChecks.push(...uniqueValuesToCheck(c, item.space, before, next));
       if (!before || Object.keys(def.properties).some((p) => !same(before[p], next[p]))) {
         modified = true;
         data.set(ckey, next);
@@ -518,6 +571,7 @@ async function applyWithSchema(
     { table: 'dm_instances', added: changedRows.filter((r) => r.version === 1).length },
     ...[...schema.containers].map(([ckey, c]) => ({ table: c.layout.table, added: [...pending.values()].filter((p) => p.data.has(ckey)).length })),
   ]);
+  await checkUniqueValues(db, projectId, uniqueChecks);
   await checkRequires(db, projectId, schema, pending, items);
   await checkTargets(db, projectId, schema, targetChecks);
   const seriesNodes = [...pending.values()].filter((p) => p.row.kind === 0 && SERIES_CONTAINERS.some((c) => p.data.has(c)));

@@ -7,18 +7,14 @@ import { isDeepStrictEqual } from 'node:util';
 import { badRequest } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { allocateIds } from '../../storage/ids.js';
+import { holdLock } from '../../storage/locks.js';
 import { Sql, sql } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
 import { planContainerUpdate, type Bound } from './container-changes.js';
 import type { ContainerCreate, ContainerSubObjectsBody, InspectContainersBody } from './container-schema.js';
+import { checkState, requestChecks, type Check } from './container-checks.js';
 import { alterContainerTable, createContainerTable, dropContainerTable, dropIndex, newLayout } from './container-tables.js';
-import {
-  containerDependencies,
-  containerReadForm,
-  normalizeContainer,
-  requireContainers,
-  type ContainerStates,
-} from './containers.js';
+import { containerDependencies, containerReadForm, normalizeContainer, propertyConstraintState, requireContainers } from './containers.js';
 import type { DataModelCreate } from './data-model-schema.js';
 import { dataModelReadForm, normalizeDataModels } from './data-models.js';
 import {
@@ -35,13 +31,13 @@ import {
 } from './identifiers.js';
 import { requireWithinLimit, limitReached } from './limit-checks.js';
 import { projectLimits } from './limits.js';
-import { isList, textSizeLimit } from './property-types.js';
 import {
   containerFromRow,
   dataModelFromRow,
   existingSpaces,
   GLOBAL_PROJECT_ID,
   loadSchema,
+  saveContainer,
   schemaChanged,
   metadata,
   projectOrGlobal,
@@ -99,7 +95,12 @@ async function requireSpaces(db: Queryable, projectId: number, spaces: readonly 
   }
 }
 
-const write = <T>(services: Services, fn: (db: Queryable) => Promise<T>): Promise<T> => services.db.transaction(fn);
+/** A change of the project's schema: one transaction, after the changes of it begun before (locks.ts). */
+const write = <T>(services: Services, projectId: number, fn: (db: Queryable) => Promise<T>): Promise<T> =>
+  services.db.transaction(async (db) => {
+    await holdLock(db, 'schema', projectId);
+    return fn(db);
+  });
 
 /**
  * A 400 when a request would change something in a system space (`cdf_`). Only seeding writes there: it
@@ -142,7 +143,7 @@ export async function applySpaces(services: Services, projectId: number, items: 
   const defs = normalizeSpaces(items, projectId === GLOBAL_PROJECT_ID);
   requireSpacesWritable(services.access, defs.map((d, i) => ({ space: d.space, path: ['items', i, 'space'] })));
   const now = services.now();
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     const out = [];
     for (const d of defs) {
       const existing = await db.get<SpaceRow>(sql`SELECT ${SPACE_COLUMNS} FROM dm_spaces WHERE project_id = ${projectId} AND space = ${d.space}`);
@@ -199,7 +200,7 @@ export async function deleteSpaces(services: Services, projectId: number, spaces
   checkNoDuplicates(spaces, (s) => s, (space) => ({ space }));
   requireUserWritable(projectId, spaces.map((space, i) => ({ space, path: ['items', i, 'space'], what: named('space', { space }) })));
   requireSpacesWritable(services.access, spaces.map((space, i) => ({ space, path: ['items', i, 'space'] })));
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     const found = await spaceRows(db, projectId, spaces, services);
     const existing = new Set(found.map((r) => r.space));
     const deleted: Array<{ space: string }> = [];
@@ -225,43 +226,12 @@ export function containerRead(c: StoredContainer) {
   return containerReadForm(c.definition, metadata(c), c.states);
 }
 
-/** The state of a bound or a requires constraint given the container's data: `failed` when some stored value breaks it. */
-async function boundState(db: Queryable, projectId: number, c: StoredContainer, property: string, bound: Bound): Promise<'current' | 'failed'> {
-  const p = c.definition.properties[property];
-  const column = Sql.raw(c.layout.columns[property]);
-  let broken: Sql;
-  if (bound === 'nullability') broken = sql`${column} IS NULL`;
-  else if (bound === 'maxListSize') broken = sql`${db.dialect.jsonLength(column)} > ${p.type.type === 'enum' ? 1 : (p.type.maxListSize ?? 0)}`;
-  else if (isList(p.type)) broken = sql`EXISTS (SELECT 1 FROM (${db.dialect.jsonElements(column, 'text')}) e WHERE length(e.value) * 4 > ${textSizeLimit(p.type)} AND ${db.dialect.byteLength(Sql.raw('e.value'))} > ${textSizeLimit(p.type)})`;
-  else broken = sql`${db.dialect.byteLength(column)} > ${textSizeLimit(p.type)}`;
-  const row = await db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${Sql.raw(c.layout.table)} WHERE project_id = ${projectId} AND ${broken}`);
-  return Number(row!.n) > 0 ? 'failed' : 'current';
-}
-
-async function requiresState(db: Queryable, projectId: number, c: StoredContainer, required: StoredContainer | undefined): Promise<'current' | 'failed'> {
-  if (!required) return 'failed';
-  const row = await db.get<{ n: number }>(
-    sql`SELECT count(*) AS n FROM ${Sql.raw(c.layout.table)} a WHERE a.project_id = ${projectId} AND NOT EXISTS (SELECT 1 FROM ${Sql.raw(
-      required.layout.table,
-    )} b WHERE b.project_id = a.project_id AND b.space = a.space AND b.instance_id = a.instance_id)`,
-  );
-  return Number(row!.n) > 0 ? 'failed' : 'current';
-}
-
-async function saveContainer(db: Queryable, projectId: number, c: StoredContainer): Promise<void> {
-  await db.run(
-    sql`UPDATE dm_containers SET definition = ${JSON.stringify(c.definition)}, layout = ${JSON.stringify(c.layout)}, states = ${JSON.stringify(
-      c.states,
-    )}, last_updated_time = ${c.lastUpdatedTime} WHERE project_id = ${projectId} AND id = ${c.id}`,
-  );
-}
-
 export async function applyContainers(services: Services, projectId: number, items: readonly ContainerCreate[]) {
   checkNoDuplicates(items, containerKey, (c) => ({ space: c.space, externalId: c.externalId }));
   requireUserWritable(projectId, items.map((c, i) => ({ space: c.space, path: ['items', i], what: named('container', c) })));
   requireSpacesWritable(services.access, items.map((c, i) => ({ space: c.space, path: ['items', i, 'space'] })));
   const now = services.now();
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     await requireSpaces(db, projectId, items.map((c) => c.space));
     const schema = await loadSchema(db, projectId);
     const visible = schema.restrictedTo(schemaSpaces(services));
@@ -269,6 +239,7 @@ export async function applyContainers(services: Services, projectId: number, ite
     const applying = new Set(defs.map(containerKey));
     for (const def of defs) requireContainers(containerDependencies(def), (id) => applying.has(containerKey(id)) || visible.container(id) !== undefined);
     const out: StoredContainer[] = [];
+    const changed: Array<{ c: StoredContainer; checks: Check[] }> = [];
     for (const [i, def] of defs.entries()) {
       const stored = schema.stored(def);
       if (!stored) {
@@ -291,20 +262,20 @@ export async function applyContainers(services: Services, projectId: number, ite
       }
       const c: StoredContainer = { ...stored, definition: change.definition, layout: structuredClone(stored.layout), states: structuredClone(stored.states), lastUpdatedTime: now };
       await alterContainerTable(db, c.definition, c.layout, change.addedProperties, change.addedIndexes, change.addedConstraints);
-      for (const { property, bound } of change.revalidate) {
-        const props = (c.states.properties ??= {});
-        (props[property] ??= {})[bound] = await boundState(db, projectId, c, property, bound);
-      }
+      // What the stored data may break: the indexes and constraints added, the bounds that appeared or tightened.
+      const checks: Check[] = [
+        ...change.addedIndexes.map((id) => ({ kind: 'indexes' as const, id })),
+        ...change.addedConstraints.map((id) => ({ kind: 'constraints' as const, id })),
+        ...change.revalidate.map(({ property, bound }) => ({ kind: 'properties' as const, id: property, bound })),
+      ];
+      changed.push({ c, checks });
       schema.putContainer(c);
       out.push(c);
     }
-    // Requires constraints added to existing containers hold only if the data already does.
-    for (const c of out) {
-      for (const [id, x] of Object.entries(c.definition.constraints)) {
-        if (x.constraintType !== 'requires' || c.states.constraints?.[id] !== undefined || c.createdTime === now) continue;
-        (c.states.constraints ??= {})[id] = await requiresState(db, projectId, c, schema.stored(x.require));
-      }
-      if (c.lastUpdatedTime === now && c.createdTime !== now) await saveContainer(db, projectId, c);
+    // After all of the request's containers are in the schema: a requires constraint may name one of them.
+    for (const { c, checks } of changed) {
+      await requestChecks(services.jobs, db, projectId, schema, c, checks);
+      await saveContainer(db, projectId, c);
     }
     if (out.some((c) => c.lastUpdatedTime === now)) await schemaChanged(db, projectId);
     await requireWithinLimit(db, projectId, 'dm_containers', projectLimits(modelsSettings(services).limits).containers, 'containers');
@@ -362,7 +333,7 @@ export async function containersByIds(services: Services, projectId: number, ids
 export async function deleteContainers(services: Services, projectId: number, ids: readonly ContainerId[]) {
   requireUserWritable(projectId, ids.map((c, i) => ({ space: c.space, path: ['items', i], what: named('container', c) })));
   requireSpacesWritable(services.access, ids.map((c, i) => ({ space: c.space, path: ['items', i, 'space'] })));
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     const schema = await loadSchema(db, projectId);
     requireNotRequired(schema, ids, schemaSpaces(services));
     const deleted: ContainerId[] = [];
@@ -411,7 +382,7 @@ export async function deleteContainerParts(services: Services, projectId: number
   requireUserWritable(projectId, items.map((c, i) => ({ space: c.space, path: ['items', i], what: named('container', { space: c.space, externalId: c.containerExternalId }) })));
   requireSpacesWritable(services.access, items.map((c, i) => ({ space: c.space, path: ['items', i, 'space'] })));
   const now = services.now();
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     const schema = await loadSchema(db, projectId);
     const done: SubObject[] = [];
     const changed = new Map<number, StoredContainer>();
@@ -435,14 +406,15 @@ export async function deleteContainerParts(services: Services, projectId: number
 }
 
 /**
- * Revalidates indexes, constraints, or the bounds of properties against the data stored now, and keeps
- * their state; unknown ones are a 400 listing them.
+ * Checks indexes, constraints, or the bounds of properties against the data stored now (container-checks.ts):
+ * a failed index or uniqueness constraint is built again, a requires constraint or a bound validated again;
+ * the answer comes at once, with those pending. Unknown ones are a 400 listing them.
  */
 export async function retryContainerParts(services: Services, projectId: number, items: readonly SubObject[], kind: 'indexes' | 'constraints' | 'properties') {
   requireUserWritable(projectId, items.map((c, i) => ({ space: c.space, path: ['items', i], what: named('container', { space: c.space, externalId: c.containerExternalId }) })));
   requireSpacesWritable(services.access, items.map((c, i) => ({ space: c.space, path: ['items', i, 'space'] })));
   const now = services.now();
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     const schema = await loadSchema(db, projectId);
     const missing = items.filter((item) => {
       const c = schema.stored({ space: item.space, externalId: item.containerExternalId });
@@ -453,27 +425,28 @@ export async function retryContainerParts(services: Services, projectId: number,
         missing: missing.map((m) => ({ space: m.space, containerExternalId: m.containerExternalId, identifier: m.identifier })),
       });
     }
-    const changed = new Map<number, StoredContainer>();
+    const checks = new Map<number, { c: StoredContainer; checks: Check[] }>();
     for (const item of items) {
       const c = schema.stored({ space: item.space, externalId: item.containerExternalId })!;
-      const states: ContainerStates = changed.get(c.id)?.states ?? structuredClone(c.states);
+      const entry = checks.get(c.id) ?? { c: { ...c, states: structuredClone(c.states) }, checks: [] };
+      checks.set(c.id, entry);
+      const id = item.identifier;
       if (kind === 'properties') {
-        const p = c.definition.properties[item.identifier];
-        const bounds: Bound[] = [];
-        if (!p.nullable) bounds.push('nullability');
-        if (p.type.type !== 'enum' && p.type.maxListSize !== undefined) bounds.push('maxListSize');
-        if (p.type.type === 'text' && p.type.maxTextSize !== undefined) bounds.push('maxTextSize');
-        for (const b of bounds) ((states.properties ??= {})[item.identifier] ??= {})[b] = await boundState(db, projectId, c, item.identifier, b);
-      } else if (kind === 'constraints') {
-        const x = c.definition.constraints[item.identifier];
-        (states.constraints ??= {})[item.identifier] = x.constraintType === 'requires' ? await requiresState(db, projectId, c, schema.stored(x.require)) : 'current';
-      } else {
-        (states.indexes ??= {})[item.identifier] = 'current';
+        for (const bound of Object.keys(propertyConstraintState(c.definition.properties[id])) as Bound[]) entry.checks.push({ kind, id, bound });
+      } else if ((kind === 'constraints' && c.definition.constraints[id].constraintType === 'requires') || checkState(c.states, { kind, id }) === 'failed') {
+        // An index or uniqueness constraint that is current is there; one that failed is built again.
+        entry.checks.push({ kind, id });
       }
-      changed.set(c.id, { ...c, states, lastUpdatedTime: isDeepStrictEqual(states, c.states) ? c.lastUpdatedTime : now });
     }
-    for (const c of changed.values()) await saveContainer(db, projectId, c);
-    if (changed.size > 0) await schemaChanged(db, projectId);
+    let anyChanged = false;
+    for (const { c, checks: wanted } of checks.values()) {
+      const before = structuredClone(c.states);
+      await requestChecks(services.jobs, db, projectId, schema, c, wanted);
+      if (isDeepStrictEqual(before, c.states)) continue;
+      await saveContainer(db, projectId, { ...c, lastUpdatedTime: now });
+      anyChanged = true;
+    }
+    if (anyChanged) await schemaChanged(db, projectId);
     return { items: items.map((m) => ({ space: m.space, containerExternalId: m.containerExternalId, identifier: m.identifier })) };
   });
 }
@@ -566,7 +539,7 @@ export async function applyViews(services: Services, projectId: number, items: r
   requireSpacesWritable(services.access, items.map((v, i) => ({ space: v.space, path: ['items', i, 'space'] })));
   const defs = normalizeViews(items);
   const now = services.now();
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     await requireSpaces(db, projectId, defs.map((d) => d.space));
     const schema = (await loadSchema(db, projectId)).restrictedTo(schemaSpaces(services));
     const stored = await putViews(db, projectId, schema, defs, defs.map((_, i) => ['items', i]), now);
@@ -630,7 +603,7 @@ export async function viewsByIds(services: Services, projectId: number, ids: Rea
 export async function deleteViews(services: Services, projectId: number, ids: readonly ViewId[]) {
   requireUserWritable(projectId, ids.map((v, i) => ({ space: v.space, path: ['items', i], what: named('view', v) })));
   requireSpacesWritable(services.access, ids.map((v, i) => ({ space: v.space, path: ['items', i, 'space'] })));
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     const schema = await loadSchema(db, projectId);
     const deleted = viewsNamed(schema, ids);
     for (const v of deleted) await db.run(sql`DELETE FROM dm_views WHERE project_id = ${projectId} AND id = ${v.id}`);
@@ -664,7 +637,7 @@ export async function applyDataModels(services: Services, projectId: number, ite
   requireSpacesWritable(services.access, items.map((m, i) => ({ space: m.space, path: ['items', i, 'space'] })));
   const models = normalizeDataModels(items);
   const now = services.now();
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     const inline = new Map<string, { def: ViewDefinition; path: Path }>();
     models.forEach((m, i) => m.inlineViews.forEach((v) => inline.set(viewKey(v), { def: v, path: ['items', i, 'views', m.definition.views.findIndex((x) => viewKey(x) === viewKey(v))] })));
     requireUserWritable(projectId, [...inline.values()].map(({ def, path }) => ({ space: def.space, path, what: named('view', def) })));
@@ -759,7 +732,7 @@ export async function dataModelsByIds(services: Services, projectId: number, ids
 export async function deleteDataModels(services: Services, projectId: number, ids: readonly ViewId[]) {
   requireUserWritable(projectId, ids.map((m, i) => ({ space: m.space, path: ['items', i], what: named('data model', m) })));
   requireSpacesWritable(services.access, ids.map((v, i) => ({ space: v.space, path: ['items', i, 'space'] })));
-  return write(services, async (db) => {
+  return write(services, projectId, async (db) => {
     const rows = await dataModelsNamed(db, projectId, ids);
     for (const r of rows) await db.run(sql`DELETE FROM dm_data_models WHERE project_id = ${projectId} AND id = ${r.id}`);
     return {

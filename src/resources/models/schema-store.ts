@@ -264,6 +264,21 @@ export async function readSchema(db: Pick<Queryable, 'all'>, projectId: number):
 const sharedSchemas = new Map<number, { token: string; schema: ProjectSchema }>();
 const SHARED_SCHEMAS_MAX = 1000;
 
+/** One of the project's own containers by its id, as stored now. */
+export async function containerById(db: Pick<Queryable, 'all'>, projectId: number, id: number): Promise<StoredContainer | undefined> {
+  const [row] = await db.all<ContainerRow>(sql`SELECT ${Sql.raw(CONTAINER_COLUMNS)} FROM dm_containers WHERE project_id = ${projectId} AND id = ${id}`);
+  return row && containerFromRow(row);
+}
+
+/** Stores a changed container's definition, layout, states and time (its table is changed apart). */
+export async function saveContainer(db: Queryable, projectId: number, c: StoredContainer): Promise<void> {
+  await db.run(
+    sql`UPDATE dm_containers SET definition = ${JSON.stringify(c.definition)}, layout = ${JSON.stringify(c.layout)}, states = ${JSON.stringify(
+      c.states,
+    )}, last_updated_time = ${c.lastUpdatedTime} WHERE project_id = ${projectId} AND id = ${c.id}`,
+  );
+}
+
 /** Marks the project's containers or views as changed, in the transaction that changes them. */
 export async function schemaChanged(db: Queryable, projectId: number): Promise<void> {
   await db.run(
