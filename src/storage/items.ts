@@ -257,7 +257,7 @@ const MAX_PARAMS = 30_000;
 const MAX_ROWS_PER_STATEMENT = 500;
 
 /** Inserts `rows` of `columns` into `table` with multi-row statements (per-statement cost dominates bulk writes). */
-async function insertRows(db: Queryable, table: string, columns: readonly string[], rows: readonly unknown[][], conflict = ''): Promise<void> {
+export async function insertRows(db: Queryable, table: string, columns: readonly string[], rows: readonly unknown[][], conflict = ''): Promise<void> {
   if (rows.length === 0) return;
   const one = `(${columns.map(() => '?').join(', ')})`;
   const perStatement = Math.max(1, Math.min(MAX_ROWS_PER_STATEMENT, Math.floor(MAX_PARAMS / columns.length)));

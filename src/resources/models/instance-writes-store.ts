@@ -751,7 +751,7 @@ export async function deleteRows(
     }
   }
   if (targets.length === 0) return deleted;
-  await deleteManagedSeries(db, projectId, targets.filter((t) => t.kind === 0).map((t) => ({ space: t.space, externalId: t.external_id })));
+  await deleteManagedSeries(db, projectId, targets.filter((t) => t.kind === 0).map((t) => ({ space: t.space, externalId: t.external_id })), now);
   await writeInstanceRows(
     db,
     projectId,

@@ -10,6 +10,7 @@ import { existingRefs, refKey, type InstanceId } from '../../query/refs.js';
 import { deleteItem, insertItems, rowsByIds, toValues, updateItem, type Values } from '../../storage/items.js';
 import type { Queryable } from '../../storage/store.js';
 import { deleteSeriesData } from '../datapoints/series-data.js';
+import { syncSeries } from '../subscriptions/membership.js';
 import { timeSeriesTable as table } from './model.js';
 
 /** A node's series as its data says: the fields of MANAGED_BY_DATA_MODELING (service.ts), and the type. */
@@ -25,13 +26,18 @@ export interface ManagedSeries {
 
 const refsOf = (instanceIds: readonly InstanceId[]) => instanceIds.map((instanceId) => ({ instanceId }));
 
-/** Creates the series of nodes that have none, and sets the managed fields of those that do (when they differ). */
+/**
+ * Creates the series of nodes that have none, and sets the managed fields of those that do (when they
+ * differ); the subscriptions of the series written follow (without waking their waiters, who see the change
+ * at their next read).
+ */
 export async function syncManagedSeries(db: Queryable, projectId: number, series: readonly ManagedSeries[], now: number): Promise<void> {
   if (series.length === 0) return;
   const found = await existingRefs(db, table.table, projectId, refsOf(series.map((s) => s.instanceId)));
   const idOf = new Map(found.map((f) => [refKey(f.ref), f.id]));
   const rows = await rowsByIds(db, table, projectId, found.map((f) => f.id));
   const created: Values[] = [];
+  const updated: number[] = [];
   for (const s of series) {
     const { instanceId, ...managed } = s;
     const fields = { ...managed, type: managed.isString ? 'string' : 'numeric' };
@@ -45,15 +51,18 @@ export async function syncManagedSeries(db: Queryable, projectId: number, series
     const current = toValues(table, row);
     if (Object.entries(fields).every(([k, v]) => current[k] === v)) continue;
     await updateItem(db, table, projectId, id, { ...current, ...fields }, now, row.created_time);
+    updated.push(id);
   }
-  await insertItems(db, table, projectId, created, now);
+  const ids = await insertItems(db, table, projectId, created, now);
+  await syncSeries({ db, now: () => now }, projectId, [...updated, ...ids]);
 }
 
-/** Deletes the series bound to these nodes, with their data points; nodes without one are skipped. */
-export async function deleteManagedSeries(db: Queryable, projectId: number, instanceIds: readonly InstanceId[]): Promise<void> {
+/** Deletes the series bound to these nodes, with their data points and their places in subscriptions; nodes without one are skipped. */
+export async function deleteManagedSeries(db: Queryable, projectId: number, instanceIds: readonly InstanceId[], now: number): Promise<void> {
   if (instanceIds.length === 0) return;
   const ids = (await existingRefs(db, table.table, projectId, refsOf(instanceIds))).map((f) => f.id);
   if (ids.length === 0) return;
+  await syncSeries({ db, now: () => now }, projectId, ids, true);
   await deleteSeriesData(db, projectId, ids);
   for (const id of ids) await deleteItem(db, table, projectId, id);
 }
