@@ -1,9 +1,9 @@
 /**
  * Listing a subscription's data (`POST /timeseries/subscriptions/data/list`): the changes of its partitions
  * after their cursors, in the order they were committed (change-log.ts). A page takes whole recordings,
- * partition after partition, until it holds about `limit` results (a recording is never split, so one large
- * write may take it past). Each partition's `nextCursor` continues where the page ended, and reading a chain
- * of cursors gives every committed change once.
+ * partition after partition, while they fit in `limit` results; a recording is never split, so one larger
+ * than the limit comes alone. Each partition's `nextCursor` continues where the page ended, and reading a
+ * chain of cursors gives every committed change once.
  *
  * With `pollTimeoutSeconds`, a page with nothing to give waits for the subscription's next change, up to
  * that long: the request holds no connection while it waits (storage/changes.ts), and a write in any
@@ -112,6 +112,7 @@ async function readPage(services: Services, projectId: number, sub: Definition, 
   const shown = shownBy(treatmentOf(body));
   const includeStatus = body.includeStatus ?? false;
   let remaining = body.limit ?? L.defaultDataLimit;
+  let results = 0;
   let hasNext = false;
   const rows: ChangeRow[] = [];
   const next: Stream[] = [];
@@ -121,9 +122,11 @@ async function readPage(services: Services, projectId: number, sub: Definition, 
     let upTo = s.after;
     let taken = 0;
     for (const p of positions) {
-      if (remaining <= 0) break;
+      // A recording larger than the limit comes alone; others come while they fit.
+      if (results > 0 && p.n > remaining) break;
       upTo = p.pos;
       remaining -= p.n;
+      results += p.n;
       taken++;
     }
     if (taken < positions.length) hasNext = true;
