@@ -51,6 +51,7 @@ import { catalogSuite } from './catalog.js';
 import { throttleSuite } from './throttle.js';
 import { modelsSuite } from './models.js';
 import { subscriptionsSuite } from './subscriptions.js';
+import { intEnv } from './lib/env.js';
 
 /** Every suite, in order. A new resource adds its module here. */
 const SUITES: Suite[] = [eventsSuite, authSuite, datapointsSuite, catalogSuite, throttleSuite, modelsSuite, subscriptionsSuite];
@@ -58,14 +59,6 @@ const SUITES: Suite[] = [eventsSuite, authSuite, datapointsSuite, catalogSuite, 
 const here = dirname(fileURLToPath(import.meta.url));
 /** bench/ in the source tree (this file runs from .bench-build/bench/). */
 const benchDir = resolve(here, '..', '..', 'bench');
-
-function intEnv(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw.replace(/_/g, ''));
-  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-  return n;
-}
 
 function readSettings(): BenchSettings {
   return {

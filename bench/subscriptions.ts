@@ -18,17 +18,10 @@ import type { BenchContext, Suite } from './lib/context.js';
 import { expectStatus } from './lib/http.js';
 import { sequential } from './lib/load.js';
 import { fmtInt, fmtMs, fmtRatio, now, summarize } from './lib/stats.js';
+import { intEnv } from './lib/env.js';
 
 const START = Date.UTC(2024, 0, 1);
 const SYNTHETIC_PAGE = 10_000;
-
-function intEnv(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw.replace(/_/g, ''));
-  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-  return n;
-}
 
 async function call(ctx: BenchContext, path: string, body: unknown, what: string, status = 200): Promise<any> {
   return JSON.parse(expectStatus(await ctx.call('POST', path, body), status, what).body.toString('utf8'));

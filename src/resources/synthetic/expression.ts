@@ -177,19 +177,19 @@ class ExpressionParser {
   }
 
   private expression(): Node {
-    let left = this.term();
-    while (this.isPunct('+') || this.isPunct('-')) {
-      const op = this.next().value as '+' | '-';
-      left = { kind: 'binary', op, left, right: this.term() };
-    }
-    return left;
+    return this.leftToRight(['+', '-'], () => this.term());
   }
 
   private term(): Node {
-    let left = this.unary();
-    while (this.isPunct('*') || this.isPunct('/')) {
-      const op = this.next().value as '*' | '/';
-      left = { kind: 'binary', op, left, right: this.unary() };
+    return this.leftToRight(['*', '/'], () => this.unary());
+  }
+
+  /** Operands joined by operators of one precedence, grouped from the left. */
+  private leftToRight(ops: ReadonlyArray<'+' | '-' | '*' | '/'>, operand: () => Node): Node {
+    let left = operand();
+    while (ops.some((op) => this.isPunct(op))) {
+      const op = this.next().value as '+' | '-' | '*' | '/';
+      left = { kind: 'binary', op, left, right: operand() };
     }
     return left;
   }
