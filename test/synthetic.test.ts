@@ -155,6 +155,10 @@ describe('results, against a direct computation on the same points', () => {
     expect((await query("on_error(ts{externalId='syn-valve'} * 2, 5)")).map((p) => p.value)).toEqual([5, 5, 5]);
   });
 
+  it('computes a chain of a thousand operations', async () => {
+    expect(await query("ts{externalId='syn-a'} * 0" + '+1'.repeat(999))).toEqual(a.map((p) => ({ timestamp: p.timestamp, value: 999 })));
+  });
+
   it('gives an overflow as an error', async () => {
     await seriesWith('syn-big', [{ timestamp: 1, value: 1e60 }, { timestamp: 2, value: 1 }]);
     const out = await query("ts{externalId='syn-big'} * ts{externalId='syn-big'}");
@@ -245,8 +249,9 @@ describe('refusals', () => {
     expect(await refused(expression)).toMatch(message);
   });
 
-  it('an expression too long, too deep, or naming too many series', async () => {
+  it('an expression too long, too deep, with too many operations, or naming too many series', async () => {
     expect(await refused('1+'.repeat(5000) + '1')).toMatch(/items\[0\]\.expression: the expression has 10001 characters; at most 10000 are allowed/);
+    expect(await refused("ts{externalId='r-num'}" + '+1'.repeat(1001))).toMatch(/at position 2023: an expression has at most 1000 operators and function calls/);
     expect(await refused('('.repeat(101) + '1' + ')'.repeat(101))).toMatch(/at position 101: the expression is nested more than 100 deep/);
     expect(await refused(Array.from({ length: 101 }, () => "ts{externalId='r-num'}").join('+'))).toMatch(/at position 2301: an expression refers to at most 100 time series/);
   });

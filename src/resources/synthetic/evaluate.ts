@@ -6,6 +6,7 @@
  * ...), OVERFLOW (a result of 1e100 or more in absolute value, as data points may not hold). An error passes
  * to everything computed from the point, except through `on_error`, which gives its default instead.
  */
+import { pause } from '../../storage/event-loop.js';
 import type { FunctionName, Node } from './expression.js';
 
 export interface Column {
@@ -139,34 +140,70 @@ function mapValues(n: number, value: Column, from: ReadonlyArray<string | number
   return { num: out, str: null, err };
 }
 
-function evaluateNode(node: Node, inputs: readonly Column[], n: number): Column {
-  const sub = (x: Node) => evaluateNode(x, inputs, n);
+/** The nodes a node is computed from, in the order `computed` takes their columns. */
+function operands(node: Node): Node[] {
+  switch (node.kind) {
+    case 'number':
+    case 'series':
+      return [];
+    case 'negate':
+      return [node.arg];
+    case 'binary':
+      return [node.left, node.right];
+    case 'map':
+      return [node.arg, node.fallback];
+    case 'call':
+      return node.args;
+  }
+}
+
+/** A node's column, from its operands' columns. */
+function computed(node: Node, args: readonly Column[], inputs: readonly Column[], n: number): Column {
   switch (node.kind) {
     case 'number':
       return constant(n, node.value);
     case 'series':
       return inputs[node.input];
     case 'negate':
-      return pointwise(n, [sub(node.arg)], '-', (v) => -v[0]);
+      return pointwise(n, args, '-', (v) => -v[0]);
     case 'binary': {
       const op = BINARY[node.op];
       const check = node.op === '/' ? (v: Float64Array) => (v[1] === 0 ? ERRORS.divisionByZero : undefined) : undefined;
-      return pointwise(n, [sub(node.left), sub(node.right)], node.op, (v) => op(v[0], v[1]), check);
+      return pointwise(n, args, node.op, (v) => op(v[0], v[1]), check);
     }
     case 'map':
-      return mapValues(n, sub(node.arg), node.from, node.to, sub(node.fallback));
+      return mapValues(n, args[0], node.from, node.to, args[1]);
     case 'call': {
       if (node.name === 'pi') return constant(n, Math.PI);
-      if (node.name === 'on_error') return onError(n, sub(node.args[0]), sub(node.args[1]));
+      if (node.name === 'on_error') return onError(n, args[0], args[1]);
       const { f, check } = FUNCTIONS[node.name as keyof typeof FUNCTIONS];
-      return pointwise(n, node.args.map(sub), node.name, f, check);
+      return pointwise(n, args, node.name, f, check);
     }
   }
 }
 
-/** The value of the expression at `n` points, its inputs' columns given there: numbers, or errors. */
-export function evaluate(root: Node, inputs: readonly Column[], n: number): Column {
-  const out = evaluateNode(root, inputs, n);
-  if (out.str === null) return out;
-  return { num: new Float64Array(n), str: null, err: Array.from({ length: n }, (_, i) => out.err?.[i] ?? ERRORS.stringResult) };
+/**
+ * The value of the expression at `n` points, its inputs' columns given there: numbers, or errors. The tree
+ * is walked with a stack of its own (a long chain of operators is as deep as it is long), and the event
+ * loop gets its turns between nodes (storage/event-loop.ts), so a large computation does not hold up other
+ * requests.
+ */
+export async function evaluate(root: Node, inputs: readonly Column[], n: number): Promise<Column> {
+  const stack: Array<{ node: Node; operands: Node[]; args: Column[] }> = [{ node: root, operands: operands(root), args: [] }];
+  let out: Column | undefined;
+  while (stack.length) {
+    const top = stack[stack.length - 1];
+    if (top.args.length < top.operands.length) {
+      const next = top.operands[top.args.length];
+      stack.push({ node: next, operands: operands(next), args: [] });
+      continue;
+    }
+    stack.pop();
+    await pause();
+    const column = computed(top.node, top.args, inputs, n);
+    if (stack.length) stack[stack.length - 1].args.push(column);
+    else out = column;
+  }
+  if (out!.str === null) return out!;
+  return { num: new Float64Array(n), str: null, err: Array.from({ length: n }, (_, i) => out!.err?.[i] ?? ERRORS.stringResult) };
 }

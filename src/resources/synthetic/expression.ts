@@ -25,6 +25,8 @@ export const EXPRESSION_LIMITS = {
   references: 100,
   /** Parentheses and calls nested in one another. */
   depth: 100,
+  /** Operators and function calls in one expression: what computing each point takes. */
+  operations: 1000,
 } as const;
 
 /** A time series the expression reads, and how: raw points, or an aggregate; in its own unit, or another. */
@@ -88,6 +90,7 @@ class ExpressionParser {
   private tokens: Token[] = [];
   private i = 0;
   private depth = 0;
+  private operations = 0;
   readonly inputs: SeriesInput[] = [];
 
   constructor(
@@ -169,6 +172,11 @@ class ExpressionParser {
     return root;
   }
 
+  /** Counts an operation (an operator or a call) at `at`, refusing one past the limit. */
+  private operation(at: number): void {
+    if (++this.operations > EXPRESSION_LIMITS.operations) this.fail(at, `an expression has at most ${EXPRESSION_LIMITS.operations} operators and function calls`);
+  }
+
   private nested<T>(at: number, fn: () => T): T {
     if (++this.depth > EXPRESSION_LIMITS.depth) this.fail(at, `the expression is nested more than ${EXPRESSION_LIMITS.depth} deep`);
     const out = fn();
@@ -188,7 +196,9 @@ class ExpressionParser {
   private leftToRight(ops: ReadonlyArray<'+' | '-' | '*' | '/'>, operand: () => Node): Node {
     let left = operand();
     while (ops.some((op) => this.isPunct(op))) {
-      const op = this.next().value as '+' | '-' | '*' | '/';
+      const t = this.next();
+      this.operation(t.at);
+      const op = t.value as '+' | '-' | '*' | '/';
       left = { kind: 'binary', op, left, right: operand() };
     }
     return left;
@@ -197,6 +207,7 @@ class ExpressionParser {
   private unary(): Node {
     if (this.isPunct('-') || this.isPunct('+')) {
       const t = this.next();
+      this.operation(t.at);
       const arg = this.nested(t.at, () => this.unary());
       return t.value === '-' ? { kind: 'negate', arg } : arg;
     }
@@ -263,6 +274,7 @@ class ExpressionParser {
     const lower = (name.value as string).toLowerCase();
     if (!Object.hasOwn(FUNCTIONS, lower)) this.fail(name.at, `unknown function ${JSON.stringify(name.value)} (functions: ${Object.keys(FUNCTIONS).join(', ')}, and ts{...} for a time series)`);
     const fn = lower as FunctionName;
+    this.operation(name.at);
     const open = this.expect('(', `"(" after ${fn}`);
     return this.nested(open.at, () => {
       if (fn === 'map') return this.mapCall();

@@ -189,7 +189,7 @@ async function runItem(services: Services, projectId: number, p: Planned, reads:
       ? { num: null, str: values as string[], err: null }
       : { num: Float64Array.from(values as number[]), str: null, err: null };
   });
-  const out = evaluate(p.root, columns, at.length);
+  const out = await evaluate(p.root, columns, at.length);
   return at.map((timestamp, i) => {
     const error = out.err?.[i];
     return error === undefined ? { timestamp, value: out.num![i] } : { timestamp, error };
