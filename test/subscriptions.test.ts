@@ -166,6 +166,16 @@ describe('filter subscriptions', () => {
     expect(ok(await h.post('/timeseries/subscriptions/byids', { items: [{ externalId: 'f' }] })).items[0].timeSeriesCount).toBe(1);
   });
 
+  it('take in thousands of series at once', async () => {
+    for (let k = 0; k < 9; k++) await series(Array.from({ length: 1000 }, (_, i) => ({ externalId: `f-big-${k}-${i}` })));
+    const sub = await subscribe({ externalId: 'f-big', partitionCount: 3, filter: { prefix: { property: ['externalId'], value: 'f-big-' } } });
+    expect(sub.timeSeriesCount).toBe(9000);
+    const read = await readAll('f-big', [{ index: 0 }, { index: 1 }, { index: 2 }], { limit: 100_000 });
+    expect(new Set(read.added.map((s: { id: number }) => s.id)).size).toBe(9000);
+    ok(await h.post('/timeseries/subscriptions/update', { items: [{ externalId: 'f-big', update: { filter: { set: { equals: { property: ['externalId'], value: 'f-big-0-0' } } } } }] }));
+    expect((await readAll('f-big', read.cursors, { limit: 100_000 })).removed).toHaveLength(8999);
+  });
+
   it('change their filter, and the series they hold with it', async () => {
     const start = await readAll('f', [{ index: 0 }]);
     ok(await h.post('/timeseries/subscriptions/update', { items: [{ externalId: 'f', update: { filter: { set: { prefix: { property: ['externalId'], value: 'f-h' } } } } }] }));

@@ -18,7 +18,7 @@ import type { ArrayProperty } from '../../query/catalog.js';
 import { leaves, parseAdvancedFilter } from '../../query/filter.js';
 import { parseQuery } from '../../query/list.js';
 import { visibleAccess, type RequestScope } from '../../query/visibility.js';
-import { lockItems } from '../../storage/items.js';
+import { insertRows, lockItems } from '../../storage/items.js';
 import { holdLock } from '../../storage/locks.js';
 import { Sql, sql } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
@@ -86,16 +86,13 @@ async function apply(services: LogWriter, projectId: number, partitions: Readonl
       changes.push({ subscriptionId: p.subscriptionId, part: partitionOf(p.seriesId, partitions.get(p.subscriptionId)!), series: s, added: isAdded });
     }
   }
-  for (const p of removed) {
-    await db.run(sql`DELETE FROM subscription_series WHERE project_id = ${projectId} AND subscription_id = ${p.subscriptionId} AND series_id = ${p.seriesId}`);
+  const leaving = new Map<number, number[]>();
+  for (const p of removed) leaving.set(p.subscriptionId, [...(leaving.get(p.subscriptionId) ?? []), p.seriesId]);
+  for (const [subscriptionId, ids] of leaving) {
+    await db.run(sql`DELETE FROM subscription_series WHERE project_id = ${projectId} AND subscription_id = ${subscriptionId} AND series_id IN (${db.dialect.idList(ids)})`);
   }
-  if (added.length) {
-    const rows = Sql.join(
-      added.map((p) => sql`(${projectId}, ${p.subscriptionId}, ${p.seriesId}, ${partitionOf(p.seriesId, partitions.get(p.subscriptionId)!)})`),
-      ', ',
-    );
-    await db.run(sql`INSERT INTO subscription_series (project_id, subscription_id, series_id, part) VALUES ${rows}`);
-  }
+  const rows = added.map((p) => [projectId, p.subscriptionId, p.seriesId, partitionOf(p.seriesId, partitions.get(p.subscriptionId)!)]);
+  await insertRows(db, 'subscription_series', ['project_id', 'subscription_id', 'series_id', 'part'], rows);
   await recordMembershipChanges(services, projectId, changes);
 }
 
