@@ -11,8 +11,7 @@ import { visibleIn } from '../../query/visibility.js';
 import { Sql, sql, TRUE } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
 import { timeSeriesCatalog } from '../timeseries/model.js';
-import type { Definition } from './membership.js';
-import { visibleSeries } from './membership.js';
+import { visibleSeries, type Definition } from './membership.js';
 import { SUBSCRIPTION_LIMITS as L } from './model.js';
 
 export type MemberRef = { externalId: string } | { instanceId: InstanceId };

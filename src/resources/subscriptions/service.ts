@@ -38,6 +38,8 @@ export const subscriptionSpec: ResourceSpec<SubscriptionCreate> = {
   },
   references: [{ field: 'dataSetId', catalog: dataSetCatalog }],
   async beforeDelete(ids, { db, projectId, services }) {
+    // As every write of subscriptions: no write of time series is bringing their members up to date meanwhile.
+    await holdLock(db, 'subscriptionMembers', projectId);
     for (const id of ids) {
       await deleteMembers(db, projectId, id);
       await deleteChanges(db, projectId, id);
