@@ -138,6 +138,26 @@ describe('long polling', () => {
     expect(ok(await answer)).toEqual({ updates: [], subscriptionChanges: { added: [], removed: [] }, partitions: [{ index: 0, nextCursor: start[0].cursor }], hasNext: false });
   });
 
+  it('a time series node of data modeling, created or deleted, ends the wait with its series joining or leaving', async () => {
+    ok(await h.post('/models/spaces', { items: [{ space: 'lp-space' }] }));
+    ok(await h.post('/timeseries/subscriptions', { items: [{ externalId: 'lp-dm', partitionCount: 1, instanceIds: [{ space: 'lp-space', externalId: 'lp-node' }] }] }), 201);
+    const node = { instanceType: 'node', space: 'lp-space', externalId: 'lp-node' };
+    const source = { type: 'view', space: 'cdf_cdm', externalId: 'CogniteTimeSeries', version: 'v1' };
+    let cursors = cursorsOf(ok(await list(h, 'lp-dm', [{ index: 0 }], 0)));
+    for (const [write, change] of [
+      [() => h.post('/models/instances', { items: [{ ...node, sources: [{ source, properties: { type: 'numeric' } }] }] }), 'added'],
+      [() => h.post('/models/instances/delete', { items: [node] }), 'removed'],
+    ] as const) {
+      const base = waiting();
+      const answer = list(h, 'lp-dm', cursors, 5);
+      await waitingMore(base);
+      ok(await write());
+      const body = ok(await answer);
+      expect(body.subscriptionChanges[change].map((s: { instanceId: unknown }) => s.instanceId)).toEqual([{ space: 'lp-space', externalId: 'lp-node' }]);
+      cursors = cursorsOf(body);
+    }
+  });
+
   it('a series joining or leaving ends the wait too, and so does the deletion of the subscription', async () => {
     const base = waiting();
     const joined = list(h, 'lp', start, 5);

@@ -8,6 +8,7 @@
  */
 import { existingRefs, refKey, type InstanceId } from '../../query/refs.js';
 import { deleteItem, insertItems, rowsByIds, toValues, updateItem, type Values } from '../../storage/items.js';
+import type { ChangeFeed } from '../../storage/changes.js';
 import type { Queryable } from '../../storage/store.js';
 import { deleteSeriesData } from '../datapoints/series-data.js';
 import { syncSeries } from '../subscriptions/membership.js';
@@ -28,10 +29,9 @@ const refsOf = (instanceIds: readonly InstanceId[]) => instanceIds.map((instance
 
 /**
  * Creates the series of nodes that have none, and sets the managed fields of those that do (when they
- * differ); the subscriptions of the series written follow (without waking their waiters, who see the change
- * at their next read).
+ * differ); the subscriptions of the series written follow (`changes` wakes their waiters).
  */
-export async function syncManagedSeries(db: Queryable, projectId: number, series: readonly ManagedSeries[], now: number): Promise<void> {
+export async function syncManagedSeries(db: Queryable, projectId: number, series: readonly ManagedSeries[], now: number, changes?: ChangeFeed): Promise<void> {
   if (series.length === 0) return;
   const found = await existingRefs(db, table.table, projectId, refsOf(series.map((s) => s.instanceId)));
   const idOf = new Map(found.map((f) => [refKey(f.ref), f.id]));
@@ -54,15 +54,15 @@ export async function syncManagedSeries(db: Queryable, projectId: number, series
     updated.push(id);
   }
   const ids = await insertItems(db, table, projectId, created, now);
-  await syncSeries({ db, now: () => now }, projectId, [...updated, ...ids]);
+  await syncSeries({ db, now: () => now, changes }, projectId, [...updated, ...ids]);
 }
 
 /** Deletes the series bound to these nodes, with their data points and their places in subscriptions; nodes without one are skipped. */
-export async function deleteManagedSeries(db: Queryable, projectId: number, instanceIds: readonly InstanceId[], now: number): Promise<void> {
+export async function deleteManagedSeries(db: Queryable, projectId: number, instanceIds: readonly InstanceId[], now: number, changes?: ChangeFeed): Promise<void> {
   if (instanceIds.length === 0) return;
   const ids = (await existingRefs(db, table.table, projectId, refsOf(instanceIds))).map((f) => f.id);
   if (ids.length === 0) return;
-  await syncSeries({ db, now: () => now }, projectId, ids, true);
+  await syncSeries({ db, now: () => now, changes }, projectId, ids, true);
   await deleteSeriesData(db, projectId, ids);
   for (const id of ids) await deleteItem(db, table, projectId, id);
 }
