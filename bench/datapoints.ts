@@ -14,6 +14,7 @@ import { expectStatus } from './lib/http.js';
 import { pool, sequential } from './lib/load.js';
 import { fmtStatements, oneLine, openRaw, statementCounts, timeStatements } from './lib/raw.js';
 import { fmtInt, fmtMs, fmtRatio, now, summarize } from './lib/stats.js';
+import { intEnv } from './lib/env.js';
 
 const REQUEST_POINTS = 100_000;
 const INGEST_SERIES = 10;
@@ -22,14 +23,6 @@ const LATEST_SERIES = 1000;
 const LATEST_ITEMS = 100;
 const START = Date.UTC(2023, 0, 1);
 const DAY = 86_400_000;
-
-function intEnv(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw.replace(/_/g, ''));
-  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-  return n;
-}
 
 /** A smooth signal with noise, so values are not constant (and compress no better than real data). */
 const signal = (i: number) => Math.round((Math.sin(i / 3600) * 50 + ((i * 7919) % 1000) / 100) * 1000) / 1000;

@@ -25,20 +25,13 @@ import type { BenchContext, Suite } from './lib/context.js';
 import type { HttpResponse } from './lib/http.js';
 import { sequential } from './lib/load.js';
 import { fmtInt, fmtMs, fmtRatio, now, summarize } from './lib/stats.js';
+import { intEnv } from './lib/env.js';
 
 const BATCH = 1000;
 const WARMUP = 10;
 const CATEGORIES = 20;
 const PAGE_SIZE = 100;
 const DEEP_PAGE = 100;
-
-function intEnv(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw.replace(/_/g, ''));
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number ≥ ${min}, got "${raw}"`);
-  return n;
-}
 
 function ok(res: HttpResponse, what: string): any {
   if (res.status !== 200) throw new Error(`${what}: HTTP ${res.status}: ${res.body.toString('utf8').slice(0, 500)}`);

@@ -28,6 +28,7 @@
  *   BENCH_THROTTLE_CLIENTS, BENCH_THROTTLE_RATE, BENCH_THROTTLE_ROUNDS  throttle suite (see bench/throttle.ts)
  *   BENCH_MODELS_NODES, BENCH_MODELS_REQUESTS   data modeling suite sizes (see bench/models.ts)
  *   BENCH_FILES_BYTES, BENCH_FILES_SMALL   files suite sizes (see bench/files.ts)
+ *   BENCH_SUBSCRIPTION_ROUNDS, BENCH_SYNTHETIC_POINTS   subscriptions suite sizes (see bench/subscriptions.ts)
  */
 import './lib/assets.js';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -51,21 +52,15 @@ import { catalogSuite } from './catalog.js';
 import { throttleSuite } from './throttle.js';
 import { modelsSuite } from './models.js';
 import { filesSuite } from './files.js';
+import { subscriptionsSuite } from './subscriptions.js';
+import { intEnv } from './lib/env.js';
 
 /** Every suite, in order. A new resource adds its module here. */
-const SUITES: Suite[] = [eventsSuite, authSuite, datapointsSuite, catalogSuite, throttleSuite, modelsSuite, filesSuite];
+const SUITES: Suite[] = [eventsSuite, authSuite, datapointsSuite, catalogSuite, throttleSuite, modelsSuite, filesSuite, subscriptionsSuite];
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** bench/ in the source tree (this file runs from .bench-build/bench/). */
 const benchDir = resolve(here, '..', '..', 'bench');
-
-function intEnv(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw.replace(/_/g, ''));
-  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-  return n;
-}
 
 function readSettings(): BenchSettings {
   return {

@@ -26,6 +26,7 @@ import type { LoopDelay } from './lib/protocol.js';
 import { LIMITED_PROJECT_LIMITS, PROJECT } from './lib/servers.js';
 import { stolenMs } from './lib/report.js';
 import { fmtInt, fmtMs, fmtRatio, now, percentile, recordLoopDelay, summarize, type LatencySummary, type LoopDelaySummary } from './lib/stats.js';
+import { intEnv } from './lib/env.js';
 
 const EVENTS = 1000;
 const LAYERS_TARGET = 0.95;
@@ -33,14 +34,6 @@ const PROMPT_TARGET_MS = 10;
 const WITHIN_BUDGET_CLIENTS = 4;
 /** Offered rate of the within-budget clients in the fixed-rate phase: normal use, a small share of capacity. */
 const WITHIN_BUDGET_RATE = 200;
-
-function intEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw.replace(/_/g, ''));
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number, got "${raw}"`);
-  return n;
-}
 
 /** Where the layers' per-request work starts (layers.ts wires them): the version step, the channel gate, admission, the slot's release. */
 const LAYER_FUNCTIONS: FunctionRef[] = [

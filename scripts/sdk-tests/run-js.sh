@@ -22,7 +22,7 @@ fi
 API=packages/stable/src/__tests__/api
 SPECS=("$@")
 if [ ${#SPECS[@]} -eq 0 ]; then
-  SPECS=($API/{assets,events,datasets,timeseries,timeseriesWithUnits,datapoints,unitsApi,sequences,groups,sessions,projects,cogniteClient}.int.spec.ts
+  SPECS=($API/{assets,events,datasets,timeseries,timeseriesWithUnits,datapoints,dataPointSubscriptions,unitsApi,sequences,groups,sessions,projects,cogniteClient}.int.spec.ts
     $API/{spaces,containers,views,viewApi,datamodels,instances}.int.spec.ts
     packages/beta/src/__tests__/cogniteClient.int.spec.ts)
 fi

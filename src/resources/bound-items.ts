@@ -18,14 +18,15 @@ const refsOf = (instanceIds: readonly InstanceId[]) => instanceIds.map((instance
 
 /**
  * Creates the items of nodes that have none (with `defaults` for what the node does not say), and sets the
- * managed fields of those that do, when they differ.
+ * managed fields of those that do, when they differ. Answers the ids of the items it changed or created.
  */
-export async function syncBoundItems(db: Queryable, table: ItemTable, projectId: number, items: readonly BoundItem[], now: number, defaults: Values = {}): Promise<void> {
-  if (items.length === 0) return;
+export async function syncBoundItems(db: Queryable, table: ItemTable, projectId: number, items: readonly BoundItem[], now: number, defaults: Values = {}): Promise<number[]> {
+  if (items.length === 0) return [];
   const found = await existingRefs(db, table.table, projectId, refsOf(items.map((s) => s.instanceId)));
   const idOf = new Map(found.map((f) => [refKey(f.ref), f.id]));
   const rows = await rowsByIds(db, table, projectId, found.map((f) => f.id));
   const created: Values[] = [];
+  const updated: number[] = [];
   for (const { instanceId, fields } of items) {
     const id = idOf.get(refKey({ instanceId }));
     if (id === undefined) {
@@ -36,8 +37,9 @@ export async function syncBoundItems(db: Queryable, table: ItemTable, projectId:
     const current = toValues(table, row);
     if (Object.entries(fields).every(([k, v]) => current[k] === v)) continue;
     await updateItem(db, table, projectId, id, { ...current, ...fields }, now, row.created_time);
+    updated.push(id);
   }
-  await insertItems(db, table, projectId, created, now);
+  return [...updated, ...(await insertItems(db, table, projectId, created, now))];
 }
 
 /** The ids of the items bound to these nodes (nodes without one are skipped). */

@@ -91,6 +91,8 @@ export interface ResourceSpec<Create> {
   references?: ReadonlyArray<{ field: string; catalog: ResourceCatalog }>;
   /** Work to do before items are deleted (dependent data, refusals), in the delete's transaction. */
   beforeDelete?(ids: number[], ctx: WriteContext): Promise<void>;
+  /** Work to do once items are created or updated (what depends on their values), in the write's transaction. */
+  afterWrite?(ids: number[], ctx: WriteContext): Promise<void>;
   /** The item, with these values, write-protects its own data set (data sets themselves). */
   writeProtects?(values: Values): boolean;
   /** The status of a by-id request that names one item twice, as the reference has it for the resource; 400 unless stated. */
@@ -299,6 +301,7 @@ export async function createItems<C>(spec: ResourceSpec<C>, services: Services, 
     await checkReferences(spec, ctx, values);
     const created = items.map((item) => spec.createdTimeOf?.(item) ?? now);
     const ids = await insertItems(db, spec.table, projectId, values, now, created);
+    await spec.afterWrite?.(ids, ctx);
     return values.map((v, i) => itemFromValues(spec.table, ids[i], v, created[i], now));
   });
 }
@@ -427,6 +430,7 @@ export async function updateItems(spec: ResourceSpec<unknown>, services: Service
     // Release changed external ids first, so that swaps within one request do not collide on the unique index.
     for (const { i } of changed) await db.run(sql`UPDATE ${Sql.raw(t.table)} SET external_id = NULL WHERE project_id = ${projectId} AND id = ${ids[i]}`);
     for (const [i, v] of next.entries()) await updateItem(db, t, projectId, ids[i], v, now, rows[i].created_time);
+    await spec.afterWrite?.(ids, ctx);
     return (await rowsInOrder(db, t, projectId, ids)).map((r) => toItem(t, r));
   });
 }

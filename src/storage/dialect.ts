@@ -84,6 +84,8 @@ export interface Dialect {
    * numbers, or undefined where write transactions run one at a time anyway (SQLite).
    */
   exclusive(space: number, key: number): Sql | undefined;
+  /** Like `exclusive`, but held together with other shared holders: it waits only for an exclusive holder, and makes one wait. */
+  shared(space: number, key: number): Sql | undefined;
   /** The column type of text that compares and sorts by code point, whatever the database's collation. */
   readonly binaryText: string;
   /** The statements adding these columns to a table: one per column where ALTER TABLE takes one (SQLite). */
@@ -218,6 +220,7 @@ export const sqliteDialect: Dialect = {
   },
   idList: (ids) => sql`SELECT value AS id FROM json_each(${JSON.stringify(ids)})`,
   exclusive: () => undefined,
+  shared: () => undefined,
   rankedSearch: (index, search) => ({
     from: Sql.raw(`${index.fts} JOIN ${index.table} ${index.alias} ON ${index.alias}.id = ${index.fts}.rowid`),
     where: sql`${Sql.raw(index.fts)} MATCH ${fts5Query(index, search)}`,
@@ -240,6 +243,13 @@ export const sqliteDialect: Dialect = {
   planOf: sqlitePlan,
 };
 
+/** A PostgreSQL advisory transaction lock taken by `fn`, keyed by two 32-bit numbers, or one 64-bit number for larger keys. */
+function advisoryLock(fn: string): (space: number, key: number) => Sql {
+  const call = Sql.raw(fn);
+  return (space, key) =>
+    key <= 0x7fffffff ? sql`SELECT ${call}(${space}::int, ${key}::int)` : sql`SELECT ${call}((${space}::bigint << 53) + ${key}::bigint)`;
+}
+
 export const postgresDialect: Dialect = {
   kind: 'postgres',
   types: { id: 'BIGINT PRIMARY KEY', integer: 'BIGINT', real: 'DOUBLE PRECISION', text: 'TEXT', blob: 'BYTEA' },
@@ -260,10 +270,8 @@ export const postgresDialect: Dialect = {
   // Keys that fit 32 bits (0, and project ids of databases written before ids were large) keep the
   // two-number form that processes of earlier builds take too; larger ones (ids below 2^53) take the one-number
   // form, whose keys never meet the other's, as space * 2^53 + key.
-  exclusive: (space, key) =>
-    key <= 0x7fffffff
-      ? sql`SELECT pg_advisory_xact_lock(${space}::int, ${key}::int)`
-      : sql`SELECT pg_advisory_xact_lock((${space}::bigint << 53) + ${key}::bigint)`,
+  exclusive: advisoryLock('pg_advisory_xact_lock'),
+  shared: advisoryLock('pg_advisory_xact_lock_shared'),
   rankedSearch: (index, search) => ({
     from: Sql.raw(`${index.table} ${index.alias}`),
     where: tsMatch(index, search),

@@ -20,9 +20,15 @@ const LOCKS = {
    * views it rewrites whole, so two at once would lose one's change.
    */
   schema: 5,
+  /**
+   * The members of a project's data point subscriptions (key: the project id): held shared by writes of time
+   * series, which bring their own memberships up to date, and exclusively by writes of subscriptions.
+   */
+  subscriptionMembers: 6,
 } as const;
 
-export async function holdLock(db: Queryable, name: keyof typeof LOCKS, key = 0): Promise<void> {
-  const statement = db.dialect.exclusive(LOCKS[name], key);
+/** Holds the lock until the transaction ends; `shared` holders wait only for an exclusive one. */
+export async function holdLock(db: Queryable, name: keyof typeof LOCKS, key = 0, mode: 'exclusive' | 'shared' = 'exclusive'): Promise<void> {
+  const statement = mode === 'shared' ? db.dialect.shared(LOCKS[name], key) : db.dialect.exclusive(LOCKS[name], key);
   if (statement) await db.run(statement);
 }

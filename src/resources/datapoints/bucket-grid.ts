@@ -123,3 +123,21 @@ export function bucketGrid(g: Granularity, zone: Zone, from: number, to: number)
       return new CalendarGrid(z, g.multiple, true, monthIndex(start + z.offsetAt(start)), end);
   }
 }
+
+/** How long a bucket of `g` is, for a granularity of fixed length (a day as 24 hours); undefined for months. */
+export function fixedLength(g: Granularity): number | undefined {
+  const unit = { s: SECOND, m: MINUTE, h: HOUR, d: DAY, mo: undefined }[g.unit];
+  return unit === undefined ? undefined : g.multiple * unit;
+}
+
+/**
+ * Buckets of a fixed-length granularity over [start, end) that start at `alignment` plus whole buckets
+ * (milliseconds since the epoch), whatever the time zone: the first is the one that holds the query start.
+ */
+export function alignedGrid(g: Granularity, alignment: number, from: number, to: number): BucketGrid {
+  const step = fixedLength(g)!;
+  if (from >= LATEST || to <= EARLIEST) return new FixedGrid(EARLIEST, SECOND, EARLIEST);
+  const start = Math.max(from, EARLIEST);
+  const origin = Math.floor((start - alignment) / step) * step + alignment;
+  return new FixedGrid(origin, step, Math.min(to, LATEST));
+}

@@ -46,7 +46,7 @@ function toRaw(p: PointAt, includeStatus: boolean, convert?: (v: number) => numb
 }
 
 /** Point i of a block (with status code `code`) as a response object. */
-function blockPoint(b: PointBlock, i: number, code: number, includeStatus: boolean): RawPoint {
+export function blockPoint(b: PointBlock, i: number, code: number, includeStatus: boolean): RawPoint {
   const p: RawPoint = { timestamp: b.ts[i] };
   if (b.num) {
     if (!(b.nulls && b.nulls[i])) p.value = jsonValue(b.num[i]);

@@ -1,7 +1,8 @@
 /**
- * Inserting and deleting data points: each request is checked whole, then applied in one transaction,
- * raw points and rollups together. Writing a series' data points is a write of the series: it needs the
- * series in the request's scope and, in a write-protected data set, ownership of that data set.
+ * Inserting and deleting data points: each request is checked whole, then applied in one transaction, raw
+ * points and rollups together, with the change log of the subscriptions that hold the series. Writing a
+ * series' data points is a write of the series: it needs the series in the request's scope and, in a
+ * write-protected data set, ownership of that data set.
  */
 import { badRequest, duplicatedItems, missingItems } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
@@ -13,6 +14,7 @@ import { DATAPOINT_LIMITS as L } from './limits.js';
 import { refreshAfterDelete, refreshAfterWrite } from './rollup-maintenance.js';
 import type { DeleteDatapointsBody, InsertDatapointsBody } from './schema.js';
 import { findSeries, seriesLabel, type SeriesInfo } from './series-lookup.js';
+import { recordDataChanges, type DataChange } from '../subscriptions/change-log.js';
 
 /**
  * The series of the request, each of which it must be allowed to write, locked until the write ends: a write
@@ -42,12 +44,15 @@ export async function insertDatapoints(services: Services, projectId: number, bo
     });
     if (duplicated.length) throw duplicatedItems(duplicated, 422);
     const blocks = body.items.map((item, i) => packPoints(item.datapoints, i, { isString: series[i].isString, label: seriesLabel(series[i]) }, stringLimit));
+    const changes: DataChange[] = [];
     for (const [i, block] of blocks.entries()) {
       if (block.n === 0) continue;
       const s = series[i];
       const span = await new ChunkStore(db, projectId, s.id).write(block);
       if (!s.isString) await refreshAfterWrite(db, projectId, s.id, block.ts, span);
+      changes.push({ kind: 'upsert', series: s, points: block });
     }
+    await recordDataChanges(services, projectId, changes);
   });
 }
 
@@ -63,11 +68,16 @@ export async function deleteDatapoints(services: Services, projectId: number, bo
   await inWrite(services, async (services) => {
     const { db } = services;
     const series = await resolveWritable(services, projectId, refs);
+    const deleted = new Map<number, { series: SeriesInfo; ranges: Array<{ begin: number; end: number }> }>();
     for (const [i, s] of series.entries()) {
       const { begin, end } = ranges[i];
       const changed = await new ChunkStore(db, projectId, s.id).deleteRange(begin, end);
       if (changed && !s.isString) await refreshAfterDelete(db, projectId, s.id, begin, end);
+      const entry = deleted.get(s.id) ?? { series: s, ranges: [] };
+      entry.ranges.push(ranges[i]);
+      deleted.set(s.id, entry);
     }
+    await recordDataChanges(services, projectId, [...deleted.values()].map((d) => ({ kind: 'delete', ...d })));
   });
 }
 

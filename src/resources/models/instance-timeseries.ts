@@ -5,6 +5,7 @@
  * their series with them: instance-writes-store.ts).
  */
 import { sql, Sql } from '../../storage/sql.js';
+import type { ChangeFeed } from '../../storage/changes.js';
 import type { Queryable } from '../../storage/store.js';
 import { syncManagedSeries, type ManagedSeries } from '../timeseries/instances.js';
 import { fromColumn } from './container-tables.js';
@@ -25,8 +26,8 @@ interface WrittenNode {
 
 const column = (c: StoredContainer, alias: string, property: string): Sql => Sql.raw(`${alias}.${c.layout.columns[property]}`);
 
-/** Creates or updates the series of written nodes that have data in CogniteTimeSeries. */
-export async function syncSeriesOfNodes(db: Queryable, projectId: number, schema: ProjectSchema, nodes: readonly WrittenNode[], now: number): Promise<void> {
+/** Creates or updates the series of written nodes that have data in CogniteTimeSeries (`changes` wakes the waiters of their subscriptions). */
+export async function syncSeriesOfNodes(db: Queryable, projectId: number, schema: ProjectSchema, nodes: readonly WrittenNode[], now: number, changes?: ChangeFeed): Promise<void> {
   const ts = schema.stored(TIME_SERIES);
   const d = schema.stored(DESCRIBABLE);
   if (!ts || !d || nodes.length === 0) return;
@@ -54,5 +55,5 @@ export async function syncSeriesOfNodes(db: Queryable, projectId: number, schema
       });
     }
   }
-  await syncManagedSeries(db, projectId, out, now);
+  await syncManagedSeries(db, projectId, out, now, changes);
 }

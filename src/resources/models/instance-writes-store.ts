@@ -13,6 +13,7 @@ import { ApiError, badRequest, forbidden, formatPath } from '../../http/errors.j
 import type { Services } from '../../http/services.js';
 import { allocateIds } from '../../storage/ids.js';
 import { Sql, sql, type SqlValue } from '../../storage/sql.js';
+import type { ChangeFeed } from '../../storage/changes.js';
 import type { Queryable } from '../../storage/store.js';
 import { deleteManagedFiles } from '../files/instances.js';
 import { deleteManagedSeries } from '../timeseries/instances.js';
@@ -538,7 +539,7 @@ async function applyWithSchema(
     results.push({ item, key });
   }
 
-  const deleted = await deleteRows(db, projectId, schema, apply.delete, now, { list: 'delete', access: createAccess, spacesChecked: true, blobs: services.blobs });
+  const deleted = await deleteRows(db, projectId, schema, apply.delete, now, { list: 'delete', access: createAccess, spacesChecked: true, blobs: services.blobs, changes: services.changes });
 
   const changedRows = [...pending.values()].filter((p) => p.modified).map((p) => p.row);
   if (changedRows.length > 0) await writeInstanceRows(db, projectId, changedRows);
@@ -575,7 +576,7 @@ async function applyWithSchema(
   await checkRequires(db, projectId, schema, pending, items);
   await checkTargets(db, projectId, schema, targetChecks);
   const seriesNodes = [...pending.values()].filter((p) => p.row.kind === 0 && SERIES_CONTAINERS.some((c) => p.data.has(c)));
-  await syncSeriesOfNodes(db, projectId, schema, seriesNodes.map((p) => ({ id: p.row.id, space: p.row.space, externalId: p.row.external_id })), now);
+  await syncSeriesOfNodes(db, projectId, schema, seriesNodes.map((p) => ({ id: p.row.id, space: p.row.space, externalId: p.row.external_id })), now, services.changes);
   const fileNodes = [...pending.values()].filter((p) => p.row.kind === 0 && FILE_CONTAINERS.some((c) => p.data.has(c)));
   await syncFilesOfNodes(db, projectId, schema, fileNodes.map((p) => ({ id: p.row.id, space: p.row.space, externalId: p.row.external_id })), now);
   const created = [...pending.keys()].some((key) => !live(key));
@@ -770,7 +771,7 @@ export async function deleteRows(
   schema: ProjectSchema,
   items: readonly InstanceDeleteItem[],
   now: number,
-  options: { list: 'items' | 'delete'; access: Access | undefined; spacesChecked?: boolean; blobs: Services['blobs'] },
+  options: { list: 'items' | 'delete'; access: Access | undefined; spacesChecked?: boolean; blobs: Services['blobs']; changes?: ChangeFeed },
 ) {
   if (items.length === 0) return [];
   if (!options.spacesChecked) {
@@ -810,7 +811,7 @@ export async function deleteRows(
   }
   if (targets.length === 0) return deleted;
   const nodes = targets.filter((t) => t.kind === 0).map((t) => ({ space: t.space, externalId: t.external_id }));
-  await deleteManagedSeries(db, projectId, nodes);
+  await deleteManagedSeries(db, projectId, nodes, now, options.changes);
   await deleteManagedFiles(db, { blobs: options.blobs }, projectId, nodes);
   await writeInstanceRows(
     db,
@@ -836,7 +837,7 @@ export async function deleteInstances(services: Services, projectId: number, ite
     await claimChanges(db, projectId, 0);
     const schema = await readSchema(db, projectId);
     const now = services.now();
-    const deleted = await deleteRows(db, projectId, schema, items, now, { list: 'items', access: services.access, blobs: services.blobs });
+    const deleted = await deleteRows(db, projectId, schema, items, now, { list: 'items', access: services.access, blobs: services.blobs, changes: services.changes });
     const writer: HierarchyWriter = { place: (n) => placeOf(n, { items }), sees: services.reach?.(INSTANCES_ACL), writes: services.access };
     await maintainHierarchies(db, projectId, schema, new Map(), deletedNodes(deleted), now, writer);
     await requireInstanceLimits(db, projectId, services, false, deleted.length > 0);

@@ -10,6 +10,7 @@
  * space may hold, so the text orders as the pair does, and equality, indexes and joins see one column.
  */
 import type { TableDef } from '../../storage/schema.js';
+import { counterTable } from '../../storage/positions.js';
 
 export const REF_SEPARATOR = '\u0001';
 
@@ -109,10 +110,6 @@ export const dmTables: readonly TableDef[] = [
     columns: { project_id: { type: 'integer', notNull: true }, name: { type: 'text', notNull: true }, digest: { type: 'text', notNull: true } },
     indexes: [{ name: 'dm_seeds_key', columns: ['project_id', 'name'], unique: true }],
   },
-  {
-    // The last position handed out in each project's change feed.
-    name: 'dm_changes',
-    columns: { project_id: { type: 'integer', notNull: true }, seq: { type: 'integer', notNull: true } },
-    primaryKey: ['project_id'],
-  },
+  // The last position handed out in each project's change feed.
+  counterTable('dm_changes'),
 ];

@@ -14,6 +14,7 @@ import { dataSetIdsNode } from '../datasets/service.js';
 import type { Values } from '../../storage/items.js';
 import { deleteSeriesData } from '../datapoints/series-data.js';
 import { createItems, fromModel, listItemsJson, searchItemsJson, type ListInput, type ResourceSpec } from '../crud.js';
+import { syncSeries } from '../subscriptions/membership.js';
 import { requireUnit } from '../units/catalog.js';
 import type { TimeSeriesCreate, TimeSeriesFilter } from './schema.js';
 import { timeSeriesCatalog as catalog, timeSeriesModel } from './model.js';
@@ -55,9 +56,11 @@ export const timeSeriesSpec: ResourceSpec<TimeSeriesCreate> = {
     { field: 'dataSetId', catalog: dataSetCatalog },
     { field: 'assetId', catalog: assetCatalog },
   ],
-  async beforeDelete(ids, { db, projectId }) {
+  async beforeDelete(ids, { db, projectId, services }) {
+    await syncSeries(services, projectId, ids, true);
     await deleteSeriesData(db, projectId, ids);
   },
+  afterWrite: (ids, { projectId, services }) => syncSeries(services, projectId, ids),
   duplicateStatus: 422,
 };
 export const anyTimeSeriesSpec = timeSeriesSpec as ResourceSpec<unknown>;
