@@ -56,6 +56,7 @@ import {
 } from './http/pipeline.js';
 import { API_PREFIX, type ApiRoute, type Project } from './http/route.js';
 import type { Services } from './http/services.js';
+import { createSelfCaller } from './http/self-calls.js';
 import { createTokenFailures } from './http/token-failures.js';
 import { noOperation } from './http/unimplemented.js';
 import { validatorCompiler } from './http/validation.js';
@@ -183,8 +184,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     settings: config.sections,
     ...platform,
     clock,
+    // The server is built below; calls are made only once it serves.
+    api: createSelfCaller({ app: () => app, auth, db, now }),
   };
-  for (const area of AREAS) area.registerJobs?.({ jobs: platform.jobs, store: db, reads, now });
+  for (const area of AREAS) area.registerJobs?.({ jobs: platform.jobs, store: db, reads, now, api: services.api!, auth, settings: config.sections });
 
   const app = Fastify({
     logger: options.logger === false ? false : { level: config.logLevel },

@@ -4,13 +4,15 @@
  * the one list of areas and builds the server, the schema and the configuration from it; nothing below the
  * root knows which areas exist, so adding one touches that list and the area's own folder.
  */
-import type { ConfigSection } from '../config.js';
+import type { AuthRuntime } from '../auth/runtime.js';
+import type { ConfigSection, SectionValues } from '../config.js';
 import type { Jobs } from '../storage/jobs/jobs.js';
 import type { DataStep } from '../storage/migrate.js';
 import type { Reader } from '../storage/read-pool.js';
 import type { TableDef } from '../storage/schema.js';
 import type { Store } from '../storage/store.js';
 import type { LinkRoute } from './links.js';
+import type { SelfCaller } from './self-calls.js';
 import type { ApiRoute } from './route.js';
 
 /** What an area's work beside requests runs on: the app's job runner, its store and its reads. */
@@ -19,6 +21,11 @@ export interface AreaRuntime {
   store: Store;
   reads: Reader;
   now(): number;
+  /** Calls of the API on a user's behalf, with the token or session they handed over (self-calls.ts). */
+  api: SelfCaller;
+  auth: AuthRuntime;
+  /** The areas' configuration sections. */
+  settings: SectionValues;
 }
 
 export interface Area {

@@ -4,6 +4,7 @@ import type { AuthRuntime } from '../auth/runtime.js';
 import type { CursorCodec } from '../query/cursor.js';
 import type { LinkSigner } from './links.js';
 import type { OutboundClient } from './outbound.js';
+import type { SelfCaller } from './self-calls.js';
 import type { Queryable } from '../storage/store.js';
 import type { Reader } from '../storage/read-pool.js';
 import type { BlobStore } from '../storage/blobs/blob-store.js';
@@ -52,6 +53,8 @@ export interface Services {
   auth?: AuthRuntime;
   /** The one client for calls to other servers; present in the services of a built app. */
   outbound?: OutboundClient;
+  /** Calls of the API on a user's behalf (self-calls.ts); present in the services of a built app. */
+  api?: SelfCaller;
   /** The areas' configuration sections (see config.ts `ConfigSection`); their defaults outside a built app. */
   settings: SectionValues;
 }

@@ -73,7 +73,8 @@ async function checksOn(h: Harness, overrides: Partial<Pick<Store, 'buildIndex' 
     ...overrides,
   } as unknown as Store;
   const jobs = new Jobs({ db: store, clock: systemClock, changes: h.strata.services.changes! });
-  registerContainerChecks({ jobs, store: checks, reads: inProcessReader(store), now: Date.now });
+  const s = h.strata.services;
+  registerContainerChecks({ jobs, store: checks, reads: inProcessReader(store), now: Date.now, api: s.api!, auth: s.auth!, settings: s.settings });
   return jobs;
 }
 
