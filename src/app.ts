@@ -152,7 +152,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const built = createAuthRuntime({
     db,
     idp,
-    acls: createAclRegistry(routes.flatMap((r) => (r.capability ? [r.capability] : []))),
+    acls: createAclRegistry(routes.flatMap((r) => [...(r.capability ? [r.capability] : []), ...(r.alsoNeeds ?? [])])),
     now,
     jwksRefreshIntervalMs: config.jwksRefreshIntervalMs,
     providers: { outbound, extraOrigins: config.oidcExtraOrigins },
@@ -182,6 +182,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ...platform,
     clock,
   };
+  for (const area of AREAS) area.registerJobs?.({ jobs: platform.jobs, store: db, reads, now });
 
   const app = Fastify({
     logger: options.logger === false ? false : { level: config.logLevel },
@@ -292,6 +293,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           req.project = project;
           // An operation without a capability reads no project data (see ApiRoute.capability): nothing to scope.
           const grants = def.capability ? requireCapability(principal, def.capability, name) : [];
+          for (const also of def.alsoNeeds ?? []) requireCapability(principal, also, name);
           req.grants = grants;
           req.services = {
             ...services,

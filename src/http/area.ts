@@ -5,9 +5,20 @@
  * root knows which areas exist, so adding one touches that list and the area's own folder.
  */
 import type { ConfigSection } from '../config.js';
+import type { Jobs } from '../storage/jobs/jobs.js';
 import type { DataStep } from '../storage/migrate.js';
+import type { Reader } from '../storage/read-pool.js';
 import type { TableDef } from '../storage/schema.js';
+import type { Store } from '../storage/store.js';
 import type { ApiRoute } from './route.js';
+
+/** What an area's work beside requests runs on: the app's job runner, its store and its reads. */
+export interface AreaRuntime {
+  jobs: Jobs;
+  store: Store;
+  reads: Reader;
+  now(): number;
+}
 
 export interface Area {
   /** What the area serves, as docs and messages name it. */
@@ -18,4 +29,6 @@ export interface Area {
   readonly steps?: readonly DataStep[];
   /** The area's settings, read by its code through `services.settings`. */
   readonly config?: ConfigSection<unknown>;
+  /** Registers the handlers of the job kinds the area's requests start (storage/jobs), once per app. */
+  readonly registerJobs?: (runtime: AreaRuntime) => void;
 }

@@ -38,6 +38,8 @@ export interface ColumnTypes {
   real: string;
   text: string;
   blob: string;
+  /** A JSON document whose fields a statement reads (`documentField`): SQLite's binary JSON, PostgreSQL's jsonb. */
+  document: string;
 }
 
 export interface Dialect {
@@ -132,7 +134,23 @@ export interface Dialect {
   readonly planning: 'low' | 'high';
   /** Whether a statement failed on a unique index. */
   isUniqueViolation(error: unknown): boolean;
+  /** A document column's value from the JSON text `json` (a parameter). */
+  document(json: Sql): Sql;
+  /** A document as JSON text. */
+  documentText(doc: Sql): Sql;
+  /**
+   * The value at `keys` in a document, NULL where there is none: a text that compares by code point, or a
+   * number. `keys` are identifiers the caller has checked (letters, digits, `_`, `-`).
+   */
+  documentField(doc: Sql, keys: readonly string[], kind: 'text' | 'number'): Sql;
+  /** Whether a document holds a value (a member) at `keys`. */
+  documentHas(doc: Sql, keys: readonly string[]): Sql;
 }
+
+/** A text as an SQL string literal. */
+const literal = (text: string): string => `'${text.replaceAll("'", "''")}'`;
+const sqlitePath = (keys: readonly string[]): string => literal(`$${keys.map((k) => `."${k}"`).join('')}`);
+const pgPath = (keys: readonly string[]): string => keys.map(literal).join(' -> ');
 
 const errorCode = (error: unknown): string | undefined => {
   const e = error as { code?: string; cause?: { code?: string } };
@@ -169,7 +187,7 @@ function tsRank(index: TextIndex, search: TextSearch): Sql {
 
 export const sqliteDialect: Dialect = {
   kind: 'sqlite',
-  types: { id: 'INTEGER PRIMARY KEY AUTOINCREMENT', integer: 'INTEGER', real: 'REAL', text: 'TEXT', blob: 'BLOB' },
+  types: { id: 'INTEGER PRIMARY KEY AUTOINCREMENT', integer: 'INTEGER', real: 'REAL', text: 'TEXT', blob: 'BLOB', document: 'BLOB' },
   withoutRowid: ' WITHOUT ROWID',
   integerRowKey: true,
   tableStatistics: (table) =>
@@ -210,11 +228,15 @@ export const sqliteDialect: Dialect = {
   jsonElementsNumbered: (list) => sql`SELECT key AS i, value FROM json_each(${list})`,
   jsonTextArray: (rows) => sql`(SELECT json_group_array(r.value ORDER BY r.i) FROM (${rows}) r)`,
   isUniqueViolation: (error) => /^SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)$/.test(errorCode(error) ?? ''),
+  document: (json) => sql`jsonb(${json})`,
+  documentText: (doc) => sql`json(${doc})`,
+  documentField: (doc, keys) => sql`json_extract(${doc}, ${Sql.raw(sqlitePath(keys))})`,
+  documentHas: (doc, keys) => sql`json_type(${doc}, ${Sql.raw(sqlitePath(keys))}) IS NOT NULL`,
 };
 
 export const postgresDialect: Dialect = {
   kind: 'postgres',
-  types: { id: 'BIGINT PRIMARY KEY', integer: 'BIGINT', real: 'DOUBLE PRECISION', text: 'TEXT', blob: 'BYTEA' },
+  types: { id: 'BIGINT PRIMARY KEY', integer: 'BIGINT', real: 'DOUBLE PRECISION', text: 'TEXT', blob: 'BYTEA', document: 'JSONB' },
   withoutRowid: '',
   integerRowKey: false,
   jsonQuote: (e) => `to_json(${e})::text`,
@@ -267,4 +289,12 @@ export const postgresDialect: Dialect = {
   // to_json quotes a text as JSON.stringify does (the same escapes, other characters as they are).
   jsonTextArray: (rows) => sql`(SELECT ('[' || string_agg(to_json(r.value)::text, ',' ORDER BY r.i) || ']') COLLATE "C" FROM (${rows}) r)`,
   isUniqueViolation: (error) => errorCode(error) === '23505',
+  document: (json) => sql`(${json})::jsonb`,
+  documentText: (doc) => sql`(${doc})::text`,
+  documentField: (doc, keys, kind) => {
+    const path = [...keys.slice(0, -1).map((k) => ` -> ${literal(k)}`), ` ->> ${literal(keys[keys.length - 1])}`].join('');
+    const value = sql`(${doc}${Sql.raw(path)})`;
+    return kind === 'text' ? sql`${value} COLLATE "C"` : sql`${value}::double precision`;
+  },
+  documentHas: (doc, keys) => sql`(${doc} -> ${Sql.raw(pgPath(keys))}) IS NOT NULL`,
 };
