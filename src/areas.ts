@@ -13,10 +13,11 @@ import { groupsArea } from './resources/groups/area.js';
 import { modelsArea } from './resources/models/area.js';
 import { projectsArea } from './resources/projects/area.js';
 import { sessionsArea } from './resources/sessions/area.js';
+import { streamsArea } from './resources/streams/area.js';
 import { timeSeriesArea } from './resources/timeseries/area.js';
 import { unitsArea } from './resources/units/area.js';
 
-export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, unitsArea, modelsArea, dataProductsArea];
+export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, unitsArea, modelsArea, dataProductsArea, streamsArea];
 
 /** The areas' configuration sections, for `loadConfig` and `strata help`. */
 export const CONFIG_SECTIONS: readonly ConfigSection<unknown>[] = AREAS.flatMap((a) => (a.config ? [a.config] : []));

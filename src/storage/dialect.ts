@@ -145,6 +145,8 @@ export interface Dialect {
   documentField(doc: Sql, keys: readonly string[], kind: 'text' | 'number'): Sql;
   /** Whether a document holds a value (a member) at `keys`. */
   documentHas(doc: Sql, keys: readonly string[]): Sql;
+  /** The start, in epoch milliseconds, of the UTC calendar month, quarter or year of a time in epoch milliseconds. */
+  calendarStart(ms: Sql, unit: 'month' | 'quarter' | 'year'): Sql;
 }
 
 /** A text as an SQL string literal. */
@@ -232,6 +234,12 @@ export const sqliteDialect: Dialect = {
   documentText: (doc) => sql`json(${doc})`,
   documentField: (doc, keys) => sql`json_extract(${doc}, ${Sql.raw(sqlitePath(keys))})`,
   documentHas: (doc, keys) => sql`json_type(${doc}, ${Sql.raw(sqlitePath(keys))}) IS NOT NULL`,
+  calendarStart: (ms, unit) => {
+    const seconds = sql`(${ms}) / 1000.0`;
+    if (unit === 'year') return sql`(unixepoch(strftime('%Y-01-01', ${seconds}, 'unixepoch')) * 1000)`;
+    if (unit === 'month') return sql`(unixepoch(strftime('%Y-%m-01', ${seconds}, 'unixepoch')) * 1000)`;
+    return sql`(unixepoch(printf('%s-%02d-01', strftime('%Y', ${seconds}, 'unixepoch'), ((CAST(strftime('%m', ${seconds}, 'unixepoch') AS INTEGER) - 1) / 3) * 3 + 1)) * 1000)`;
+  },
 };
 
 export const postgresDialect: Dialect = {
@@ -297,4 +305,5 @@ export const postgresDialect: Dialect = {
     return kind === 'text' ? sql`${value} COLLATE "C"` : sql`${value}::double precision`;
   },
   documentHas: (doc, keys) => sql`(${doc} -> ${Sql.raw(pgPath(keys))}) IS NOT NULL`,
+  calendarStart: (ms, unit) => sql`(extract(epoch FROM date_trunc(${Sql.raw(`'${unit}'`)}, to_timestamp((${ms}) / 1000.0) AT TIME ZONE 'UTC')) * 1000)::bigint`,
 };
