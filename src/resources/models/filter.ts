@@ -404,7 +404,7 @@ function recordTarget(raw: unknown, state: State, path: Path): PropertyTarget {
   const [space, externalId, property] = parts;
   if (externalId.includes('/')) fail(path, `records are filtered on container properties, not on views: ${JSON.stringify(raw)}`);
   const id = { space, externalId };
-  const container = state.options.schema.container(id) ?? raise(missingContainers([id]));
+  const container = state.options.schema.container(id) ?? raise(missingContainers([id], path));
   requireRecordContainer(container, path);
   if (!Object.hasOwn(container.properties, property)) fail(path, `the container ${space}:${externalId} has no property ${JSON.stringify(property)}`);
   return { kind: 'container', container: id, property, type: container.properties[property].type };
