@@ -268,6 +268,8 @@ export async function syncRecords(services: Services, projectId: number, streamE
   // A cursor belongs to its stream (this one, not a later stream of the same identifier) and its filter.
   const binding = { op: 'records/sync', stream: stream.id, filter: body.filter ?? null };
   const lut = q.field('last_updated_time');
+  // The stream's position, read before any record: every record at or before it is visible to the reads after.
+  const head = await headOf(services, projectId, stream);
 
   let start: number;
   if (body.cursor !== undefined) {
@@ -282,12 +284,11 @@ export async function syncRecords(services: Services, projectId: number, streamE
     const [first] = await services.reads.all<{ seq: number }>(
       sql`SELECT seq FROM records r WHERE ${Sql.and([...ofStream(q, projectId, stream), sql`${lut} >= ${from}`])} ORDER BY r.last_updated_time, r.seq LIMIT 1`,
     );
-    start = first ? Number(first.seq) - 1 : await headOf(services, projectId, stream);
+    start = first ? Number(first.seq) - 1 : head;
   } else {
     throw badRequest(`${formatPath(['cursor'])}: give a cursor from an earlier answer, or initializeCursor (such as "2d-ago") to start`);
   }
 
-  const head = await headOf(services, projectId, stream);
   const live = [sql`${q.field('state')} <> ${RECORD_STATE.deleted}`, ...retained(stream, now, q)];
   if (filter) live.push(q.compile(filter));
   const tombstone = [sql`${q.field('state')} = ${RECORD_STATE.deleted}`];

@@ -87,9 +87,11 @@ export async function writeRecords(services: Services, projectId: number, stream
   const schema = (await visibleSchema(services, projectId)).resolver;
   writtenContainers(body.items, schema);
   const drafts = body.items.map((item, i) => draftRecord(item, schema, ['items', i]));
-  const now = services.now();
   await services.db.transaction(async (tx) => {
     const claimed = await claimStream(tx, projectId, streamExternalId, drafts.length);
+    // Read under the stream's lock, so that a stream's records are stamped in the order of their positions
+    // (which is what lets sync start from a time).
+    const now = services.now();
     if (mode === 'upsert') requireMutable(claimed, 'replaced');
     const found = await existingSpaces(tx, projectId, drafts.map((d) => d.space));
     const unknown = [...new Set(drafts.map((d) => d.space))].filter((s) => !found.has(s));
@@ -145,9 +147,9 @@ export async function writeRecords(services: Services, projectId: number, stream
 export async function deleteRecords(services: Services, projectId: number, streamExternalId: string, body: DeleteRecordsBody) {
   checkSpaces(services, body.items);
   requireDistinct(body.items);
-  const now = services.now();
   await services.db.transaction(async (tx) => {
     const claimed = await claimStream(tx, projectId, streamExternalId, body.items.length);
+    const now = services.now();
     requireMutable(claimed, 'deleted');
     const stored = await storedRecords(tx, projectId, claimed.stream.id, body.items);
     let deleted = 0;
