@@ -27,6 +27,7 @@
  *   BENCH_CATALOG_SERIES, BENCH_CATALOG_ASSETS, BENCH_CATALOG_EVENTS   catalog suite sizes (see bench/catalog.ts)
  *   BENCH_THROTTLE_CLIENTS, BENCH_THROTTLE_RATE, BENCH_THROTTLE_ROUNDS  throttle suite (see bench/throttle.ts)
  *   BENCH_MODELS_NODES, BENCH_MODELS_REQUESTS   data modeling suite sizes (see bench/models.ts)
+ *   BENCH_RECORDS, BENCH_RECORDS_REQUESTS       streams and records suite sizes (see bench/records.ts)
  */
 import './lib/assets.js';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -49,9 +50,10 @@ import { authSuite } from './auth.js';
 import { catalogSuite } from './catalog.js';
 import { throttleSuite } from './throttle.js';
 import { modelsSuite } from './models.js';
+import { recordsSuite } from './records.js';
 
 /** Every suite, in order. A new resource adds its module here. */
-const SUITES: Suite[] = [eventsSuite, authSuite, datapointsSuite, catalogSuite, throttleSuite, modelsSuite];
+const SUITES: Suite[] = [eventsSuite, authSuite, datapointsSuite, catalogSuite, throttleSuite, modelsSuite, recordsSuite];
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** bench/ in the source tree (this file runs from .bench-build/bench/). */

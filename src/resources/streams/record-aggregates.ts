@@ -34,11 +34,10 @@ import { isList, isNumericType } from '../models/property-types.js';
 import { parseTimestamp } from '../models/timestamps.js';
 import { describeType, renderValue } from '../models/values.js';
 import type { UnitConversion } from '../units/conversion.js';
-import { recordFilter, recordOptions, recordSchema, RecordUnits, timeConditions, typingOf } from './record-reads.js';
+import { liveRecords, recordFilter, recordOptions, recordSchema, RecordUnits, typingOf } from './record-reads.js';
 import { RecordSql } from './record-sql.js';
 import { RECORD_LIMITS, type AggregateRecordsBody } from './schema.js';
 import { readableStream } from './streams.js';
-import { RECORD_STATE } from './tables.js';
 
 type IdentifierRule = DatedValue<'recordAggregateIdentifiers'>;
 
@@ -534,13 +533,7 @@ export async function aggregateRecords(services: Services, projectId: number, st
   const named = parseTree(body.aggregates, state, ['aggregates'], 1, false);
   const q = new RecordSql(services.db.dialect);
   const filter = recordFilter(body.filter, schema);
-  const base = [
-    sql`r.project_id = ${projectId}`,
-    sql`r.stream_id = ${stream.id}`,
-    sql`r.state <> ${RECORD_STATE.deleted}`,
-    ...timeConditions(body.lastUpdatedTime, stream, services.now(), q),
-    ...(filter ? [q.compile(filter)] : []),
-  ];
+  const base = [...liveRecords(q, projectId, stream, body.lastUpdatedTime, services.now()), ...(filter ? [q.compile(filter)] : [])];
   const evaluator = new Evaluator(services, q, base);
   const answers = await evaluator.tree(named, { keys: [], where: [] });
   const aggregates = answers.get('[]') ?? evaluator.empty(named);

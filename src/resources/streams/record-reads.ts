@@ -219,6 +219,15 @@ const STATUS = ['created', 'updated', 'deleted'] as const;
 /** The rows of one stream (records and tombstones) under the alias of `q`. */
 const ofStream = (q: RecordSql, projectId: number, stream: Stream) => [sql`${q.field('project_id')} = ${projectId}`, sql`${q.field('stream_id')} = ${stream.id}`];
 
+/**
+ * The records of a stream that a filter or an aggregate reads, tombstones left out, in its `lastUpdatedTime`
+ * range. An immutable stream has no tombstones: leaving the condition out lets the index on the time answer
+ * what needs no property (a count) without reading the rows.
+ */
+export function liveRecords(q: RecordSql, projectId: number, stream: Stream, range: LastUpdatedTime | undefined, now: number): Sql[] {
+  return [...ofStream(q, projectId, stream), ...(stream.type === 'Mutable' ? [sql`${q.field('state')} <> ${RECORD_STATE.deleted}`] : []), ...timeConditions(range, stream, now, q)];
+}
+
 /** A checked filter of a records request, or undefined without one. */
 export function recordFilter(raw: unknown, schema: FilterSchema, path: Path = ['filter']): DmFilter | undefined {
   return raw === undefined ? undefined : parseFilter(raw, recordOptions(schema), path);
@@ -231,7 +240,7 @@ export async function filterRecords(services: Services, projectId: number, strea
   const selected = selectedContainers(body.sources, schema, units);
   const q = new RecordSql(services.db.dialect);
   const filter = recordFilter(body.filter, schema);
-  const where = [...ofStream(q, projectId, stream), sql`${q.field('state')} <> ${RECORD_STATE.deleted}`, ...timeConditions(body.lastUpdatedTime, stream, services.now(), q)];
+  const where = liveRecords(q, projectId, stream, body.lastUpdatedTime, services.now());
   if (filter) where.push(q.compile(filter));
   const order = (body.sort ?? []).flatMap((s, i) => {
     const where = ['sort', i, 'property'];
