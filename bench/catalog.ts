@@ -15,6 +15,7 @@
  *   BENCH_CATALOG_EVENTS  events linked to assets to seed (default 100000)
  */
 import type { BenchContext, Suite } from './lib/context.js';
+import { intEnv } from './lib/env.js';
 import type { RecordedStatement } from './lib/capture.js';
 import type { HttpResponse } from './lib/http.js';
 import { pool, sequential } from './lib/load.js';
@@ -30,14 +31,6 @@ const PREFIXES = 5;
 const LIST_LIMIT = 1000;
 /** Step between the assets of consecutive series and events (a prime, so every asset is used). */
 const SPREAD = 7919;
-
-function intEnv(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw.replace(/_/g, ''));
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number ≥ ${min}, got "${raw}"`);
-  return n;
-}
 
 function ok(res: HttpResponse, what: string): unknown {
   if (res.status !== 200 && res.status !== 201) throw new Error(`${what}: HTTP ${res.status}: ${res.body.toString('utf8').slice(0, 500)}`);

@@ -21,6 +21,7 @@
 import { coreModelRequests } from '../src/resources/models/core-model.js';
 import { DM_LIMITS } from '../src/resources/models/limits.js';
 import type { BenchContext, Suite } from './lib/context.js';
+import { intEnv } from './lib/env.js';
 import type { HttpResponse } from './lib/http.js';
 import { sequential } from './lib/load.js';
 import { fmtInt, fmtMs, fmtRatio, now, summarize } from './lib/stats.js';
@@ -30,14 +31,6 @@ const WARMUP = 10;
 const CATEGORIES = 20;
 const PAGE_SIZE = 100;
 const DEEP_PAGE = 100;
-
-function intEnv(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw.replace(/_/g, ''));
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number ≥ ${min}, got "${raw}"`);
-  return n;
-}
 
 function ok(res: HttpResponse, what: string): any {
   if (res.status !== 200) throw new Error(`${what}: HTTP ${res.status}: ${res.body.toString('utf8').slice(0, 500)}`);

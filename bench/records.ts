@@ -9,7 +9,8 @@
  *   BENCH_RECORDS_REQUESTS  timed requests per read after warm-up (default 30)
  */
 import type { Suite } from './lib/context.js';
-import type { HttpResponse } from './lib/http.js';
+import { intEnv } from './lib/env.js';
+import { expectStatus, type HttpResponse } from './lib/http.js';
 import { sequential } from './lib/load.js';
 import { fmtInt, fmtMs, fmtRatio, now, summarize } from './lib/stats.js';
 
@@ -18,18 +19,7 @@ const WARMUP = 5;
 const CATEGORIES = 20;
 const DAY = 86_400_000;
 
-function intEnv(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw.replace(/_/g, ''));
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number ≥ ${min}, got "${raw}"`);
-  return n;
-}
-
-function ok(res: HttpResponse, what: string, status = 200): any {
-  if (res.status !== status) throw new Error(`${what}: HTTP ${res.status}: ${res.body.toString('utf8').slice(0, 500)}`);
-  return JSON.parse(res.body.toString('utf8'));
-}
+const ok = (res: HttpResponse, what: string, status = 200): any => JSON.parse(expectStatus(res, status, what).body.toString('utf8'));
 
 // A space and a stream of their own per run, so a reused BENCH_DATA_DIR or database starts empty.
 const RUN = Date.now().toString(36);

@@ -233,13 +233,16 @@ export function recordFilter(raw: unknown, schema: FilterSchema, path: Path = ['
   return raw === undefined ? undefined : parseFilter(raw, recordOptions(schema), path);
 }
 
-export async function filterRecords(services: Services, projectId: number, streamExternalId: string, body: FilterRecordsBody) {
+/** What filter and sync read: the stream, the schema, what they return of each record, and the filter. */
+async function readPlan(services: Services, projectId: number, streamExternalId: string, body: FilterRecordsBody | SyncRecordsBody) {
   const stream = await readableStream(services.reads, projectId, streamExternalId);
   const schema = await recordSchema(services, projectId);
-  const units = new RecordUnits(body.targetUnits, schema);
-  const selected = selectedContainers(body.sources, schema, units);
-  const q = new RecordSql(services.db.dialect);
-  const filter = recordFilter(body.filter, schema);
+  const selected = selectedContainers(body.sources, schema, new RecordUnits(body.targetUnits, schema));
+  return { stream, schema, selected, q: new RecordSql(services.db.dialect), filter: recordFilter(body.filter, schema) };
+}
+
+export async function filterRecords(services: Services, projectId: number, streamExternalId: string, body: FilterRecordsBody) {
+  const { stream, schema, selected, q, filter } = await readPlan(services, projectId, streamExternalId, body);
   const where = liveRecords(q, projectId, stream, body.lastUpdatedTime, services.now());
   if (filter) where.push(q.compile(filter));
   const order = (body.sort ?? []).flatMap((s, i) => {
@@ -248,8 +251,8 @@ export async function filterRecords(services: Services, projectId: number, strea
     if (isList(target.type) || target.type.type === 'json') fail(where, `${describeTarget(target)} is a ${describeType(target.type)} property; sorts order single values`);
     const direction = Sql.raw(s.direction === 'descending' ? 'DESC' : 'ASC');
     const column = q.column(target);
-    // Records without a value come last, in either direction.
-    return target.kind === 'base' ? [sql`${column} ${direction}`] : [sql`(${column} IS NULL)`, sql`${column} ${direction}`];
+    // Records without a value come last in either direction, unless asked for first.
+    return target.kind === 'base' ? [sql`${column} ${direction}`] : [sql`(${column} IS NULL) ${Sql.raw(s.nullsFirst ? 'DESC' : 'ASC')}`, sql`${column} ${direction}`];
   });
   if (order.length === 0) order.push(sql`${q.field('last_updated_time')}`);
   order.push(sql`${q.field('seq')}`);
@@ -266,12 +269,7 @@ interface SyncState {
 }
 
 export async function syncRecords(services: Services, projectId: number, streamExternalId: string, body: SyncRecordsBody) {
-  const stream = await readableStream(services.reads, projectId, streamExternalId);
-  const schema = await recordSchema(services, projectId);
-  const units = new RecordUnits(body.targetUnits, schema);
-  const selected = selectedContainers(body.sources, schema, units);
-  const q = new RecordSql(services.db.dialect);
-  const filter = recordFilter(body.filter, schema);
+  const { stream, selected, q, filter } = await readPlan(services, projectId, streamExternalId, body);
   const now = services.now();
   const maxAge = streamsSettings(services).tombstoneRetentionMs;
   // A cursor belongs to its stream (this one, not a later stream of the same identifier) and its filter.

@@ -110,6 +110,8 @@ const RecordSort = Type.Object(
   {
     property: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 3 }),
     direction: Type.Optional(Type.Union([Type.Literal('ascending'), Type.Literal('descending')])),
+    /** The official Python SDK sends a sort as it sends an instance sort. */
+    nullsFirst: Type.Optional(Type.Boolean()),
   },
   strict,
 );
