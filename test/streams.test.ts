@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../src/storage/sql.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
 import { jobsDone } from './support/jobs.js';
+import { ManualClock } from './support/manual-clock.js';
 import { createStream, ok, reading, setUpSchema, SPACE } from './support/records.js';
 
 let h: Harness;
@@ -126,3 +127,44 @@ describe('limits of a stream', () => {
     await ok(h, '/streams/tiny-bytes/records', { items: [reading('b2', {})] }, 202);
   });
 });
+
+describe('retention', () => {
+  it('purges, every quarter of an hour, the records past their retention and the tombstones past theirs', async () => {
+    const clock = new ManualClock(Date.now());
+    const templates = { Short: { type: 'Immutable', dataDeletedAfter: 'PT1M', maxFilteringInterval: 'P1D', maxRecordsTotal: 100, maxGigaBytesTotal: 1 } };
+    const r = await startHarness({}, { STRATA_STREAM_TEMPLATES: JSON.stringify(templates), STRATA_RECORD_TOMBSTONE_RETENTION_MS: '60000' }, { clock });
+    try {
+      await setUpSchema(r);
+      await createStream(r, 'short', 'Short');
+      await createStream(r, 'live', 'BasicLiveData');
+      await ok(r, '/streams/short/records', { items: [reading('s1', {}), reading('s2', {})] }, 202);
+      await ok(r, '/streams/live/records', { items: [reading('kept', {}), reading('gone', {})] }, 202);
+      await ok(r, '/streams/live/records/delete', { items: [{ space: SPACE, externalId: 'gone' }] });
+      const rows = async (stream: string) =>
+        Number((await r.strata.services.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM records WHERE stream_id = (SELECT id FROM streams WHERE external_id = ${stream})`))!.n);
+      expect([await rows('short'), await rows('live')]).toEqual([2, 2]);
+
+      clock.advance(16 * 60_000);
+      await retentionRan(r);
+      expect([await rows('short'), await rows('live')]).toEqual([0, 1]);
+      expect((await r.get('/streams/short?includeStatistics=true')).body.settings.limits.maxRecordsTotal.consumed).toBe(0);
+      expect((await r.get('/streams/live?includeStatistics=true')).body.settings.limits.maxRecordsTotal.consumed).toBe(1);
+    } finally {
+      await r.close();
+    }
+  });
+});
+
+/** Resolves once a retention job of the harness's project has run to its end. */
+async function retentionRan(r: Harness): Promise<void> {
+  const { db, changes } = r.strata.services;
+  for (;;) {
+    const watch = changes!.watch({ area: 'jobs' });
+    const done = await db.get<{ n: number }>(sql`SELECT count(*) AS n FROM jobs WHERE kind = 'streams.retention' AND state = 'succeeded'`);
+    if (Number(done!.n) > 0) {
+      watch.close();
+      return;
+    }
+    await watch.wait({ deadline: Infinity });
+  }
+}
