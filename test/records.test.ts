@@ -14,7 +14,7 @@ import { ALL_READINGS, createStream, ids, NOTES, ok, reading, READINGS, setUpSch
 let h: Harness;
 
 beforeAll(async () => {
-  h = await startHarness({}, { STRATA_CLIENTS: namedClients('space-writer', 'no-schema', 'other-schema') });
+  h = await startHarness({}, { STRATA_CLIENTS: namedClients('space-writer', 'space-reader', 'no-schema', 'other-schema') });
   await setUpSchema(h);
   await createStream(h, 'live', 'BasicLiveData');
   await createStream(h, 'log', 'ImmutableTestStream');
@@ -177,6 +177,24 @@ describe('access', () => {
     const outside = await as('/streams/live/records', { items: [reading('scoped', {}, undefined, SPACE)] });
     expect(errorMessage(outside, 403)).toContain('items[0].space: streamRecordsAcl:WRITE is granted only in');
     expect(errorMessage(await as('/streams/live/records/delete', { items: [{ space: SPACE, externalId: 'i1' }] }), 403)).toContain('items[0].space');
+  });
+
+  it('reads records only in the spaces of streamRecordsAcl:READ, as if there were no others', async () => {
+    await ok(h, '/streams/live/records', { items: [reading('seen', { value: 1 }, undefined, `${SPACE}2`), reading('unseen', { value: 2 })] }, 202);
+    const token = await namedClientToken(h, 'space-reader', [
+      capability('streamRecordsAcl', ['READ'], { spaceIdScope: { spaceIds: [`${SPACE}2`] } }),
+      capability('dataModelsAcl', ['READ']),
+    ]);
+    const as = async (path: string, body: unknown) => {
+      const res = await h.request('POST', path, body, bearer(token));
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body;
+    };
+    const spaces = (items: Array<{ space: string }>) => [...new Set(items.map((i) => i.space))];
+    expect(spaces((await as('/streams/live/records/filter', { limit: 1000 })).items)).toEqual([`${SPACE}2`]);
+    expect(spaces((await as('/streams/live/records/sync', { initializeCursor: '1d-ago', limit: 1000 })).items)).toEqual([`${SPACE}2`]);
+    const counted = await as('/streams/live/records/aggregate', { aggregates: { n: { count: {} }, s: { uniqueValues: { property: ['space'] } } } });
+    expect(counted.aggregates.s).toEqual({ uniqueValueBuckets: [{ value: `${SPACE}2`, count: counted.aggregates.n.count }] });
   });
 
   it('answers containers outside the spaces of dataModelsAcl as containers that do not exist', async () => {

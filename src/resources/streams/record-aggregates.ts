@@ -531,7 +531,7 @@ export async function aggregateRecords(services: Services, projectId: number, st
   const units = new RecordUnits(body.targetUnits, schema);
   const state: ParseState = { rule, schema, units, ids: new Set(), total: 0, filterBuckets: 0, read: new Map() };
   const named = parseTree(body.aggregates, state, ['aggregates'], 1, false);
-  const q = new RecordSql(services.db.dialect);
+  const q = new RecordSql(services.db.dialect, services.access);
   const filter = recordFilter(body.filter, schema);
   const base = [...liveRecords(q, projectId, stream, body.lastUpdatedTime, services.now()), ...(filter ? [q.compile(filter)] : [])];
   const evaluator = new Evaluator(services, q, base);

@@ -216,16 +216,13 @@ function render(row: RecordRow, selected: readonly SelectedContainer[]): Record<
 
 const STATUS = ['created', 'updated', 'deleted'] as const;
 
-/** The rows of one stream (records and tombstones) under the alias of `q`. */
-const ofStream = (q: RecordSql, projectId: number, stream: Stream) => [sql`${q.field('project_id')} = ${projectId}`, sql`${q.field('stream_id')} = ${stream.id}`];
-
 /**
  * The records of a stream that a filter or an aggregate reads, tombstones left out, in its `lastUpdatedTime`
  * range. An immutable stream has no tombstones: leaving the condition out lets the index on the time answer
  * what needs no property (a count) without reading the rows.
  */
 export function liveRecords(q: RecordSql, projectId: number, stream: Stream, range: LastUpdatedTime | undefined, now: number): Sql[] {
-  return [...ofStream(q, projectId, stream), ...(stream.type === 'Mutable' ? [sql`${q.field('state')} <> ${RECORD_STATE.deleted}`] : []), ...timeConditions(range, stream, now, q)];
+  return [...q.ofStream(projectId, stream.id), ...(stream.type === 'Mutable' ? [sql`${q.field('state')} <> ${RECORD_STATE.deleted}`] : []), ...timeConditions(range, stream, now, q)];
 }
 
 /** A checked filter of a records request, or undefined without one. */
@@ -238,7 +235,7 @@ async function readPlan(services: Services, projectId: number, streamExternalId:
   const stream = await readableStream(services.reads, projectId, streamExternalId);
   const schema = await recordSchema(services, projectId);
   const selected = selectedContainers(body.sources, schema, new RecordUnits(body.targetUnits, schema));
-  return { stream, schema, selected, q: new RecordSql(services.db.dialect), filter: recordFilter(body.filter, schema) };
+  return { stream, schema, selected, q: new RecordSql(services.db.dialect, services.access), filter: recordFilter(body.filter, schema) };
 }
 
 export async function filterRecords(services: Services, projectId: number, streamExternalId: string, body: FilterRecordsBody) {
@@ -289,7 +286,7 @@ export async function syncRecords(services: Services, projectId: number, streamE
     if (!/-ago$/.test(body.initializeCursor)) throw badRequest(`initializeCursor: expected a time such as "2d-ago" (<number><s|m|h|d|w>-ago), got ${JSON.stringify(body.initializeCursor)}`);
     const from = parseTime(body.initializeCursor, now, 'initializeCursor');
     const [first] = await services.reads.all<{ seq: number }>(
-      sql`SELECT seq FROM records r WHERE ${Sql.and([...ofStream(q, projectId, stream), sql`${lut} >= ${from}`])} ORDER BY r.last_updated_time, r.seq LIMIT 1`,
+      sql`SELECT seq FROM records r WHERE ${Sql.and([...q.ofStream(projectId, stream.id), sql`${lut} >= ${from}`])} ORDER BY r.last_updated_time, r.seq LIMIT 1`,
     );
     start = first ? Number(first.seq) - 1 : head;
   } else {
@@ -302,7 +299,7 @@ export async function syncRecords(services: Services, projectId: number, streamE
   if (filter) tombstone.push(q.compile(onBaseFields(filter, true)));
   const limit = body.limit ?? RECORD_LIMITS.readDefault;
   const rows = await services.reads.all<RecordRow>(
-    sql`SELECT ${SELECT(q)} FROM records r WHERE ${Sql.and([...ofStream(q, projectId, stream), sql`r.seq > ${start}`, Sql.or([Sql.and(live), Sql.and(tombstone)]).wrap()])}
+    sql`SELECT ${SELECT(q)} FROM records r WHERE ${Sql.and([...q.ofStream(projectId, stream.id), sql`r.seq > ${start}`, Sql.or([Sql.and(live), Sql.and(tombstone)]).wrap()])}
       ORDER BY r.seq LIMIT ${limit + 1}`,
   );
   const hasNext = rows.length > limit;

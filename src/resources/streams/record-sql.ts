@@ -1,14 +1,17 @@
 /**
  * Records as SQL: the data modeling filter compiler (models/instance-sql.ts `FilterSql`) over the records
- * table, where a record's own fields are columns and a container property is a field of its document.
+ * table, where a record's own fields are columns and a container property is a field of its document; and
+ * the records of a stream that one caller reads: those of the spaces its `streamRecordsAcl` reaches.
  */
+import type { Access } from '../../auth/access.js';
 import type { Dialect } from '../../storage/dialect.js';
-import { Sql } from '../../storage/sql.js';
+import { Sql, sql } from '../../storage/sql.js';
 import { valueKind } from '../models/container-tables.js';
 import type { DmLeaf, PropertyTarget } from '../models/filter.js';
 import type { ContainerId } from '../models/identifiers.js';
 import { FilterSql } from '../models/instance-sql.js';
 import { isList } from '../models/property-types.js';
+import { spaceCondition } from '../models/space-access.js';
 
 const FIELDS: Record<string, string> = { space: 'space', externalId: 'external_id', createdTime: 'created_time', lastUpdatedTime: 'last_updated_time' };
 
@@ -17,10 +20,18 @@ export class RecordSql extends FilterSql {
 
   constructor(
     readonly dialect: Dialect,
+    /** The caller's `streamRecordsAcl` scope; undefined (outside requests) is every space. */
+    readonly access: Access | undefined,
     readonly alias = 'r',
   ) {
     super();
     this.doc = Sql.raw(`${alias}.doc`);
+  }
+
+  /** The rows of one stream (records and tombstones) in the spaces the caller reads. */
+  ofStream(projectId: number, streamId: number): Sql[] {
+    const space = spaceCondition(this.access, `${this.alias}.space`);
+    return [sql`${this.field('project_id')} = ${projectId}`, sql`${this.field('stream_id')} = ${streamId}`, ...(space ? [space] : [])];
   }
 
   /** A column of the record's row. */
