@@ -67,6 +67,8 @@ interface Named {
 
 type TimeInterval = { fixed: number; offset: number } | { calendar: 'month' | 'quarter' | 'year' };
 
+/** Kept unique values that the statements of the aggregates inside name; past it they read every value. */
+const KEPT_VALUES_NAMED = 1000;
 const DAY = 86_400_000;
 /** 1970-01-05, the first Monday after the epoch: ISO weeks start on Mondays. */
 const FIRST_MONDAY = 4 * DAY;
@@ -301,8 +303,7 @@ class Evaluator {
 
   private async metric(node: { kind: Metric; operand?: Operand }, ctx: Context): Promise<Results> {
     const value = node.operand ? this.q.column(node.operand.target) : undefined;
-    const fn = node.kind === 'count' ? 'count' : node.kind;
-    const select = [value ? sql`${Sql.raw(fn)}(${value}) AS v` : sql`count(*) AS v`, value ? sql`count(${value}) AS n` : sql`count(*) AS n`];
+    const select = [value ? sql`${Sql.raw(node.kind)}(${value}) AS v` : sql`count(*) AS v`, value ? sql`count(${value}) AS n` : sql`count(*) AS n`];
     const out: Results = new Map();
     for (const row of await this.rows(select, ctx)) out.set(this.parentKey(row, ctx), metricResult(node.kind, row.v, Number(row.n), node.operand?.unit));
     return out;
@@ -318,7 +319,11 @@ class Evaluator {
     const rows = await this.services.reads.all<Record<string, unknown>>(
       sql`SELECT * FROM (SELECT g.*, row_number() OVER (${Sql.raw(partition)}ORDER BY g.c DESC, g.v) AS rn FROM (${inner}) g) t WHERE t.rn <= ${node.size} ORDER BY t.rn`,
     );
-    const subs = node.subs.length ? await this.tree(node.subs, { keys: [...ctx.keys, { expr: value, kind }], where: ctx.where }) : undefined;
+    // The aggregates inside are computed for the values kept only (when they are few enough to name), not
+    // for every value of a property that may have millions.
+    const kept = [...new Set(rows.map((r) => normalizeKey(r.v, kind)))];
+    const within = kept.length <= KEPT_VALUES_NAMED ? [sql`${value} IN (${kept.length ? sql`${kept}` : Sql.raw('NULL')})`] : [];
+    const subs = node.subs.length ? await this.tree(node.subs, { keys: [...ctx.keys, { expr: value, kind }], where: [...ctx.where, ...within] }) : undefined;
     const out = new Map<string, Array<Record<string, unknown>>>();
     for (const row of rows) {
       const parent = this.parentKey(row, ctx);
