@@ -208,10 +208,10 @@ export class ChangeFeed {
     return this.watch(filter).wait(options);
   }
 
-  /** The waiters now, for tests and metrics. */
+  /** The waiters now, for tests and metrics: watches, not the standing subscriptions (the job runner's). */
   get waiting(): number {
     let n = 0;
-    for (const set of this.watchers.values()) n += set.size;
+    for (const set of this.watchers.values()) for (const w of set) if (!(w as Watcher).onFire) n++;
     return n;
   }
 
