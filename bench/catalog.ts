@@ -15,12 +15,12 @@
  *   BENCH_CATALOG_EVENTS  events linked to assets to seed (default 100000)
  */
 import type { BenchContext, Suite } from './lib/context.js';
+import { intEnv } from './lib/env.js';
 import type { RecordedStatement } from './lib/capture.js';
 import type { HttpResponse } from './lib/http.js';
 import { pool, sequential } from './lib/load.js';
 import { fmtCpu, oneLine, openRaw, statementCounts, timeStatements, totalCpu, type RawDb } from './lib/raw.js';
 import { fmtInt, fmtMs, fmtRatio, now, summarize } from './lib/stats.js';
-import { intEnv } from './lib/env.js';
 
 const BATCH = 1000;
 const WARMUP = 20;

@@ -16,6 +16,7 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
+import { intEnv } from './lib/env.js';
 import type { BenchContext, Suite } from './lib/context.js';
 import { expectStatus } from './lib/http.js';
 import { pool } from './lib/load.js';
@@ -26,13 +27,6 @@ const MiB = 1024 ** 2;
 const SMALL_BYTES = 10 * 1000;
 const PARALLEL = 8;
 const TARGETS = { transfer: 0.5, smallPerSecond: 300 } as const;
-
-function intEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  const n = raw === undefined || raw === '' ? fallback : Number(raw.replace(/_/g, ''));
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number, got "${raw}"`);
-  return n;
-}
 
 /** A link the server gave, at the address it listens on. */
 const onServer = (ctx: BenchContext, link: string) => {

@@ -22,10 +22,10 @@
 import { coreModelRequests } from '../src/resources/models/core-model.js';
 import { DM_LIMITS } from '../src/resources/models/limits.js';
 import type { BenchContext, Suite } from './lib/context.js';
+import { intEnv } from './lib/env.js';
 import type { HttpResponse } from './lib/http.js';
 import { sequential } from './lib/load.js';
 import { fmtInt, fmtMs, fmtRatio, now, summarize } from './lib/stats.js';
-import { intEnv } from './lib/env.js';
 
 const BATCH = 1000;
 const WARMUP = 10;

@@ -29,6 +29,7 @@
  *   BENCH_MODELS_NODES, BENCH_MODELS_REQUESTS   data modeling suite sizes (see bench/models.ts)
  *   BENCH_FILES_BYTES, BENCH_FILES_SMALL   files suite sizes (see bench/files.ts)
  *   BENCH_SUBSCRIPTION_ROUNDS, BENCH_SYNTHETIC_POINTS   subscriptions suite sizes (see bench/subscriptions.ts)
+ *   BENCH_RECORDS, BENCH_RECORDS_REQUESTS       streams and records suite sizes (see bench/records.ts)
  */
 import './lib/assets.js';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -53,10 +54,11 @@ import { throttleSuite } from './throttle.js';
 import { modelsSuite } from './models.js';
 import { filesSuite } from './files.js';
 import { subscriptionsSuite } from './subscriptions.js';
+import { recordsSuite } from './records.js';
 import { intEnv } from './lib/env.js';
 
 /** Every suite, in order. A new resource adds its module here. */
-const SUITES: Suite[] = [eventsSuite, authSuite, datapointsSuite, catalogSuite, throttleSuite, modelsSuite, filesSuite, subscriptionsSuite];
+const SUITES: Suite[] = [eventsSuite, authSuite, datapointsSuite, catalogSuite, throttleSuite, modelsSuite, filesSuite, subscriptionsSuite, recordsSuite];
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** bench/ in the source tree (this file runs from .bench-build/bench/). */

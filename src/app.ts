@@ -154,7 +154,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const built = createAuthRuntime({
     db,
     idp,
-    acls: createAclRegistry(routes.flatMap((r) => (r.capability ? [r.capability] : []))),
+    acls: createAclRegistry(routes.flatMap((r) => [...(r.capability ? [r.capability] : []), ...(r.alsoNeeds ?? [])])),
     now,
     jwksRefreshIntervalMs: config.jwksRefreshIntervalMs,
     providers: { outbound, extraOrigins: config.oidcExtraOrigins },
@@ -299,6 +299,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           req.project = project;
           // An operation without a capability reads no project data (see ApiRoute.capability): nothing to scope.
           const grants = def.capability ? requireCapability(principal, def.capability, name) : [];
+          for (const also of def.alsoNeeds ?? []) requireCapability(principal, also, name);
           req.grants = grants;
           req.services = {
             ...services,

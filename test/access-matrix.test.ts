@@ -2,7 +2,8 @@
  * The access matrix, from the routes themselves: every operation the app serves (including ones added
  * after this test was written) refuses a caller without a token (401), refuses a principal that holds every
  * capability except the route's own (403 naming it), and lets a principal holding only that capability
- * through (neither 401 nor 403).
+ * through (neither 401 nor 403); a route that needs further capabilities (`alsoNeeds`) refuses a principal
+ * without one of them, naming it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +19,8 @@ let h: Harness;
 let dir: string;
 const only = new Map<string, string>();
 const allBut = new Map<string, string>();
+/** Tokens holding a route's capability and what it also needs, by the route's key. */
+const withAlso = new Map<string, string>();
 let withoutGroups: string;
 
 const keyOf = (c: Capability) => `${aclKey(c.acl)}:${actionKey(c.action)}`;
@@ -53,7 +56,18 @@ beforeAll(async () => {
     allBut.set(key, await signer.sign({ sub: `all but ${key}` }));
   }
   withoutGroups = await signer.sign({ sub: 'in no group' });
+  for (const route of guarded(h.strata.routes)) {
+    if (!route.alsoNeeds?.length) continue;
+    const needed = [route.capability, ...route.alsoNeeds];
+    const key = needed.map(keyOf).join(' ');
+    if (withAlso.has(key)) continue;
+    await createGroup(h, { name: `with ${key}`, members: [`with ${key}`], capabilities: needed.map(grant) });
+    withAlso.set(key, await signer.sign({ sub: `with ${key}` }));
+  }
 });
+
+const tokenFor = (route: GuardedRoute) =>
+  route.alsoNeeds?.length ? withAlso.get([route.capability, ...route.alsoNeeds].map(keyOf).join(' '))! : only.get(keyOf(route.capability))!;
 afterAll(async () => {
   await h.close();
   rmSync(dir, { recursive: true, force: true });
@@ -80,10 +94,20 @@ describe('access matrix', () => {
     }
   });
 
-  it("lets a principal holding only the route's capability through", async () => {
+  it("lets a principal holding only the route's capability (and those it also needs) through", async () => {
     for (const route of guarded(h.strata.routes)) {
-      const res = await request(route, bearer(only.get(keyOf(route.capability))!));
+      const res = await request(route, bearer(tokenFor(route)));
       expect([401, 403], `${route.method} ${route.path}: ${JSON.stringify(res.body)}`).not.toContain(res.status);
+    }
+  });
+
+  it('refuses a route that needs further capabilities to a principal holding only its own, naming the one missing', async () => {
+    const needing = guarded(h.strata.routes).filter((r) => r.alsoNeeds?.length);
+    expect(needing.length).toBeGreaterThan(0);
+    for (const route of needing) {
+      const res = await request(route, bearer(only.get(keyOf(route.capability))!));
+      expect(res.status, `${route.method} ${route.path}`).toBe(403);
+      expect(res.body.error.message).toContain(`Missing capability ${formatCapability(route.alsoNeeds![0])}`);
     }
   });
 

@@ -115,7 +115,7 @@ describe('GET /openapi.json', () => {
       const path = `/api/v1/projects/{project}${def.path.replace(/:(\w+)/g, '{$1}')}`.replace(/(.)\/$/, '$1');
       const op = ops.get(`${def.method} ${path}`);
       expect(op, `${def.method} ${path}`).toBeDefined();
-      expect(op!['x-capability']).toEqual(def.capability ? [`${def.capability.acl}:${def.capability.action}`] : undefined);
+      expect(op!['x-capability']).toEqual(def.capability ? [def.capability, ...(def.alsoNeeds ?? [])].map((c) => `${c.acl}:${c.action}`) : undefined);
       expect(op!['x-channel']).toBe(def.channel ?? 'stable');
       expect(op!.requestBody !== undefined, `${def.method} ${path}`).toBe(def.body !== undefined);
       expect(Object.keys(op!.responses)).toEqual([String(def.status ?? 200), '4XX', '5XX']);

@@ -61,7 +61,7 @@ const REFERENCE: ReadonlyArray<[string, string[], string[]]> = [
   ['sequencesAcl', RW, [A, DS]],
   ['sessionsAcl', ['LIST', 'CREATE', 'DELETE'], [A]],
   ['simulatorsAcl', ['READ', 'WRITE', 'DELETE', 'RUN', 'MANAGE'], [A, DS]],
-  ['streamRecordsAcl', RW, [A]],
+  ['streamRecordsAcl', RW, [A, 'spaceIdScope']],
   ['streamsAcl', ['CREATE', 'DELETE', 'READ'], [A]],
   ['subscribeSignalsAcl', RW, [A]],
   ['threedAcl', ['READ', 'CREATE', 'UPDATE', 'DELETE'], [A, DS]],

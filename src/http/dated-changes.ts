@@ -24,6 +24,15 @@ export const DATED_CHANGES = [
     before: { max: 255, unit: 'characters' },
     after: { max: 1023, unit: 'utf8Bytes' },
   },
+  {
+    date: '20260325',
+    key: 'recordAggregateIdentifiers',
+    change:
+      'Identifiers of records aggregates: any text of 1 to 255 characters before; from this date without "[", "]", ">" or ".", ' +
+      'not "_count" or "_bucket_count", and each unique within the request\'s aggregate tree',
+    before: 'lenient',
+    after: 'strict',
+  },
 ] as const;
 
 type Row = (typeof DATED_CHANGES)[number];

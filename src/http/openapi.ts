@@ -107,7 +107,7 @@ function fromApiRoute(def: ApiRoute, schemas: SchemaConverter): Described {
     status: def.status ?? 200,
     api: true,
     extensions: {
-      ...(def.capability ? { 'x-capability': [`${def.capability.acl}:${def.capability.action}`] } : {}),
+      ...(def.capability ? { 'x-capability': [def.capability, ...(def.alsoNeeds ?? [])].map((c) => `${c.acl}:${c.action}`) } : {}),
       'x-channel': def.channel ?? 'stable',
     },
   };
@@ -197,7 +197,8 @@ function capabilityText(def: ApiRoute): string {
   const cap = def.capability;
   if (!cap) return 'Needs a token that may address the project; no capability.';
   const alternatives = (cap.impliedBy ?? []).map((action) => ` or ${cap.acl}:${action}`).join('');
-  return `Needs the capability ${cap.acl}:${cap.action}${alternatives}.`;
+  const also = (def.alsoNeeds ?? []).map((c) => ` and ${c.acl}:${c.action}`).join('');
+  return `Needs the capability ${cap.acl}:${cap.action}${alternatives}${also}.`;
 }
 
 function requestBody(schema: Json, protobuf: boolean): Json {

@@ -65,6 +65,11 @@ export interface ApiRoute<BS extends TSchema = TSchema, QS extends TSchema = TSc
    * belongs to none (the units catalog): any principal that may address the project may call it.
    */
   capability: Capability | null;
+  /**
+   * Further capabilities the operation needs besides `capability`, as the reference lists them (records are
+   * written and read through containers: `dataModelsAcl:READ`). The request's scope is `capability`'s.
+   */
+  alsoNeeds?: readonly Capability[];
   body?: BS;
   query?: QS;
   params?: PS;

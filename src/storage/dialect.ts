@@ -38,6 +38,8 @@ export interface ColumnTypes {
   real: string;
   text: string;
   blob: string;
+  /** A JSON document whose fields a statement reads (`documentField`): SQLite's binary JSON, PostgreSQL's jsonb. */
+  document: string;
 }
 
 export interface Dialect {
@@ -140,7 +142,25 @@ export interface Dialect {
   explain(query: Sql): Sql;
   /** The plan, as JSON, from the rows of `explain`. */
   planOf(rows: readonly Row[]): unknown;
+  /** A document column's value from the JSON text `json` (a parameter). */
+  document(json: Sql): Sql;
+  /** A document as JSON text. */
+  documentText(doc: Sql): Sql;
+  /**
+   * The value at `keys` in a document, NULL where there is none: a text that compares by code point, or a
+   * number. `keys` are identifiers the caller has checked (letters, digits, `_`, `-`).
+   */
+  documentField(doc: Sql, keys: readonly string[], kind: 'text' | 'number'): Sql;
+  /** Whether a document holds a value (a member) at `keys`. */
+  documentHas(doc: Sql, keys: readonly string[]): Sql;
+  /** The start, in epoch milliseconds, of the UTC calendar month, quarter or year of a time in epoch milliseconds. */
+  calendarStart(ms: Sql, unit: 'month' | 'quarter' | 'year'): Sql;
 }
+
+/** A text as an SQL string literal. */
+const literal = (text: string): string => `'${text.replaceAll("'", "''")}'`;
+const sqlitePath = (keys: readonly string[]): string => literal(`$${keys.map((k) => `."${k}"`).join('')}`);
+const pgPath = (keys: readonly string[]): string => keys.map(literal).join(' -> ');
 
 const errorCode = (error: unknown): string | undefined => {
   const e = error as { code?: string; cause?: { code?: string } };
@@ -196,7 +216,7 @@ function sqlitePlan(rows: readonly Row[]): SqlitePlanStep[] {
 
 export const sqliteDialect: Dialect = {
   kind: 'sqlite',
-  types: { id: 'INTEGER PRIMARY KEY AUTOINCREMENT', integer: 'INTEGER', real: 'REAL', text: 'TEXT', blob: 'BLOB' },
+  types: { id: 'INTEGER PRIMARY KEY AUTOINCREMENT', integer: 'INTEGER', real: 'REAL', text: 'TEXT', blob: 'BLOB', document: 'BLOB' },
   withoutRowid: ' WITHOUT ROWID',
   integerRowKey: true,
   tableStatistics: (table) =>
@@ -241,6 +261,16 @@ export const sqliteDialect: Dialect = {
   isUniqueViolation: (error) => /^SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)$/.test(errorCode(error) ?? ''),
   explain: (query) => new Sql(`EXPLAIN QUERY PLAN ${query.text}`, query.params),
   planOf: sqlitePlan,
+  document: (json) => sql`jsonb(${json})`,
+  documentText: (doc) => sql`json(${doc})`,
+  documentField: (doc, keys) => sql`json_extract(${doc}, ${Sql.raw(sqlitePath(keys))})`,
+  documentHas: (doc, keys) => sql`json_type(${doc}, ${Sql.raw(sqlitePath(keys))}) IS NOT NULL`,
+  calendarStart: (ms, unit) => {
+    const seconds = sql`(${ms}) / 1000.0`;
+    if (unit === 'year') return sql`(unixepoch(strftime('%Y-01-01', ${seconds}, 'unixepoch')) * 1000)`;
+    if (unit === 'month') return sql`(unixepoch(strftime('%Y-%m-01', ${seconds}, 'unixepoch')) * 1000)`;
+    return sql`(unixepoch(printf('%s-%02d-01', strftime('%Y', ${seconds}, 'unixepoch'), ((CAST(strftime('%m', ${seconds}, 'unixepoch') AS INTEGER) - 1) / 3) * 3 + 1)) * 1000)`;
+  },
 };
 
 /** A PostgreSQL advisory transaction lock taken by `fn`, keyed by two 32-bit numbers, or one 64-bit number for larger keys. */
@@ -252,7 +282,7 @@ function advisoryLock(fn: string): (space: number, key: number) => Sql {
 
 export const postgresDialect: Dialect = {
   kind: 'postgres',
-  types: { id: 'BIGINT PRIMARY KEY', integer: 'BIGINT', real: 'DOUBLE PRECISION', text: 'TEXT', blob: 'BYTEA' },
+  types: { id: 'BIGINT PRIMARY KEY', integer: 'BIGINT', real: 'DOUBLE PRECISION', text: 'TEXT', blob: 'BYTEA', document: 'JSONB' },
   withoutRowid: '',
   integerRowKey: false,
   jsonQuote: (e) => `to_json(${e})::text`,
@@ -307,4 +337,13 @@ export const postgresDialect: Dialect = {
   explain: (query) => new Sql(`EXPLAIN (FORMAT JSON) ${query.text}`, query.params),
   // One row, one column, holding a list of one plan.
   planOf: (rows) => (Object.values(rows[0] ?? {})[0] as unknown[] | undefined)?.[0] ?? null,
+  document: (json) => sql`(${json})::jsonb`,
+  documentText: (doc) => sql`(${doc})::text`,
+  documentField: (doc, keys, kind) => {
+    const path = [...keys.slice(0, -1).map((k) => ` -> ${literal(k)}`), ` ->> ${literal(keys[keys.length - 1])}`].join('');
+    const value = sql`(${doc}${Sql.raw(path)})`;
+    return kind === 'text' ? sql`${value} COLLATE "C"` : sql`${value}::double precision`;
+  },
+  documentHas: (doc, keys) => sql`(${doc} -> ${Sql.raw(pgPath(keys))}) IS NOT NULL`,
+  calendarStart: (ms, unit) => sql`(extract(epoch FROM date_trunc(${Sql.raw(`'${unit}'`)}, to_timestamp((${ms}) / 1000.0) AT TIME ZONE 'UTC')) * 1000)::bigint`,
 };

@@ -12,7 +12,7 @@ import { Sql, sql } from './sql.js';
 import type { Queryable } from './store.js';
 
 /** `id`: a service-generated 53-bit id, the row's key (with the project, on PostgreSQL). */
-export type ColumnType = 'id' | 'integer' | 'real' | 'text' | 'blob';
+export type ColumnType = 'id' | 'integer' | 'real' | 'text' | 'blob' | 'document';
 
 export interface ColumnDef {
   type: ColumnType;
@@ -28,6 +28,8 @@ export interface IndexDef {
   name: string;
   columns: readonly string[];
   unique?: boolean;
+  /** A partial index: only the rows meeting this condition (SQL over the table's columns). */
+  where?: string;
 }
 
 export interface TableDef {
@@ -85,7 +87,7 @@ function indexColumns(t: TableDef, i: IndexDef, d: Dialect): readonly string[] {
 }
 
 export function indexSql(t: TableDef, i: IndexDef, d: Dialect): string {
-  return `CREATE ${i.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${i.name} ON ${t.name} (${indexColumns(t, i, d).join(', ')})`;
+  return `CREATE ${i.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${i.name} ON ${t.name} (${indexColumns(t, i, d).join(', ')})${i.where ? ` WHERE ${i.where}` : ''}`;
 }
 
 /** Rebuilds the indexes whose database columns differ from their declaration (see indexColumns), for databases written before the id was added. */

@@ -7,65 +7,22 @@ import fc, { type Arbitrary } from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dmFilter, type DmInstance, type DmWorld, type Filter } from '../support/dm-evaluator.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { C, CONTAINERS, filterOf, P, PUMP, pumpLeaves, random, randomPump, SITE } from '../support/pump-world.js';
 
 let h: Harness;
 
-const PUMP = 'sp:Pump';
-const SITE = 'sp:Site';
-const CONTAINERS = {
-  [PUMP]: {
-    name: { type: 'text' },
-    size: { type: 'int32' },
-    weight: { type: 'float64' },
-    on: { type: 'boolean' },
-    seen: { type: 'timestamp' },
-    until: { type: 'timestamp' },
-    day: { type: 'date' },
-    tags: { type: 'text', list: true },
-    sizes: { type: 'int32', list: true },
-    site: { type: 'direct' },
-  },
-  [SITE]: { city: { type: 'text' } },
-} as const;
-const C = (externalId: string) => ({ type: 'container', space: 'sp', externalId });
-const P = (p: string) => ['sp', 'Pump', p];
 const LARGE = { type: 'view', space: 'sp', externalId: 'Large', version: 'v1' };
-
-/** A small deterministic generator, so a failure names a fixed data set. */
-function random(seed: number) {
-  let s = seed;
-  return () => {
-    s = (s * 1103515245 + 12345) % 2147483648;
-    return s / 2147483648;
-  };
-}
 
 function worldInstances(): DmInstance[] {
   const r = random(42);
   const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
-  const maybe = <T,>(v: T): T | undefined => (r() < 0.2 ? undefined : v);
   const out: DmInstance[] = [];
   for (let i = 0; i < 4; i++) {
     out.push({ instanceType: 'node', space: 'sp', externalId: `s${i}`, version: 1, createdTime: 0, lastUpdatedTime: 0, containers: { [SITE]: { city: pick(['Oslo', 'Bergen', 'oslo']) } } });
   }
   for (let i = 0; i < 36; i++) {
     const containers: Record<string, Record<string, unknown>> = {};
-    if (r() < 0.85) {
-      const pump: Record<string, unknown> = {
-        name: maybe(pick(['alpha', 'alp', 'beta', 'Alpha', '', 'al\u00e9'])),
-        size: maybe(Math.floor(r() * 21)),
-        weight: maybe(pick([0.5, 1.25, -3, 10])),
-        on: maybe(r() < 0.5),
-        seen: maybe(new Date(Date.UTC(2024, 0, 1) + Math.floor(r() * 10) * 86_400_000).toISOString()),
-        until: maybe(new Date(Date.UTC(2024, 0, 5) + Math.floor(r() * 10) * 86_400_000).toISOString()),
-        day: maybe(pick(['2024-01-01', '2024-02-15', '2023-12-31'])),
-        tags: maybe(Array.from({ length: Math.floor(r() * 3) }, () => pick(['x', 'y', 'z']))),
-        sizes: maybe(Array.from({ length: Math.floor(r() * 3) }, () => Math.floor(r() * 5))),
-        site: maybe({ space: 'sp', externalId: `s${Math.floor(r() * 4)}` }),
-      };
-      for (const k of Object.keys(pump)) if (pump[k] === undefined) delete pump[k];
-      containers[PUMP] = pump;
-    }
+    if (r() < 0.85) containers[PUMP] = randomPump(r);
     if (r() < 0.15) containers[SITE] = { city: pick(['Oslo', 'Bergen']) };
     out.push({ instanceType: 'node', space: 'sp', externalId: `n${String(i).padStart(2, '0')}`, version: 1, createdTime: 0, lastUpdatedTime: 0, containers });
   }
@@ -114,44 +71,14 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const leaf: Arbitrary<Filter> = fc.oneof(
-  fc.record({ equals: fc.record({ property: fc.constant(P('name')), value: fc.constantFrom('alpha', 'beta', 'Alpha', '', 'al\u00e9') }) }),
-  fc.record({ equals: fc.record({ property: fc.constant(P('size')), value: fc.integer({ min: 0, max: 20 }) }) }),
-  fc.record({ equals: fc.record({ property: fc.constant(P('on')), value: fc.boolean() }) }),
-  fc.record({ equals: fc.record({ property: fc.constant(P('tags')), value: fc.constantFrom([], ['x'], ['x', 'y']) }) }),
-  fc.record({ equals: fc.record({ property: fc.constant(P('site')), value: fc.constantFrom({ space: 'sp', externalId: 's1' }, { space: 'sp', externalId: 's9' }) }) }),
-  fc.record({ in: fc.record({ property: fc.constant(P('size')), values: fc.array(fc.integer({ min: 0, max: 20 }), { minLength: 1, maxLength: 4 }) }) }),
-  fc.record({ in: fc.record({ property: fc.constant(P('sizes')), values: fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 3 }) }) }),
-  fc.record({ in: fc.record({ property: fc.constant(['node', 'externalId']), values: fc.array(fc.constantFrom('n01', 'n02', 's1', 'zz'), { minLength: 1, maxLength: 3 }) }) }),
-  fc
-    .record({ range: fc.record({ property: fc.constant(P('size')), gte: fc.integer({ min: 0, max: 20 }), lt: fc.integer({ min: 0, max: 20 }) }, { requiredKeys: ['property'] }) })
-    .filter((f) => Object.keys(f.range).length > 1),
-  fc.record({ range: fc.record({ property: fc.constant(P('weight')), gt: fc.constantFrom(-5, 0, 1.25, 3) }) }),
-  fc.record({ range: fc.record({ property: fc.constant(P('seen')), lte: fc.constantFrom('2024-01-03T00:00:00Z', '2024-01-08T12:00:00+01:00') }) }),
-  fc.record({ range: fc.record({ property: fc.constant(P('day')), gt: fc.constantFrom('2024-01-01', '2023-01-01') }) }),
-  fc.record({ range: fc.record({ property: fc.constant(P('name')), gte: fc.constantFrom('alp', 'b', 'A') }) }),
-  fc.record({ prefix: fc.record({ property: fc.constant(P('name')), value: fc.constantFrom('a', 'al', 'b', 'A', '', 'al\u00e9') }) }),
-  fc.record({ prefix: fc.record({ property: fc.constant(P('tags')), value: fc.constantFrom([], ['x'], ['x', 'y'], ['z']) }) }),
-  fc.record({ prefix: fc.record({ property: fc.constant(['node', 'externalId']), value: fc.constantFrom('n0', 's', 'n1') }) }),
-  fc.record({ exists: fc.record({ property: fc.constantFrom(P('size'), P('tags'), P('until'), P('site'), ['sp', 'Site', 'city']) }) }),
-  fc.record({ containsAny: fc.record({ property: fc.constant(P('tags')), values: fc.uniqueArray(fc.constantFrom('x', 'y', 'z'), { minLength: 1, maxLength: 2 }) }) }),
-  fc.record({ containsAll: fc.record({ property: fc.constantFrom(P('tags')), values: fc.uniqueArray(fc.constantFrom('x', 'y', 'z'), { minLength: 1, maxLength: 2 }) }) }),
-  fc.record({ containsAll: fc.record({ property: fc.constant(P('sizes')), values: fc.uniqueArray(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 2 }) }) }),
+  ...pumpLeaves({ externalId: ['node', 'externalId'], ids: ['n01', 'n02', 's1', 'zz'], prefixes: ['n0', 's', 'n1'] }),
   fc.record({ overlaps: fc.record({ startProperty: fc.constant(P('seen')), endProperty: fc.constant(P('until')), gte: fc.constantFrom('2024-01-04T00:00:00Z', '2024-01-12T00:00:00Z'), lt: fc.constantFrom('2024-01-06T00:00:00Z', '2024-01-20T00:00:00Z') }) }),
   fc.record({ hasData: fc.constantFrom([C('Pump')], [LARGE], [C('Site')], [C('Pump'), C('Site')]) }),
   fc.record({ instanceReferences: fc.constantFrom([{ space: 'sp', externalId: 'n03' }], [{ space: 'sp', externalId: 'n04' }, { space: 'sp', externalId: 's1' }]) }),
   fc.record({ nested: fc.record({ scope: fc.constant(P('site')), filter: fc.constantFrom({ equals: { property: ['sp', 'Site', 'city'], value: 'Oslo' } }, { matchAll: {} }, { prefix: { property: ['node', 'externalId'], value: 's1' } }) }) }),
-  fc.constant({ matchAll: {} }),
 );
 
-const filter: Arbitrary<Filter> = fc.letrec<{ f: Filter }>((tie) => ({
-  f: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
-    leaf,
-    fc.record({ and: fc.array(tie('f'), { minLength: 1, maxLength: 3 }) }),
-    fc.record({ or: fc.array(tie('f'), { minLength: 1, maxLength: 3 }) }),
-    fc.record({ not: tie('f') }),
-  ),
-})).f;
+const filter = filterOf(leaf);
 
 describe('the filter language on the server agrees with the evaluator', () => {
   it('on random filters over random instances', async () => {

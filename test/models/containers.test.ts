@@ -66,13 +66,14 @@ describe('container definitions', () => {
     expectApiError(() => containers({ ...one({ type: 'text' }), space: 'a'.repeat(44) }), 400, 'items[0].space');
   });
 
-  it('refuses reserved identifiers and record containers', () => {
+  it('refuses reserved identifiers, and what record containers do not take', () => {
     expectApiError(() => containers({ ...one({ type: 'text' }), externalId: 'Timestamp' }), 400, 'items[0].externalId', 'reserved');
     for (const id of ['space', 'externalId', 'createdTime', 'node_id', 'extensions', 'startNode']) {
       expectApiError(() => containers(container({ [id]: { type: { type: 'text' } } })), 400, `items[0].properties.${id}`, 'reserved');
     }
     expect(containers(container({ version: { type: { type: 'text' } } }))[0].properties.version).toBeDefined();
-    expectApiError(() => containers({ ...one({ type: 'text' }), usedFor: 'record' }), 400, 'items[0].usedFor', 'record');
+    expect(containers({ ...one({ type: 'text' }), usedFor: 'record' })[0].usedFor).toBe('record');
+    expectApiError(() => containers({ ...one({ type: 'text' }), usedFor: 'record', indexes: { i: { properties: ['p'] } } }), 400, 'items[0].indexes', 'record container');
   });
 
   it('holds at most 100 properties', () => {

@@ -7,23 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { parseFilter } from '../../src/resources/models/filter.js';
 import { dmFilter, dmMatches, type DmInstance, type DmWorld, type Filter } from '../support/dm-evaluator.js';
 import { containerRefOf, containers, MemorySchema, viewRefOf, views } from '../support/dm-schema.js';
-
-const PUMP = 'sp:Pump';
-const SITE = 'sp:Site';
-const WORLD_CONTAINERS = {
-  [PUMP]: {
-    name: { type: 'text' },
-    size: { type: 'int32' },
-    on: { type: 'boolean' },
-    seen: { type: 'timestamp' },
-    until: { type: 'timestamp' },
-    day: { type: 'date' },
-    tags: { type: 'text', list: true },
-    sizes: { type: 'int32', list: true },
-    site: { type: 'direct' },
-  },
-  [SITE]: { city: { type: 'text' } },
-};
+import { CONTAINERS as WORLD_CONTAINERS, PUMP, SITE } from '../support/pump-world.js';
 
 /** The same schema for the server's parser. */
 const schema = new MemorySchema(
@@ -64,7 +48,7 @@ const INSTANCES: DmInstance[] = [
 ];
 
 const world: DmWorld = {
-  containers: WORLD_CONTAINERS,
+  containers: WORLD_CONTAINERS as unknown as DmWorld['containers'],
   views: {
     'sp:PumpV/v1': { properties: { title: [PUMP, 'name'], size: [PUMP, 'size'] } },
     'sp:Large/v1': { properties: { size: [PUMP, 'size'] }, filter: { range: { property: ['size'], gte: 10 } } },

@@ -15,7 +15,7 @@ import { DATAPOINT_LIMITS as L } from './limits.js';
 import { latestPoints, rawSeries, rawSeriesJson } from './raw-query.js';
 import type { AggregateName, LatestDatapointsBody, ListDatapointsBody, ListQueryItem } from './schema.js';
 import { findSeries, seriesHeader, seriesLabel, type SeriesInfo } from './series-lookup.js';
-import { parseDuration, parseTime } from './time-spec.js';
+import { parseDuration, parseTime } from '../../query/time-spec.js';
 import { parseTimeZone, UTC, type Zone } from './time-zone.js';
 import { treatmentOf } from './treatment.js';
 import type { UnitConversion } from '../units/conversion.js';

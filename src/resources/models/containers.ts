@@ -22,9 +22,10 @@ import {
 import { DM_LIMITS } from './limits.js';
 import type { SchemaMetadata } from './metadata.js';
 import { isList, normalizePropertyType, propertyTypeReadForm, type PropertyType } from './property-types.js';
+import { checkRecordContainer } from './record-containers.js';
 import { normalizeValue, renderValue, type StoredValue } from './values.js';
 
-export type UsedFor = 'node' | 'edge' | 'all';
+export type UsedFor = 'node' | 'edge' | 'all' | 'record';
 
 export interface ContainerProperty {
   type: PropertyType;
@@ -62,9 +63,7 @@ export interface ContainerDefinition {
  */
 export function normalizeContainer(raw: ContainerCreate, path: Path, stored?: ContainerDefinition): ContainerDefinition {
   checkSchemaExternalId(raw.externalId, [...path, 'externalId']);
-  if (raw.usedFor === 'record') {
-    fail([...path, 'usedFor'], 'record containers are not available on this server; use "node", "edge" or "all"');
-  }
+  if (raw.usedFor === 'record') checkRecordContainer(raw, path);
   const ids = Object.keys(raw.properties);
   // Before any of them is read: the body may hold many.
   checkCount(ids.length, DM_LIMITS.containerProperties, 'properties', path, 'properties');

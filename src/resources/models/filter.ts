@@ -28,6 +28,12 @@
  * comparison; base `type`, `startNode` and `endNode` values, like direct relation values, compare the
  * reference as stored, so a leaf naming a node answers alike whether the node exists, is hidden from the
  * caller, or was never written. Values arrive already typed and converted (timestamps as milliseconds).
+ *
+ * Records (resources/streams) are filtered in the same language with `records` set: a property is a
+ * container property `[space, container, property]` or one of the record's own fields `["space"]`,
+ * `["externalId"]`, `["createdTime"]`, `["lastUpdatedTime"]` (which leaves take which is `RECORD_FIELDS`);
+ * `hasData` names containers; `nested`, `overlaps` and `instanceReferences`, which are about the graph, are
+ * refused.
  */
 import { ApiError, badRequest, formatPath } from '../../http/errors.js';
 import { isPlainObject, type BooleanNode } from '../../query/filter.js';
@@ -79,7 +85,7 @@ export const BASE_FIELD_TYPES: Record<BaseField, PropertyType> = {
 
 /** What a filter property names. */
 export type PropertyTarget =
-  | { kind: 'base'; instanceType: InstanceType; field: BaseField; type: PropertyType }
+  | { kind: 'base'; instanceType: InstanceType | 'record'; field: BaseField; type: PropertyType }
   | {
       kind: 'container';
       container: ContainerId;
@@ -129,7 +135,20 @@ export interface FilterOptions {
   purpose?: 'query' | 'search';
   /** What the request's filters may still hold, shared by all the filters of one request (one each by default). */
   budget?: FilterBudget;
+  /** The filter is over records (see the top of this file). */
+  records?: boolean;
 }
+
+/** The record fields each leaf of a records filter may name (as `["space"]`); the other leaves name container properties only. */
+export const RECORD_FIELDS: Readonly<Record<string, readonly BaseField[]>> = {
+  equals: ['space', 'externalId', 'createdTime', 'lastUpdatedTime'],
+  in: ['space', 'externalId', 'createdTime', 'lastUpdatedTime'],
+  prefix: ['space', 'externalId'],
+  range: ['createdTime', 'lastUpdatedTime'],
+};
+
+/** Leaves about the graph, which records do not have. */
+const GRAPH_LEAVES: ReadonlySet<string> = new Set(['nested', 'overlaps', 'instanceReferences']);
 
 /**
  * The size of all the filters of one request, the filters of the views their `hasData` names included (a
@@ -212,6 +231,7 @@ function parseNode(raw: unknown, state: State, path: Path, depth: number): DmFil
   const op = keys[0];
   const body = raw[op];
   const here = [...path, op];
+  if (state.options.records && GRAPH_LEAVES.has(op)) fail(here, `records have no ${op} filter (it is about instances of the graph)`);
   state.clauses++;
   spend(state, 'clauses', 1);
   if (op === 'and' || op === 'or') {
@@ -273,6 +293,10 @@ function parseLeaf(op: string, raw: unknown, state: State, path: Path, depth: nu
   }
 
   const target = parseTarget(body.property, state, [...path, 'property']);
+  if (target.kind === 'base' && target.instanceType === 'record' && !(RECORD_FIELDS[op] ?? []).includes(target.field)) {
+    const fields = RECORD_FIELDS[op] ?? [];
+    fail([...path, 'property'], `${op} on records takes ${fields.length ? `${fields.map((f) => JSON.stringify([f])).join(', ')} or ` : ''}a container property [space, container, property]`);
+  }
   const t = target.type;
   if (t.type === 'json' && op !== 'exists') fail(path, `${op} does not apply to json properties (only exists does)`);
   const element = elementType(t);
@@ -334,7 +358,7 @@ function bounds(body: Record<string, unknown>, target: PropertyTarget, state: St
 // Properties
 
 export function describeTarget(t: PropertyTarget): string {
-  if (t.kind === 'base') return JSON.stringify([t.instanceType, t.field]);
+  if (t.kind === 'base') return JSON.stringify(t.instanceType === 'record' ? [t.field] : [t.instanceType, t.field]);
   if (t.view) return JSON.stringify([t.view.id.space, `${t.view.id.externalId}/${t.view.id.version}`, t.view.property]);
   return JSON.stringify([t.container.space, t.container.externalId, t.property]);
 }
@@ -363,7 +387,38 @@ export function parsePropertyReference(raw: unknown, options: FilterOptions, pat
   return parseTarget(raw, { options, clauses: 0, expanding: new Set(), budget: new FilterBudget(), root: path, base: 0 }, path);
 }
 
+/** The record fields a records filter, sort or aggregate may name as `[field]`. */
+const RECORD_BASE: readonly BaseField[] = ['space', 'externalId', 'createdTime', 'lastUpdatedTime'];
+
+/** A property of a record: one of its own fields, `[field]`, or a container property `[space, container, property]`. */
+function recordTarget(raw: unknown, state: State, path: Path): PropertyTarget {
+  if (!Array.isArray(raw) || (raw.length !== 1 && raw.length !== 3) || !raw.every((e) => typeof e === 'string' && e.length > 0)) {
+    fail(path, `expected a record property: [space, container, property], or one of ${RECORD_BASE.map((f) => JSON.stringify([f])).join(', ')}; got ${JSON.stringify(raw)}`);
+  }
+  const parts = raw as string[];
+  if (parts.length === 1) {
+    const field = parts[0] as BaseField;
+    if (!RECORD_BASE.includes(field)) fail(path, `records have no field ${JSON.stringify(parts[0])} (they have ${RECORD_BASE.join(', ')})`);
+    return { kind: 'base', instanceType: 'record', field, type: BASE_FIELD_TYPES[field] };
+  }
+  const [space, externalId, property] = parts;
+  if (externalId.includes('/')) fail(path, `records are filtered on container properties, not on views: ${JSON.stringify(raw)}`);
+  const id = { space, externalId };
+  const container = state.options.schema.container(id) ?? raise(missingContainers([id], path));
+  requireRecordContainer(container, path);
+  if (!Object.hasOwn(container.properties, property)) fail(path, `the container ${space}:${externalId} has no property ${JSON.stringify(property)}`);
+  return { kind: 'container', container: id, property, type: container.properties[property].type };
+}
+
+/** Records have data in record containers only. */
+export function requireRecordContainer(container: ContainerDefinition, path: Path): void {
+  if (container.usedFor !== 'record') {
+    fail(path, `the container ${container.space}:${container.externalId} holds data of ${container.usedFor === 'all' ? 'nodes and edges' : `${container.usedFor}s`}; records have data in containers with usedFor "record"`);
+  }
+}
+
 function parseTarget(raw: unknown, state: State, path: Path): PropertyTarget {
+  if (state.options.records) return recordTarget(raw, state, path);
   const { schema, instanceType, view } = state.options;
   if (!Array.isArray(raw) || raw.length < 1 || raw.length > 3 || !raw.every((e) => typeof e === 'string' && e.length > 0)) {
     fail(path, `expected a property reference: ["node" or "edge", field], [space, "view/version", property], [space, container, property] or [property], got ${JSON.stringify(raw)}`);
@@ -482,10 +537,13 @@ function parseHasData(body: unknown, state: State, path: Path, depth: number): D
     }
     if (ref.type === 'container') {
       const id = { space: ref.space, externalId: ref.externalId };
-      if (schema.container(id)) sources.push({ type: 'container', container: id });
+      const container = schema.container(id);
+      if (container && state.options.records) requireRecordContainer(container, where);
+      if (container) sources.push({ type: 'container', container: id });
       else missingC.push(id);
       return;
     }
+    if (state.options.records) fail(where, 'records have data in containers: expected {"type": "container", "space", "externalId"}');
     if (ref.type !== 'view' || typeof ref.version !== 'string') fail(where, 'expected "type": "view" with a "version", or "type": "container"');
     const id = { space: ref.space, externalId: ref.externalId, version: ref.version };
     const view = schema.view(id);

@@ -8,7 +8,7 @@ import { unitConversion, type UnitConversion } from '../units/conversion.js';
 import { BASE_FIELDS, describeTarget, parsePropertyReference, type FilterOptions, type FilterSchema, type PropertyTarget } from './filter.js';
 import { fail, missingViews, viewKey, type Path, type ViewId } from './identifiers.js';
 import type { Aggregate, AggregateInstancesBody, PropertySort, SearchInstancesBody, SourceSelector, TargetUnit } from './instance-schema.js';
-import { isList, isNumericType } from './property-types.js';
+import { isList, isNumericType, type PropertyType } from './property-types.js';
 import type { EffectiveProperty, ResolvedView } from './view-resolution.js';
 import { describeType } from './values.js';
 
@@ -46,25 +46,34 @@ export function checkTargetUnits(view: ResolvedView, targetUnits: readonly Targe
   (targetUnits ?? []).forEach((t, i) => {
     const where = [...path, i];
     const p = mappedProperty(view, t.property, [...where, 'property']);
-    const type = p.definition.type;
-    if ((type.type !== 'float32' && type.type !== 'float64') || !type.unit) {
-      fail([...where, 'property'], `${JSON.stringify(t.property)} has no unit to convert from (only float properties declared with a unit convert)`);
-    }
-    const from = unitCatalog.unit(type.unit.externalId)!;
-    const { externalId, unitSystemName } = t.unit;
-    if ((externalId === undefined) === (unitSystemName === undefined)) fail([...where, 'unit'], 'give exactly one of externalId and unitSystemName');
-    let to;
-    if (externalId !== undefined) {
-      to = unitCatalog.unit(externalId) ?? fail([...where, 'unit', 'externalId'], `${JSON.stringify(externalId)} is not a unit of the units catalog`);
-    } else {
-      const system = unitCatalog.system(unitSystemName!) ?? fail([...where, 'unit', 'unitSystemName'], `${JSON.stringify(unitSystemName)} is not a unit system of the units catalog`);
-      to = unitCatalog.systemUnit(system, from.quantity) ?? fail([...where, 'unit', 'unitSystemName'], `the unit system ${system.name} has no unit for ${from.quantity}`);
-    }
-    if (to.quantity !== from.quantity) fail([...where, 'unit'], `${to.externalId} measures ${to.quantity}, and the property is in ${from.externalId} (${from.quantity})`);
+    const conversion = targetConversion(p.definition.type, t.unit, where, JSON.stringify(t.property));
     if (out.has(t.property)) fail(where, `${JSON.stringify(t.property)} is given a target unit twice`);
-    out.set(t.property, unitConversion(from, to));
+    out.set(t.property, conversion);
   });
   return out;
+}
+
+/**
+ * The conversion of a float property with a unit (`type`) to a unit or to a unit system's unit of its
+ * quantity; a 400 at `path` (`property`, `unit`) when the property has no unit or the target measures
+ * something else. `name` is how the message names the property.
+ */
+export function targetConversion(type: PropertyType, unit: { externalId?: string; unitSystemName?: string }, path: Path, name: string): UnitConversion {
+  if ((type.type !== 'float32' && type.type !== 'float64') || !type.unit) {
+    fail([...path, 'property'], `${name} has no unit to convert from (only float properties declared with a unit convert)`);
+  }
+  const from = unitCatalog.unit(type.unit.externalId)!;
+  const { externalId, unitSystemName } = unit;
+  if ((externalId === undefined) === (unitSystemName === undefined)) fail([...path, 'unit'], 'give exactly one of externalId and unitSystemName');
+  let to;
+  if (externalId !== undefined) {
+    to = unitCatalog.unit(externalId) ?? fail([...path, 'unit', 'externalId'], `${JSON.stringify(externalId)} is not a unit of the units catalog`);
+  } else {
+    const system = unitCatalog.system(unitSystemName!) ?? fail([...path, 'unit', 'unitSystemName'], `${JSON.stringify(unitSystemName)} is not a unit system of the units catalog`);
+    to = unitCatalog.systemUnit(system, from.quantity) ?? fail([...path, 'unit', 'unitSystemName'], `the unit system ${system.name} has no unit for ${from.quantity}`);
+  }
+  if (to.quantity !== from.quantity) fail([...path, 'unit'], `${to.externalId} measures ${to.quantity}, and the property is in ${from.externalId} (${from.quantity})`);
+  return unitConversion(from, to);
 }
 
 /** A view property that maps a container property; the service's "Unknown property" 400 otherwise. */

@@ -12,6 +12,10 @@
  * the values the service derives from other instances (a maintained hierarchy's root and path) are what
  * those spaces alone would give. `table()` and `visible()` are how a query names the instance table; a
  * subquery over it is another `InstanceSql` of the same scope (`under`).
+ *
+ * The leaves are compiled by `FilterSql` from what a subclass says a property is (`column`) and what having
+ * data in a container is (`hasData`): `InstanceSql` for instances, and the records of a stream
+ * (resources/streams/record-sql.ts), whose properties are fields of a document, share the one compiler.
  */
 import type { Access } from '../../auth/access.js';
 import type { Services } from '../../http/services.js';
@@ -50,6 +54,132 @@ const MAX_JOINED_CONTAINERS = 60;
 
 const elementType = (t: PropertyType): PropertyType => (t.type === 'enum' || !t.list ? t : ({ ...t, list: false } as PropertyType));
 
+/**
+ * The filter language compiled to SQL over rows whose properties `column` names and whose data in a container
+ * `hasData` tests.
+ */
+export abstract class FilterSql {
+  abstract readonly dialect: Dialect;
+
+  /** The value of a property of the row. */
+  abstract column(t: PropertyTarget): Sql;
+
+  /** Whether the row has data in a container. */
+  abstract hasData(id: ContainerId): Sql;
+
+  compile(filter: DmFilter): Sql {
+    return compileBoolean(filter, (leaf) => this.leaf(leaf));
+  }
+
+  protected value(o: Operand, t: PropertyType, element = false): Sql {
+    if (o.kind === 'property') return this.column(o.target);
+    return sql`${toOperand(o.value, t, element)}`;
+  }
+
+  /** The elements of a list operand: a list of parameters, or a subquery of a list property's elements. */
+  /**
+   * The values of `in` and its kin, as the inside of `IN (...)`: one parameter each, or, past the filter
+   * language's own limit (internal callers: a `through` followed inwards from a whole set), one JSON array
+   * parameter, so that no statement exceeds the engine's number of parameters.
+   */
+  protected elements(o: Operand, element: PropertyType): Sql {
+    if (o.kind === 'property') return this.dialect.jsonElements(this.column(o.target), kindOf(element));
+    const values = (o.value as StoredScalar[]).map((v) => toOperand(v, element, true));
+    if (values.length > DM_LIMITS.filterValues) return this.dialect.jsonElements(sql`${JSON.stringify(values)}`, kindOf(element));
+    return values.length ? sql`${values}` : Sql.raw('NULL');
+  }
+
+  /** The leaves about the graph (`nested`, `instanceReferences`), which only instances have. */
+  protected abstract graphLeaf(leaf: Extract<DmLeaf, { op: 'nested' | 'instanceReferences' }>): Sql;
+
+  private leaf(leaf: DmLeaf): Sql {
+    switch (leaf.op) {
+      case 'matchAll':
+        return TRUE;
+      case 'nested':
+      case 'instanceReferences':
+        return this.graphLeaf(leaf);
+      case 'hasData':
+        return Sql.and(
+          leaf.sources.map((s) => {
+            if (s.type === 'container') return this.hasData(s.container);
+            if (s.filter) return this.compile(s.filter);
+            return Sql.and(s.containers.map((c) => this.hasData(c)));
+          }),
+        );
+      case 'overlaps': {
+        const start = this.column(leaf.start);
+        const end = this.column(leaf.end);
+        const t = leaf.start.type;
+        const parts: Sql[] = [sql`(${start} IS NOT NULL OR ${end} IS NOT NULL)`];
+        if (leaf.gt) parts.push(sql`(${end} IS NULL OR ${end} > ${this.value(leaf.gt, t)})`);
+        if (leaf.gte) parts.push(sql`(${end} IS NULL OR ${end} >= ${this.value(leaf.gte, t)})`);
+        if (leaf.lt) parts.push(sql`(${start} IS NULL OR ${start} < ${this.value(leaf.lt, t)})`);
+        if (leaf.lte) parts.push(sql`(${start} IS NULL OR ${start} <= ${this.value(leaf.lte, t)})`);
+        return Sql.and(parts);
+      }
+    }
+    const col = this.column(leaf.target);
+    const t = leaf.target.type;
+    const element = elementType(t);
+    const list = isList(t);
+    const listElements = () => this.dialect.jsonElements(col, kindOf(element));
+    switch (leaf.op) {
+      case 'exists':
+        return sql`${col} IS NOT NULL`;
+      case 'equals':
+        return sql`${col} = ${this.value(leaf.value, t)}`;
+      case 'in':
+      case 'containsAny': {
+        if (!list) return sql`${col} IN (${this.elements(leaf.values, element)})`;
+        return sql`EXISTS (SELECT 1 FROM (${listElements()}) e WHERE e.value IN (${this.elements(leaf.values, element)}))`;
+      }
+      case 'containsAll': {
+        if (leaf.values.kind === 'property') {
+          const other = this.dialect.jsonElements(this.column(leaf.values.target), kindOf(element));
+          return sql`(${col} IS NOT NULL AND ${this.column(leaf.values.target)} IS NOT NULL AND NOT EXISTS (SELECT value FROM (${other}) o WHERE o.value NOT IN (SELECT e.value FROM (${listElements()}) e)))`;
+        }
+        const distinct = [...new Map((leaf.values.value as StoredScalar[]).map((v) => [JSON.stringify(v), v])).values()];
+        if (distinct.length === 0) return sql`${col} IS NOT NULL`;
+        const values = distinct.map((v) => toOperand(v, element, true));
+        return sql`(SELECT count(DISTINCT e.value) FROM (${listElements()}) e WHERE e.value IN (${values})) = ${distinct.length}`;
+      }
+      case 'range': {
+        const parts: Sql[] = [];
+        const bound = (o: Operand | undefined, symbol: string) => {
+          if (o) parts.push(sql`${col} ${Sql.raw(symbol)} ${this.value(o, t)}`);
+        };
+        bound(leaf.gt, '>');
+        bound(leaf.gte, '>=');
+        bound(leaf.lt, '<');
+        bound(leaf.lte, '<=');
+        return Sql.and(parts);
+      }
+      case 'prefix': {
+        if (list) {
+          if (leaf.value.kind === 'property') {
+            // Lists are kept as canonical JSON text: a prefix list is the other's text up to its closing bracket.
+            const other = this.column(leaf.value.target);
+            return sql`(${col} IS NOT NULL AND ${other} IS NOT NULL AND (${other} = '[]' OR ${col} = ${other} OR substr(${col}, 1, length(${other})) = substr(${other}, 1, length(${other}) - 1) || ','))`;
+          }
+          const prefix = leaf.value.value as StoredScalar[];
+          const parts = [sql`${this.dialect.jsonLength(col)} >= ${prefix.length}`];
+          prefix.forEach((v, i) => parts.push(sql`${this.dialect.jsonElementAt(col, i, kindOf(element))} = ${toOperand(v, element, true)}`));
+          return Sql.and(parts);
+        }
+        if (leaf.value.kind === 'property') {
+          const other = this.column(leaf.value.target);
+          return sql`substr(${col}, 1, length(${other})) = ${other}`;
+        }
+        const p = leaf.value.value as string;
+        if (p === '') return sql`${col} IS NOT NULL`;
+        const upper = prefixUpperBound(p);
+        return upper === undefined ? sql`${col} >= ${p}` : sql`(${col} >= ${p} AND ${col} < ${upper})`;
+      }
+    }
+  }
+}
+
 /** Whom a query over instances answers: the project, its schema, and the spaces the caller reads. */
 export interface InstanceScope {
   readonly dialect: Dialect;
@@ -68,7 +198,7 @@ export function requestScope(services: Pick<Services, 'db' | 'access'>, projectI
  * The SQL of one query over instances under the alias `alias`: the containers it reads are joined as they
  * are named, and `joins()` gives their JOIN clauses once compiling is done.
  */
-export class InstanceSql {
+export class InstanceSql extends FilterSql {
   private readonly joined = new Map<string, string>();
   private nestedCount = 0;
   readonly dialect: Dialect;
@@ -79,6 +209,7 @@ export class InstanceSql {
     readonly scope: InstanceScope,
     readonly alias = 'i',
   ) {
+    super();
     this.dialect = scope.dialect;
     this.projectId = scope.projectId;
     this.schema = scope.schema;
@@ -171,6 +302,22 @@ export class InstanceSql {
     return stored(t.property);
   }
 
+  protected graphLeaf(leaf: Extract<DmLeaf, { op: 'nested' | 'instanceReferences' }>): Sql {
+    if (leaf.op === 'instanceReferences') {
+      if (leaf.refs.length === 0) return FALSE;
+      const rows = leaf.refs.map((r) => sql`(${r.space}, ${r.externalId})`);
+      return sql`(${Sql.raw(this.alias)}.space, ${Sql.raw(this.alias)}.external_id) IN (VALUES ${Sql.join(rows, ', ')})`;
+    }
+    const inner = this.under(`${this.alias}n${this.nestedCount++}`);
+    const condition = inner.compile(leaf.filter);
+    const t = inner.alias;
+    return sql`${this.column(leaf.scope)} IN (SELECT ${Sql.raw(`${t}.space`)} || ${REF_SEPARATOR} || ${Sql.raw(`${t}.external_id`)} FROM ${inner.from()} WHERE ${Sql.and([
+      inner.visible(),
+      Sql.raw(`${t}.kind = 0 AND ${t}.deleted_time IS NULL`),
+      condition,
+    ])})`;
+  }
+
   nullable(t: PropertyTarget): boolean {
     return !(t.kind === 'base' && ALWAYS_SET.has(t.field));
   }
@@ -181,126 +328,6 @@ export class InstanceSql {
     return Sql.raw(`${this.container(id)}.instance_id IS NOT NULL`);
   }
 
-  compile(filter: DmFilter): Sql {
-    return compileBoolean(filter, (leaf) => this.leaf(leaf));
-  }
-
-  private value(o: Operand, t: PropertyType, element = false): Sql {
-    if (o.kind === 'property') return this.column(o.target);
-    return sql`${toOperand(o.value, t, element)}`;
-  }
-
-  /** The elements of a list operand: a list of parameters, or a subquery of a list property's elements. */
-  /**
-   * The values of `in` and its kin, as the inside of `IN (...)`: one parameter each, or, past the filter
-   * language's own limit (internal callers: a `through` followed inwards from a whole set), one JSON array
-   * parameter, so that no statement exceeds the engine's number of parameters.
-   */
-  private elements(o: Operand, element: PropertyType): Sql {
-    if (o.kind === 'property') return this.dialect.jsonElements(this.column(o.target), kindOf(element));
-    const values = (o.value as StoredScalar[]).map((v) => toOperand(v, element, true));
-    if (values.length > DM_LIMITS.filterValues) return this.dialect.jsonElements(sql`${JSON.stringify(values)}`, kindOf(element));
-    return values.length ? sql`${values}` : Sql.raw('NULL');
-  }
-
-  private leaf(leaf: DmLeaf): Sql {
-    switch (leaf.op) {
-      case 'matchAll':
-        return TRUE;
-      case 'hasData':
-        return Sql.and(
-          leaf.sources.map((s) => {
-            if (s.type === 'container') return this.hasData(s.container);
-            if (s.filter) return this.compile(s.filter);
-            return Sql.and(s.containers.map((c) => this.hasData(c)));
-          }),
-        );
-      case 'instanceReferences': {
-        if (leaf.refs.length === 0) return FALSE;
-        const rows = leaf.refs.map((r) => sql`(${r.space}, ${r.externalId})`);
-        return sql`(${Sql.raw(this.alias)}.space, ${Sql.raw(this.alias)}.external_id) IN (VALUES ${Sql.join(rows, ', ')})`;
-      }
-      case 'nested': {
-        const inner = this.under(`${this.alias}n${this.nestedCount++}`);
-        const condition = inner.compile(leaf.filter);
-        const t = inner.alias;
-        return sql`${this.column(leaf.scope)} IN (SELECT ${Sql.raw(`${t}.space`)} || ${REF_SEPARATOR} || ${Sql.raw(`${t}.external_id`)} FROM ${inner.from()} WHERE ${Sql.and([
-          inner.visible(),
-          Sql.raw(`${t}.kind = 0 AND ${t}.deleted_time IS NULL`),
-          condition,
-        ])})`;
-      }
-      case 'overlaps': {
-        const start = this.column(leaf.start);
-        const end = this.column(leaf.end);
-        const t = leaf.start.type;
-        const parts: Sql[] = [sql`(${start} IS NOT NULL OR ${end} IS NOT NULL)`];
-        if (leaf.gt) parts.push(sql`(${end} IS NULL OR ${end} > ${this.value(leaf.gt, t)})`);
-        if (leaf.gte) parts.push(sql`(${end} IS NULL OR ${end} >= ${this.value(leaf.gte, t)})`);
-        if (leaf.lt) parts.push(sql`(${start} IS NULL OR ${start} < ${this.value(leaf.lt, t)})`);
-        if (leaf.lte) parts.push(sql`(${start} IS NULL OR ${start} <= ${this.value(leaf.lte, t)})`);
-        return Sql.and(parts);
-      }
-    }
-    const col = this.column(leaf.target);
-    const t = leaf.target.type;
-    const element = elementType(t);
-    const list = isList(t);
-    const listElements = () => this.dialect.jsonElements(col, kindOf(element));
-    switch (leaf.op) {
-      case 'exists':
-        return sql`${col} IS NOT NULL`;
-      case 'equals':
-        return sql`${col} = ${this.value(leaf.value, t)}`;
-      case 'in':
-      case 'containsAny': {
-        if (!list) return sql`${col} IN (${this.elements(leaf.values, element)})`;
-        return sql`EXISTS (SELECT 1 FROM (${listElements()}) e WHERE e.value IN (${this.elements(leaf.values, element)}))`;
-      }
-      case 'containsAll': {
-        if (leaf.values.kind === 'property') {
-          const other = this.dialect.jsonElements(this.column(leaf.values.target), kindOf(element));
-          return sql`(${col} IS NOT NULL AND ${this.column(leaf.values.target)} IS NOT NULL AND NOT EXISTS (SELECT value FROM (${other}) o WHERE o.value NOT IN (SELECT e.value FROM (${listElements()}) e)))`;
-        }
-        const distinct = [...new Map((leaf.values.value as StoredScalar[]).map((v) => [JSON.stringify(v), v])).values()];
-        if (distinct.length === 0) return sql`${col} IS NOT NULL`;
-        const values = distinct.map((v) => toOperand(v, element, true));
-        return sql`(SELECT count(DISTINCT e.value) FROM (${listElements()}) e WHERE e.value IN (${values})) = ${distinct.length}`;
-      }
-      case 'range': {
-        const parts: Sql[] = [];
-        const bound = (o: Operand | undefined, symbol: string) => {
-          if (o) parts.push(sql`${col} ${Sql.raw(symbol)} ${this.value(o, t)}`);
-        };
-        bound(leaf.gt, '>');
-        bound(leaf.gte, '>=');
-        bound(leaf.lt, '<');
-        bound(leaf.lte, '<=');
-        return Sql.and(parts);
-      }
-      case 'prefix': {
-        if (list) {
-          if (leaf.value.kind === 'property') {
-            // Lists are kept as canonical JSON text: a prefix list is the other's text up to its closing bracket.
-            const other = this.column(leaf.value.target);
-            return sql`(${col} IS NOT NULL AND ${other} IS NOT NULL AND (${other} = '[]' OR ${col} = ${other} OR substr(${col}, 1, length(${other})) = substr(${other}, 1, length(${other}) - 1) || ','))`;
-          }
-          const prefix = leaf.value.value as StoredScalar[];
-          const parts = [sql`${this.dialect.jsonLength(col)} >= ${prefix.length}`];
-          prefix.forEach((v, i) => parts.push(sql`${this.dialect.jsonElementAt(col, i, kindOf(element))} = ${toOperand(v, element, true)}`));
-          return Sql.and(parts);
-        }
-        if (leaf.value.kind === 'property') {
-          const other = this.column(leaf.value.target);
-          return sql`substr(${col}, 1, length(${other})) = ${other}`;
-        }
-        const p = leaf.value.value as string;
-        if (p === '') return sql`${col} IS NOT NULL`;
-        const upper = prefixUpperBound(p);
-        return upper === undefined ? sql`${col} >= ${p}` : sql`(${col} >= ${p} AND ${col} < ${upper})`;
-      }
-    }
-  }
 }
 
 function kindOf(t: PropertyType): 'text' | 'number' | 'boolean' {

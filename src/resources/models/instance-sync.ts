@@ -94,7 +94,7 @@ const NONE: DmFilter = { op: 'not', arg: ALL };
  * A filter that holds wherever `filter` may hold when property values are unknown (`widen`), or only where it
  * holds whatever they are (`!widen`): leaves on properties become true or false, the rest is kept.
  */
-function onBaseFields(filter: DmFilter, widen: boolean): DmFilter {
+export function onBaseFields(filter: DmFilter, widen: boolean): DmFilter {
   if (filter.op === 'and' || filter.op === 'or') return { op: filter.op, args: filter.args.map((a) => onBaseFields(a, widen)) };
   if (filter.op === 'not') return { op: 'not', arg: onBaseFields(filter.arg, !widen) };
   return baseOnly(filter as DmLeaf) ? filter : widen ? ALL : NONE;

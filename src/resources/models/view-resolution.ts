@@ -217,6 +217,9 @@ export class ViewResolver implements FilterSchema {
       const u = this.source.container(c)!.usedFor;
       used.set(u, [...(used.get(u) ?? []), containerKey(c)]);
     }
+    if (used.has('record')) {
+      fail([...path, 'properties'], `the view maps record containers (${used.get('record')!.join(', ')}); records are read through their streams, and views map containers of nodes and edges`);
+    }
     if (used.has('node') && used.has('edge')) {
       fail([...path, 'properties'], `the view maps containers for nodes (${used.get('node')!.join(', ')}) and containers for edges (${used.get('edge')!.join(', ')}); a view is used for one or the other`);
     }

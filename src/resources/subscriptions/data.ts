@@ -15,7 +15,7 @@ import type { Services } from '../../http/services.js';
 import { visibleAccess } from '../../query/visibility.js';
 import { decodeChunk } from '../datapoints/chunk-codec.js';
 import { blockPoint, type RawPoint } from '../datapoints/raw-query.js';
-import { parseTime } from '../datapoints/time-spec.js';
+import { parseTime } from '../../query/time-spec.js';
 import { shownBy, treatmentOf } from '../datapoints/treatment.js';
 import { timeSeriesCatalog } from '../timeseries/model.js';
 import {

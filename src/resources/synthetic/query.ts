@@ -18,7 +18,7 @@ import { parseGranularity, type Granularity } from '../datapoints/granularity.js
 import { rawSeries } from '../datapoints/raw-query.js';
 import type { AggregateName } from '../datapoints/schema.js';
 import { findSeries, seriesLabel, type SeriesInfo } from '../datapoints/series-lookup.js';
-import { parseTime } from '../datapoints/time-spec.js';
+import { parseTime } from '../../query/time-spec.js';
 import { parseTimeZone, UTC, type Zone } from '../datapoints/time-zone.js';
 import { aggregatesToRead, convertBucket, parseTarget, targetConversion, type Target } from '../datapoints/units.js';
 import { evaluate, type Column } from './evaluate.js';

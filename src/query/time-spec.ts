@@ -2,7 +2,7 @@
  * Points in time as requests give them: milliseconds since the epoch, or text relative to the request's
  * "now": `now`, `3d-ago`, `15m-ahead` (units s, m, h, d, w); and lengths of time such as `90s` or `2h`.
  */
-import { badRequest } from '../../http/errors.js';
+import { badRequest } from '../http/errors.js';
 
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 const RELATIVE = /^(\d{1,12})(s|m|h|d|w)-(ago|ahead)$/;

@@ -1,0 +1,168 @@
+/**
+ * Writing records: ingest (append), upsert (create or replace whole) and delete. A request is checked whole
+ * before anything is written: the records' spaces are writable under the caller's `streamRecordsAcl` scope
+ * and exist, the containers exist as the caller sees them (`dataModelsAcl`) and are record containers, and
+ * every value fits its property. Then one transaction writes it all, or nothing: it takes the stream's next
+ * feed positions (streams.ts `claimStream`), writes the rows, and counts them against the stream's limits.
+ *
+ * An immutable stream takes ingest only, and keeps every record it is given, identifiers repeated or not. A
+ * mutable stream keeps one record per space and external id: ingest refuses one that exists (409), upsert
+ * replaces it, and delete leaves a tombstone for the sync feed (unknown records are ignored). A request that
+ * names a record of a mutable stream twice is refused (422), as are upsert and delete on an immutable stream.
+ */
+import { ApiError, badRequest, duplicatedItems } from '../../http/errors.js';
+import type { Services } from '../../http/services.js';
+import { Sql, sql } from '../../storage/sql.js';
+import type { Queryable } from '../../storage/store.js';
+import { requireUserSpaces, type Path } from '../models/identifiers.js';
+import { existingSpaces } from '../models/schema-store.js';
+import { requireSpacesWritable, visibleSchema } from '../models/space-access.js';
+import { draftRecord, duplicatedRecords, writtenContainers, type RecordDraft } from './record-documents.js';
+import type { DeleteRecordsBody, WriteRecordsBody } from './schema.js';
+import { claimStream, countAgainstLimits, type ClaimedStream } from './streams.js';
+import { RECORD_STATE } from './tables.js';
+
+type RecordKey = { space: string; externalId: string };
+
+const keyOf = (r: RecordKey) => `${r.space}\u0000${r.externalId}`;
+
+interface StoredRecord {
+  seq: number;
+  space: string;
+  external_id: string;
+  state: number;
+  size: number;
+}
+
+function checkSpaces(services: Services, items: readonly RecordKey[]): void {
+  const at = (i: number): Path => ['items', i, 'space'];
+  requireUserSpaces(items.map((r, i) => ({ space: r.space, path: at(i), what: `the record ${r.space}:${r.externalId}` })));
+  requireSpacesWritable(services.access, items.map((r, i) => ({ space: r.space, path: at(i) })));
+}
+
+function requireMutable(claimed: ClaimedStream, what: string): void {
+  if (claimed.stream.type === 'Immutable') {
+    throw new ApiError(422, `The stream ${JSON.stringify(claimed.stream.externalId)} is immutable: its records cannot be ${what}; only mutable streams take this request`);
+  }
+}
+
+/** Each record named once; a 422 listing those named more often. */
+function requireDistinct(items: readonly RecordKey[]): void {
+  const seen = new Set<string>();
+  const twice = new Map<string, RecordKey>();
+  for (const r of items) {
+    const k = keyOf(r);
+    if (seen.has(k)) twice.set(k, r);
+    seen.add(k);
+  }
+  if (twice.size > 0) throw duplicatedRecords([...twice.values()]);
+}
+
+/** The records of a mutable stream with these identifiers, tombstones included, by key. */
+async function storedRecords(tx: Queryable, projectId: number, streamId: number, keys: readonly RecordKey[]): Promise<Map<string, StoredRecord>> {
+  const rows = await tx.all<StoredRecord>(
+    sql`SELECT seq, space, external_id, state, size FROM records WHERE project_id = ${projectId} AND stream_id = ${streamId} AND keyed = 1
+      AND (space, external_id) IN (VALUES ${Sql.join(
+        keys.map((k) => sql`(${k.space}, ${k.externalId})`),
+        ', ',
+      )})`,
+  );
+  return new Map(rows.map((r) => [keyOf({ space: r.space, externalId: r.external_id }), r]));
+}
+
+async function insertRecords(tx: Queryable, projectId: number, claimed: ClaimedStream, rows: ReadonlyArray<{ draft: RecordDraft; seq: number }>, keyed: boolean, now: number): Promise<void> {
+  if (rows.length === 0) return;
+  const d = tx.dialect;
+  const values = rows.map(
+    ({ draft, seq }) =>
+      sql`(${projectId}, ${claimed.stream.id}, ${seq}, ${draft.space}, ${draft.externalId}, ${now}, ${now}, ${RECORD_STATE.created}, ${keyed ? 1 : null}, ${d.document(sql`${draft.doc}`)}, ${draft.size})`,
+  );
+  await tx.run(
+    sql`INSERT INTO records (project_id, stream_id, seq, space, external_id, created_time, last_updated_time, state, keyed, doc, size) VALUES ${Sql.join(values, ', ')}`,
+  );
+}
+
+export async function writeRecords(services: Services, projectId: number, streamExternalId: string, body: WriteRecordsBody, mode: 'ingest' | 'upsert') {
+  checkSpaces(services, body.items);
+  const schema = (await visibleSchema(services, projectId)).resolver;
+  writtenContainers(body.items, schema);
+  const drafts = body.items.map((item, i) => draftRecord(item, schema, ['items', i]));
+  await services.db.transaction(async (tx) => {
+    const claimed = await claimStream(tx, projectId, streamExternalId, drafts.length);
+    // Read under the stream's lock, so that a stream's records are stamped in the order of their positions
+    // (which is what lets sync start from a time).
+    const now = services.now();
+    if (mode === 'upsert') requireMutable(claimed, 'replaced');
+    const found = await existingSpaces(tx, projectId, drafts.map((d) => d.space));
+    const unknown = [...new Set(drafts.map((d) => d.space))].filter((s) => !found.has(s));
+    if (unknown.length > 0) throw badRequest(`One or more spaces do not exist: ${unknown.join(', ')}`, { missing: unknown.map((space) => ({ space })) });
+    const positioned = drafts.map((draft, i) => ({ draft, seq: claimed.first + i }));
+    const bytes = drafts.reduce((sum, d) => sum + d.size, 0);
+
+    if (claimed.stream.type === 'Immutable') {
+      await insertRecords(tx, projectId, claimed, positioned, false, now);
+      await countAgainstLimits(tx, projectId, claimed, drafts.length, bytes);
+      return;
+    }
+    requireDistinct(drafts);
+    const stored = await storedRecords(tx, projectId, claimed.stream.id, drafts);
+    const live = (d: RecordDraft) => {
+      const s = stored.get(keyOf(d));
+      return s && Number(s.state) !== RECORD_STATE.deleted ? s : undefined;
+    };
+    if (mode === 'ingest') {
+      const existing = drafts.filter((d) => live(d));
+      if (existing.length > 0) {
+        throw duplicatedItems(
+          existing.map((d) => ({ space: d.space, externalId: d.externalId })),
+          409,
+        );
+      }
+    }
+    let replacedBytes = 0;
+    let replaced = 0;
+    const fresh: typeof positioned = [];
+    for (const p of positioned) {
+      const s = stored.get(keyOf(p.draft));
+      if (!s) {
+        fresh.push(p);
+        continue;
+      }
+      const wasLive = Number(s.state) !== RECORD_STATE.deleted;
+      if (wasLive) {
+        replaced++;
+        replacedBytes += Number(s.size);
+      }
+      // A tombstone's identifier is created anew; a live record keeps its creation time.
+      await tx.run(sql`UPDATE records SET seq = ${p.seq}, state = ${wasLive ? RECORD_STATE.updated : RECORD_STATE.created},
+        created_time = ${wasLive ? Sql.raw('created_time') : now}, last_updated_time = ${now}, doc = ${tx.dialect.document(sql`${p.draft.doc}`)}, size = ${p.draft.size}
+        WHERE project_id = ${projectId} AND stream_id = ${claimed.stream.id} AND seq = ${s.seq}`);
+    }
+    await insertRecords(tx, projectId, claimed, fresh, true, now);
+    await countAgainstLimits(tx, projectId, claimed, drafts.length - replaced, bytes - replacedBytes);
+  });
+  return {};
+}
+
+export async function deleteRecords(services: Services, projectId: number, streamExternalId: string, body: DeleteRecordsBody) {
+  checkSpaces(services, body.items);
+  requireDistinct(body.items);
+  await services.db.transaction(async (tx) => {
+    const claimed = await claimStream(tx, projectId, streamExternalId, body.items.length);
+    const now = services.now();
+    requireMutable(claimed, 'deleted');
+    const stored = await storedRecords(tx, projectId, claimed.stream.id, body.items);
+    let deleted = 0;
+    let bytes = 0;
+    for (const [i, item] of body.items.entries()) {
+      const s = stored.get(keyOf(item));
+      if (!s || Number(s.state) === RECORD_STATE.deleted) continue;
+      deleted++;
+      bytes += Number(s.size);
+      await tx.run(sql`UPDATE records SET seq = ${claimed.first + i}, state = ${RECORD_STATE.deleted}, last_updated_time = ${now}, doc = NULL, size = 0
+        WHERE project_id = ${projectId} AND stream_id = ${claimed.stream.id} AND seq = ${s.seq}`);
+    }
+    await countAgainstLimits(tx, projectId, claimed, -deleted, -bytes);
+  });
+  return {};
+}
