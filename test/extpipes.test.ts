@@ -144,8 +144,15 @@ describe('extraction pipelines', () => {
   });
 
   it('are listed with the filter, the data sets resolved among those seen', async () => {
-    await pipeline({ externalId: 'xp-f1', name: 'Filtered', source: 'pi', metadata: { Plant: 'North' }, createdBy: 'me' });
-    await pipeline({ externalId: 'xp-f2', name: 'Filtered', source: 'opc', dataSetId: ds2 });
+    await pipeline({
+      externalId: 'xp-f1', name: 'Filtered', source: 'pi', metadata: { Plant: 'North' }, createdBy: 'me',
+      contacts: [{ name: 'Ada', email: 'ada@example.com', sendNotification: true }], rawTables: [{ dbName: 'db', tableName: 't1' }],
+    });
+    await pipeline({
+      externalId: 'xp-f2', name: 'Filtered', source: 'opc', dataSetId: ds2,
+      contacts: [{ name: 'Bo', role: 'owner', sendNotification: false }, { name: 'Cy', email: null }],
+      rawTables: [{ dbName: 'db', tableName: 't1' }, { dbName: 'db', tableName: 't2' }],
+    });
     const list = async (filter: unknown) => {
       const res = await h.post('/extpipes/list', { filter, limit: 1000 });
       expect(res.status).toBe(200);
@@ -160,7 +167,17 @@ describe('extraction pipelines', () => {
     expect(await list({ externalIdPrefix: 'xp-s-', schedule: '@hourly' })).toEqual(['xp-s-@hourly']);
     const unknown = await h.post('/extpipes/list', { filter: { dataSetIds: [{ externalId: 'nowhere' }] } });
     expect(errorMessage(unknown, 400)).toMatch(/nowhere/);
-    expect(errorMessage(await h.post('/extpipes/list', { filter: { contacts: [] } }), 400)).toMatch(/filter.*contacts/);
+    // Contacts and raw tables: each one given is held, a contact matching on the fields given (null: any).
+    expect(await list({ name: 'Filtered', contacts: [{ email: 'ada@example.com' }] })).toEqual(['xp-f1']);
+    expect(await list({ name: 'Filtered', contacts: [{ sendNotification: true }] })).toEqual(['xp-f1']);
+    expect(await list({ name: 'Filtered', contacts: [{ sendNotification: false, email: null }] })).toEqual(['xp-f2']);
+    expect(await list({ name: 'Filtered', contacts: [{ name: 'Bo' }, { name: 'Cy' }] })).toEqual(['xp-f2']);
+    expect(await list({ name: 'Filtered', contacts: [{ name: 'Ada', role: 'owner' }] })).toEqual([]);
+    expect(await list({ name: 'Filtered', contacts: [] })).toEqual(['xp-f1', 'xp-f2']);
+    expect(await list({ name: 'Filtered', rawTables: [{ dbName: 'db', tableName: 't1' }] })).toEqual(['xp-f1', 'xp-f2']);
+    expect(await list({ name: 'Filtered', rawTables: [{ dbName: 'db', tableName: 't1' }, { dbName: 'db', tableName: 't2' }] })).toEqual(['xp-f2']);
+    expect(await list({ name: 'Filtered', rawTables: [{ dbName: 'db', tableName: 't3' }], contacts: [{ name: 'Ada' }] })).toEqual([]);
+    expect(errorMessage(await h.post('/extpipes/list', { filter: { rawTables: [{ dbName: 'db' }] } }), 400)).toMatch(/filter\.rawTables\[0\]/);
     const page = await h.get('/extpipes?limit=2');
     expect(page.body.items).toHaveLength(2);
     const next = await h.get(`/extpipes?limit=2&cursor=${encodeURIComponent(page.body.nextCursor)}`);

@@ -99,6 +99,11 @@ export interface Dialect {
   jsonElements(list: Sql, kind: 'text' | 'number' | 'boolean'): Sql;
   /** The number of elements of a JSON array held as text. */
   jsonLength(list: Sql): Sql;
+  /**
+   * Whether a JSON array of objects held as text has an element holding every member of `fields` with the
+   * same value (members the element has beyond them do not matter).
+   */
+  jsonListHasObject(list: Sql, fields: Readonly<Record<string, string | number | boolean>>): Sql;
   /** The part of a text before the first `separator` in it, and the part after it (the text holds one). */
   textBefore(text: Sql, separator: string): Sql;
   textAfter(text: Sql, separator: string): Sql;
@@ -252,6 +257,14 @@ export const sqliteDialect: Dialect = {
   planning: 'low',
   jsonElements: (list) => sql`SELECT value FROM json_each(${list})`,
   jsonLength: (list) => sql`json_array_length(${list})`,
+  jsonListHasObject: (list, fields) => {
+    const wanted = JSON.stringify(fields);
+    const same = Object.keys(fields).map((k) => {
+      const path = Sql.raw(sqlitePath([k]));
+      return sql`json_extract(e.value, ${path}) IS json_extract(${wanted}, ${path}) AND json_type(e.value, ${path}) IS json_type(${wanted}, ${path})`;
+    });
+    return sql`EXISTS (SELECT 1 FROM json_each(${list}) e WHERE json_type(e.value) = 'object'${Sql.join(same.map((c) => sql` AND ${c}`), '')})`;
+  },
   textBefore: (text, separator) => sql`substr(${text}, 1, instr(${text}, ${separator}) - 1)`,
   textAfter: (text, separator) => sql`substr(${text}, instr(${text}, ${separator}) + 1)`,
   byteLength: (text) => sql`length(CAST(${text} AS BLOB))`,
@@ -323,6 +336,7 @@ export const postgresDialect: Dialect = {
         ? sql`SELECT value::double precision AS value FROM jsonb_array_elements_text((${list})::jsonb) AS e(value)`
         : sql`SELECT value::boolean::int AS value FROM jsonb_array_elements_text((${list})::jsonb) AS e(value)`,
   jsonLength: (list) => sql`jsonb_array_length((${list})::jsonb)`,
+  jsonListHasObject: (list, fields) => sql`(${list})::jsonb @> (${JSON.stringify([fields])})::jsonb`,
   textBefore: (text, separator) => sql`split_part(${text}, ${separator}, 1)`,
   textAfter: (text, separator) => sql`substr(${text}, strpos(${text}, ${separator}) + 1)`,
   byteLength: (text) => sql`octet_length(${text})`,

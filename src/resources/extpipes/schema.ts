@@ -4,7 +4,8 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { Cursor, FilterRef, IgnoreUnknownIds, InternalId, ItemRefs, Limit, ListCursor, metadataSchema, orNull, partialObject, Timestamp, TimestampRange } from '../../http/common-schemas.js';
-import { EXTPIPE_LIMITS, EXTPIPE_METADATA_LIMITS, PipelineExternalId, pipelineModel, RunStatus } from './model.js';
+import { FILTER_LIMITS } from '../../query/filter.js';
+import { Contact, EXTPIPE_LIMITS, EXTPIPE_METADATA_LIMITS, PipelineExternalId, pipelineModel, RawTable, RunStatus } from './model.js';
 
 const items = <T extends Parameters<typeof Type.Array>[0]>(item: T) => Type.Array(item, { minItems: 1, maxItems: EXTPIPE_LIMITS.items });
 
@@ -27,6 +28,9 @@ export const PipelineFilter = partialObject({
   source: Type.String({ minLength: 1, maxLength: EXTPIPE_LIMITS.source }),
   documentation: Type.String({ minLength: 1, maxLength: EXTPIPE_LIMITS.documentation }),
   createdBy: Type.String({ minLength: 1, maxLength: EXTPIPE_LIMITS.createdBy }),
+  // Pipelines having each contact and raw table given, a contact matching on the fields given.
+  contacts: Type.Array(Contact, { maxItems: FILTER_LIMITS.maxValues }),
+  rawTables: Type.Array(RawTable, { maxItems: FILTER_LIMITS.maxValues }),
   createdTime: TimestampRange,
   lastUpdatedTime: TimestampRange,
 });

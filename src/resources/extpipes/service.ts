@@ -15,7 +15,7 @@ import { resolveReferences } from '../../query/references.js';
 import { visibleIn } from '../../query/visibility.js';
 import type { Item, Values } from '../../storage/items.js';
 import { cronOf, InvalidSchedule } from '../../storage/jobs/schedules.js';
-import { sql } from '../../storage/sql.js';
+import { Sql, sql } from '../../storage/sql.js';
 import { createItems, fromModel, getItem, inWrite, listItems, underParent, updateItems, type Path, type ResourceSpec, type UpdateItem } from '../crud.js';
 import { dataSetCatalog } from '../datasets/model.js';
 import { configRevisionModel, pipelineModel, runModel } from './model.js';
@@ -97,6 +97,20 @@ export function updatePipelines(
   });
 }
 
+/** Pipelines whose JSON list columns hold an object with the fields (those not null) of each one given. */
+function listsHoldingNode(services: Services, projectId: number, lists: Record<string, ReadonlyArray<Record<string, string | boolean | null | undefined>> | undefined>): FilterNode | undefined {
+  const { dialect } = services.db;
+  const holds = Object.entries(lists).flatMap(([column, wanted]) =>
+    (wanted ?? []).map((item) => {
+      const fields = Object.fromEntries(Object.entries(item).filter((e): e is [string, string | boolean] => e[1] !== null && e[1] !== undefined));
+      return dialect.jsonListHasObject(Sql.raw(column), fields);
+    }),
+  );
+  if (holds.length === 0) return undefined;
+  const ids = sql`SELECT id FROM extpipes WHERE project_id = ${projectId}${Sql.join(holds.map((h) => sql` AND ${h}`), '')}`;
+  return { op: 'inSet', target: propertyTarget(catalog, 'id'), ids };
+}
+
 /** The list filter as filter language; its data sets are resolved among those the request sees. */
 export async function pipelineFilterNode(f: PipelineFilter | undefined, services: Services, projectId: number): Promise<FilterNode | undefined> {
   if (!f) return undefined;
@@ -111,6 +125,7 @@ export async function pipelineFilterNode(f: PipelineFilter | undefined, services
     equalsLeaf(catalog, 'source', f.source),
     equalsLeaf(catalog, 'documentation', f.documentation),
     equalsLeaf(catalog, 'createdBy', f.createdBy),
+    listsHoldingNode(services, projectId, { contacts: f.contacts, raw_tables: f.rawTables }),
     rangeLeaf(catalog, 'createdTime', f.createdTime),
     rangeLeaf(catalog, 'lastUpdatedTime', f.lastUpdatedTime),
   ]);
