@@ -59,7 +59,6 @@ export const functionSpec: ResourceSpec<FunctionCreate> = {
     const schedules = await db.all<{ id: number }>(sql`SELECT id FROM function_schedules WHERE project_id = ${projectId} AND function_id IN (${ids})`);
     for (const s of schedules) await jobs.unschedule(db, projectId, scheduleName(Number(s.id)));
     await db.run(sql`DELETE FROM function_schedules WHERE project_id = ${projectId} AND function_id IN (${ids})`);
-    await db.run(sql`DELETE FROM function_calls WHERE project_id = ${projectId} AND function_row IN (${ids})`);
     const keys = await db.all<{ key: string | null }>(sql`SELECT code_key AS key FROM functions WHERE project_id = ${projectId} AND id IN (${ids})`);
     db.afterCommit(() => Promise.all(keys.flatMap((k) => (k.key ? [blobsOf(services).delete(projectId, k.key).catch(() => {})] : []))));
   },
