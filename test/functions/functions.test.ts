@@ -83,13 +83,17 @@ describe('functions', () => {
     expect(call.error.message).toMatch(/memory/);
   });
 
-  it('refuses a zip without its handler, a file that is no zip, and paths that leave the directory', async () => {
+  it('refuses a zip without its handler, a file that is no zip, paths that leave the directory and a zip bomb', async () => {
     const noHandler = await uploadFile(h, zipOf({ 'main.py': 'x = 1' }));
     expect(errorMessage(await h.post('/functions', { items: [{ name: 'f', fileId: noHandler }] }), 400)).toMatch(/items\[0\]\.fileId: .*no handler\.py/);
     const notZip = await uploadFile(h, Buffer.from('plain text'));
     expect(errorMessage(await h.post('/functions', { items: [{ name: 'f', fileId: notZip }] }), 400)).toMatch(/items\[0\]\.fileId: the file is not a zip file/);
     const escaping = await uploadFile(h, zipOf({ 'handler.py': 'x', '../evil.py': 'x' }));
     expect(errorMessage(await h.post('/functions', { items: [{ name: 'f', fileId: escaping }] }), 400)).toMatch(/leaves the directory/);
+    const bomb = zipOf({ 'handler.py': 'x' });
+    // The central directory's uncompressed size of the entry, raised to almost 4 GiB: refused before anything is inflated.
+    bomb.writeUInt32LE(0xfffffff0, bomb.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02])) + 24);
+    expect(errorMessage(await h.post('/functions', { items: [{ name: 'f', fileId: await uploadFile(h, bomb) }] }), 400)).toMatch(/unpacks to more than/);
     expect(errorMessage(await h.post('/functions', { items: [{ name: 'f', fileId: noHandler, functionType: 'functionApp' }] }), 400)).toMatch(/functionType/);
     expect(errorMessage(await h.post('/functions', { items: [{ name: 'f', fileId: noHandler, functionPath: 'main.rb' }] }), 400)).toMatch(/items\[0\]\.functionPath/);
     expect(errorMessage(await h.post('/functions', { items: [{ name: 'f', fileId: noHandler, memory: 100 }] }), 400)).toMatch(/items\[0\]\.memory/);

@@ -21,6 +21,7 @@ interface CogniteFunction {
   status: string;
   functionType: string;
   createdTime: Date;
+  lastCalled?: Date;
 }
 
 class FunctionsAPI extends BaseResourceAPI<CogniteFunction> {

@@ -102,6 +102,8 @@ async function runCall(runtime: AreaRuntime, job: Job, signal: AbortSignal) {
     signal,
     now: runtime.now,
   });
+  // Stopped with its process (the job goes back to the queue, to be run again) or deleted with its function.
+  if (signal.aborted) return { stopped: true };
   return finishCall(runtime, job.projectId, callId, outcome);
 }
 
@@ -125,6 +127,6 @@ async function fireSchedule(runtime: AreaRuntime, job: Job) {
 export function registerFunctionJobs(runtime: AreaRuntime): void {
   const settings = runtime.settings.of(FUNCTIONS_SETTINGS);
   runtime.jobs.register(DEPLOY_JOB, (job) => deploy(runtime, job), { concurrency: 1 });
-  runtime.jobs.register(CALL_JOB, (job, { signal }) => runCall(runtime, job, signal), { concurrency: settings.concurrency, maxAttempts: 1, leaseMs: 60_000 });
+  runtime.jobs.register(CALL_JOB, (job, { signal }) => runCall(runtime, job, signal), { concurrency: settings.concurrency, leaseMs: 60_000 });
   runtime.jobs.register(SCHEDULE_JOB, (job) => fireSchedule(runtime, job), { concurrency: 1 });
 }

@@ -191,7 +191,7 @@ function run(language: Language, input: RunInput, dir: string, runner: string, l
     function outcome(code: number | null, signal: NodeJS.Signals | null) {
       const seconds = input.settings.timeoutSeconds;
       if (ended === 'timeout' || signal === 'SIGXCPU') return { status: 'Timeout' as const, error: { message: `The call ran longer than its ${seconds} seconds` } };
-      if (ended === 'stopped') return { status: 'Failed' as const, error: { message: 'The call was stopped (its function was deleted, or the server stopped)' } };
+      if (ended === 'stopped') return { status: 'Failed' as const, error: { message: 'The call was stopped' } };
       if (ended === 'response') return { status: 'Failed' as const, error: { message: `The response is larger than ${RESPONSE_BYTES} bytes` } };
       if (result) {
         try {

@@ -213,7 +213,7 @@ export async function startCall(
   const running = await tx.get<{ n: number }>(sql`SELECT count(*) AS n FROM function_calls WHERE project_id = ${projectId} AND function_row = ${functionId} AND status = 'Running'`);
   if (Number(running!.n) >= FUNCTION_LIMITS.runningCalls) return undefined;
   const [callId] = await allocateIds(tx, 'function_calls', 1);
-  const jobId = await jobs.start(tx, { projectId, kind: CALL_JOB, payload: { callId, functionId, grant } satisfies CallPayload, maxAttempts: 1 });
+  const jobId = await jobs.start(tx, { projectId, kind: CALL_JOB, payload: { callId, functionId, grant } satisfies CallPayload });
   await tx.run(sql`INSERT INTO function_calls (id, project_id, function_row, function_id, status, start_time, data, schedule_id, scheduled_time, job_id, created_time, last_updated_time)
     VALUES (${callId}, ${projectId}, ${functionId}, ${functionId}, 'Running', ${now}, ${JSON.stringify(data ?? {})}, ${schedule?.scheduleId ?? null}, ${schedule?.scheduledTime ?? null}, ${jobId}, ${now}, ${now})`);
   await tx.run(sql`UPDATE functions SET last_called = ${now} WHERE project_id = ${projectId} AND id = ${functionId}`);
