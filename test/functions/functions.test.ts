@@ -19,7 +19,7 @@ const PY_ECHO = {
 };
 
 beforeAll(async () => {
-  h = await startHarness({}, { STRATA_CLIENTS: namedClients('runner', 'reader') }, { clock });
+  h = await startHarness({}, { STRATA_CLIENTS: namedClients('runner', 'reader', 'writer') }, { clock });
 });
 afterAll(() => h.close());
 
@@ -119,6 +119,14 @@ describe('functions', () => {
     expect(errorMessage(await h.request('POST', '/functions/delete', { items: [{ id: fn.id }] }, bearer(runner)), 403)).toMatch(/functionsAcl:WRITE/);
     expect((await h.request('GET', `/functions/${fn.id}/calls`, undefined, bearer(reader))).status).toBe(200);
     await jobsDone(h);
+  });
+
+  it('makes a function only of a file its creator may read, and answers one it may not as one that does not exist', async () => {
+    const writer = await namedClientToken(h, 'writer', [capability('functionsAcl', ['WRITE'])]);
+    const fileId = await uploadFile(h, zipOf(JS_ECHO));
+    const hidden = errorMessage(await h.request('POST', '/functions', { items: [{ name: 'f', fileId, functionPath: 'handler.js' }] }, bearer(writer)), 400);
+    const absent = errorMessage(await h.request('POST', '/functions', { items: [{ name: 'f', fileId: 987654321, functionPath: 'handler.js' }] }, bearer(writer)), 400);
+    expect(hidden.replace(String(fileId), 'ID')).toBe(absent.replace('987654321', 'ID'));
   });
 
   it('answers its limits and status', async () => {

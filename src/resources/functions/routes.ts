@@ -49,7 +49,7 @@ export const functionRoutes: ApiRoute[] = [
     capability: WRITE,
     body: CreateFunctionsBody,
     status: 201,
-    handler: async ({ services, project, body }) => ({ items: await createFunction(services, project.id, body.items[0]) }),
+    handler: async ({ services, principal, project, body }) => ({ items: await createFunction(services, principal, project, body.items[0]) }),
   }),
   route({
     method: 'GET',

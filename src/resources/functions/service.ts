@@ -7,6 +7,8 @@
  * when it is created and makes a call at each time its cron expression names.
  */
 import { randomUUID } from 'node:crypto';
+import { accessFor } from '../../auth/access.js';
+import { grantsFor, type Capability, type Principal } from '../../auth/principal.js';
 import { Readable } from 'node:stream';
 import type { Project } from '../../http/route.js';
 import { ApiError, badRequest, formatPath } from '../../http/errors.js';
@@ -108,11 +110,18 @@ async function readAll(stream: Readable, max: number, path: Path): Promise<Buffe
   return Buffer.concat(chunks);
 }
 
-/** Creates a function from its zip file, answered `Queued`; a job deploys it. */
-export async function createFunction(services: Services, projectId: number, item: FunctionCreate) {
+const FILES_READ: Capability = { acl: 'filesAcl', action: 'READ' };
+
+/**
+ * Creates a function from its zip file, answered `Queued`; a job deploys it. The file must be one the
+ * principal may read (`filesAcl:READ` in its scope): one it may not is refused as one that does not exist.
+ */
+export async function createFunction(services: Services, principal: Principal, project: Project, item: FunctionCreate) {
+  const projectId = project.id;
   const path: Path = ['items', 0];
   const functionPath = checkCreate(item, path);
-  const content = await openContent(services, projectId, { id: item.fileId! }, [...path, 'fileId']);
+  const readable = { ...services, access: accessFor(FILES_READ, grantsFor(principal, FILES_READ, project.name)) };
+  const content = await openContent(readable, projectId, { id: item.fileId! }, [...path, 'fileId']);
   if (content.size > CODE_LIMITS.zipBytes) throw badRequest(`${formatPath([...path, 'fileId'])}: the file has ${content.size} bytes, more than the ${CODE_LIMITS.zipBytes} a function's code may have`);
   const zip = await readAll(await content.open(), CODE_LIMITS.zipBytes, [...path, 'fileId']);
   try {
