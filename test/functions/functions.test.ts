@@ -69,6 +69,23 @@ describe('functions', () => {
     expect(call.error.message).toBe('ValueError: no good');
   });
 
+  it.runIf(hasPython)('gives a client only where the official SDK is importable, and says so otherwise', async () => {
+    const fn = await deployed(h, { 'handler.py': 'def handle(client, data):\n    return client.config.project\n' });
+    const call = await callToEnd(h, fn.id);
+    expect(call.status).toBe('Failed');
+    expect(call.error.message).toMatch(/needs the cognite-sdk package/);
+  });
+
+  it('keeps at most 1000 lines of a call\'s output, and says where it cut', async () => {
+    const fn = await deployed(h, { 'handler.js': 'exports.handle = () => { for (let i = 0; i < 3000; i++) console.log("line " + i); return 1; };' }, { functionPath: 'handler.js' });
+    const call = await callToEnd(h, fn.id);
+    expect(call.status).toBe('Completed');
+    const logs = (await h.get(`/functions/${fn.id}/calls/${call.id}/logs`)).body.items;
+    expect(logs).toHaveLength(1001);
+    expect(logs[999].message).toBe('line 999');
+    expect(logs[1000].message).toMatch(/further output dropped/);
+  });
+
   it.runIf(hasPython)('holds a call to its memory', async () => {
     const fn = await deployed(h, { 'handler.py': 'def handle(data):\n    block = bytearray(1024 * 1024 * 1024)\n    return len(block)\n' }, { memory: 0.2 });
     const call = await callToEnd(h, fn.id);
