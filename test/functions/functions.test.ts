@@ -76,6 +76,23 @@ describe('functions', () => {
     expect(call.error.message).toMatch(/needs the cognite-sdk package/);
   });
 
+  it.runIf(process.getuid?.() === 0)('runs a call as a user of its own, in a directory only it reads', async () => {
+    const probe = `const fs = require('node:fs');
+exports.handle = () => {
+  let rootEnv = 'read';
+  try { fs.readFileSync('/proc/1/environ'); } catch (e) { rootEnv = e.code; }
+  return { uid: process.getuid(), gid: process.getgid(), groups: process.getgroups(), dirMode: fs.statSync('.').mode & 0o777, rootEnv };
+};`;
+    const fn = await deployed(h, { 'handler.js': probe }, { functionPath: 'handler.js' });
+    const call = await callToEnd(h, fn.id);
+    const { response } = (await h.get(`/functions/${fn.id}/calls/${call.id}/response`)).body;
+    expect(response.uid).toBeGreaterThanOrEqual(2_000_000_000);
+    expect(response.gid).toBe(response.uid);
+    expect(response.groups).toEqual([response.gid]);
+    expect(response.dirMode).toBe(0o700);
+    expect(response.rootEnv).toBe('EACCES');
+  });
+
   it('keeps at most 1000 lines of a call\'s output, and says where it cut', async () => {
     const fn = await deployed(h, { 'handler.js': 'exports.handle = () => { for (let i = 0; i < 3000; i++) console.log("line " + i); return 1; };' }, { functionPath: 'handler.js' });
     const call = await callToEnd(h, fn.id);

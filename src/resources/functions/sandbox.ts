@@ -1,7 +1,8 @@
 /**
  * Running a function's handler, never in Strata's own process: a child process in a temporary directory of
- * its own (the unpacked code, nothing else), with an environment holding only what it is handed, as the
- * unprivileged user `nobody` when Strata runs as root, under `prlimit` limits on CPU time, address space
+ * its own (the unpacked code, nothing else), with an environment holding only what it is handed, as an
+ * unprivileged user id of its own when Strata runs as root (no other call runs as it at the same time, so
+ * none reads another's files, environment or token), under `prlimit` limits on CPU time, address space
  * (Python; Node.js holds its heap with --max-old-space-size instead, as it reserves more address space than
  * it uses), file size and open files, in a process group of its own that is killed whole at the wall-clock
  * timeout or when the call is stopped. What it writes is kept within LOG_LIMITS, what it answers within
@@ -20,8 +21,27 @@ import type { FunctionsSettings } from './settings.js';
 
 export const LOG_LIMITS = { lines: 1000, bytes: 1024 * 1024, lineLength: 4096 } as const;
 export const RESPONSE_BYTES = 1024 * 1024;
-/** The user and group of `nobody`, whom the child runs as when Strata runs as root. */
-const NOBODY = { uid: 65534, gid: 65534 };
+/**
+ * The user and group ids calls run as when Strata runs as root: CALL_IDS_BASE, plus a thousand per process
+ * (by its pid, so processes on one host keep apart), plus the slot of the call among those the process
+ * runs at once. None has an entry in /etc/passwd, and none owns anything on the host.
+ */
+const CALL_IDS_BASE = 2_000_000_000;
+const MAX_SLOTS = 1000;
+const slots = new Set<number>();
+
+function takeSlot(): number {
+  let slot = 0;
+  while (slots.has(slot)) slot++;
+  if (slot >= MAX_SLOTS) throw new Error(`more than ${MAX_SLOTS} calls at once in one process`);
+  slots.add(slot);
+  return slot;
+}
+
+function callUser(slot: number): { uid: number; gid: number } {
+  const id = CALL_IDS_BASE + (process.pid % 1000) * MAX_SLOTS + slot;
+  return { uid: id, gid: id };
+}
 const FILE_BYTES = 100 * 1024 * 1024;
 const PATH = '/usr/local/bin:/usr/bin:/bin';
 const PRLIMIT = ['/usr/bin/prlimit', '/bin/prlimit'].find((p) => existsSync(p));
@@ -97,7 +117,8 @@ class Logs {
 
 function limits(language: Language, input: RunInput, asRoot: boolean): string[] {
   const cpu = input.settings.timeoutSeconds + 1;
-  const common = [`--cpu=${cpu}`, `--fsize=${FILE_BYTES}`, '--nofile=256', '--core=0', ...(asRoot ? ['--nproc=512'] : [])];
+  // The process count is per user: with a user of its own, the call's processes and threads alone.
+  const common = [`--cpu=${cpu}`, `--fsize=${FILE_BYTES}`, '--nofile=256', '--core=0', ...(asRoot ? ['--nproc=256'] : [])];
   return language === 'python' ? [...common, `--as=${input.memoryBytes}`] : common;
 }
 
@@ -114,7 +135,8 @@ export async function runHandler(input: RunInput): Promise<RunOutcome> {
   if (!language) return failed(`${input.handler}: a handler is a .py file (Python) or a .js, .mjs or .cjs file (JavaScript)`);
   if (!PRLIMIT) return failed('prlimit (util-linux) is not installed on the server, so no call can run within its limits');
   const asRoot = process.getuid?.() === 0;
-  const owner = asRoot ? NOBODY : undefined;
+  const slot = asRoot ? takeSlot() : undefined;
+  const owner = slot === undefined ? undefined : callUser(slot);
   const dir = await mkdtemp(join(tmpdir(), 'strata-call-'));
   try {
     if (owner) await chown(dir, owner.uid, owner.gid);
@@ -127,6 +149,7 @@ export async function runHandler(input: RunInput): Promise<RunOutcome> {
     return failed(`the call could not start: ${(error as Error).message}`);
   } finally {
     await rm(dir, { recursive: true, force: true });
+    if (slot !== undefined) slots.delete(slot);
   }
 }
 
