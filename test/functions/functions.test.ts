@@ -15,7 +15,8 @@ let h: Harness;
 
 const JS_ECHO = { 'handler.js': "exports.handle = async (data, context) => { console.log('hello from js'); return { twice: data.n * 2, info: context.functionCallInfo }; };" };
 const PY_ECHO = {
-  'handler.py': 'import os\ndef handle(data, function_call_info):\n    print("hello from python")\n    return {"sum": data["a"] + data["b"], "info": function_call_info, "home": os.environ["HOME"], "env": sorted(os.environ)}\n',
+  'src/handler.py': 'import os\nfrom helpers import add\ndef handle(data, function_call_info):\n    print("hello from python")\n    return {"sum": add(data["a"], data["b"]), "info": function_call_info, "home": os.environ["HOME"], "env": sorted(os.environ)}\n',
+  'helpers.py': 'def add(a, b):\n    return a + b\n',
 };
 
 beforeAll(async () => {
@@ -50,7 +51,7 @@ describe('functions', () => {
   });
 
   it.runIf(hasPython)('runs a Python handler with the arguments it names, in a directory and environment of its own', async () => {
-    const fn = await deployed(h, PY_ECHO);
+    const fn = await deployed(h, PY_ECHO, { functionPath: 'src/handler.py' });
     const call = await callToEnd(h, fn.id, { a: 2, b: 3 });
     expect(call.status, JSON.stringify(call)).toBe('Completed');
     const { response } = (await h.get(`/functions/${fn.id}/calls/${call.id}/response`)).body;

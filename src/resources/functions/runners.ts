@@ -23,7 +23,8 @@ def main():
     out = os.fdopen(3, "w")
     try:
         path = os.path.abspath(call["handler"])
-        sys.path.insert(0, os.path.dirname(path))
+        # Isolated mode (-I) puts neither the working directory nor the handler's on the import path.
+        sys.path[0:0] = [os.path.dirname(path), os.getcwd()]
         spec = importlib.util.spec_from_file_location("handler", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
