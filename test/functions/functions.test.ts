@@ -135,6 +135,20 @@ exports.handle = () => {
     expect((await h.post('/functions/list', { filter: { name: 'f', fileId: noHandler } })).body.items).toEqual([]);
   });
 
+  it('deploys a zip whose data does not unpack as Failed, with the reason', async () => {
+    const zip = zipOf({ 'handler.py': 'def handle(data):\n    return 1\n' });
+    // An unknown compression method, in the local and the central header: the entries list, but do not unpack.
+    zip.writeUInt16LE(99, 8);
+    zip.writeUInt16LE(99, zip.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02])) + 10);
+    const created = await h.post('/functions', { items: [{ name: 'f', fileId: await uploadFile(h, zip) }] });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    await jobsDone(h);
+    const fn = (await h.get(`/functions/${created.body.items[0].id}`)).body;
+    expect(fn.status).toBe('Failed');
+    expect(fn.error.message).toMatch(/cannot be unpacked/);
+    expect(errorMessage(await h.post(`/functions/${fn.id}/call`, { data: {}, nonce: await nonce(h) }), 400)).toMatch(/status is Failed/);
+  });
+
   it('refuses a call of an unknown function, and a call without a nonce', async () => {
     expect((await h.post('/functions/987654321/call', { data: {}, nonce: await nonce(h) })).status).toBe(400);
     const fn = await deployed(h, JS_ECHO, { functionPath: 'handler.js' });

@@ -1,13 +1,15 @@
 /**
- * A function's code: a zip file, read whole into memory within `CODE_LIMITS` (fflate). Its entries are
+ * A function's code: a zip file, read whole into memory within `CODE_LIMITS` (fflate; entries inflate on
+ * its worker threads, so a large zip does not hold up the event loop). Its entries are
  * checked before anything is inflated: paths stay inside the directory they unpack to, the sizes they
  * declare stay within the limits (an entry inflates into a buffer of its declared size, so a zip bomb gets no
  * further than its declaration), and the handler file is there. Entries are written as plain files, so a
  * symbolic link in the zip is a file holding its target's name, not a link.
  */
-import { chown, mkdir, writeFile } from 'node:fs/promises';
+import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
-import { unzipSync } from 'fflate';
+import { unzip, unzipSync, type Unzipped } from 'fflate';
 
 export const CODE_LIMITS = {
   zipBytes: 50 * 1024 * 1024,
@@ -76,10 +78,16 @@ export function checkCode(zip: Uint8Array, functionPath: string): Map<string, st
   return paths;
 }
 
+function inflate(zip: Uint8Array, paths: Map<string, string>): Promise<Unzipped> {
+  return new Promise((resolve, reject) =>
+    unzip(zip, { filter: (file) => paths.has(file.name) }, (error, files) => (error ? reject(new CodeError(`the zip file cannot be unpacked: ${error.message}`)) : resolve(files))),
+  );
+}
+
 /** Unpacks the checked zip into `dir` (which exists), its files owned by `owner` when given. */
 export async function unpackCode(zip: Uint8Array, functionPath: string, dir: string, owner?: { uid: number; gid: number }): Promise<void> {
   const paths = checkCode(zip, functionPath);
-  const files = unzipSync(zip, { filter: (file) => paths.has(file.name) });
+  const files = await inflate(zip, paths);
   const made = new Set<string>();
   for (const [name, bytes] of Object.entries(files)) {
     const target = join(dir, paths.get(name)!);
@@ -99,5 +107,15 @@ async function chownUp(d: string, root: string, owner: { uid: number; gid: numbe
   for (let at = d; at.startsWith(root); at = dirname(at)) {
     await chown(at, owner.uid, owner.gid);
     if (at === root) break;
+  }
+}
+
+/** Checks that the zip unpacks whole (its entries' data too), into a directory removed afterwards. */
+export async function checkUnpacks(zip: Uint8Array, functionPath: string): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'strata-deploy-'));
+  try {
+    await unpackCode(zip, functionPath, dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 }

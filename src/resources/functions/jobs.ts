@@ -1,13 +1,13 @@
 /**
- * The functions' work beside requests, as durable jobs: deploying a function (its zip inflated and checked
- * whole), running a call in a child process (sandbox.ts) and recording how it ended, and a schedule's
+ * The functions' work beside requests, as durable jobs: deploying a function (its zip unpacked whole, as a
+ * check), running a call in a child process (sandbox.ts) and recording how it ended, and a schedule's
  * firing, which starts a call with the schedule's session and data.
  */
 import type { AreaRuntime } from '../../http/area.js';
 import type { SessionGrant } from '../../http/self-calls.js';
 import type { Job } from '../../storage/jobs/jobs.js';
 import { sql } from '../../storage/sql.js';
-import { checkCode, CodeError } from './code.js';
+import { checkUnpacks, CodeError } from './code.js';
 import { runHandler, type RunOutcome } from './sandbox.js';
 import { CALL_JOB, DEPLOY_JOB, RESOURCE_LIMITS, SCHEDULE_JOB, startCall, type CallPayload } from './service.js';
 import { FUNCTIONS_SETTINGS } from './settings.js';
@@ -50,7 +50,7 @@ async function deploy(runtime: AreaRuntime, job: Job) {
   const zip = await readBlob(runtime, job.projectId, fn.codeKey);
   try {
     if (!zip) throw new CodeError("the function's code is gone from the blob store");
-    checkCode(zip, fn.functionPath);
+    await checkUnpacks(zip, fn.functionPath);
   } catch (error) {
     if (!(error instanceof CodeError)) throw error;
     await setStatus(runtime, job.projectId, functionId, 'Failed', error.message);
