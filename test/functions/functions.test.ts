@@ -63,6 +63,13 @@ describe('functions', () => {
     expect(logs.body.items.map((l: { message: string }) => l.message)).toContain('hello from python');
   });
 
+  it.runIf(hasPython)('hands a Python handler its secrets as given, though they are answered scrambled', async () => {
+    const fn = await deployed(h, { 'handler.py': 'def handle(secrets, data):\n    return secrets["api-key"] + data["suffix"]\n' }, { secrets: { 'api-key': 's3cret' } });
+    expect(fn.secrets).toEqual({ 'api-key': '***' });
+    const call = await callToEnd(h, fn.id, { suffix: '!' });
+    expect((await h.get(`/functions/${fn.id}/calls/${call.id}/response`)).body.response).toBe('s3cret!');
+  });
+
   it.runIf(hasPython)('ends a call that raises as Failed, with the error', async () => {
     const fn = await deployed(h, { 'handler.py': 'def handle(data):\n    raise ValueError("no good")\n' });
     const call = await callToEnd(h, fn.id);

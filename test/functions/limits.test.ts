@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorMessage, startHarness, type Harness } from '../support/harness.js';
 import { jobsDone } from '../support/jobs.js';
+import { ManualClock } from '../support/manual-clock.js';
 import { callToEnd, deployed, hasPython, nonce } from './support.js';
 
 describe('running calls of one function', () => {
@@ -73,8 +74,9 @@ describe('a call past its time', () => {
 
 describe('with execution turned off', () => {
   let h: Harness;
+  const clock = new ManualClock(Date.now());
   beforeAll(async () => {
-    h = await startHarness({}, { STRATA_FUNCTIONS_EXECUTION: 'off' });
+    h = await startHarness({}, { STRATA_FUNCTIONS_EXECUTION: 'off' }, { clock });
   });
   afterAll(() => h.close());
 
@@ -83,5 +85,16 @@ describe('with execution turned off', () => {
     const res = await h.post(`/functions/${fn.id}/call`, { data: {}, nonce: await nonce(h) });
     expect(errorMessage(res, 501)).toMatch(/turned off .*STRATA_FUNCTIONS_EXECUTION=off/);
     expect((await h.get(`/functions/${fn.id}/calls`)).body.items).toEqual([]);
+  });
+
+  it("ends a schedule's calls as Failed, saying why", async () => {
+    const fn = await deployed(h, { 'handler.py': 'def handle(data):\n    return 1\n' });
+    const created = await h.post('/functions/schedules', { items: [{ name: 's', cronExpression: '* * * * *', functionId: fn.id, nonce: await nonce(h) }] });
+    expect(created.status).toBe(201);
+    clock.advance(60_000);
+    await h.strata.services.jobs!.settled();
+    await jobsDone(h);
+    const calls = (await h.get(`/functions/${fn.id}/calls`)).body.items;
+    expect(calls).toMatchObject([{ status: 'Failed', scheduleId: created.body.items[0].id, error: { message: expect.stringMatching(/turned off/) } }]);
   });
 });
