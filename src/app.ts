@@ -187,7 +187,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // The server is built below; calls are made only once it serves.
     api: createSelfCaller({ app: () => app, auth, db, now }),
   };
-  for (const area of AREAS) area.registerJobs?.({ jobs: platform.jobs, store: db, reads, now, api: services.api!, auth, settings: config.sections });
+  for (const area of AREAS) area.registerJobs?.({ jobs: platform.jobs, store: db, reads, now, api: services.api!, auth, blobs: platform.blobs, publicUrl: config.publicUrl, settings: config.sections });
 
   const app = Fastify({
     logger: options.logger === false ? false : { level: config.logLevel },

@@ -11,6 +11,7 @@ import { dataSetsArea } from './resources/datasets/area.js';
 import { eventsArea } from './resources/events/area.js';
 import { extpipesArea } from './resources/extpipes/area.js';
 import { filesArea } from './resources/files/area.js';
+import { functionsArea } from './resources/functions/area.js';
 import { groupsArea } from './resources/groups/area.js';
 import { modelsArea } from './resources/models/area.js';
 import { projectsArea } from './resources/projects/area.js';
@@ -22,7 +23,7 @@ import { syntheticArea } from './resources/synthetic/area.js';
 import { timeSeriesArea } from './resources/timeseries/area.js';
 import { unitsArea } from './resources/units/area.js';
 
-export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea];
+export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea];
 
 /** The areas' configuration sections, for `loadConfig` and `strata help`. */
 export const CONFIG_SECTIONS: readonly ConfigSection<unknown>[] = AREAS.flatMap((a) => (a.config ? [a.config] : []));

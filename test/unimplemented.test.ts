@@ -39,7 +39,7 @@ describe('an operation of the reference that Strata does not serve', () => {
 
   it('matches as the router does: a literal segment before a parameter, a trailing slash or query string ignored', async () => {
     expect(await named('POST', '/annotations/byids')).toBe('POST /annotations/byids');
-    expect(await named('GET', '/functions/7/')).toBe('GET /functions/{functionId}');
+    expect(await named('GET', '/3d/models/7/')).toBe('GET /3d/models/{modelId}');
     expect(await named('GET', '/annotations/123?limit=5')).toBe('GET /annotations/{annotationId}');
     // GET /annotations/list is an annotation whose id is "list", as a router would read it.
     expect(await named('GET', '/annotations/list')).toBe('GET /annotations/{annotationId}');

@@ -5,6 +5,7 @@
  * root knows which areas exist, so adding one touches that list and the area's own folder.
  */
 import type { AuthRuntime } from '../auth/runtime.js';
+import type { BlobStore } from '../storage/blobs/blob-store.js';
 import type { ConfigSection, SectionValues } from '../config.js';
 import type { Jobs } from '../storage/jobs/jobs.js';
 import type { DataStep } from '../storage/migrate.js';
@@ -24,6 +25,9 @@ export interface AreaRuntime {
   /** Calls of the API on a user's behalf, with the token or session they handed over (self-calls.ts). */
   api: SelfCaller;
   auth: AuthRuntime;
+  blobs: BlobStore;
+  /** The origin clients reach this API at (STRATA_PUBLIC_URL). */
+  publicUrl: string;
   /** The areas' configuration sections. */
   settings: SectionValues;
 }

@@ -25,6 +25,8 @@ const LOCKS = {
    * series, which bring their own memberships up to date, and exclusively by writes of subscriptions.
    */
   subscriptionMembers: 6,
+  /** The calls running of one function (key: the function's id), counted against their maximum as one is added. */
+  functionCalls: 7,
 } as const;
 
 /** Holds the lock until the transaction ends; `shared` holders wait only for an exclusive one. */

@@ -76,7 +76,8 @@ export class SqliteStore implements Store {
   constructor({ dataDir, synchronous = 'normal' }: SqliteOptions) {
     let file = ':memory:';
     if (dataDir !== ':memory:') {
-      mkdirSync(dataDir, { recursive: true });
+      // Readable by Strata's user alone: function calls run as other users on the same host.
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
       file = join(dataDir, 'strata.db');
     }
     const db = new Database(file);

@@ -26,7 +26,8 @@ export class FileBlobStore implements BlobStore {
 
   static async open(root: string): Promise<FileBlobStore> {
     const store = new FileBlobStore(root);
-    await mkdir(store.partial, { recursive: true });
+    // Readable by Strata's user alone, as the data directory is.
+    await mkdir(store.partial, { recursive: true, mode: 0o700 });
     const now = Date.now();
     for (const name of await readdir(store.partial)) {
       const path = join(store.partial, name);
