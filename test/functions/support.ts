@@ -1,12 +1,14 @@
 /** Shared steps of the functions tests: zips of code uploaded as files, functions made from them, calls run to their end. */
-import { spawnSync } from 'node:child_process';
 import { strToU8, zipSync } from 'fflate';
 import { expect } from 'vitest';
+import { hasProgram } from '../support/external.js';
 import type { Harness } from '../support/harness.js';
 import { jobsDone } from '../support/jobs.js';
 
-/** Whether the interpreter the functions area runs Python handlers with is there (sandbox.ts looks on this PATH). */
-export const hasPython = spawnSync('python3', ['--version'], { env: { PATH: '/usr/local/bin:/usr/bin:/bin' } }).status === 0;
+/** Whether calls can run here: their limits are set with `prlimit` (sandbox.ts). */
+export const canRun = hasProgram('prlimit', 'util-linux');
+/** Whether Python handlers can run: the interpreter is on the PATH sandbox.ts looks on. */
+export const hasPython = canRun && hasProgram('python3', 'python3', '--version', { PATH: '/usr/local/bin:/usr/bin:/bin' });
 
 export function zipOf(files: Record<string, string>): Buffer {
   return Buffer.from(zipSync(Object.fromEntries(Object.entries(files).map(([name, text]) => [name, strToU8(text)]))));

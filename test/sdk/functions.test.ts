@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Harness } from '../support/harness.js';
 import { jobsDone } from '../support/jobs.js';
 import { startSdkHarness, type SdkHarness } from '../support/sdk.js';
-import { zipOf } from '../functions/support.js';
+import { canRun, zipOf } from '../functions/support.js';
 
 interface CogniteFunction {
   id: number;
@@ -68,7 +68,7 @@ describe('functions through the official client', () => {
     expect(limits).toHaveProperty('memoryGb');
   });
 
-  it('creates a function from a file uploaded through the client, lists, retrieves, calls and deletes it', async () => {
+  it.runIf(canRun)('creates a function from a file uploaded through the client, lists, retrieves, calls and deletes it', async () => {
     const file = await h.client.files.upload({ name: 'code.zip', mimeType: 'application/zip' }, zipOf({ 'handler.js': CALLS_BACK }), false, true);
     const [created] = await functions.create([{ name: 'sdk function', externalId: 'sdk-fn', fileId: file.id, functionPath: 'handler.js' }]);
     expect(created).toMatchObject({ name: 'sdk function', fileId: file.id, status: 'Queued', functionType: 'classic' });
