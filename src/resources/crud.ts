@@ -281,21 +281,27 @@ export async function writableIds(spec: ResourceSpec<unknown>, services: Service
   return (await resolveWritable(spec, services, projectId, checkRefs(items, spec))).ids;
 }
 
+/** The stored values of create items, checked by the resource's rules and its scope (the start of a create and an upsert). */
+async function createValuesOf<C>(spec: ResourceSpec<C>, ctx: WriteContext, items: readonly C[], now: number): Promise<Values[]> {
+  const parent = spec.table.parent && { [PARENT_FIELD]: spec.parentId };
+  const values = items.map((item, i) => {
+    const v: Values = { ...copyFields(spec.table, item as Record<string, unknown>), ...spec.createValues?.(item, now, ['items', i]), ...parent };
+    const md = spec.table.metadata?.field;
+    if (md) checkMetadata(v[md] as Record<string, string> | null, ['items', i, md], spec.metadataLimits);
+    spec.check?.(v, ['items', i], ctx);
+    return v;
+  });
+  await requireWritableTargets(ctx.services, ctx.projectId, spec.catalog.noun, values.map((v, i) => ({ target: scopeTarget(spec as ResourceSpec<unknown>, v), path: ['items', i] })));
+  return values;
+}
+
 export async function createItems<C>(spec: ResourceSpec<C>, services: Services, projectId: number, items: readonly C[]): Promise<Item[]> {
   const claimed = claimedRefs(items as ReadonlyArray<Record<string, unknown>>, spec.table.key);
-  const parent = spec.table.parent && { [PARENT_FIELD]: spec.parentId };
   return inWrite(services, async (services) => {
     const { db } = services;
     const ctx: WriteContext = { db, projectId, services };
     const now = services.now();
-    const values = items.map((item, i) => {
-      const v: Values = { ...copyFields(spec.table, item as Record<string, unknown>), ...spec.createValues?.(item, now, ['items', i]), ...parent };
-      const md = spec.table.metadata?.field;
-      if (md) checkMetadata(v[md] as Record<string, string> | null, ['items', i, md], spec.metadataLimits);
-      spec.check?.(v, ['items', i], ctx);
-      return v;
-    });
-    await requireWritableTargets(services, projectId, spec.catalog.noun, values.map((v, i) => ({ target: scopeTarget(spec as ResourceSpec<unknown>, v), path: ['items', i] })));
+    const values = await createValuesOf(spec, ctx, items, now);
     const existing = await existingRefs(db, spec.table.table, projectId, claimed, parentCondition(spec as ResourceSpec<unknown>, spec.table.table), spec.table.key);
     if (existing.length) throw duplicatedItems(existing.map((e) => refBody(e.ref)));
     await checkReferences(spec, ctx, values);
@@ -303,6 +309,42 @@ export async function createItems<C>(spec: ResourceSpec<C>, services: Services, 
     const ids = await insertItems(db, spec.table, projectId, values, now, created);
     await spec.afterWrite?.(ids, ctx);
     return values.map((v, i) => itemFromValues(spec.table, ids[i], v, created[i], now));
+  });
+}
+
+/**
+ * Create-or-update by the resource's key, in one write: an item whose key is stored replaces that item's
+ * values whole (its createdTime stays), the others are created.
+ */
+export async function upsertItems<C>(spec: ResourceSpec<C>, services: Services, projectId: number, items: readonly C[]): Promise<Item[]> {
+  const claimed = claimedRefs(items as ReadonlyArray<Record<string, unknown>>, spec.table.key);
+  return inWrite(services, async (services) => {
+    const { db } = services;
+    const ctx: WriteContext = { db, projectId, services };
+    const now = services.now();
+    const values = await createValuesOf(spec, ctx, items, now);
+    const existing = await existingRefs(db, spec.table.table, projectId, claimed, parentCondition(spec as ResourceSpec<unknown>, spec.table.table), spec.table.key);
+    const storedIds = claimed.map((ref) => existing.find((e) => e.ref === ref)?.id);
+    const stored = await rowsByIds(db, spec.table, projectId, storedIds.filter((id): id is number => id !== undefined));
+    await checkReferences(spec, ctx, values);
+    const fresh = values.filter((_, i) => storedIds[i] === undefined);
+    const freshIds = await insertItems(db, spec.table, projectId, fresh, now);
+    const ids: number[] = [];
+    const createdTimes: number[] = [];
+    for (const [i, v] of values.entries()) {
+      const id = storedIds[i];
+      if (id === undefined) {
+        ids.push(freshIds.shift()!);
+        createdTimes.push(now);
+        continue;
+      }
+      const createdTime = stored.get(id)!.created_time;
+      await updateItem(db, spec.table, projectId, id, v, now, createdTime);
+      ids.push(id);
+      createdTimes.push(createdTime);
+    }
+    await spec.afterWrite?.(ids, ctx);
+    return values.map((v, i) => itemFromValues(spec.table, ids[i], v, createdTimes[i], now));
   });
 }
 

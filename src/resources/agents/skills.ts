@@ -1,0 +1,82 @@
+/**
+ * Skills: instruction sets agents load (their `content`, in SKILL.md form), with files uploaded as one
+ * bundle kept on the blob store under `skills/<skill id>/<random>`. A new upload writes a new blob and the
+ * one it replaces is deleted once the write naming the new one has committed; a skill's blob goes with it.
+ */
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { badRequest, notFound } from '../../http/errors.js';
+import { EncodedBody } from '../../http/json-text.js';
+import type { Services } from '../../http/services.js';
+import { sql } from '../../storage/sql.js';
+import { createItems, fromModel, inWrite, type ResourceSpec } from '../crud.js';
+import { blobsOf, deleteBlobs } from '../files/blobs.js';
+import { SKILL_LIMITS, skillModel } from './model.js';
+import type { SkillCreate } from './schema.js';
+
+export const skillSpec: ResourceSpec<SkillCreate> = {
+  ...fromModel(skillModel),
+  async beforeDelete(ids, { db, projectId, services }) {
+    const keys = await db.all<{ key: string }>(sql`SELECT blob_key AS key FROM ai_skills WHERE project_id = ${projectId} AND id IN (${ids}) AND blob_key IS NOT NULL`);
+    if (keys.length) db.afterCommit(() => deleteBlobs(services, projectId, keys.map((k) => k.key)));
+  },
+};
+
+export function createSkills(services: Services, projectId: number, items: readonly SkillCreate[]) {
+  return inWrite(services, async (services) => {
+    const row = await services.db.get<{ n: number }>(sql`SELECT COUNT(*) AS n FROM ai_skills WHERE project_id = ${projectId}`);
+    const held = Number(row?.n ?? 0);
+    if (held + items.length > SKILL_LIMITS.perProject) {
+      throw badRequest(`items: a project holds at most ${SKILL_LIMITS.perProject} skills; this one holds ${held}, and the request adds ${items.length}`);
+    }
+    return createItems(skillSpec, services, projectId, items);
+  });
+}
+
+interface SkillRow {
+  id: number;
+  content: string | null;
+  blob_key: string | null;
+  files: string | null;
+}
+
+async function skillRow(services: Services, projectId: number, externalId: string): Promise<SkillRow> {
+  const row = await services.db.get<SkillRow>(sql`SELECT id, content, blob_key, files FROM ai_skills WHERE project_id = ${projectId} AND external_id = ${externalId}`);
+  if (!row) throw notFound(`There is no skill "${externalId}"`);
+  return row;
+}
+
+export async function uploadSkillFiles(services: Services, projectId: number, externalId: string, content: string, mimeType = 'application/zip') {
+  const bytes = Buffer.from(content, 'base64');
+  if (bytes.length > SKILL_LIMITS.upload) throw badRequest(`content: the files of a skill are at most ${SKILL_LIMITS.upload} bytes; these are ${bytes.length}`);
+  const { id } = await skillRow(services, projectId, externalId);
+  const key = `skills/${id}/${randomBytes(12).toString('base64url')}`;
+  await blobsOf(services).put(projectId, key, Readable.from([bytes]), { maxBytes: SKILL_LIMITS.upload });
+  const files = { mimeType, size: bytes.length };
+  try {
+    await inWrite(services, async ({ db }) => {
+      const current = await db.get<{ blob_key: string | null }>(sql`SELECT blob_key FROM ai_skills WHERE project_id = ${projectId} AND id = ${id}`);
+      if (!current) throw notFound(`There is no skill "${externalId}"`);
+      await db.run(sql`UPDATE ai_skills SET blob_key = ${key}, files = ${JSON.stringify(files)}, last_updated_time = ${services.now()} WHERE project_id = ${projectId} AND id = ${id}`);
+      if (current.blob_key) db.afterCommit(() => deleteBlobs(services, projectId, [current.blob_key!]));
+    });
+  } catch (err) {
+    await deleteBlobs(services, projectId, [key]);
+    throw err;
+  }
+  return { externalId, files };
+}
+
+/** The skill's uploaded files as they were uploaded; without an upload, its content as SKILL.md. */
+export async function downloadSkill(services: Services, projectId: number, externalId: string): Promise<EncodedBody> {
+  const row = await skillRow(services, projectId, externalId);
+  if (row.blob_key) {
+    const stream = await blobsOf(services).get(projectId, row.blob_key);
+    if (stream) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(chunk as Buffer);
+      return new EncodedBody((JSON.parse(row.files!) as { mimeType: string }).mimeType, Buffer.concat(chunks));
+    }
+  }
+  return new EncodedBody('text/markdown; charset=utf-8', Buffer.from(row.content ?? '', 'utf8'));
+}

@@ -1,0 +1,179 @@
+/**
+ * Agents (beta channel): create-or-update, list, by ids, delete, the tool kinds an agent may have; and the
+ * chat, against a language model server the test scripts, so the whole loop runs: chat request, model, tool
+ * call through the API with the caller's rights, model, answer. Client actions go back to the caller and
+ * their results continue the conversation under its cursor.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, capability, clientToken, createGroup } from './support/auth.js';
+import { errorMessage, startHarness, type Harness } from './support/harness.js';
+import { llmEnv, startLlmServer, type LlmServer } from './support/llm-server.js';
+
+const BETA = { 'cdf-version': '20230101-beta' };
+const CLIENTS = [{ clientId: 'scoped', clientSecret: 'scoped-secret', groups: ['scoped'] }];
+let h: Harness;
+let llm: LlmServer;
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) => h.request('POST', path, body, { ...BETA, ...headers });
+const get = (path: string, headers: Record<string, string> = {}) => h.request('GET', path, undefined, { ...BETA, ...headers });
+
+const restTool = { type: 'callRestApi', name: 'rest', description: 'Calls the project API' };
+const agent = (externalId: string, extra: Record<string, unknown> = {}) => ({ externalId, name: `Agent ${externalId}`, ...extra });
+
+beforeAll(async () => {
+  llm = await startLlmServer();
+  h = await startHarness({}, { ...llmEnv(llm), STRATA_CLIENTS: JSON.stringify(CLIENTS) });
+});
+afterAll(async () => {
+  await h.close();
+  await llm.close();
+});
+
+describe('agents', () => {
+  it('creates, updates, lists, retrieves and deletes an agent', async () => {
+    const created = await post('/ai/agents', { items: [agent('a1', { description: 'first', instructions: 'Be brief', labels: ['published'], tools: [restTool] })] });
+    expect(created.status).toBe(200);
+    const item = created.body.items[0];
+    expect(item).toMatchObject({ externalId: 'a1', name: 'Agent a1', description: 'first', runtimeVersion: '1.0.0', labels: ['published'], tools: [restTool] });
+    expect(typeof item.ownerId).toBe('string');
+    expect(item.id).toBeUndefined();
+
+    const updated = await post('/ai/agents', { items: [agent('a1', { description: 'second' })] });
+    expect(updated.body.items[0]).toMatchObject({ description: 'second', createdTime: item.createdTime });
+    expect(updated.body.items[0].instructions).toBeUndefined();
+
+    expect((await get('/ai/agents')).body.items.map((a: { externalId: string }) => a.externalId)).toContain('a1');
+    const byIds = await post('/ai/agents/byids', { items: [{ externalId: 'a1' }] });
+    expect(byIds.body.items[0]).toMatchObject({ externalId: 'a1', description: 'second' });
+    expect((await post('/ai/agents/ids', { items: [{ externalId: 'a1' }] })).body.items).toHaveLength(1);
+    expect(errorMessage(await post('/ai/agents/byids', { items: [{ externalId: 'nope' }] }), 400)).toMatch(/not found|missing|nope/i);
+
+    expect((await post('/ai/agents/delete', { items: [{ externalId: 'a1' }] })).status).toBe(200);
+    expect((await post('/ai/agents/byids', { items: [{ externalId: 'a1' }], ignoreUnknownIds: true })).body.items).toEqual([]);
+  });
+
+  it('is a beta operation', async () => {
+    expect(errorMessage(await h.request('GET', '/ai/agents'), 400)).toMatch(/beta/);
+  });
+
+  it('refuses an unknown tool kind, naming it, and a tool name given twice', async () => {
+    const unknown = await post('/ai/agents', { items: [agent('bad', { tools: [restTool, { type: 'teleport', name: 't', description: 'd' }] })] });
+    expect(errorMessage(unknown, 400)).toMatch(/items\[0\]\.tools\[1\]\.type: unknown tool kind "teleport"/);
+    const twice = await post('/ai/agents', { items: [agent('bad', { tools: [restTool, restTool] })] });
+    expect(errorMessage(twice, 400)).toMatch(/items\[0\]\.tools\[1\]\.name/);
+    const kg = await post('/ai/agents', { items: [agent('bad', { tools: [{ type: 'queryKnowledgeGraph', name: 'kg', description: 'd' }] })] });
+    expect(errorMessage(kg, 400)).toMatch(/configuration\.dataModels/);
+    expect((await post('/ai/agents/byids', { items: [{ externalId: 'bad' }], ignoreUnknownIds: true })).body.items).toEqual([]);
+  });
+});
+
+describe('chat', () => {
+  beforeAll(async () => {
+    expect((await post('/ai/agents', { items: [agent('helper', { instructions: 'Answer from the data', tools: [restTool] })] })).status).toBe(200);
+    expect((await h.post('/datasets', { items: [{ externalId: 'ds-a' }, { externalId: 'ds-b' }] })).status).toBe(200);
+  });
+
+  it('runs a tool the model calls through the API and answers with its reasoning', async () => {
+    expect((await h.post('/events', { items: [{ externalId: 'chat-e1', description: 'pump tripped' }] })).status).toBe(201);
+    llm.respond = (req) => {
+      const last = req.messages[req.messages.length - 1];
+      if (last.role === 'user') return { toolCalls: [{ name: 'rest', arguments: { method: 'POST', path: '/events/byids', body: { items: [{ externalId: 'chat-e1' }] } } }] };
+      return { content: `The event says: ${JSON.parse(last.content!).result.items[0].description}` };
+    };
+    llm.requests.length = 0;
+    const res = await post('/ai/agents/chat', { agentExternalId: 'helper', messages: [{ role: 'user', content: { type: 'text', text: 'What happened?' } }] });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ agentExternalId: 'helper', response: { type: 'result' } });
+    const [message] = res.body.response.messages;
+    expect(message.content).toEqual({ type: 'text', text: 'The event says: pump tripped' });
+    expect(message.reasoning[0].data[0]).toMatchObject({ type: 'toolCall', toolCall: { name: 'rest', toolType: 'callRestApi', input: { path: '/events/byids' }, result: { status: 200 } } });
+    expect(llm.requests[0].model).toBe('test-model');
+    expect(llm.requests[0].messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining('Answer from the data') });
+    expect(llm.requests[0].tools!.map((t) => t.function.name)).toEqual(['rest']);
+    expect(typeof res.body.response.cursor).toBe('string');
+  });
+
+  it("gives a tool the caller's rights only: a data-set-scoped caller's tool does not see other data sets", async () => {
+    const sets = (await h.post('/datasets/byids', { items: [{ externalId: 'ds-a' }, { externalId: 'ds-b' }] })).body.items;
+    expect((await h.post('/events', { items: [{ externalId: 'in-a', dataSetId: sets[0].id }, { externalId: 'in-b', dataSetId: sets[1].id }] })).status).toBe(201);
+    await createGroup(h, {
+      name: 'scoped',
+      sourceId: 'scoped',
+      capabilities: [capability('agentsAcl', ['RUN']), { eventsAcl: { actions: ['READ'], scope: { datasetScope: { ids: [sets[0].id] } } } }],
+    });
+    const token = await clientToken(h, 'scoped', 'scoped-secret');
+    const seen: string[] = [];
+    llm.respond = (req) => {
+      const last = req.messages[req.messages.length - 1];
+      if (last.role === 'user') return { toolCalls: [{ name: 'rest', arguments: { method: 'POST', path: '/events/list', body: { limit: 100 } } }] };
+      seen.push(...JSON.parse(last.content!).result.items.map((e: { externalId: string }) => e.externalId));
+      return { content: 'done' };
+    };
+    const res = await post('/ai/agents/chat', { agentExternalId: 'helper', messages: [{ role: 'user', content: { type: 'text', text: 'List events' } }] }, bearer(token));
+    expect(res.status).toBe(200);
+    expect(seen).toEqual(['in-a']);
+    // The same chat by the unscoped administrator sees both: the scope above is the caller's, not the agent's.
+    seen.length = 0;
+    expect((await post('/ai/agents/chat', { agentExternalId: 'helper', messages: [{ role: 'user', content: { type: 'text', text: 'List events' } }] })).status).toBe(200);
+    expect(seen).toEqual(expect.arrayContaining(['in-a', 'in-b']));
+  });
+
+  it('returns client actions to the caller and continues the conversation with their results', async () => {
+    llm.respond = (req) => {
+      const last = req.messages[req.messages.length - 1];
+      if (last.role === 'user') return { toolCalls: [{ name: 'add', arguments: { a: 2, b: 3 } }] };
+      return { content: `The sum is ${JSON.parse(last.content!).content}` };
+    };
+    const actions = [{ type: 'clientTool', clientTool: { name: 'add', description: 'Adds two numbers', parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } } } }];
+    const first = await post('/ai/agents/chat', { agentExternalId: 'helper', messages: [{ role: 'user', content: { type: 'text', text: 'Add 2 and 3' } }], actions });
+    expect(first.status).toBe(200);
+    const [call] = first.body.response.messages[0].actions;
+    expect(call).toMatchObject({ type: 'clientTool', clientTool: { name: 'add', arguments: JSON.stringify({ a: 2, b: 3 }) } });
+    const cursor = first.body.response.cursor;
+
+    const second = await post('/ai/agents/chat', {
+      agentExternalId: 'helper',
+      cursor,
+      actions,
+      messages: [{ role: 'action', type: 'clientTool', actionId: call.actionId, content: { type: 'text', text: '5' }, data: [] }],
+    });
+    expect(second.status).toBe(200);
+    expect(second.body.response.messages[0].content.text).toBe('The sum is 5');
+    expect(second.body.response.cursor).toBe(cursor);
+
+    const again = await post('/ai/agents/chat', { agentExternalId: 'helper', cursor, messages: [{ role: 'action', type: 'clientTool', actionId: call.actionId, content: { type: 'text', text: '5' } }] });
+    expect(errorMessage(again, 400)).toMatch(/messages\[0\]\.actionId: the conversation has no pending action/);
+  });
+
+  it('refuses more than 20 client actions', async () => {
+    const actions = Array.from({ length: 21 }, (_, i) => ({ type: 'clientTool', clientTool: { name: `a${i}`, description: 'd', parameters: {} } }));
+    const res = await post('/ai/agents/chat', { agentExternalId: 'helper', messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], actions });
+    expect(errorMessage(res, 400)).toMatch(/actions/);
+  });
+
+  it('refuses agentId and agentExternalId that disagree, and accepts agentId alone', async () => {
+    const message = [{ role: 'user', content: { type: 'text', text: 'hi' } }];
+    expect(errorMessage(await post('/ai/agents/chat', { agentExternalId: 'helper', agentId: 'other', messages: message }), 400)).toMatch(/agentId.*disagrees/);
+    llm.respond = () => ({ content: 'hello' });
+    const res = await post('/ai/agents/chat', { agentId: 'helper', messages: message });
+    expect(res.status).toBe(200);
+    expect(res.body.agentExternalId).toBe('helper');
+  });
+
+  it('refuses a chat with an agent that does not exist, and a cursor of another conversation', async () => {
+    const message = [{ role: 'user', content: { type: 'text', text: 'hi' } }];
+    expect(errorMessage(await post('/ai/agents/chat', { agentExternalId: 'ghost', messages: message }), 404)).toMatch(/ghost/);
+    expect(errorMessage(await post('/ai/agents/chat', { agentExternalId: 'helper', cursor: 'made-up', messages: message }), 400)).toMatch(/cursor/);
+  });
+});
+
+it('answers 503 naming the settings when no language model is configured', async () => {
+  const bare = await startHarness();
+  try {
+    const up = await bare.request('POST', '/ai/agents', { items: [agent('x')] }, BETA);
+    expect(up.status).toBe(200);
+    const res = await bare.request('POST', '/ai/agents/chat', { agentExternalId: 'x', messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }] }, BETA);
+    expect(errorMessage(res, 503)).toMatch(/STRATA_LLM_URL/);
+  } finally {
+    await bare.close();
+  }
+});
