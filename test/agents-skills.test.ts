@@ -49,11 +49,14 @@ it("uploads a skill's files to the blob store and downloads them as uploaded; de
   expect(down.headers['content-type']).toBe('application/zip');
   expect(down.rawPayload.equals(bundle)).toBe(true);
 
+  const blobKey = async () => (await h.strata.store.get<{ blob_key: string }>(sql`SELECT blob_key FROM ai_skills WHERE external_id = 's2'`))!.blob_key;
+  const projectId = (await h.strata.store.get<{ id: number }>(sql`SELECT id FROM projects WHERE name = 'dev'`))!.id;
+  const first = await blobKey();
   const second = Buffer.from('# SKILL.md only');
   expect((await post('/ai/skills/s2/upload', { content: second.toString('base64'), mimeType: 'text/markdown' })).status).toBe(200);
-  const { blob_key: key } = (await h.strata.store.get<{ blob_key: string }>(sql`SELECT blob_key FROM ai_skills WHERE external_id = 's2'`))!;
-  const projectId = (await h.strata.store.get<{ id: number }>(sql`SELECT id FROM projects WHERE name = 'dev'`))!.id;
+  const key = await blobKey();
   expect(await h.strata.services.blobs!.head(projectId, key)).toEqual({ size: second.length });
+  expect(await h.strata.services.blobs!.head(projectId, first)).toBeUndefined();
 
   await post('/ai/skills/delete', { items: [{ externalId: 's2' }] });
   expect(await h.strata.services.blobs!.head(projectId, key)).toBeUndefined();

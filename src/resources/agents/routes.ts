@@ -24,7 +24,7 @@ import {
   UpsertAgentsBody,
 } from './schema.js';
 import { chat, readSpec, upsertAgents } from './service.js';
-import { createSkills, downloadSkill, skillSpec, uploadSkillFiles } from './skills.js';
+import { createSkills, deleteSkills, downloadSkill, skillSpec, uploadSkillFiles } from './skills.js';
 
 const agents = (action: 'READ' | 'WRITE' | 'RUN') => ({ acl: 'agentsAcl', action });
 const beta = 'beta';
@@ -136,7 +136,7 @@ export const agentRoutes: ApiRoute[] = [
     channel: beta,
     body: DeleteSkillsBody,
     handler: async ({ services, project, body }) => {
-      await deleteItems(skills, services, project.id, body.items, body.ignoreUnknownIds);
+      await deleteSkills(services, project.id, body.items, body.ignoreUnknownIds ?? false);
       return {};
     },
   }),

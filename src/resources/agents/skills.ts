@@ -1,7 +1,8 @@
 /**
  * Skills: instruction sets agents load (their `content`, in SKILL.md form), with files uploaded as one
  * bundle kept on the blob store under `skills/<skill id>/<random>`. A new upload writes a new blob and the
- * one it replaces is deleted once the write naming the new one has committed; a skill's blob goes with it.
+ * one it replaces is deleted once the write naming the new one has committed; a skill's blob goes with it,
+ * once its delete has committed.
  */
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -9,18 +10,24 @@ import { badRequest, notFound } from '../../http/errors.js';
 import { EncodedBody } from '../../http/json-text.js';
 import type { Services } from '../../http/services.js';
 import { sql } from '../../storage/sql.js';
-import { createItems, fromModel, inWrite, type ResourceSpec } from '../crud.js';
+import type { RefInput } from '../../query/refs.js';
+import { createItems, deleteItems, fromModel, inWrite, type ResourceSpec } from '../crud.js';
 import { blobsOf, deleteBlobs } from '../files/blobs.js';
 import { SKILL_LIMITS, skillModel } from './model.js';
 import type { SkillCreate } from './schema.js';
 
-export const skillSpec: ResourceSpec<SkillCreate> = {
-  ...fromModel(skillModel),
-  async beforeDelete(ids, { db, projectId, services }) {
-    const keys = await db.all<{ key: string }>(sql`SELECT blob_key AS key FROM ai_skills WHERE project_id = ${projectId} AND id IN (${ids}) AND blob_key IS NOT NULL`);
-    if (keys.length) db.afterCommit(() => deleteBlobs(services, projectId, keys.map((k) => k.key)));
-  },
-};
+export const skillSpec: ResourceSpec<SkillCreate> = fromModel(skillModel);
+
+/** Deletes skills, and their uploaded files once the delete has committed. */
+export async function deleteSkills(services: Services, projectId: number, items: readonly RefInput[], ignoreUnknownIds: boolean): Promise<void> {
+  let keys: string[] = [];
+  const beforeDelete: ResourceSpec<unknown>['beforeDelete'] = async (ids, { db }) => {
+    if (ids.length === 0) return;
+    keys = (await db.all<{ key: string }>(sql`SELECT blob_key AS key FROM ai_skills WHERE project_id = ${projectId} AND id IN (${ids}) AND blob_key IS NOT NULL`)).map((k) => k.key);
+  };
+  await deleteItems({ ...(skillSpec as ResourceSpec<unknown>), beforeDelete }, services, projectId, items, ignoreUnknownIds);
+  await deleteBlobs(services, projectId, keys);
+}
 
 export function createSkills(services: Services, projectId: number, items: readonly SkillCreate[]) {
   return inWrite(services, async (services) => {
@@ -53,17 +60,19 @@ export async function uploadSkillFiles(services: Services, projectId: number, ex
   const key = `skills/${id}/${randomBytes(12).toString('base64url')}`;
   await blobsOf(services).put(projectId, key, Readable.from([bytes]), { maxBytes: SKILL_LIMITS.upload });
   const files = { mimeType, size: bytes.length };
+  let replaced: string | null;
   try {
-    await inWrite(services, async ({ db }) => {
+    replaced = await inWrite(services, async ({ db }) => {
       const current = await db.get<{ blob_key: string | null }>(sql`SELECT blob_key FROM ai_skills WHERE project_id = ${projectId} AND id = ${id}`);
       if (!current) throw notFound(`There is no skill "${externalId}"`);
       await db.run(sql`UPDATE ai_skills SET blob_key = ${key}, files = ${JSON.stringify(files)}, last_updated_time = ${services.now()} WHERE project_id = ${projectId} AND id = ${id}`);
-      if (current.blob_key) db.afterCommit(() => deleteBlobs(services, projectId, [current.blob_key!]));
+      return current.blob_key;
     });
   } catch (err) {
     await deleteBlobs(services, projectId, [key]);
     throw err;
   }
+  if (replaced) await deleteBlobs(services, projectId, [replaced]);
   return { externalId, files };
 }
 
