@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, capability, clientToken, createGroup } from './support/auth.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
-import { llmEnv, startLlmServer, type LlmServer } from './support/llm-server.js';
+import { startHarnessWithLlm, type LlmServer } from './support/llm-server.js';
 import { onePagePdf } from './support/pdf.js';
 
 const ALPHA = { 'cdf-version': '20230101-alpha' };
@@ -27,13 +27,9 @@ async function fileWith(h: Harness, file: Record<string, unknown>, content: Buff
 }
 
 beforeAll(async () => {
-  llm = await startLlmServer();
-  h = await startHarness({}, { ...llmEnv(llm), STRATA_CLIENTS: JSON.stringify(CLIENTS) });
+  ({ h, llm } = await startHarnessWithLlm({ STRATA_CLIENTS: JSON.stringify(CLIENTS) }));
 });
-afterAll(async () => {
-  await h.close();
-  await llm.close();
-});
+afterAll(() => h.close());
 
 describe('documents', () => {
   let ds: number;

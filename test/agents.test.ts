@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, capability, clientToken, createGroup } from './support/auth.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
-import { llmEnv, startLlmServer, type LlmServer } from './support/llm-server.js';
+import { startHarnessWithLlm, type LlmServer } from './support/llm-server.js';
 
 const BETA = { 'cdf-version': '20230101-beta' };
 const CLIENTS = [{ clientId: 'scoped', clientSecret: 'scoped-secret', groups: ['scoped'] }];
@@ -20,13 +20,9 @@ const restTool = { type: 'callRestApi', name: 'rest', description: 'Calls the pr
 const agent = (externalId: string, extra: Record<string, unknown> = {}) => ({ externalId, name: `Agent ${externalId}`, ...extra });
 
 beforeAll(async () => {
-  llm = await startLlmServer();
-  h = await startHarness({}, { ...llmEnv(llm), STRATA_CLIENTS: JSON.stringify(CLIENTS) });
+  ({ h, llm } = await startHarnessWithLlm({ STRATA_CLIENTS: JSON.stringify(CLIENTS) }));
 });
-afterAll(async () => {
-  await h.close();
-  await llm.close();
-});
+afterAll(() => h.close());
 
 describe('agents', () => {
   it('creates, updates, lists, retrieves and deletes an agent', async () => {

@@ -9,8 +9,8 @@ import { runEvalsCommand } from '../../src/evals/cli.js';
 import type { RunReport } from '../../src/evals/run.js';
 import { runSuite } from '../../src/evals/run.js';
 import { toolInvocation, toolSelection } from '../../src/evals/scorers.js';
-import { startHarness, type Harness } from '../support/harness.js';
-import { llmEnv, startLlmServer, type LlmServer, type LlmRequest } from '../support/llm-server.js';
+import type { Harness } from '../support/harness.js';
+import { startHarnessWithLlm, type LlmRequest, type LlmServer } from '../support/llm-server.js';
 import { Scratch } from './support.js';
 
 let h: Harness;
@@ -50,8 +50,7 @@ async function run(...args: string[]) {
 }
 
 beforeAll(async () => {
-  llm = await startLlmServer();
-  h = await startHarness({}, llmEnv(llm));
+  ({ h, llm } = await startHarnessWithLlm());
   url = await h.strata.app.listen({ host: '127.0.0.1', port: 0 });
   const agent = { externalId: 'helper', name: 'Helper', tools: [{ type: 'callRestApi', name: 'rest', description: 'Calls the project API' }] };
   expect((await h.request('POST', '/ai/agents', { items: [agent] }, { 'cdf-version': 'beta' })).status).toBe(200);
@@ -59,7 +58,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await h.close();
-  await llm.close();
   scratch.dispose();
 });
 

@@ -5,6 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { startHarness, type Harness } from './harness.js';
 
 export interface LlmRequest {
   model?: string;
@@ -63,3 +64,19 @@ export async function startLlmServer(): Promise<LlmServer> {
 
 /** The settings of a harness whose language model is `llm`. */
 export const llmEnv = (llm: LlmServer) => ({ STRATA_LLM_URL: llm.url, STRATA_LLM_MODEL: 'test-model', STRATA_OUTBOUND_ALLOW: 'loopback' });
+
+/** A harness whose language model is a fresh test server (with `env` besides); closing the harness closes both. */
+export async function startHarnessWithLlm(env: Record<string, string> = {}): Promise<{ h: Harness; llm: LlmServer }> {
+  const llm = await startLlmServer();
+  const h = await startHarness({}, { ...llmEnv(llm), ...env });
+  return {
+    llm,
+    h: {
+      ...h,
+      async close() {
+        await h.close();
+        await llm.close();
+      },
+    },
+  };
+}
