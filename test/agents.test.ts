@@ -140,6 +140,36 @@ describe('chat', () => {
     expect(errorMessage(again, 400)).toMatch(/messages\[0\]\.actionId: the conversation has no pending action/);
   });
 
+  it('keeps a REST tool inside the project: a path that leaves it is refused to the model', async () => {
+    const paths = ['/../other/events', '/events/%2e%2e/x', '//evil.example/x', 'http://evil.example/', '/events\\..\\x'];
+    let i = 0;
+    llm.respond = (req) => {
+      const last = req.messages[req.messages.length - 1];
+      return last.role === 'user' || i < paths.length ? { toolCalls: [{ name: 'rest', arguments: { method: 'GET', path: paths[i++] } }] } : { content: 'stopped' };
+    };
+    const res = await post('/ai/agents/chat', { agentExternalId: 'helper', messages: [{ role: 'user', content: { type: 'text', text: 'escape' } }] });
+    expect(res.status).toBe(200);
+    const results = res.body.response.messages[0].reasoning.map((r: { data: Array<{ toolCall: { result: unknown } }> }) => r.data[0].toolCall.result);
+    expect(results).toHaveLength(paths.length);
+    for (const result of results) expect(result).toEqual({ status: 400, error: expect.stringMatching(/^path: expected a path under the project/) });
+  });
+
+  it("sends the agent's model when the settings name none, and forgets an agent's conversations with it", async () => {
+    const other = await startHarnessWithLlm({ STRATA_LLM_MODEL: '' });
+    try {
+      await other.h.request('POST', '/ai/agents', { items: [agent('m', { model: 'local/llama' })] }, BETA);
+      other.llm.respond = () => ({ content: 'hi' });
+      const first = await other.h.request('POST', '/ai/agents/chat', { agentExternalId: 'm', messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }] }, BETA);
+      expect(other.llm.requests[0].model).toBe('local/llama');
+      await other.h.request('POST', '/ai/agents/delete', { items: [{ externalId: 'm' }] }, BETA);
+      await other.h.request('POST', '/ai/agents', { items: [agent('m')] }, BETA);
+      const again = await other.h.request('POST', '/ai/agents/chat', { agentExternalId: 'm', cursor: first.body.response.cursor, messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }] }, BETA);
+      expect(errorMessage(again, 400)).toMatch(/cursor: there is no conversation/);
+    } finally {
+      await other.h.close();
+    }
+  });
+
   it('refuses more than 20 client actions', async () => {
     const actions = Array.from({ length: 21 }, (_, i) => ({ type: 'clientTool', clientTool: { name: `a${i}`, description: 'd', parameters: {} } }));
     const res = await post('/ai/agents/chat', { agentExternalId: 'helper', messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], actions });

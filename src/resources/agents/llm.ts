@@ -34,7 +34,7 @@ export interface FunctionSpec {
 export interface CompletionRequest {
   messages: ChatMessage[];
   tools?: FunctionSpec[];
-  /** The model to ask for; the configured one unless given (an agent's `model`). */
+  /** The model to ask for when the settings name none (an agent's `model`). */
   model?: string;
 }
 
@@ -173,7 +173,7 @@ function endpointModel(settings: LlmSettings, outbound: OutboundClient): Languag
     describe: base,
     async complete(request) {
       const body = {
-        model: request.model ?? settings.model,
+        model: settings.model ?? request.model,
         messages: request.messages,
         ...(request.tools?.length ? { tools: request.tools } : {}),
       };

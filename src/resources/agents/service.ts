@@ -42,6 +42,13 @@ export function agentSpec(ownerId: string): ResourceSpec<AgentUpsert> {
         names.add(tool.name);
       }
     },
+    // An agent's conversations go with it: a new agent of the same external id starts afresh.
+    async beforeDelete(ids, { db, projectId }) {
+      if (ids.length === 0) return;
+      await db.run(
+        sql`DELETE FROM ai_conversations WHERE project_id = ${projectId} AND agent_external_id IN (SELECT external_id FROM ai_agents WHERE project_id = ${projectId} AND id IN (${ids}))`,
+      );
+    },
   };
 }
 
@@ -179,7 +186,7 @@ export async function chat(ctx: ChatContext, body: ChatBody) {
   let clientCalls: ToolCall[] = [];
   for (let round = 0; ; round++) {
     if (round === MAX_ROUNDS) throw new ApiError(502, `The language model failed: it called tools ${MAX_ROUNDS} times in a row without answering`);
-    const completion = await model.complete({ messages: conversation.messages, tools: specs });
+    const completion = await model.complete({ messages: conversation.messages, tools: specs, model: agent.model as string | undefined });
     conversation.messages.push({ role: 'assistant', content: completion.content, ...(completion.toolCalls.length ? { tool_calls: completion.toolCalls } : {}) });
     if (completion.toolCalls.length === 0) {
       answer = completion.content;

@@ -72,7 +72,7 @@ const RUNNERS: Partial<Record<ToolKind, { parameters: Record<string, unknown>; r
     run: async (args, _tool, caller) => {
       const path = String(args.path ?? '');
       // Only paths under the caller's project: no way out of it through `..` or an absolute address.
-      if (!/^\/[A-Za-z0-9]/.test(path) || /(^|\/)\.\.?(\/|$|\?)|\/\/|%2e/i.test(path)) {
+      if (!/^\/[A-Za-z0-9]/.test(path) || /(^|\/)\.\.?(\/|$|\?)|\/\/|%2e|\\/i.test(path)) {
         return { status: 400, body: { error: { code: 400, message: 'path: expected a path under the project, such as /timeseries/list' } }, headers: {} };
       }
       const method = args.method === 'POST' ? 'POST' : 'GET';
