@@ -64,6 +64,23 @@ it("uploads a skill's files to the blob store and downloads them as uploaded; de
   expect(errorMessage(await post('/ai/skills/s2/upload', { content: 'AAAA' }), 404)).toMatch(/s2/);
 });
 
+it('replaces a skill whole with overwrite=true, as the toolkit writes skills, its uploaded files with it', async () => {
+  await post('/ai/skills', { items: [skill('ow', { content: 'first' })] });
+  await post('/ai/skills/ow/upload', { content: Buffer.from('bundle').toString('base64') });
+  const { blob_key: key } = (await h.strata.store.get<{ blob_key: string }>(sql`SELECT blob_key FROM ai_skills WHERE external_id = 'ow'`))!;
+  const projectId = (await h.strata.store.get<{ id: number }>(sql`SELECT id FROM projects WHERE name = 'dev'`))!.id;
+  const first = (await post('/ai/skills/byids', { items: [{ externalId: 'ow' }] })).body.items[0];
+  const replaced = await post('/ai/skills?overwrite=true', { items: [skill('ow', { description: 'Second', content: 'second' })] });
+  expect(replaced.status).toBe(201);
+  expect(replaced.body.items[0]).toMatchObject({ externalId: 'ow', description: 'Second', content: 'second', createdTime: first.createdTime });
+  expect(replaced.body.items[0].files).toBeUndefined();
+  expect(await h.strata.services.blobs!.head(projectId, key)).toBeUndefined();
+  expect((await get('/ai/skills/ow/download')).body).toBe('second');
+  expect((await post('/ai/skills?overwrite=true', { items: [skill('ow-new')] })).status).toBe(201);
+  await post('/ai/skills/delete', { items: [{ externalId: 'ow' }] });
+  await post('/ai/skills/delete', { items: [{ externalId: 'ow-new' }] });
+});
+
 it('refuses external ids that are empty, too long, hold NUL or start with cdf-', async () => {
   for (const externalId of ['', 'x'.repeat(129), 'a\u0000b', 'cdf-mine']) {
     expect(errorMessage(await post('/ai/skills', { items: [skill(externalId)] }), 400)).toMatch(/items\[0\]\.externalId/);

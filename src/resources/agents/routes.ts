@@ -38,6 +38,8 @@ const DeleteSkillsBody = Type.Object(
   { additionalProperties: false },
 );
 const skills = skillSpec as ResourceSpec<unknown>;
+// The toolkit writes skills with `overwrite=true`: create or replace.
+const CreateSkillsQuery = Type.Object({ overwrite: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
 
 /** The caller's bearer token: the agent's tools call the API with it, so they reach what the caller does. */
 function bearerToken(authorization: string | undefined): string {
@@ -107,8 +109,9 @@ export const agentRoutes: ApiRoute[] = [
     capability: agents('WRITE'),
     channel: beta,
     body: CreateSkillsBody,
+    query: CreateSkillsQuery,
     status: 201,
-    handler: async ({ services, project, body }) => ({ items: await createSkills(services, project.id, body.items) }),
+    handler: async ({ services, project, body, query }) => ({ items: await createSkills(services, project.id, body.items, query.overwrite ?? false) }),
   }),
   route({
     method: 'GET',

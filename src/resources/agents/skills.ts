@@ -11,7 +11,7 @@ import { EncodedBody } from '../../http/json-text.js';
 import type { Services } from '../../http/services.js';
 import { sql } from '../../storage/sql.js';
 import type { RefInput } from '../../query/refs.js';
-import { createItems, deleteItems, fromModel, inWrite, type ResourceSpec } from '../crud.js';
+import { createItems, deleteItems, fromModel, inWrite, upsertItems, type ResourceSpec } from '../crud.js';
 import { blobsOf, deleteBlobs } from '../files/blobs.js';
 import { SKILL_LIMITS, skillModel } from './model.js';
 import type { SkillCreate } from './schema.js';
@@ -29,15 +29,27 @@ export async function deleteSkills(services: Services, projectId: number, items:
   await deleteBlobs(services, projectId, keys);
 }
 
-export function createSkills(services: Services, projectId: number, items: readonly SkillCreate[]) {
-  return inWrite(services, async (services) => {
-    const row = await services.db.get<{ n: number }>(sql`SELECT COUNT(*) AS n FROM ai_skills WHERE project_id = ${projectId}`);
-    const held = Number(row?.n ?? 0);
-    if (held + items.length > SKILL_LIMITS.perProject) {
-      throw badRequest(`items: a project holds at most ${SKILL_LIMITS.perProject} skills; this one holds ${held}, and the request adds ${items.length}`);
+/**
+ * Creates skills; with `overwrite`, a skill whose external id exists is replaced whole, its uploaded files
+ * with it (deleted once the write has committed).
+ */
+export async function createSkills(services: Services, projectId: number, items: readonly SkillCreate[], overwrite: boolean) {
+  const { written, replaced } = await inWrite(services, async (services) => {
+    const { db } = services;
+    const stored = await db.all<{ external_id: string; blob_key: string | null }>(
+      sql`SELECT external_id, blob_key FROM ai_skills WHERE project_id = ${projectId} AND external_id IN (${items.map((i) => i.externalId!)})`,
+    );
+    const added = overwrite ? items.filter((i) => !stored.some((s) => s.external_id === i.externalId)).length : items.length;
+    const held = Number((await db.get<{ n: number }>(sql`SELECT COUNT(*) AS n FROM ai_skills WHERE project_id = ${projectId}`))?.n ?? 0);
+    if (held + added > SKILL_LIMITS.perProject) {
+      throw badRequest(`items: a project holds at most ${SKILL_LIMITS.perProject} skills; this one holds ${held}, and the request adds ${added}`);
     }
-    return createItems(skillSpec, services, projectId, items);
+    if (!overwrite) return { written: await createItems(skillSpec, services, projectId, items), replaced: [] };
+    const replaced = stored.flatMap((s) => (s.blob_key ? [s.blob_key] : []));
+    return { written: await upsertItems(skillSpec, services, projectId, items), replaced };
   });
+  await deleteBlobs(services, projectId, replaced);
+  return written;
 }
 
 interface SkillRow {
