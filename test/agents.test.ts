@@ -170,6 +170,16 @@ describe('chat', () => {
     }
   });
 
+  it('refuses a conversation that would grow past its limit', async () => {
+    llm.respond = () => ({ content: 'ok' });
+    const text = (n: number) => Array.from({ length: n }, () => ({ role: 'user', content: { type: 'text', text: 'x'.repeat(100_000) } }));
+    expect(errorMessage(await post('/ai/agents/chat', { agentExternalId: 'helper', messages: text(11) }), 400)).toMatch(/^messages: the conversation would hold more than 1000000 characters/);
+    const first = await post('/ai/agents/chat', { agentExternalId: 'helper', messages: text(9) });
+    expect(first.status).toBe(200);
+    const next = await post('/ai/agents/chat', { agentExternalId: 'helper', cursor: first.body.response.cursor, messages: text(2) });
+    expect(errorMessage(next, 400)).toMatch(/^cursor: the conversation would hold more than/);
+  });
+
   it('refuses more than 20 client actions', async () => {
     const actions = Array.from({ length: 21 }, (_, i) => ({ type: 'clientTool', clientTool: { name: `a${i}`, description: 'd', parameters: {} } }));
     const res = await post('/ai/agents/chat', { agentExternalId: 'helper', messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], actions });

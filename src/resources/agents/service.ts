@@ -24,6 +24,8 @@ type Path = Array<string | number>;
 export const DEFAULT_RUNTIME_VERSION = '1.0.0';
 /** Rounds of tool calls in one chat request before Strata gives up on an answer. */
 const MAX_ROUNDS = 8;
+/** Characters of a conversation's messages (as JSON) that a chat may send the model and keep. */
+export const MAX_CONVERSATION_CHARS = 1_000_000;
 
 export function agentSpec(ownerId: string): ResourceSpec<AgentUpsert> {
   return {
@@ -174,6 +176,11 @@ export async function chat(ctx: ChatContext, body: ChatBody) {
     ? await loadConversation(ctx, body.cursor, agentId)
     : { cursor: randomBytes(18).toString('base64url'), messages: [{ role: 'system' as const, content: await systemPrompt(ctx, agent) }], pending: [] };
   appendInputs(conversation, body);
+  if (JSON.stringify(conversation.messages).length > MAX_CONVERSATION_CHARS) {
+    throw badRequest(
+      `${body.cursor ? 'cursor' : 'messages'}: the conversation would hold more than ${MAX_CONVERSATION_CHARS} characters, the most a chat keeps; start a new one (without a cursor)`,
+    );
+  }
 
   const specs: FunctionSpec[] = [
     ...tools.map(functionSpec),
