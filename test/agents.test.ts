@@ -180,6 +180,28 @@ describe('chat', () => {
     expect(errorMessage(next, 400)).toMatch(/^cursor: the conversation would hold more than/);
   });
 
+  it('forgets a conversation not continued for 30 days', async () => {
+    let now = Date.now();
+    const other = await startHarnessWithLlm({}, { now: () => now });
+    try {
+      await other.h.request('POST', '/ai/agents', { items: [agent('t')] }, BETA);
+      other.llm.respond = () => ({ content: 'hi' });
+      const say = (cursor: string, headers: Record<string, string> = {}) =>
+        other.h.request('POST', '/ai/agents/chat', { agentExternalId: 't', cursor, messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }] }, { ...BETA, ...headers });
+      const started = await other.h.request('POST', '/ai/agents/chat', { agentExternalId: 't', messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }] }, BETA);
+      const { cursor } = started.body.response;
+      now += 29 * 86_400_000;
+      const { clientId, secret } = other.h.strata.idp.devClient;
+      const fresh = bearer(await clientToken(other.h, clientId, secret));
+      expect((await say(cursor, fresh)).status).toBe(200);
+      now += 30 * 86_400_000 + 1;
+      const later = bearer(await clientToken(other.h, clientId, secret));
+      expect(errorMessage(await say(cursor, later), 400)).toMatch(/cursor: there is no conversation/);
+    } finally {
+      await other.h.close();
+    }
+  });
+
   it('refuses more than 20 client actions', async () => {
     const actions = Array.from({ length: 21 }, (_, i) => ({ type: 'clientTool', clientTool: { name: `a${i}`, description: 'd', parameters: {} } }));
     const res = await post('/ai/agents/chat', { agentExternalId: 'helper', messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], actions });

@@ -5,6 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { BuildOptions } from '../../src/app.js';
 import { startHarness, type Harness } from './harness.js';
 
 export interface LlmRequest {
@@ -66,9 +67,9 @@ export async function startLlmServer(): Promise<LlmServer> {
 export const llmEnv = (llm: LlmServer) => ({ STRATA_LLM_URL: llm.url, STRATA_LLM_MODEL: 'test-model', STRATA_OUTBOUND_ALLOW: 'loopback' });
 
 /** A harness whose language model is a fresh test server (with `env` besides); closing the harness closes both. */
-export async function startHarnessWithLlm(env: Record<string, string> = {}): Promise<{ h: Harness; llm: LlmServer }> {
+export async function startHarnessWithLlm(env: Record<string, string> = {}, build: BuildOptions = {}): Promise<{ h: Harness; llm: LlmServer }> {
   const llm = await startLlmServer();
-  const h = await startHarness({}, { ...llmEnv(llm), ...env });
+  const h = await startHarness({}, { ...llmEnv(llm), ...env }, build);
   return {
     llm,
     h: {

@@ -24,6 +24,8 @@ type Path = Array<string | number>;
 export const DEFAULT_RUNTIME_VERSION = '1.0.0';
 /** Rounds of tool calls in one chat request before Strata gives up on an answer. */
 const MAX_ROUNDS = 8;
+/** A conversation not continued for this long is forgotten. */
+export const CONVERSATION_TTL_MS = 30 * 86_400_000;
 /** Characters of a conversation's messages (as JSON) that a chat may send the model and keep. */
 export const MAX_CONVERSATION_CHARS = 1_000_000;
 
@@ -74,6 +76,7 @@ export const conversationsTable: TableDef = {
     last_updated_time: { type: 'integer', notNull: true },
   },
   primaryKey: ['project_id', 'cursor'],
+  indexes: [{ name: 'ai_conversations_age', columns: ['project_id', 'last_updated_time'] }],
 };
 
 interface Conversation {
@@ -102,11 +105,11 @@ function chatAgentId(body: ChatBody): string {
 }
 
 async function loadConversation(ctx: ChatContext, cursor: string, agent: string): Promise<Conversation> {
-  const row = await ctx.services.db.get<{ messages: string; pending: string; subject: string; agent_external_id: string }>(
-    sql`SELECT messages, pending, subject, agent_external_id FROM ai_conversations WHERE project_id = ${ctx.projectId} AND cursor = ${cursor}`,
+  const row = await ctx.services.db.get<{ messages: string; pending: string; subject: string; agent_external_id: string; last_updated_time: number }>(
+    sql`SELECT messages, pending, subject, agent_external_id, last_updated_time FROM ai_conversations WHERE project_id = ${ctx.projectId} AND cursor = ${cursor}`,
   );
-  // Another principal's conversation reads as one that does not exist.
-  if (!row || row.subject !== ctx.subject) throw badRequest(`cursor: there is no conversation "${cursor}" (a cursor continues a chat of its own principal)`);
+  // Another principal's conversation, and an expired one, read as one that does not exist.
+  if (!row || row.subject !== ctx.subject || Number(row.last_updated_time) <= ctx.services.now() - CONVERSATION_TTL_MS) throw badRequest(`cursor: there is no conversation "${cursor}" (a cursor continues a chat of its own principal)`);
   if (row.agent_external_id !== agent) throw badRequest(`cursor: the conversation "${cursor}" is with the agent "${row.agent_external_id}", not "${agent}"`);
   return { cursor, messages: JSON.parse(row.messages), pending: JSON.parse(row.pending) };
 }
@@ -115,6 +118,7 @@ async function saveConversation(ctx: ChatContext, agent: string, c: Conversation
   const messages = JSON.stringify(c.messages);
   const pending = JSON.stringify(c.pending);
   const now = ctx.services.now();
+  await ctx.services.db.run(sql`DELETE FROM ai_conversations WHERE project_id = ${ctx.projectId} AND last_updated_time <= ${now - CONVERSATION_TTL_MS}`);
   await ctx.services.db.run(
     sql`INSERT INTO ai_conversations (project_id, cursor, agent_external_id, subject, messages, pending, last_updated_time)
         VALUES (${ctx.projectId}, ${c.cursor}, ${agent}, ${ctx.subject}, ${messages}, ${pending}, ${now})
