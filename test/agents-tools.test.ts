@@ -38,6 +38,7 @@ describe('documents', () => {
     await fileWith(h, { externalId: 'manual', name: 'manual.txt', mimeType: 'text/plain', dataSetId: ds }, 'The pump P-101 needs oil every 500 hours.');
     await fileWith(h, { externalId: 'sheet', name: 'sheet.pdf', mimeType: 'application/pdf' }, onePagePdf('Pump P-101 runs at 50 Hz'));
     await fileWith(h, { externalId: 'blob', name: 'blob.bin' }, Buffer.from([0, 1, 2, 3, 255]));
+    await fileWith(h, { externalId: 'broken', name: 'broken.pdf' }, Buffer.from('%PDF-1.4\nnot really a PDF'));
   });
 
   it('answers a question from text and PDF files, naming them as references', async () => {
@@ -69,6 +70,7 @@ describe('documents', () => {
     const ignored = await h.post('/ai/tools/documents/summarize', { items: [{ externalId: 'ghost' }, { externalId: 'manual' }], ignoreUnknownIds: true });
     expect(ignored.body.items.map((i: { externalId: string }) => i.externalId)).toEqual(['manual']);
     expect(errorMessage(await h.post('/ai/tools/documents/summarize', { items: [{ externalId: 'blob' }] }), 400)).toMatch(/items\[0\]: the file is neither text nor a PDF/);
+    expect(errorMessage(await h.post('/ai/tools/documents/summarize', { items: [{ externalId: 'broken' }] }), 400)).toMatch(/items\[0\]: the file is not a PDF whose text can be read/);
     expect(errorMessage(await h.post('/ai/tools/documents/ask', { question: '', fileIds: [{ id: 1 }] }), 400)).toMatch(/question/);
   });
 

@@ -1,14 +1,15 @@
 /**
  * The document tools: a question answered from files' text, and a summary of each file, through the
  * configured language model. A file's text is its content when it is text, or the text of its pages when it
- * is a PDF (read with unpdf); the files are those the caller's scope reaches, read as the files area reads
- * them. A file's text is cut to a size the model can take.
+ * is a PDF (read with unpdf, in a worker thread stopped at a deadline); the files are those the caller's
+ * scope reaches, read as the files area reads them. A file's text is cut to a size the model can take.
  */
 import type { Readable } from 'node:stream';
-import { extractText, getDocumentProxy } from 'unpdf';
+import { Worker } from 'node:worker_threads';
 import { ApiError, badRequest, formatPath } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import type { RefInput } from '../../query/refs.js';
+import { workerUrl } from '../../storage/worker-url.js';
 import { openContent } from '../files/content.js';
 import { languageModel } from './llm.js';
 
@@ -16,6 +17,8 @@ import { languageModel } from './llm.js';
 const TEXT_CHARS = 60_000;
 /** Bytes of a file read for its text. */
 const MAX_FILE_BYTES = 20 * 1024 * 1024;
+/** Longest time reading one PDF's text may take. */
+const PDF_DEADLINE_MS = 30_000;
 
 interface DocumentText {
   ref: RefInput;
@@ -36,17 +39,29 @@ function isPdf(bytes: Buffer, mimeType: unknown, name: unknown): boolean {
 
 async function textOf(bytes: Buffer, file: Record<string, unknown>, path: Array<string | number>): Promise<string> {
   if (isPdf(bytes, file.mimeType, file.name)) {
-    try {
-      const { text } = await extractText(await getDocumentProxy(new Uint8Array(bytes)), { mergePages: true });
-      return text;
-    } catch {
-      throw badRequest(`${formatPath(path)}: the file is not a PDF that can be read`);
-    }
+    const text = await pdfText(bytes);
+    if (text === undefined) throw badRequest(`${formatPath(path)}: the file is not a PDF whose text can be read within ${PDF_DEADLINE_MS / 1000} s`);
+    return text;
   }
   const text = bytes.toString('utf8');
   // Text that is not valid UTF-8, or holds control characters, is some other kind of file.
   if (text.includes('\uFFFD') || /[\u0000-\u0008\u000E-\u001F]/.test(text)) throw badRequest(`${formatPath(path)}: the file is neither text nor a PDF`);
   return text;
+}
+
+/** The text of a PDF, read in a worker thread; undefined when it cannot be read, or not before the deadline. */
+function pdfText(bytes: Buffer): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const worker = new Worker(workerUrl('pdf-worker.js', import.meta.url), { workerData: bytes, resourceLimits: { maxOldGenerationSizeMb: 512 } });
+    const done = (text: string | undefined) => {
+      clearTimeout(timer);
+      void worker.terminate();
+      resolve(text);
+    };
+    const timer = setTimeout(() => done(undefined), PDF_DEADLINE_MS);
+    worker.once('message', (m: { text?: string }) => done(m.text));
+    worker.once('error', () => done(undefined));
+  });
 }
 
 /** The text of each file, in order; with `ignoreUnknownIds`, files that are missing or have no content are left out. */
