@@ -47,6 +47,14 @@ describe('agents', () => {
     expect((await post('/ai/agents/byids', { items: [{ externalId: 'a1' }], ignoreUnknownIds: true })).body.items).toEqual([]);
   });
 
+  it('holds requests to the items the clients send at once', async () => {
+    expect(errorMessage(await post('/ai/agents', { items: [agent('x1'), agent('x2')] }), 400)).toMatch(/items/);
+    expect(errorMessage(await post('/ai/agents/delete', { items: [{ externalId: 'x1' }, { externalId: 'x2' }] }), 400)).toMatch(/items/);
+    const many = Array.from({ length: 101 }, (_, i) => ({ externalId: `a${i}` }));
+    expect(errorMessage(await post('/ai/agents/byids', { items: many }), 400)).toMatch(/items/);
+    expect(errorMessage(await post('/ai/agents', { items: [agent('x'.repeat(129))] }), 400)).toMatch(/items\[0\]\.externalId/);
+  });
+
   it('is a beta operation', async () => {
     expect(errorMessage(await h.request('GET', '/ai/agents'), 400)).toMatch(/beta/);
   });
@@ -200,6 +208,43 @@ describe('chat', () => {
     } finally {
       await other.h.close();
     }
+  });
+
+  it('queries the knowledge graph and data points as the caller, giving the nodes found as the answer\'s data', async () => {
+    expect((await h.post('/models/spaces', { items: [{ space: 'plant' }] })).status).toBe(200);
+    const asset = { type: 'view', space: 'cdf_cdm', externalId: 'CogniteAsset', version: 'v1' };
+    const nodes = ['pump-1', 'pump-2'].map((externalId) => ({ instanceType: 'node', space: 'plant', externalId, sources: [{ source: asset, properties: { name: externalId } }] }));
+    expect((await h.post('/models/instances', { items: nodes })).status).toBe(200);
+    expect((await h.post('/timeseries', { items: [{ externalId: 'flow' }] })).status).toBe(201);
+    expect((await h.post('/timeseries/data', { items: [{ externalId: 'flow', datapoints: [{ timestamp: 1000, value: 4.5 }] }] })).status).toBe(200);
+    const kg = { type: 'queryKnowledgeGraph', name: 'kg', description: 'Finds assets', configuration: { dataModels: [{ space: 'cdf_cdm', externalId: 'CogniteCore', version: 'v1' }], instanceSpaces: { type: 'all' } } };
+    const dp = { type: 'queryTimeSeriesDatapoints', name: 'dp', description: 'Reads data points' };
+    const other = { type: 'examineDataSemantically', name: 'examine', description: 'Examines' };
+    expect((await post('/ai/agents', { items: [agent('graph', { tools: [kg, dp, other] })] })).status).toBe(200);
+    llm.respond = (req) => {
+      const last = req.messages[req.messages.length - 1];
+      if (last.role === 'user') {
+        return {
+          toolCalls: [
+            { name: 'kg', arguments: { view: { space: 'cdf_cdm', externalId: 'CogniteAsset', version: 'v1' }, limit: 10 } },
+            { name: 'dp', arguments: { items: [{ externalId: 'flow', start: 0, end: 2000 }] } },
+            { name: 'examine', arguments: {} },
+            { name: 'made_up', arguments: {} },
+          ],
+        };
+      }
+      return { content: 'Two pumps; the flow is 4.5.' };
+    };
+    const res = await post('/ai/agents/chat', { agentExternalId: 'graph', messages: [{ role: 'user', content: [{ type: 'text', text: 'Which pumps, and what flow?' }] }] });
+    expect(res.status).toBe(200);
+    const [message] = res.body.response.messages;
+    expect(message.data).toEqual([{ type: 'instances', instances: { nodes: [{ space: 'plant', externalId: 'pump-1' }, { space: 'plant', externalId: 'pump-2' }] } }]);
+    const calls = message.reasoning.map((r: { data: Array<{ toolCall: Record<string, any> }> }) => r.data[0].toolCall);
+    expect(calls.map((c: { toolType: string }) => c.toolType)).toEqual(['queryKnowledgeGraph', 'queryTimeSeriesDatapoints', 'examineDataSemantically', 'unknown']);
+    expect(calls[1].result.result.items[0].datapoints).toEqual([{ timestamp: 1000, value: 4.5 }]);
+    expect(calls[2].result.error).toBe('Strata does not run tools of kind examineDataSemantically');
+    expect(calls[3].result.error).toBe('there is no tool named "made_up"');
+    expect(llm.requests.at(-1)!.tools!.map((t) => t.function.name)).toEqual(['kg', 'dp', 'examine']);
   });
 
   it('refuses more than 20 client actions', async () => {
