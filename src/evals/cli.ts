@@ -3,6 +3,7 @@
  * `strata evals run PATH --agent EXTERNALID [--project P] [--url URL] [--format table|json]`. Output goes
  * through writer callbacks so tests can run the commands in-process.
  */
+import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { loadAgentFile } from './agent-file.js';
 import { EXIT_CANNOT_CHECK, EXIT_VALID, exitCodeFor, formatDiagnostic, type Diagnostic } from './diagnostics.js';
@@ -39,7 +40,8 @@ resolve   prints each case as it will run (JSON by default): settings, tags, exp
 run       runs every case against the agent EXTERNALID of a running Strata (--url, else STRATA_URL, else
           http://localhost:4000; project P, else dev), with the token in STRATA_TOKEN, and scores it;
           correctness and faithfulness are judged by the server's language model, or not judged
-          without one. Progress goes to stderr, the report (a table, or JSON) to stdout
+          without one; tools no level sets come from EXTERNALID.agent.yaml if there is one, else from
+          the agent. Progress goes to stderr, the report (a table, or JSON) to stdout
 
 exit status: 0 valid (run: every case met its expectation), 1 the suite breaks the format (run: a case
 did not meet its expectation), 2 a file cannot be read, the server cannot be used, or the command is wrong
@@ -135,7 +137,15 @@ async function run(path: string, options: Map<string, string>, output: CommandOu
   }
   if (found.status !== 200) return commandError(output, `the server at ${base} refused to read the agent: ${JSON.stringify(found.body)}`, false);
   if ((found.body as { items: unknown[] }).items.length === 0) return commandError(output, `there is no agent "${agent}" in the project ${project}`, false);
-  const resolved = resolveSuite(check.suite);
+  // Tools no level of the suite sets come from EXTERNALID.agent.yaml when there is one, else from the agent itself.
+  const agentCheck = existsSync(join(location.directory, `${agent}.agent.yaml`)) ? loadAgentFile(location.directory, agent) : undefined;
+  if (agentCheck && agentCheck.diagnostics.length > 0) {
+    output.stderr(`${describeProblems(agentCheck.diagnostics, location.directory)}nothing was run\n`);
+    return exitCodeFor(agentCheck.diagnostics);
+  }
+  const served = (found.body as { items: Array<{ tools?: Array<{ name: string; description: string }> }> }).items[0];
+  const fallback = agentCheck?.agent ?? { path: `${agent} (the agent's own tools)`, definition: { tools: (served.tools ?? []).map(({ name, description }) => ({ name, description })) } };
+  const resolved = resolveSuite(check.suite, fallback);
   let report;
   try {
     report = await runSuite({ ...resolved, suite: shownPath(join(location.directory, location.rootFile)) }, { agent, project, call, progress: output.stderr });

@@ -91,6 +91,16 @@ describe('evals run', () => {
     expect(res.stdout).toContain('3 cases: 1 met its expectation, 2 did not (0 not judged, 0 errors)');
   });
 
+  it("takes the tools no level of the suite sets from the agent's own tools, or from EXTERNALID.agent.yaml", async () => {
+    llm.respond = respond;
+    const suite = { cases: [{ id: 'count', turns: [{ input: 'How many events are there?', scorers: [{ type: 'toolSelection' }] }] }] };
+    const own = JSON.parse((await run(scratch.write({ 'suite.yaml': suite }), '--agent', 'helper', '--url', url, '--format', 'json')).stdout) as RunReport;
+    expect(own.cases[0].turns[0].scorers[0]).toMatchObject({ verdict: 'pass', reason: 'called rest, as expected' });
+    const local = { 'suite.yaml': suite, 'helper.agent.yaml': { tools: [{ name: 'search', description: 'Searches' }] } };
+    const fromFile = JSON.parse((await run(scratch.write(local), '--agent', 'helper', '--url', url, '--format', 'json')).stdout) as RunReport;
+    expect(fromFile.cases[0].turns[0].scorers[0]).toMatchObject({ verdict: 'fail', reason: expect.stringMatching(/did not call search/) });
+  });
+
   it('reports a suite that does not validate and runs nothing', async () => {
     llm.requests.length = 0;
     const res = await run(scratch.write({ 'suite.yaml': { cases: [{ id: 'x', turns: [] }] } }), '--agent', 'helper', '--url', url);
