@@ -85,7 +85,10 @@ function parseArguments(text: string | undefined): unknown {
 
 async function runTurn(call: ApiCall, judge: Judge, agent: string, entry: ResolvedCase, index: number, cursor: string | undefined) {
   const turn = entry.turns[index];
-  const res = await call('POST', '/ai/agents/chat', { agentExternalId: agent, messages: [{ role: 'user', content: { type: 'text', text: turn.input } }], ...(cursor ? { cursor } : {}) }, BETA);
+  // The case's app context opens its conversation, as a text part before the first input.
+  const context = index === 0 && entry.appContext.value !== null ? [{ type: 'text', text: `Context: ${entry.appContext.value}` }] : [];
+  const content = [...context, { type: 'text', text: turn.input }];
+  const res = await call('POST', '/ai/agents/chat', { agentExternalId: agent, messages: [{ role: 'user', content }], ...(cursor ? { cursor } : {}) }, BETA);
   if (res.status !== 200) throw new ChatFailed(`turn ${index + 1}: the chat answered ${res.status}: ${errorText(res)}`);
   const response = (res.body as { response: { cursor?: string; messages: AgentMessage[] } }).response;
   const { answer, toolCalls } = answerOf(response.messages ?? []);

@@ -94,7 +94,9 @@ describe('evals run', () => {
   it("takes the tools no level of the suite sets from the agent's own tools, or from EXTERNALID.agent.yaml", async () => {
     llm.respond = respond;
     const suite = { cases: [{ id: 'count', turns: [{ input: 'How many events are there?', scorers: [{ type: 'toolSelection' }] }] }] };
-    const own = JSON.parse((await run(scratch.write({ 'suite.yaml': suite }), '--agent', 'helper', '--url', url, '--format', 'json')).stdout) as RunReport;
+    llm.requests.length = 0;
+    const own = JSON.parse((await run(scratch.write({ 'suite.yaml': { ...suite, appContext: 'Plant A.' } }), '--agent', 'helper', '--url', url, '--format', 'json')).stdout) as RunReport;
+    expect(llm.requests[0].messages[1]).toEqual({ role: 'user', content: 'Context: Plant A.\nHow many events are there?' });
     expect(own.cases[0].turns[0].scorers[0]).toMatchObject({ verdict: 'pass', reason: 'called rest, as expected' });
     const local = { 'suite.yaml': suite, 'helper.agent.yaml': { tools: [{ name: 'search', description: 'Searches' }] } };
     const fromFile = JSON.parse((await run(scratch.write(local), '--agent', 'helper', '--url', url, '--format', 'json')).stdout) as RunReport;
