@@ -96,7 +96,8 @@ export const agentModel = defineModel({
     instructions: field.string(Type.String({ maxLength: AGENT_LIMITS.instructions })),
     model: field.string(Type.String({ minLength: 1, maxLength: 255 })),
     runtimeVersion: field.string(Type.String({ minLength: 1, maxLength: 32, pattern: '^\\d+\\.\\d+\\.\\d+$' }), { notNull: true }),
-    labels: field.jsonList(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: AGENT_LIMITS.labels, uniqueItems: true }), AGENT_LIMITS.labels),
+    // Left out when not given, as the Python SDK compares an agent read back with the one it wrote.
+    labels: field.json(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: AGENT_LIMITS.labels, uniqueItems: true })),
     tools: field.jsonList(Type.Array(AgentTool, { maxItems: AGENT_LIMITS.tools }), AGENT_LIMITS.tools),
     subagents: field.json(Type.Array(Subagent, { maxItems: AGENT_LIMITS.subagents })),
     skills: field.json(Type.Array(Type.String({ minLength: 1, maxLength: SKILL_LIMITS.externalId }), { maxItems: AGENT_LIMITS.skills, uniqueItems: true })),
