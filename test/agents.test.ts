@@ -212,14 +212,15 @@ describe('chat', () => {
     }
   });
 
-  it('queries the knowledge graph and data points as the caller, giving the nodes found as the answer\'s data', async () => {
-    expect((await h.post('/models/spaces', { items: [{ space: 'plant' }] })).status).toBe(200);
+  it('queries the knowledge graph (within its configured views and spaces) and data points as the caller, giving the nodes found as the answer\'s data', async () => {
+    expect((await h.post('/models/spaces', { items: [{ space: 'plant' }, { space: 'elsewhere' }] })).status).toBe(200);
     const asset = { type: 'view', space: 'cdf_cdm', externalId: 'CogniteAsset', version: 'v1' };
-    const nodes = ['pump-1', 'pump-2'].map((externalId) => ({ instanceType: 'node', space: 'plant', externalId, sources: [{ source: asset, properties: { name: externalId } }] }));
+    const node = (space: string, externalId: string) => ({ instanceType: 'node', space, externalId, sources: [{ source: asset, properties: { name: externalId } }] });
+    const nodes = [node('plant', 'pump-1'), node('plant', 'pump-2'), node('elsewhere', 'pump-x')];
     expect((await h.post('/models/instances', { items: nodes })).status).toBe(200);
     expect((await h.post('/timeseries', { items: [{ externalId: 'flow' }] })).status).toBe(201);
     expect((await h.post('/timeseries/data', { items: [{ externalId: 'flow', datapoints: [{ timestamp: 1000, value: 4.5 }] }] })).status).toBe(200);
-    const kg = { type: 'queryKnowledgeGraph', name: 'kg', description: 'Finds assets', configuration: { dataModels: [{ space: 'cdf_cdm', externalId: 'CogniteCore', version: 'v1' }], instanceSpaces: { type: 'all' } } };
+    const kg = { type: 'queryKnowledgeGraph', name: 'kg', description: 'Finds assets', configuration: { dataModels: [{ space: 'cdf_cdm', externalId: 'CogniteCore', version: 'v1', viewExternalIds: ['CogniteAsset'] }], instanceSpaces: { type: 'manual', spaces: ['plant'] } } };
     const dp = { type: 'queryTimeSeriesDatapoints', name: 'dp', description: 'Reads data points' };
     const other = { type: 'examineDataSemantically', name: 'examine', description: 'Examines' };
     expect((await post('/ai/agents', { items: [agent('graph', { tools: [kg, dp, other] })] })).status).toBe(200);
@@ -232,6 +233,7 @@ describe('chat', () => {
             { name: 'dp', arguments: { items: [{ externalId: 'flow', start: 0, end: 2000 }] } },
             { name: 'examine', arguments: {} },
             { name: 'made_up', arguments: {} },
+            { name: 'kg', arguments: { view: { space: 'cdf_cdm', externalId: 'CogniteFile', version: 'v1' } } },
           ],
         };
       }
@@ -242,10 +244,12 @@ describe('chat', () => {
     const [message] = res.body.response.messages;
     expect(message.data).toEqual([{ type: 'instances', instances: { nodes: [{ space: 'plant', externalId: 'pump-1' }, { space: 'plant', externalId: 'pump-2' }] } }]);
     const calls = message.reasoning.map((r: { data: Array<{ toolCall: Record<string, any> }> }) => r.data[0].toolCall);
-    expect(calls.map((c: { toolType: string }) => c.toolType)).toEqual(['queryKnowledgeGraph', 'queryTimeSeriesDatapoints', 'examineDataSemantically', 'unknown']);
+    expect(calls.map((c: { toolType: string }) => c.toolType)).toEqual(['queryKnowledgeGraph', 'queryTimeSeriesDatapoints', 'examineDataSemantically', 'unknown', 'queryKnowledgeGraph']);
     expect(calls[1].result.result.items[0].datapoints).toEqual([{ timestamp: 1000, value: 4.5 }]);
     expect(calls[2].result.error).toBe('Strata does not run tools of kind examineDataSemantically');
     expect(calls[3].result.error).toBe('there is no tool named "made_up"');
+    // The tool's configuration holds it to its views and instance spaces.
+    expect(calls[4].result).toEqual({ status: 400, error: 'view: the tool queries the views cdf_cdm:CogniteAsset only' });
     expect(llm.requests.at(-1)!.tools!.map((t) => t.function.name)).toEqual(['kg', 'dp', 'examine']);
   });
 

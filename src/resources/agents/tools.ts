@@ -41,12 +41,32 @@ const knowledgeGraph: { parameters: Record<string, unknown>; run: Runner } = {
     },
     ['view'],
   ),
-  run: (args, _tool, caller) => {
-    const { view, query, filter, limit } = args as { view?: unknown; query?: string; filter?: unknown; limit?: number };
+  run: async (args, tool, caller) => {
+    const { view, query, filter: given, limit } = args as { view?: { space?: unknown; externalId?: unknown }; query?: string; filter?: unknown; limit?: number };
+    const scope = graphScope(tool);
+    if (scope.views && !scope.views.some((v) => v.space === view?.space && v.externalId === view?.externalId)) {
+      const named = scope.views.map((v) => `${v.space}:${v.externalId}`).join(', ');
+      return { status: 400, body: { error: { code: 400, message: `view: the tool queries the views ${named} only` } }, headers: {} };
+    }
+    const spaces = scope.spaces && { in: { property: ['node', 'space'], values: scope.spaces } };
+    const filter = given && spaces ? { and: [given, spaces] } : (given ?? spaces);
     if (typeof query === 'string' && query !== '') return call(caller, 'POST', '/models/instances/search', { view, query, ...(filter ? { filter } : {}), limit: limit ?? 100 });
-    return call(caller, 'POST', '/models/instances/list', { instanceType: 'node', sources: [{ source: { type: 'view', ...(view as object) } }], ...(filter ? { filter } : {}), limit: limit ?? 100 });
+    return call(caller, 'POST', '/models/instances/list', { instanceType: 'node', sources: [{ source: { type: 'view', ...view } }], ...(filter ? { filter } : {}), limit: limit ?? 100 });
   },
 };
+
+/**
+ * What a knowledge graph tool's configuration holds it to: the views its data models name (`viewExternalIds`;
+ * any view when a data model names none), and the instance spaces when they are listed (`manual`).
+ */
+function graphScope(tool: AgentTool): { views?: Array<{ space: string; externalId: string }>; spaces?: string[] } {
+  const c = (tool.configuration ?? {}) as { dataModels?: unknown; instanceSpaces?: { type?: unknown; spaces?: unknown } };
+  const models = Array.isArray(c.dataModels) ? (c.dataModels as Array<{ space?: unknown; viewExternalIds?: unknown }>) : [];
+  const named = models.length > 0 && models.every((m) => typeof m.space === 'string' && Array.isArray(m.viewExternalIds));
+  const views = named ? models.flatMap((m) => (m.viewExternalIds as unknown[]).map((externalId) => ({ space: m.space as string, externalId: String(externalId) }))) : undefined;
+  const manual = c.instanceSpaces?.type === 'manual' && Array.isArray(c.instanceSpaces.spaces);
+  return { views, spaces: manual ? (c.instanceSpaces!.spaces as unknown[]).map(String) : undefined };
+}
 
 /** The kinds Strata runs, each with the parameters the model is told to give. */
 const RUNNERS: Partial<Record<ToolKind, { parameters: Record<string, unknown>; run: Runner }>> = {
