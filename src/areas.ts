@@ -4,6 +4,7 @@
  */
 import type { Area } from './http/area.js';
 import type { ConfigSection } from './config.js';
+import { agentsArea } from './resources/agents/area.js';
 import { assetsArea } from './resources/assets/area.js';
 import { datapointsArea } from './resources/datapoints/area.js';
 import { dataProductsArea } from './resources/dataproducts/area.js';
@@ -23,7 +24,7 @@ import { syntheticArea } from './resources/synthetic/area.js';
 import { timeSeriesArea } from './resources/timeseries/area.js';
 import { unitsArea } from './resources/units/area.js';
 
-export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea];
+export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea];
 
 /** The areas' configuration sections, for `loadConfig` and `strata help`. */
 export const CONFIG_SECTIONS: readonly ConfigSection<unknown>[] = AREAS.flatMap((a) => (a.config ? [a.config] : []));

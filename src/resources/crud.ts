@@ -281,28 +281,81 @@ export async function writableIds(spec: ResourceSpec<unknown>, services: Service
   return (await resolveWritable(spec, services, projectId, checkRefs(items, spec))).ids;
 }
 
-export async function createItems<C>(spec: ResourceSpec<C>, services: Services, projectId: number, items: readonly C[]): Promise<Item[]> {
-  const claimed = claimedRefs(items as ReadonlyArray<Record<string, unknown>>, spec.table.key);
+/** The stored values of create items, checked by the resource's rules and its scope (the start of a create and an upsert). */
+async function createValuesOf<C>(spec: ResourceSpec<C>, ctx: WriteContext, items: readonly C[], now: number): Promise<Values[]> {
   const parent = spec.table.parent && { [PARENT_FIELD]: spec.parentId };
+  const values = items.map((item, i) => {
+    const v: Values = { ...copyFields(spec.table, item as Record<string, unknown>), ...spec.createValues?.(item, now, ['items', i]), ...parent };
+    const md = spec.table.metadata?.field;
+    if (md) checkMetadata(v[md] as Record<string, string> | null, ['items', i, md], spec.metadataLimits);
+    spec.check?.(v, ['items', i], ctx);
+    return v;
+  });
+  await requireWritableTargets(ctx.services, ctx.projectId, spec.catalog.noun, values.map((v, i) => ({ target: scopeTarget(spec as ResourceSpec<unknown>, v), path: ['items', i] })));
+  return values;
+}
+
+interface KeyedWrite {
+  ctx: WriteContext;
+  now: number;
+  /** Each item's values, checked. */
+  values: Values[];
+  /** The items whose key is stored, with the id of the item holding it. */
+  existing: Array<{ ref: Ref; id: number }>;
+  /** Each item's claimed key, in order. */
+  claimed: Ref[];
+}
+
+/** A create or an upsert, in one write: the items' values checked, and which of their keys are stored. */
+function writeKeyed<C, T>(spec: ResourceSpec<C>, services: Services, projectId: number, items: readonly C[], write: (w: KeyedWrite) => Promise<T>): Promise<T> {
+  const claimed = claimedRefs(items as ReadonlyArray<Record<string, unknown>>, spec.table.key);
   return inWrite(services, async (services) => {
-    const { db } = services;
-    const ctx: WriteContext = { db, projectId, services };
+    const ctx: WriteContext = { db: services.db, projectId, services };
     const now = services.now();
-    const values = items.map((item, i) => {
-      const v: Values = { ...copyFields(spec.table, item as Record<string, unknown>), ...spec.createValues?.(item, now, ['items', i]), ...parent };
-      const md = spec.table.metadata?.field;
-      if (md) checkMetadata(v[md] as Record<string, string> | null, ['items', i, md], spec.metadataLimits);
-      spec.check?.(v, ['items', i], ctx);
-      return v;
-    });
-    await requireWritableTargets(services, projectId, spec.catalog.noun, values.map((v, i) => ({ target: scopeTarget(spec as ResourceSpec<unknown>, v), path: ['items', i] })));
-    const existing = await existingRefs(db, spec.table.table, projectId, claimed, parentCondition(spec as ResourceSpec<unknown>, spec.table.table), spec.table.key);
+    const values = await createValuesOf(spec, ctx, items, now);
+    const existing = await existingRefs(services.db, spec.table.table, projectId, claimed, parentCondition(spec as ResourceSpec<unknown>, spec.table.table), spec.table.key);
+    return write({ ctx, now, values, existing, claimed });
+  });
+}
+
+export function createItems<C>(spec: ResourceSpec<C>, services: Services, projectId: number, items: readonly C[]): Promise<Item[]> {
+  return writeKeyed(spec, services, projectId, items, async ({ ctx, now, values, existing }) => {
     if (existing.length) throw duplicatedItems(existing.map((e) => refBody(e.ref)));
     await checkReferences(spec, ctx, values);
     const created = items.map((item) => spec.createdTimeOf?.(item) ?? now);
-    const ids = await insertItems(db, spec.table, projectId, values, now, created);
+    const ids = await insertItems(ctx.db, spec.table, projectId, values, now, created);
     await spec.afterWrite?.(ids, ctx);
     return values.map((v, i) => itemFromValues(spec.table, ids[i], v, created[i], now));
+  });
+}
+
+/**
+ * Create-or-update by the resource's key, in one write: an item whose key is stored replaces that item's
+ * values whole (its createdTime stays), the others are created.
+ */
+export function upsertItems<C>(spec: ResourceSpec<C>, services: Services, projectId: number, items: readonly C[]): Promise<Item[]> {
+  return writeKeyed(spec, services, projectId, items, async ({ ctx, now, values, existing, claimed }) => {
+    const { db } = ctx;
+    const storedIds = claimed.map((ref) => existing.find((e) => e.ref === ref)?.id);
+    const stored = await rowsByIds(db, spec.table, projectId, existing.map((e) => e.id));
+    await checkReferences(spec, ctx, values);
+    const freshIds = await insertItems(db, spec.table, projectId, values.filter((_, i) => storedIds[i] === undefined), now);
+    const ids: number[] = [];
+    const createdTimes: number[] = [];
+    for (const [i, v] of values.entries()) {
+      const id = storedIds[i];
+      if (id === undefined) {
+        ids.push(freshIds.shift()!);
+        createdTimes.push(now);
+        continue;
+      }
+      const createdTime = stored.get(id)!.created_time;
+      await updateItem(db, spec.table, projectId, id, v, now, createdTime);
+      ids.push(id);
+      createdTimes.push(createdTime);
+    }
+    await spec.afterWrite?.(ids, ctx);
+    return values.map((v, i) => itemFromValues(spec.table, ids[i], v, createdTimes[i], now));
   });
 }
 

@@ -1,13 +1,14 @@
 /**
- * Where the script of a worker thread of storage/ is. Workers run compiled JavaScript: beside this module
- * when it runs from the build, and from the build too when it runs from the TypeScript sources (tests),
- * which `npm test` makes first.
+ * Where the script of a worker thread is (beside the module `beside`, storage/ unless given). Workers run
+ * compiled JavaScript: beside the module when it runs from the build, and from the build too when it runs
+ * from the TypeScript sources (tests), which `npm test` makes first.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export function workerUrl(script: string): URL {
-  const own = new URL(`./${script}`, import.meta.url);
+export function workerUrl(script: string, beside: string = import.meta.url): URL {
+  const own = new URL(`./${script}`, beside);
   if (existsSync(fileURLToPath(own))) return own;
-  return new URL(`../../dist/storage/${script}`, import.meta.url);
+  // The same place under dist/ as the module `beside` has under src/.
+  return new URL(own.href.replace(/\/src\/(?!.*\/src\/)/, '/dist/'));
 }
