@@ -169,4 +169,17 @@ describe('executions', () => {
     expect(errorMessage(await h.post('/workflows/wf-nonce/versions/1/run', { authentication: { nonce: 'not-a-nonce' } }), 400)).toMatch(/authentication\.nonce/);
     expect(errorMessage(await h.post('/workflows/executions/list', { filter: { status: ['DONE'] } }), 400)).toMatch(/status/);
   });
+
+  it('fails function and transformation tasks with the answer of the operation they call, and simulation tasks as not run here', async () => {
+    await version('wf-elsewhere', [
+      { externalId: 'fn', type: 'function', parameters: { function: { externalId: 'my-function' } }, retries: 0, onFailure: 'skipTask' },
+      { externalId: 'tr', type: 'transformation', parameters: { transformation: { externalId: 'my-transformation' } }, retries: 0, onFailure: 'skipTask' },
+      { externalId: 'sim', type: 'simulation', parameters: { simulation: { routineExternalId: 'routine' } }, onFailure: 'skipTask' },
+    ]);
+    const e = await execution(await run('wf-elsewhere'));
+    expect(e.status).toBe('COMPLETED');
+    expect(task(e, 'fn')).toMatchObject({ status: 'COMPLETED_WITH_ERRORS', reasonForIncompletion: expect.stringMatching(/POST \/functions\/byids answered 501/) });
+    expect(task(e, 'tr')).toMatchObject({ status: 'COMPLETED_WITH_ERRORS', reasonForIncompletion: expect.stringMatching(/POST \/transformations\/run answered 501/) });
+    expect(task(e, 'sim').reasonForIncompletion).toMatch(/simulation tasks are not run by this server/);
+  });
 });

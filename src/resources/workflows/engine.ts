@@ -267,8 +267,9 @@ export async function failTask(tx: Queryable, deps: EngineDeps, projectId: numbe
   const output = failure.output === undefined ? task.output : json(failure.output);
   const where = sql`project_id = ${projectId} AND id = ${taskId}`;
   if (!failure.terminal && task.retries_left > 0 && (skip || !failure.timedOut)) {
+    // A new attempt starts afresh: a function task calls its function again rather than following the failed call.
     await tx.run(sql`UPDATE workflow_tasks SET status = 'SCHEDULED', attempt = ${attempt + 1}, retries_left = ${task.retries_left - 1}, reason = ${failure.reason},
-      output = ${output} WHERE ${where}`);
+      output = NULL WHERE ${where}`);
     await startTaskJob(tx, deps, projectId, { executionId: task.execution_id, taskId, attempt: attempt + 1 });
     return true;
   }
@@ -311,7 +312,7 @@ export async function retryExecution(tx: Queryable, deps: EngineDeps, execution:
       await tx.run(sql`UPDATE workflow_tasks SET status = 'IN_PROGRESS', reason = NULL, end_time = NULL WHERE project_id = ${projectId} AND id = ${t.id}`);
       continue;
     }
-    await tx.run(sql`UPDATE workflow_tasks SET status = 'SCHEDULED', attempt = ${t.attempt + 1}, reason = NULL, end_time = NULL WHERE project_id = ${projectId} AND id = ${t.id}`);
+    await tx.run(sql`UPDATE workflow_tasks SET status = 'SCHEDULED', attempt = ${t.attempt + 1}, reason = NULL, output = NULL, end_time = NULL WHERE project_id = ${projectId} AND id = ${t.id}`);
     await startTaskJob(tx, deps, projectId, { executionId: execution.id, taskId: t.id, attempt: t.attempt + 1 });
   }
   await advance(tx, deps, projectId, execution.id);
