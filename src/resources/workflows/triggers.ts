@@ -25,6 +25,8 @@ import { projectName } from './tasks.js';
 export const TRIGGER_JOB = 'workflows.trigger';
 /** How often a data modeling trigger looks for changes (six fields: seconds first). */
 const DATA_MODELING_POLL = '*/10 * * * * *';
+/** Pages of changes one look reads at most; the rest wait for the next look. */
+const SYNC_PAGES = 20;
 
 interface TriggerRow {
   project_id: number;
@@ -222,22 +224,30 @@ async function fire(tx: Queryable, deps: EngineDeps, trigger: TriggerRow, input:
 async function followDataModeling(runtime: AreaRuntime, deps: EngineDeps, trigger: TriggerRow): Promise<void> {
   const rule = JSON.parse(trigger.trigger_rule) as Extract<TriggerRule, { triggerType: 'dataModeling' }>;
   const state = parse<SyncState>(trigger.state) ?? { pending: [] };
-  const res = await runtime.api.call({
-    project: await projectName(runtime.store, trigger.project_id),
-    credential: JSON.parse(trigger.grant_json) as SessionGrant,
-    method: 'POST',
-    path: '/models/instances/sync',
-    body: { ...rule.dataModelingQuery, ...(state.cursors ? { cursors: state.cursors } : {}) },
-  });
+  const project = await projectName(runtime.store, trigger.project_id);
   const now = runtime.now();
   let failure: string | undefined;
-  if (res.status === 200) {
+  // A page holds at most batchSize instances per set (the query's limit): read on while pages come full.
+  for (let page = 0; page < SYNC_PAGES; page++) {
+    const res = await runtime.api.call({
+      project,
+      credential: JSON.parse(trigger.grant_json) as SessionGrant,
+      method: 'POST',
+      path: '/models/instances/sync',
+      body: { ...rule.dataModelingQuery, ...(state.cursors ? { cursors: state.cursors } : {}) },
+    });
+    if (res.status !== 200) {
+      failure = `POST /models/instances/sync answered ${res.status}: ${(res.body as { error?: { message?: string } })?.error?.message ?? ''}`;
+      break;
+    }
     const body = res.body as { items: Record<string, unknown[]>; nextCursor: Record<string, string> };
-    const changed = Object.keys(rule.dataModelingQuery.select).flatMap((name) => body.items[name] ?? []);
+    const pages = Object.keys(rule.dataModelingQuery.select).map((name) => body.items[name] ?? []);
+    const changed = pages.flat();
     if (changed.length && !state.pending.length) state.since = now;
     state.pending.push(...changed);
     state.cursors = body.nextCursor;
-  } else failure = `POST /models/instances/sync answered ${res.status}: ${(res.body as { error?: { message?: string } })?.error?.message ?? ''}`;
+    if (!pages.some((p) => p.length >= rule.batchSize)) break;
+  }
   await runtime.store.transaction(async (tx) => {
     const current = await findTrigger(tx, trigger.project_id, trigger.external_id);
     if (!current || current.trigger_rule !== trigger.trigger_rule || current.state !== trigger.state) return;
