@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { route } from '../../src/http/route.js';
 import { errorMessage, startHarness, type Harness, type Response } from '../support/harness.js';
 import { ManualClock } from '../support/manual-clock.js';
+import { openTestStore } from '../support/test-store.js';
 import { dueJobsDone, nonce } from '../support/workflows.js';
 
 const clock = new ManualClock(Date.UTC(2026, 1, 1));
@@ -206,5 +207,44 @@ describe('dynamic tasks and subworkflows', () => {
       items: [{ workflowExternalId: 'wf-nested', version: '1', workflowDefinition: { tasks: [{ externalId: 'sub', type: 'subworkflow', parameters: { subworkflow: { tasks: [{ externalId: 'd', type: 'dynamic', parameters: { dynamic: { tasks: '${a.output}' } } }] } } }] } }],
     });
     expect(errorMessage(res, 400)).toMatch(/task "sub".*dynamic task cannot be run by a dynamic task or a subworkflow/);
+  });
+});
+
+describe('a restart', () => {
+  it('resumes a running execution where it was: another app on the same store follows the call and runs the rest', async () => {
+    const store = await openTestStore();
+    try {
+      const first = await startHarness({}, {}, { store, clock, extraRoutes: functionRoutes });
+      ok(
+        await first.post('/workflows/versions', {
+          items: [
+            {
+              workflowExternalId: 'wf-restart',
+              version: '1',
+              workflowDefinition: { tasks: [{ externalId: 'fn', type: 'function', parameters: { function: { externalId: 'my-fn' } } }, { ...get('after'), dependsOn: [{ externalId: 'fn' }] }] },
+            },
+          ],
+        }),
+      );
+      const id = ok(await first.post('/workflows/wf-restart/versions/1/run', { authentication: { nonce: await nonce(first) } }), 202).id;
+      await dueJobsDone(first);
+      const callId = Math.max(...calls.keys());
+      await first.close();
+
+      calls.get(callId)!.status = 'Completed';
+      const second = await startHarness({}, {}, { store, clock, extraRoutes: functionRoutes });
+      try {
+        clock.advance(2000);
+        await dueJobsDone(second);
+        const e = ok(await second.get(`/workflows/executions/${id}`));
+        expect(e.status).toBe('COMPLETED');
+        expect(task(e, 'fn').output.callId).toBe(callId);
+        expect(task(e, 'after').status).toBe('COMPLETED');
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await store.close();
+    }
   });
 });
