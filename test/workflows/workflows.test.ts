@@ -136,7 +136,15 @@ describe('executions', () => {
       cdfTask('bad', { resourcePath: '/events/byids', method: 'POST', body: { items: [{ externalId: 'missing-event' }] } }, { retries: 2 }),
       cdfTask('after', { resourcePath: '/events', method: 'GET' }, { dependsOn: [{ externalId: 'bad' }] }),
     ]);
-    const failed = await execution(await run('wf-fail'));
+    const id = await run('wf-fail');
+    // Attempts are a second apart, then two.
+    expect((await execution(id)).status).toBe('RUNNING');
+    clock.advance(1000);
+    await dueJobsDone(h);
+    expect(task(await execution(id), 'bad').status).toBe('SCHEDULED');
+    clock.advance(2000);
+    await dueJobsDone(h);
+    const failed = await execution(id);
     expect(failed.status).toBe('FAILED');
     expect(failed.reasonForIncompletion).toMatch(/Task "bad" failed: POST \/events\/byids answered 400/);
     expect(task(failed, 'bad')).toMatchObject({ status: 'FAILED', output: { statusCode: 400 } });

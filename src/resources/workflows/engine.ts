@@ -245,6 +245,11 @@ export async function expandTask(tx: Queryable, deps: EngineDeps, projectId: num
   return true;
 }
 
+/** The wait before a task's next attempt: a second, doubled at each attempt, at most a minute. */
+export function retryDelay(attempt: number): number {
+  return Math.min(1000 * 2 ** (attempt - 1), 60_000);
+}
+
 export interface Failure {
   reason: string;
   /** Not retried (`FAILED_WITH_TERMINAL_ERROR`). */
@@ -270,7 +275,7 @@ export async function failTask(tx: Queryable, deps: EngineDeps, projectId: numbe
     // A new attempt starts afresh: a function task calls its function again rather than following the failed call.
     await tx.run(sql`UPDATE workflow_tasks SET status = 'SCHEDULED', attempt = ${attempt + 1}, retries_left = ${task.retries_left - 1}, reason = ${failure.reason},
       output = NULL WHERE ${where}`);
-    await startTaskJob(tx, deps, projectId, { executionId: task.execution_id, taskId, attempt: attempt + 1 });
+    await startTaskJob(tx, deps, projectId, { executionId: task.execution_id, taskId, attempt: attempt + 1 }, now + retryDelay(attempt));
     return true;
   }
   if (skip) {
