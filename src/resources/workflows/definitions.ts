@@ -11,6 +11,7 @@ import type { Queryable } from '../../storage/store.js';
 import { graphProblem } from './graph.js';
 import { pageOf, type Page } from './paging.js';
 import type { TaskDefinition, VersionUpsert, WorkflowFilter, WorkflowUpsert } from './schema.js';
+import { requireWritableDataSet, underReachedWorkflow, workflowRows } from './scope.js';
 
 export interface StoredDefinition {
   hash: string;
@@ -75,20 +76,30 @@ export async function findWorkflow(db: Queryable, projectId: number, externalId:
 export async function upsertWorkflows(services: Services, projectId: number, items: readonly WorkflowUpsert[]) {
   return services.db.transaction(async (db) => {
     const now = services.now();
-    for (const item of items) await putWorkflow(db, projectId, item, now);
+    for (const [i, item] of items.entries()) {
+      const before = await findWorkflow(db, projectId, item.externalId);
+      requireWritableDataSet(services, item.dataSetId, `items[${i}].dataSetId`);
+      if (before) requireWritableDataSet(services, before.data_set_id === null ? null : Number(before.data_set_id), `items[${i}].dataSetId`);
+      await putWorkflow(db, projectId, item, now);
+    }
     return { items: await Promise.all(items.map(async (item) => workflowJson((await findWorkflow(db, projectId, item.externalId))!))) };
   });
 }
 
 export async function listWorkflows(services: Services, projectId: number, query: { limit?: number; cursor?: string }): Promise<Page<unknown>> {
   const after = query.cursor ? (services.cursors.decode(query.cursor, 'workflows') as string) : undefined;
-  const rows = await services.db.all<WorkflowRow>(sql`SELECT * FROM workflows WHERE project_id = ${projectId}
+  const rows = await services.db.all<WorkflowRow>(sql`SELECT * FROM workflows WHERE project_id = ${projectId} AND ${workflowRows(services)}
     ${after === undefined ? Sql.raw('') : sql`AND external_id > ${after}`} ORDER BY external_id LIMIT ${(query.limit ?? 100) + 1}`);
   return pageOf(services, rows, query.limit ?? 100, 'workflows', (r) => r.external_id, workflowJson);
 }
 
+/** The workflow, if the request reaches it. */
+async function reachedWorkflow(services: Services, db: Queryable, projectId: number, externalId: string): Promise<WorkflowRow | undefined> {
+  return db.get<WorkflowRow>(sql`SELECT * FROM workflows WHERE project_id = ${projectId} AND external_id = ${externalId} AND ${workflowRows(services)}`);
+}
+
 export async function getWorkflow(services: Services, projectId: number, externalId: string) {
-  const row = await findWorkflow(services.db, projectId, externalId);
+  const row = await reachedWorkflow(services, services.db, projectId, externalId);
   if (!row) throw notFound(`There is no workflow "${externalId}"`);
   return workflowJson(row);
 }
@@ -96,9 +107,10 @@ export async function getWorkflow(services: Services, projectId: number, externa
 export async function deleteWorkflows(services: Services, projectId: number, refs: ReadonlyArray<{ externalId: string }>, ignoreUnknownIds: boolean) {
   await services.db.transaction(async (db) => {
     const missing = [];
-    for (const ref of refs) if (!(await findWorkflow(db, projectId, ref.externalId))) missing.push(ref);
+    for (const ref of refs) if (!(await reachedWorkflow(services, db, projectId, ref.externalId))) missing.push(ref);
     if (missing.length && !ignoreUnknownIds) throw notFoundMissing(missing);
     for (const ref of refs) {
+      if (!(await reachedWorkflow(services, db, projectId, ref.externalId))) continue;
       await db.run(sql`DELETE FROM workflow_versions WHERE project_id = ${projectId} AND workflow_external_id = ${ref.externalId}`);
       await db.run(sql`DELETE FROM workflows WHERE project_id = ${projectId} AND external_id = ${ref.externalId}`);
     }
@@ -115,6 +127,12 @@ export async function findVersion(db: Queryable, projectId: number, workflowExte
   return db.get<VersionRow>(sql`SELECT * FROM workflow_versions WHERE project_id = ${projectId} AND workflow_external_id = ${workflowExternalId} AND version = ${version}`);
 }
 
+/** The version, if the request reaches its workflow. */
+export async function reachedVersion(services: Services, db: Queryable, projectId: number, workflowExternalId: string, version: string): Promise<VersionRow | undefined> {
+  return db.get<VersionRow>(sql`SELECT * FROM workflow_versions WHERE project_id = ${projectId} AND workflow_external_id = ${workflowExternalId} AND version = ${version}
+    AND ${underReachedWorkflow(services, projectId)}`);
+}
+
 export async function upsertVersions(services: Services, projectId: number, items: readonly VersionUpsert[]) {
   for (const [i, item] of items.entries()) {
     const problem = graphProblem(item.workflowDefinition.tasks, false);
@@ -122,8 +140,10 @@ export async function upsertVersions(services: Services, projectId: number, item
   }
   return services.db.transaction(async (db) => {
     const now = services.now();
-    for (const item of items) {
-      if (!(await findWorkflow(db, projectId, item.workflowExternalId))) await putWorkflow(db, projectId, { externalId: item.workflowExternalId }, now);
+    for (const [i, item] of items.entries()) {
+      const workflow = await findWorkflow(db, projectId, item.workflowExternalId);
+      requireWritableDataSet(services, workflow?.data_set_id == null ? null : Number(workflow.data_set_id), `items[${i}].workflowExternalId`);
+      if (!workflow) await putWorkflow(db, projectId, { externalId: item.workflowExternalId }, now);
       const tasks = item.workflowDefinition.tasks.map(withDefaults);
       const hash = createHash('sha256').update(JSON.stringify(tasks)).digest('hex').slice(0, 32).toUpperCase();
       const definition: StoredDefinition = { hash, ...(item.workflowDefinition.description !== undefined ? { description: item.workflowDefinition.description } : {}), tasks };
@@ -140,7 +160,7 @@ export async function listVersions(services: Services, projectId: number, body: 
   const identity = { versions: body.filter ?? null };
   const after = body.cursor ? (services.cursors.decode(body.cursor, identity) as [number, string, string]) : undefined;
   const rows = await services.db.all<VersionRow>(sql`SELECT * FROM workflow_versions WHERE project_id = ${projectId}
-    AND ${workflowFilterSql(body.filter?.workflowFilters, 'version')}
+    AND ${underReachedWorkflow(services, projectId)} AND ${workflowFilterSql(body.filter?.workflowFilters, 'version')}
     AND ${after ? sql`(created_time > ${after[0]} OR (created_time = ${after[0]} AND (workflow_external_id > ${after[1]} OR (workflow_external_id = ${after[1]} AND version > ${after[2]}))))` : Sql.raw('TRUE')}
     ORDER BY created_time, workflow_external_id, version LIMIT ${limit + 1}`);
   return pageOf(services, rows, limit, identity, (r) => [Number(r.created_time), r.workflow_external_id, r.version], versionJson);
@@ -155,17 +175,18 @@ export function workflowFilterSql(filters: readonly WorkflowFilter[] | undefined
 }
 
 export async function getVersion(services: Services, projectId: number, workflowExternalId: string, version: string) {
-  const row = await findVersion(services.db, projectId, workflowExternalId, version);
+  const row = await reachedVersion(services, services.db, projectId, workflowExternalId, version);
   if (!row) throw notFound(`There is no version "${version}" of the workflow "${workflowExternalId}"`);
   return versionJson(row);
 }
 
 export async function deleteVersions(services: Services, projectId: number, refs: ReadonlyArray<{ workflowExternalId: string; version: string }>, ignoreUnknownIds: boolean) {
   await services.db.transaction(async (db) => {
-    const missing = [];
-    for (const ref of refs) if (!(await findVersion(db, projectId, ref.workflowExternalId, ref.version))) missing.push(ref);
+    const missing: Array<{ workflowExternalId: string; version: string }> = [];
+    const reached: typeof missing = [];
+    for (const ref of refs) ((await reachedVersion(services, db, projectId, ref.workflowExternalId, ref.version)) ? reached : missing).push(ref);
     if (missing.length && !ignoreUnknownIds) throw notFoundMissing(missing);
-    for (const ref of refs)
+    for (const ref of reached)
       await db.run(sql`DELETE FROM workflow_versions WHERE project_id = ${projectId} AND workflow_external_id = ${ref.workflowExternalId} AND version = ${ref.version}`);
   });
   return {};

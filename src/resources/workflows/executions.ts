@@ -8,7 +8,8 @@ import type { SelfCaller, SessionGrant } from '../../http/self-calls.js';
 import type { Services } from '../../http/services.js';
 import { Sql, sql } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
-import { findVersion, workflowFilterSql, type StoredDefinition } from './definitions.js';
+import { reachedVersion, workflowFilterSql, type StoredDefinition } from './definitions.js';
+import { underReachedWorkflow } from './scope.js';
 import {
   completeTask,
   endExecution,
@@ -72,8 +73,8 @@ export async function bindNonce(api: SelfCaller, project: string, nonce: string,
 }
 
 /** The definition of a version, or a 400 naming what does not exist. */
-export async function versionDefinition(db: Queryable, projectId: number, workflowExternalId: string, version: string, where: string): Promise<StoredDefinition> {
-  const row = await findVersion(db, projectId, workflowExternalId, version);
+export async function versionDefinition(services: Services, projectId: number, workflowExternalId: string, version: string, where: string): Promise<StoredDefinition> {
+  const row = await reachedVersion(services, services.db, projectId, workflowExternalId, version);
   if (!row) throw badRequest(`${where}: there is no version "${version}" of the workflow "${workflowExternalId}"`);
   return JSON.parse(row.definition) as StoredDefinition;
 }
@@ -85,7 +86,7 @@ export async function runVersion(
   version: string,
   body: { authentication: { nonce: string }; input?: Record<string, unknown>; metadata?: Record<string, string> },
 ) {
-  const definition = await versionDefinition(services.db, project.id, workflowExternalId, version, 'path');
+  const definition = await versionDefinition(services, project.id, workflowExternalId, version, 'path');
   const grant = await bindNonce(services.api!, project.name, body.authentication.nonce, 'authentication.nonce');
   const id = await services.db.transaction((tx) =>
     startExecution(tx, engineDeps(services), project.id, { workflowExternalId, version, definition, input: body.input, metadata: body.metadata, grant }),
@@ -99,7 +100,7 @@ export async function listExecutions(services: Services, projectId: number, body
   const identity = { executions: f };
   const after = body.cursor ? (services.cursors.decode(body.cursor, identity) as [number, string]) : undefined;
   const rows = await services.db.all<ExecutionRow>(sql`SELECT * FROM workflow_executions WHERE project_id = ${projectId}
-    AND ${workflowFilterSql(f.workflowFilters, 'version')}
+    AND ${underReachedWorkflow(services, projectId)} AND ${workflowFilterSql(f.workflowFilters, 'version')}
     AND ${f.createdTimeStart !== undefined ? sql`created_time >= ${f.createdTimeStart}` : Sql.raw('TRUE')}
     AND ${f.createdTimeEnd !== undefined ? sql`created_time <= ${f.createdTimeEnd}` : Sql.raw('TRUE')}
     AND ${f.status?.length ? sql`status IN (${f.status})` : Sql.raw('TRUE')}
@@ -108,15 +109,16 @@ export async function listExecutions(services: Services, projectId: number, body
   return pageOf(services, rows, limit, identity, (r) => [Number(r.created_time), r.id], executionJson);
 }
 
-async function existing(db: Queryable, projectId: number, id: string): Promise<ExecutionRow> {
-  const row = await loadExecution(db, projectId, id);
+/** The execution, if the request reaches its workflow; a 404 otherwise. */
+async function existing(services: Services, db: Queryable, projectId: number, id: string): Promise<ExecutionRow> {
+  const row = await db.get<ExecutionRow>(sql`SELECT * FROM workflow_executions WHERE project_id = ${projectId} AND id = ${id} AND ${underReachedWorkflow(services, projectId)}`);
   if (!row) throw notFound(`There is no workflow execution "${id}"`);
   return row;
 }
 
 export async function getExecution(services: Services, projectId: number, id: string) {
   return services.db.snapshot(async (db) => {
-    const row = await existing(db, projectId, id);
+    const row = await existing(services, db, projectId, id);
     return {
       ...executionJson(row),
       workflowDefinition: JSON.parse(row.definition) as StoredDefinition,
@@ -128,7 +130,7 @@ export async function getExecution(services: Services, projectId: number, id: st
 
 export async function cancelExecution(services: Services, projectId: number, id: string, reason: string | undefined) {
   return services.db.transaction(async (tx) => {
-    const row = await existing(tx, projectId, id);
+    const row = await existing(services, tx, projectId, id);
     if (row.status !== 'RUNNING') throw badRequest(`The workflow execution "${id}" is ${row.status}: only a RUNNING execution can be cancelled`);
     await lockExecution(tx, projectId, id, services.now());
     await endExecution(tx, projectId, id, 'TERMINATED', reason ?? 'cancelled', services.now());
@@ -137,7 +139,7 @@ export async function cancelExecution(services: Services, projectId: number, id:
 }
 
 export async function retry(services: Services, project: { id: number; name: string }, id: string, nonce: string) {
-  const row = await existing(services.db, project.id, id);
+  const row = await existing(services, services.db, project.id, id);
   if (row.status === 'RUNNING' || row.status === 'COMPLETED') throw badRequest(`The workflow execution "${id}" is ${row.status}: only a FAILED, TIMED_OUT or TERMINATED execution can be retried`);
   const grant = await bindNonce(services.api!, project.name, nonce, 'authentication.nonce');
   return services.db.transaction(async (tx) => {
@@ -152,7 +154,8 @@ export async function retry(services: Services, project: { id: number; name: str
 export async function updateTask(services: Services, projectId: number, taskId: string, body: { status: 'COMPLETED' | 'FAILED' | 'FAILED_WITH_TERMINAL_ERROR'; output?: Record<string, unknown> }) {
   return services.db.transaction(async (tx) => {
     const found = await loadTask(tx, projectId, taskId);
-    if (!found) throw notFound(`There is no workflow task "${taskId}"`);
+    const reached = found && (await tx.get(sql`SELECT 1 AS x FROM workflow_executions WHERE project_id = ${projectId} AND id = ${found.execution_id} AND ${underReachedWorkflow(services, projectId)}`));
+    if (!found || !reached) throw notFound(`There is no workflow task "${taskId}"`);
     await lockExecution(tx, projectId, found.execution_id, services.now());
     const task = (await loadTask(tx, projectId, taskId))!;
     const def = JSON.parse(task.definition) as TaskDefinition;

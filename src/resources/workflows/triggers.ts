@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AreaRuntime } from '../../http/area.js';
-import { badRequest, notFound } from '../../http/errors.js';
+import { badRequest, forbidden, notFound } from '../../http/errors.js';
 import type { SessionGrant } from '../../http/self-calls.js';
 import type { Services } from '../../http/services.js';
 import { cronOf, InvalidSchedule } from '../../storage/jobs/schedules.js';
@@ -19,6 +19,7 @@ import { findVersion, type StoredDefinition } from './definitions.js';
 import { parse, startExecution, type EngineDeps } from './engine.js';
 import { bindNonce, versionDefinition } from './executions.js';
 import { pageOf } from './paging.js';
+import { underReachedWorkflow } from './scope.js';
 import type { TriggerRule, TriggerUpsert } from './schema.js';
 import { projectName } from './tasks.js';
 
@@ -82,8 +83,14 @@ async function findTrigger(db: Queryable, projectId: number, externalId: string)
   return db.get<TriggerRow>(sql`SELECT * FROM workflow_triggers WHERE project_id = ${projectId} AND external_id = ${externalId}`);
 }
 
-async function existingTrigger(db: Queryable, projectId: number, externalId: string): Promise<TriggerRow> {
-  const row = await findTrigger(db, projectId, externalId);
+function reachedTrigger(services: Services, db: Queryable, projectId: number, externalId: string): Promise<TriggerRow | undefined> {
+  return db.get<TriggerRow>(sql`SELECT * FROM workflow_triggers WHERE project_id = ${projectId} AND external_id = ${externalId}
+    AND ${underReachedWorkflow(services, projectId)}`);
+}
+
+/** The trigger, if the request reaches its workflow; a 404 otherwise. */
+async function existingTrigger(services: Services, db: Queryable, projectId: number, externalId: string): Promise<TriggerRow> {
+  const row = await reachedTrigger(services, db, projectId, externalId);
   if (!row) throw notFound(`There is no workflow trigger "${externalId}"`);
   return row;
 }
@@ -124,7 +131,7 @@ async function schedule(tx: Queryable, services: { jobs: NonNullable<Services['j
 export async function upsertTriggers(services: Services, project: { id: number; name: string }, items: readonly TriggerUpsert[]) {
   for (const [i, item] of items.entries()) {
     checkRule(item.triggerRule, `items[${i}].triggerRule`);
-    await versionDefinition(services.db, project.id, item.workflowExternalId, item.workflowVersion, `items[${i}]`);
+    await versionDefinition(services, project.id, item.workflowExternalId, item.workflowVersion, `items[${i}]`);
   }
   const grants: SessionGrant[] = [];
   for (const [i, item] of items.entries()) grants.push(await bindNonce(services.api!, project.name, item.authentication.nonce, `items[${i}].authentication.nonce`));
@@ -133,6 +140,8 @@ export async function upsertTriggers(services: Services, project: { id: number; 
     const out = [];
     for (const [i, item] of items.entries()) {
       const before = await findTrigger(tx, project.id, item.externalId);
+      if (before && !(await reachedTrigger(services, tx, project.id, item.externalId)))
+        throw forbidden(`items[${i}].externalId: the trigger is of a workflow outside the data sets this request is scoped to`);
       const rule = JSON.stringify(item.triggerRule);
       const state = before && before.trigger_rule === rule ? before.state : null;
       await tx.run(sql`INSERT INTO workflow_triggers (project_id, external_id, trigger_rule, workflow_external_id, workflow_version, input, metadata, grant_json, is_paused,
@@ -154,14 +163,14 @@ export async function listTriggers(services: Services, projectId: number, query:
   const limit = query.limit ?? 100;
   const after = query.cursor ? (services.cursors.decode(query.cursor, 'triggers') as string) : undefined;
   const rows = await services.db.all<TriggerRow>(sql`SELECT * FROM workflow_triggers WHERE project_id = ${projectId}
-    AND ${after === undefined ? sql`TRUE` : sql`external_id > ${after}`} ORDER BY external_id LIMIT ${limit + 1}`);
+    AND ${underReachedWorkflow(services, projectId)} AND ${after === undefined ? sql`TRUE` : sql`external_id > ${after}`} ORDER BY external_id LIMIT ${limit + 1}`);
   return pageOf(services, rows, limit, 'triggers', (r) => r.external_id, triggerJson);
 }
 
 export async function deleteTriggers(services: Services, projectId: number, refs: ReadonlyArray<{ externalId: string }>) {
   await services.db.transaction(async (tx) => {
     for (const ref of refs) {
-      await existingTrigger(tx, projectId, ref.externalId);
+      await existingTrigger(services, tx, projectId, ref.externalId);
       await services.jobs!.unschedule(tx, projectId, scheduleName(ref.externalId));
       await tx.run(sql`DELETE FROM workflow_trigger_runs WHERE project_id = ${projectId} AND trigger_external_id = ${ref.externalId}`);
       await tx.run(sql`DELETE FROM workflow_triggers WHERE project_id = ${projectId} AND external_id = ${ref.externalId}`);
@@ -172,7 +181,7 @@ export async function deleteTriggers(services: Services, projectId: number, refs
 
 export async function setPaused(services: Services, projectId: number, externalId: string, paused: boolean) {
   await services.db.transaction(async (tx) => {
-    const row = await existingTrigger(tx, projectId, externalId);
+    const row = await existingTrigger(services, tx, projectId, externalId);
     await tx.run(sql`UPDATE workflow_triggers SET is_paused = ${paused ? 1 : 0}, last_updated_time = ${services.now()} WHERE project_id = ${projectId} AND external_id = ${externalId}`);
     if (paused) await services.jobs!.unschedule(tx, projectId, scheduleName(externalId));
     else if (Number(row.is_paused)) await schedule(tx, { jobs: services.jobs! }, projectId, row);
@@ -181,7 +190,7 @@ export async function setPaused(services: Services, projectId: number, externalI
 }
 
 export async function triggerHistory(services: Services, projectId: number, externalId: string, query: { limit?: number; cursor?: string }) {
-  await existingTrigger(services.db, projectId, externalId);
+  await existingTrigger(services, services.db, projectId, externalId);
   const limit = query.limit ?? 100;
   const identity = { history: externalId };
   const after = query.cursor ? (services.cursors.decode(query.cursor, identity) as [number, string]) : undefined;
