@@ -74,7 +74,8 @@ async function runTaskJob(runtime: AreaRuntime, deps: EngineDeps, job: Job): Pro
 
 export function registerWorkflowJobs(runtime: AreaRuntime): void {
   const deps: EngineDeps = { jobs: runtime.jobs, now: runtime.now };
-  runtime.jobs.register(TASK_JOB, (job) => runTaskJob(runtime, deps, job), { concurrency: 4, maxAttempts: 5 });
+  // A short lease: a task whose process died is taken up again within seconds (its runner renews the lease while the task runs).
+  runtime.jobs.register(TASK_JOB, (job) => runTaskJob(runtime, deps, job), { concurrency: 4, maxAttempts: 5, leaseMs: 10_000 });
   runtime.jobs.register(
     TIMEOUT_JOB,
     async (job) => {

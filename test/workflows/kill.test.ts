@@ -1,0 +1,84 @@
+/**
+ * A Strata process killed (SIGKILL) while it runs a workflow execution: another process on the same
+ * PostgreSQL database carries the execution on where it was, and every task completes. The test learns that
+ * the last task ran by long polling a data point subscription the task writes into, so it never sleeps.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, expect, it } from 'vitest';
+import { freePort } from '../support/net.js';
+import { newPostgresDatabase, testEngine } from '../support/test-store.js';
+
+const SECRET = 'workflow-kill-secret';
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
+async function start(databaseUrl: string): Promise<{ base: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['dist/cli.js', 'serve', '--port', String(port)], {
+    env: { ...process.env, STRATA_DATABASE_URL: databaseUrl, STRATA_PROJECTS: 'dev', STRATA_DEV_CLIENT_SECRET: SECRET, STRATA_PUBLIC_URL: 'http://strata.test' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d) => {
+      output += d;
+      if (output.includes('Get a token')) resolve();
+    });
+    child.stderr!.on('data', (d) => (output += d));
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
+  });
+  return { base: `http://127.0.0.1:${port}`, child };
+}
+
+async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const tokenRes = await fetch(`${base}/oauth2/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'strata-admin', client_secret: SECRET }) });
+  const { access_token } = (await tokenRes.json()) as { access_token: string };
+  const res = await fetch(`${base}/api/v1/projects/dev${path}`, {
+    method,
+    headers: { authorization: `Bearer ${access_token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+it.runIf(testEngine() === 'postgres')('a killed process leaves its executions to another, which completes them', { timeout: 120_000 }, async () => {
+  const databaseUrl = await newPostgresDatabase();
+  const victim = await start(databaseUrl);
+  const steps = Array.from({ length: 12 }, (_, i) => ({
+    externalId: `t${i}`,
+    type: 'cdf',
+    parameters: { cdfRequest: { resourcePath: '/events', method: 'POST', body: { items: [{ externalId: `kill-${i}` }] } } },
+    ...(i > 0 ? { dependsOn: [{ externalId: `t${i - 1}` }] } : {}),
+  }));
+  const done = {
+    externalId: 'done',
+    type: 'cdf',
+    parameters: { cdfRequest: { resourcePath: '/timeseries/data', method: 'POST', body: { items: [{ externalId: 'wf-done', datapoints: [{ timestamp: 1, value: 1 }] }] } } },
+    dependsOn: [{ externalId: 't11' }],
+  };
+  expect((await call(victim.base, 'POST', '/timeseries', { items: [{ externalId: 'wf-done' }] })).status).toBe(201);
+  expect((await call(victim.base, 'POST', '/timeseries/subscriptions', { items: [{ externalId: 'wf-done', partitionCount: 1, timeSeriesIds: ['wf-done'] }] })).status).toBe(201);
+  const first = await call(victim.base, 'POST', '/timeseries/subscriptions/data/list', { externalId: 'wf-done', partitions: [{ index: 0 }], pollTimeoutSeconds: 0 });
+  let cursor = first.body.partitions[0].nextCursor;
+  expect((await call(victim.base, 'POST', '/workflows/versions', { items: [{ workflowExternalId: 'wf-kill', version: '1', workflowDefinition: { tasks: [...steps, done] } }] })).status).toBe(200);
+  const session = await call(victim.base, 'POST', '/sessions', { items: [{ tokenExchange: true }] });
+  const run = await call(victim.base, 'POST', '/workflows/wf-kill/versions/1/run', { authentication: { nonce: session.body.items[0].nonce } });
+  expect(run.status).toBe(202);
+  victim.child.kill('SIGKILL');
+
+  const survivor = await start(databaseUrl);
+  for (let page = 0; page < 40; page++) {
+    const res = await call(survivor.base, 'POST', '/timeseries/subscriptions/data/list', { externalId: 'wf-done', partitions: [{ index: 0, cursor }], pollTimeoutSeconds: 5 });
+    cursor = res.body.partitions[0].nextCursor;
+    if (res.body.updates.length) break;
+  }
+  const execution = await call(survivor.base, 'GET', `/workflows/executions/${run.body.id}`);
+  expect(execution.body.status).toBe('COMPLETED');
+  expect(execution.body.executedTasks.map((t: { externalId: string; status: string }) => [t.externalId, t.status])).toEqual([...steps, done].map((t) => [t.externalId, 'COMPLETED']));
+  const events = await call(survivor.base, 'POST', '/events/list', { filter: { externalIdPrefix: 'kill-' }, limit: 100 });
+  expect(events.body.items).toHaveLength(12);
+});
