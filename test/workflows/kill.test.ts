@@ -3,9 +3,9 @@
  * PostgreSQL database carries the execution on where it was, and every task completes. The test learns that
  * the last task ran by long polling a data point subscription the task writes into, so it never sleeps.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, expect, it } from 'vitest';
-import { freePort } from '../support/net.js';
+import { startServerProcess } from '../support/server-process.js';
 import { newPostgresDatabase, testEngine } from '../support/test-store.js';
 
 const SECRET = 'workflow-kill-secret';
@@ -14,24 +14,8 @@ afterAll(() => {
   for (const c of children) c.kill('SIGKILL');
 });
 
-async function start(databaseUrl: string): Promise<{ base: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['dist/cli.js', 'serve', '--port', String(port)], {
-    env: { ...process.env, STRATA_DATABASE_URL: databaseUrl, STRATA_PROJECTS: 'dev', STRATA_DEV_CLIENT_SECRET: SECRET, STRATA_PUBLIC_URL: 'http://strata.test' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (d) => {
-      output += d;
-      if (output.includes('Get a token')) resolve();
-    });
-    child.stderr!.on('data', (d) => (output += d));
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
-  });
-  return { base: `http://127.0.0.1:${port}`, child };
-}
+const start = (databaseUrl: string) =>
+  startServerProcess({ STRATA_DATABASE_URL: databaseUrl, STRATA_PROJECTS: 'dev', STRATA_DEV_CLIENT_SECRET: SECRET, STRATA_PUBLIC_URL: 'http://strata.test' }, children);
 
 async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const tokenRes = await fetch(`${base}/oauth2/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'strata-admin', client_secret: SECRET }) });
@@ -76,7 +60,9 @@ it.runIf(testEngine() === 'postgres')('a killed process leaves its executions to
     cursor = res.body.partitions[0].nextCursor;
     if (res.body.updates.length) break;
   }
-  const execution = await call(survivor.base, 'GET', `/workflows/executions/${run.body.id}`);
+  // The data point is written by the last task's request, just before the task's end is: read until that is.
+  let execution = await call(survivor.base, 'GET', `/workflows/executions/${run.body.id}`);
+  for (let read = 0; read < 500 && execution.body.status === 'RUNNING'; read++) execution = await call(survivor.base, 'GET', `/workflows/executions/${run.body.id}`);
   expect(execution.body.status).toBe('COMPLETED');
   expect(execution.body.executedTasks.map((t: { externalId: string; status: string }) => [t.externalId, t.status])).toEqual([...steps, done].map((t) => [t.externalId, 'COMPLETED']));
   const events = await call(survivor.base, 'POST', '/events/list', { filter: { externalIdPrefix: 'kill-' }, limit: 100 });
