@@ -176,6 +176,18 @@ describe('executions', () => {
     await version('wf-nonce', [cdfTask('a', { resourcePath: '/events', method: 'GET' })]);
     expect(errorMessage(await h.post('/workflows/wf-nonce/versions/1/run', { authentication: { nonce: 'not-a-nonce' } }), 400)).toMatch(/authentication\.nonce/);
     expect(errorMessage(await h.post('/workflows/executions/list', { filter: { status: ['DONE'] } }), 400)).toMatch(/status/);
+    const large = { blob: 'x'.repeat(100 * 1024) };
+    expect(errorMessage(await h.post('/workflows/wf-nonce/versions/1/run', { authentication: { nonce: await nonce(h) }, input: large }), 400)).toMatch(/^input: .*larger than 102400 bytes/);
+  });
+
+  it('fails a cdf task whose resourcePath leads out of the project', async () => {
+    await version('wf-out', [
+      { externalId: 'up', type: 'cdf', parameters: { cdfRequest: { resourcePath: '/../other/events', method: 'GET' } }, onFailure: 'skipTask' },
+      { externalId: 'away', type: 'cdf', parameters: { cdfRequest: { resourcePath: 'https://example.com/api/v1/projects/other/events', method: 'GET' } }, onFailure: 'skipTask' },
+    ]);
+    const e = await execution(await run('wf-out'));
+    expect(task(e, 'up').reasonForIncompletion).toMatch(/is not a path of the project "dev"/);
+    expect(task(e, 'away').reasonForIncompletion).toMatch(/is not a path of the project "dev"/);
   });
 
   it('fails function and transformation tasks with the answer of the operation they call, and simulation tasks as not run here', async () => {

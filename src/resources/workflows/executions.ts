@@ -63,6 +63,14 @@ export function taskJson(t: TaskRow) {
   };
 }
 
+/** The most an execution's input may hold, as JSON. */
+export const MAX_INPUT_BYTES = 100 * 1024;
+
+/** Refuses an input larger than an execution takes. */
+export function requireInputSize(input: unknown, path: string): void {
+  if (input !== undefined && Buffer.byteLength(JSON.stringify(input)) > MAX_INPUT_BYTES) throw badRequest(`${path}: the input is larger than ${MAX_INPUT_BYTES} bytes as JSON`);
+}
+
 /** Binds a nonce handed over in a request; one that is not a usable nonce is the caller's mistake. */
 export async function bindNonce(api: SelfCaller, project: string, nonce: string, path: string): Promise<SessionGrant> {
   try {
@@ -86,6 +94,7 @@ export async function runVersion(
   version: string,
   body: { authentication: { nonce: string }; input?: Record<string, unknown>; metadata?: Record<string, string> },
 ) {
+  requireInputSize(body.input, 'input');
   const definition = await versionDefinition(services, project.id, workflowExternalId, version, 'path');
   const grant = await bindNonce(services.api!, project.name, body.authentication.nonce, 'authentication.nonce');
   const id = await services.db.transaction((tx) =>

@@ -57,7 +57,9 @@ function pathUnderProject(resourcePath: string, project: string): string | undef
   const at = resourcePath.indexOf(marker);
   if (at >= 0) return resourcePath.slice(at + marker.length) || '/';
   if (/^[a-z]+:\/\//i.test(resourcePath) || resourcePath.includes('/api/v1/projects/')) return undefined;
-  return resourcePath.startsWith('/') ? resourcePath : `/${resourcePath}`;
+  const path = resourcePath.startsWith('/') ? resourcePath : `/${resourcePath}`;
+  // Dot segments would lead out of the project's address.
+  return path.split(/[/?#]/).some((segment) => segment === '..' || segment === '.') ? undefined : path;
 }
 
 async function cdf(run: TaskRun): Promise<Outcome> {

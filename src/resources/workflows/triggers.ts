@@ -17,7 +17,7 @@ import { sql } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
 import { findVersion, type StoredDefinition } from './definitions.js';
 import { parse, startExecution, type EngineDeps } from './engine.js';
-import { bindNonce, versionDefinition } from './executions.js';
+import { bindNonce, requireInputSize, versionDefinition } from './executions.js';
 import { pageOf } from './paging.js';
 import { underReachedWorkflow } from './scope.js';
 import type { TriggerRule, TriggerUpsert } from './schema.js';
@@ -131,6 +131,7 @@ async function schedule(tx: Queryable, services: { jobs: NonNullable<Services['j
 export async function upsertTriggers(services: Services, project: { id: number; name: string }, items: readonly TriggerUpsert[]) {
   for (const [i, item] of items.entries()) {
     checkRule(item.triggerRule, `items[${i}].triggerRule`);
+    requireInputSize(item.input, `items[${i}].input`);
     await versionDefinition(services, project.id, item.workflowExternalId, item.workflowVersion, `items[${i}]`);
   }
   const grants: SessionGrant[] = [];
