@@ -174,26 +174,35 @@ export async function advance(tx: Queryable, deps: EngineDeps, projectId: number
 }
 
 async function scheduleTask(tx: Queryable, deps: EngineDeps, execution: ExecutionRow, tasks: readonly TaskRow[], def: TaskDefinition, parent: string, seq: number): Promise<void> {
-  const projectId = execution.project_id;
   const id = randomUUID();
-  let input: unknown;
+  const full = withDefaults(def);
+  await tx.run(sql`INSERT INTO workflow_tasks (project_id, id, execution_id, external_id, parent, task_type, status, definition, retries_left, attempt, seq)
+    VALUES (${execution.project_id}, ${id}, ${execution.id}, ${def.externalId}, ${parent}, ${def.type}, 'SCHEDULED', ${JSON.stringify(full)}, ${full.retries ?? 3}, 1, ${seq})`);
+  await startAttempt(tx, deps, execution, tasks, id, full, 1);
+}
+
+/**
+ * Schedules an attempt of a task with its references resolved now; a reference that names nothing fails the
+ * task at once, without retries.
+ */
+async function startAttempt(tx: Queryable, deps: EngineDeps, execution: ExecutionRow, tasks: readonly TaskRow[], taskId: string, def: TaskDefinition, attempt: number): Promise<void> {
+  const projectId = execution.project_id;
+  let input: unknown = def.parameters;
   let problem: string | undefined;
   try {
     input = resolveInput(def, execution, tasks);
   } catch (error) {
     if (!(error instanceof UnresolvedReference)) throw error;
     problem = error.message;
-    input = def.parameters;
   }
-  const full = withDefaults(def);
-  await tx.run(sql`INSERT INTO workflow_tasks (project_id, id, execution_id, external_id, parent, task_type, status, definition, input, retries_left, attempt, seq)
-    VALUES (${projectId}, ${id}, ${execution.id}, ${def.externalId}, ${parent}, ${def.type}, 'SCHEDULED', ${JSON.stringify(full)}, ${json(input)}, ${full.retries ?? 3}, 1, ${seq})`);
+  const where = sql`project_id = ${projectId} AND id = ${taskId}`;
+  await tx.run(sql`UPDATE workflow_tasks SET status = 'SCHEDULED', attempt = ${attempt}, input = ${json(input)}, output = NULL, reason = NULL, end_time = NULL WHERE ${where}`);
   if (problem) {
-    await tx.run(sql`UPDATE workflow_tasks SET status = 'IN_PROGRESS', start_time = ${deps.now()} WHERE project_id = ${projectId} AND id = ${id}`);
-    await failTask(tx, deps, projectId, id, 1, { reason: problem, terminal: true });
+    await tx.run(sql`UPDATE workflow_tasks SET status = 'IN_PROGRESS', start_time = ${deps.now()} WHERE ${where}`);
+    await failTask(tx, deps, projectId, taskId, attempt, { reason: problem, terminal: true });
     return;
   }
-  await startTaskJob(tx, deps, projectId, { executionId: execution.id, taskId: id, attempt: 1 });
+  await startTaskJob(tx, deps, projectId, { executionId: execution.id, taskId, attempt });
 }
 
 /** Moves a scheduled task to running and starts the job that ends it at its timeout; false when it is no longer this attempt's. */
@@ -313,12 +322,12 @@ export async function retryExecution(tx: Queryable, deps: EngineDeps, execution:
     WHERE project_id = ${projectId} AND id = ${execution.id}`);
   for (const t of tasks) {
     if (!RETRIED.includes(t.status)) continue;
+    if ((await loadExecution(tx, projectId, execution.id))?.status !== 'RUNNING') return;
     if (t.children !== null) {
       await tx.run(sql`UPDATE workflow_tasks SET status = 'IN_PROGRESS', reason = NULL, end_time = NULL WHERE project_id = ${projectId} AND id = ${t.id}`);
       continue;
     }
-    await tx.run(sql`UPDATE workflow_tasks SET status = 'SCHEDULED', attempt = ${t.attempt + 1}, reason = NULL, output = NULL, end_time = NULL WHERE project_id = ${projectId} AND id = ${t.id}`);
-    await startTaskJob(tx, deps, projectId, { executionId: execution.id, taskId: t.id, attempt: t.attempt + 1 });
+    await startAttempt(tx, deps, execution, tasks, t.id, JSON.parse(t.definition) as TaskDefinition, t.attempt + 1);
   }
   await advance(tx, deps, projectId, execution.id);
 }
