@@ -102,6 +102,23 @@ describe('schedule triggers', () => {
     expect((await h.get('/workflows/triggers/bad/history')).status).toBe(404);
   });
 
+  it('keep a failed firing in the history when their version no longer exists', async () => {
+    ok(
+      await h.post('/workflows/versions', {
+        items: [{ workflowExternalId: 'wf-gone', version: '1', workflowDefinition: { tasks: [] } }],
+      }),
+    );
+    ok(
+      await h.post('/workflows/triggers', {
+        items: [{ externalId: 'orphan', triggerRule: { triggerType: 'schedule', cronExpression: '0 * * * *' }, workflowExternalId: 'wf-gone', workflowVersion: '1', authentication: { nonce: await nonce(h) } }],
+      }),
+    );
+    ok(await h.post('/workflows/versions/delete', { items: [{ workflowExternalId: 'wf-gone', version: '1' }] }));
+    await advanceTo(clock.now() + 3600_000);
+    const [run] = ok(await h.get('/workflows/triggers/orphan/history')).items;
+    expect(run).toMatchObject({ status: 'failed', workflowExecutionId: null, reasonForFailure: 'there is no version "1" of the workflow "wf-gone"' });
+  });
+
   it('refuse an unknown workflow version', async () => {
     const res = await h.post('/workflows/triggers', {
       items: [{ externalId: 'bad', triggerRule: { triggerType: 'schedule', cronExpression: '0 * * * *' }, workflowExternalId: 'wf-t', workflowVersion: '9', authentication: { nonce: await nonce(h) } }],

@@ -129,6 +129,27 @@ describe('executions', () => {
     const listed = ok(await h.post('/workflows/executions/list', { filter: { workflowFilters: [{ externalId: 'wf-run' }], status: ['COMPLETED'] } }));
     expect(listed.items.map((x: any) => x.id)).toEqual([id]);
     expect(listed.items[0]).not.toHaveProperty('executedTasks');
+    expect(ok(await h.post('/workflows/executions/list', { filter: { workflowFilters: [{ externalId: 'wf-run', version: '2' }] } })).items).toEqual([]);
+    expect(ok(await h.post('/workflows/executions/list', { filter: { workflowFilters: [{ externalId: 'wf-run' }], status: ['FAILED'] } })).items).toEqual([]);
+  });
+
+  it('lists executions newest first, by pages, within created times', async () => {
+    await version('wf-many', [cdfTask('a', { resourcePath: '/events', method: 'GET' })]);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      clock.advance(1000);
+      ids.push(await run('wf-many'));
+    }
+    const filter = { workflowFilters: [{ externalId: 'wf-many' }] };
+    const first = ok(await h.post('/workflows/executions/list', { filter, limit: 2 }));
+    expect(first.items.map((x: any) => x.id)).toEqual([ids[2], ids[1]]);
+    const second = ok(await h.post('/workflows/executions/list', { filter, limit: 2, cursor: first.nextCursor }));
+    expect(second.items.map((x: any) => x.id)).toEqual([ids[0]]);
+    expect(second).not.toHaveProperty('nextCursor');
+    const created = (await execution(ids[1])).createdTime;
+    const within = ok(await h.post('/workflows/executions/list', { filter: { ...filter, createdTimeStart: created, createdTimeEnd: created } }));
+    expect(within.items.map((x: any) => x.id)).toEqual([ids[1]]);
+    expect(errorMessage(await h.post('/workflows/executions/list', { filter: { workflowFilters: [{ externalId: 'other' }] }, cursor: first.nextCursor }), 400)).toMatch(/cursor/);
   });
 
   it('retries a failing task, then fails the execution (abortWorkflow) or goes on (skipTask)', async () => {
