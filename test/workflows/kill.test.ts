@@ -1,21 +1,34 @@
 /**
- * A Strata process killed (SIGKILL) while it runs a workflow execution: another process on the same
- * PostgreSQL database carries the execution on where it was, and every task completes. The test learns that
+ * A Strata process killed (SIGKILL) while it runs a workflow execution: another process on the same store
+ * (the PostgreSQL database, or the SQLite file) carries the execution on where it was, and every task completes. The test learns that
  * the last task ran by long polling a data point subscription the task writes into, so it never sleeps.
  */
 import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { startServerProcess } from '../support/server-process.js';
-import { newPostgresDatabase, testEngine } from '../support/test-store.js';
+import { storeEnv, testEngine } from '../support/test-store.js';
 
 const SECRET = 'workflow-kill-secret';
 const children: ChildProcess[] = [];
+const dirs: string[] = [];
 afterAll(() => {
   for (const c of children) c.kill('SIGKILL');
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-const start = (databaseUrl: string) =>
-  startServerProcess({ STRATA_DATABASE_URL: databaseUrl, STRATA_PROJECTS: 'dev', STRATA_DEV_CLIENT_SECRET: SECRET, STRATA_PUBLIC_URL: 'http://strata.test' }, children);
+/** A server on the store of this run: a PostgreSQL database of its own, or a SQLite file in a directory of its own. */
+async function storeOfRun(): Promise<Record<string, string>> {
+  if (testEngine() === 'postgres') return storeEnv();
+  const dir = mkdtempSync(join(tmpdir(), 'strata-wf-kill-'));
+  dirs.push(dir);
+  return { STRATA_DATA_DIR: dir };
+}
+
+const start = (store: Record<string, string>) =>
+  startServerProcess({ ...store, STRATA_PROJECTS: 'dev', STRATA_DEV_CLIENT_SECRET: SECRET, STRATA_PUBLIC_URL: 'http://strata.test' }, children);
 
 async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const tokenRes = await fetch(`${base}/oauth2/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'strata-admin', client_secret: SECRET }) });
@@ -29,9 +42,9 @@ async function call(base: string, method: string, path: string, body?: unknown):
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
-it.runIf(testEngine() === 'postgres')('a killed process leaves its executions to another, which completes them', { timeout: 120_000 }, async () => {
-  const databaseUrl = await newPostgresDatabase();
-  const victim = await start(databaseUrl);
+it('a killed process leaves its executions to another, which completes them', { timeout: 120_000 }, async () => {
+  const store = await storeOfRun();
+  const victim = await start(store);
   const steps = Array.from({ length: 12 }, (_, i) => ({
     externalId: `t${i}`,
     type: 'cdf',
@@ -54,7 +67,7 @@ it.runIf(testEngine() === 'postgres')('a killed process leaves its executions to
   expect(run.status).toBe(202);
   victim.child.kill('SIGKILL');
 
-  const survivor = await start(databaseUrl);
+  const survivor = await start(store);
   for (let page = 0; page < 40; page++) {
     const res = await call(survivor.base, 'POST', '/timeseries/subscriptions/data/list', { externalId: 'wf-done', partitions: [{ index: 0, cursor }], pollTimeoutSeconds: 5 });
     cursor = res.body.partitions[0].nextCursor;
