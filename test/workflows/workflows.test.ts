@@ -133,6 +133,15 @@ describe('executions', () => {
     expect(ok(await h.post('/workflows/executions/list', { filter: { workflowFilters: [{ externalId: 'wf-run' }], status: ['FAILED'] } })).items).toEqual([]);
   });
 
+  it('runs independent tasks side by side and a task after all of its dependencies', async () => {
+    const get = (externalId: string, dependsOn: string[] = []) => cdfTask(externalId, { resourcePath: '/events', method: 'GET' }, { dependsOn: dependsOn.map((d) => ({ externalId: d })) });
+    await version('wf-diamond', [get('start'), get('left', ['start']), get('right', ['start']), get('join', ['left', 'right'])]);
+    const e = await execution(await run('wf-diamond'));
+    expect(e.status).toBe('COMPLETED');
+    expect(e.executedTasks.map((t: any) => t.externalId)).toEqual(['start', 'left', 'right', 'join']);
+    expect(task(e, 'join').startTime).toBeGreaterThanOrEqual(Math.max(task(e, 'left').endTime, task(e, 'right').endTime));
+  });
+
   it('lists executions newest first, by pages, within created times', async () => {
     await version('wf-many', [cdfTask('a', { resourcePath: '/events', method: 'GET' })]);
     const ids: string[] = [];
