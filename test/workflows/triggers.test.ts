@@ -63,7 +63,7 @@ describe('schedule triggers', () => {
       expect.objectContaining({ fireTime: Date.UTC(2026, 2, 2, 5), externalId: 'daily-oslo', workflowExternalId: 'wf-t', workflowVersion: '1', status: 'success' }),
     ]);
     const execution = ok(await h.get(`/workflows/executions/${history[0].workflowExecutionId}`));
-    expect(execution).toMatchObject({ status: 'COMPLETED', input: { a: 1 }, metadata: { origin: 'cron' } });
+    expect(execution).toMatchObject({ status: 'COMPLETED', input: { a: 1, version: '1' }, metadata: { origin: 'cron' } });
 
     await advanceTo(Date.UTC(2026, 2, 3, 5, 0, 1));
     expect(ok(await h.get('/workflows/triggers/daily-oslo/history')).items.map((r: any) => r.fireTime)).toEqual([Date.UTC(2026, 2, 3, 5), Date.UTC(2026, 2, 2, 5)]);
@@ -142,7 +142,7 @@ describe('data modeling triggers', () => {
     let history = ok(await h.get('/workflows/triggers/on-nodes/history')).items;
     expect(history).toHaveLength(1);
     const first = ok(await h.get(`/workflows/executions/${history[0].workflowExecutionId}`));
-    expect(first.input.from).toBe('trigger');
+    expect(first.input).toMatchObject({ from: 'trigger', version: '1' });
     expect(first.input.items.map((i: any) => i.externalId)).toEqual(['n1', 'n2']);
 
     await advanceTo(clock.now() + 70_000);

@@ -209,8 +209,13 @@ export async function triggerHistory(services: Services, projectId: number, exte
   }));
 }
 
-/** Starts an execution for a trigger and keeps the firing in its history, started or not. */
-async function fire(tx: Queryable, deps: EngineDeps, trigger: TriggerRow, input: unknown, fireTime: number): Promise<void> {
+/**
+ * Starts an execution for a trigger and keeps the firing in its history, started or not. Its input is the
+ * trigger's, with what the firing adds (a data modeling trigger's `items`) and the workflow version, as
+ * `${workflow.input.version}`.
+ */
+async function fire(tx: Queryable, deps: EngineDeps, trigger: TriggerRow, added: Record<string, unknown>, fireTime: number): Promise<void> {
+  const input = { ...(parse<Record<string, unknown>>(trigger.input) ?? {}), ...added, version: trigger.workflow_version };
   const projectId = trigger.project_id;
   const version = await findVersion(tx, projectId, trigger.workflow_external_id, trigger.workflow_version);
   let executionId: string | null = null;
@@ -266,9 +271,8 @@ async function followDataModeling(runtime: AreaRuntime, deps: EngineDeps, trigge
         VALUES (${trigger.project_id}, ${randomUUID()}, ${trigger.external_id}, ${now}, ${trigger.workflow_external_id}, ${trigger.workflow_version}, 'failed', ${failure})`);
       return;
     }
-    const base = parse<Record<string, unknown>>(trigger.input) ?? {};
     while (state.pending.length >= rule.batchSize || (state.pending.length && now - (state.since ?? now) >= rule.batchTimeout * 1000)) {
-      await fire(tx, deps, trigger, { ...base, items: state.pending.splice(0, rule.batchSize) }, now);
+      await fire(tx, deps, trigger, { items: state.pending.splice(0, rule.batchSize) }, now);
       state.since = now;
     }
     await tx.run(sql`UPDATE workflow_triggers SET state = ${JSON.stringify(state)} WHERE project_id = ${trigger.project_id} AND external_id = ${trigger.external_id}`);
@@ -283,7 +287,7 @@ export function registerTriggerJobs(runtime: AreaRuntime, deps: EngineDeps): voi
       const trigger = await findTrigger(runtime.store, job.projectId, externalId);
       if (!trigger || Number(trigger.is_paused)) return;
       if ((JSON.parse(trigger.trigger_rule) as TriggerRule).triggerType === 'dataModeling') return followDataModeling(runtime, deps, trigger);
-      await runtime.store.transaction((tx) => fire(tx, deps, trigger, parse(trigger.input), job.scheduledTime ?? runtime.now()));
+      await runtime.store.transaction((tx) => fire(tx, deps, trigger, {}, job.scheduledTime ?? runtime.now()));
     },
     { concurrency: 2, maxAttempts: 3 },
   );
