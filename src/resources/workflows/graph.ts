@@ -6,11 +6,6 @@
 import { Value } from '@sinclair/typebox/value';
 import { TaskDefinition, type TaskType } from './schema.js';
 
-/** A rule a task graph breaks; `message` names the task (the caller says where the graph is). */
-export class InvalidGraph extends Error {
-  override readonly name = 'InvalidGraph';
-}
-
 const REFERENCE = /^\$\{[^}]+\}$/;
 const isReference = (v: unknown) => typeof v === 'string' && REFERENCE.test(v);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
