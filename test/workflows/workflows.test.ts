@@ -62,6 +62,12 @@ describe('workflows and versions', () => {
     errorMessage(refused, 404);
     expect(refused.body.error.missing).toEqual([{ externalId: 'absent' }]);
     expect(ok(await h.get('/workflows/wf-a')).externalId).toBe('wf-a');
+
+    const unknownDataSet = await h.post('/workflows', { items: [{ externalId: 'wf-ds', dataSetId: 123456789 }] });
+    expect(errorMessage(unknownDataSet, 400)).toBe('items[0].dataSetId: no data set with id 123456789');
+    expect((await h.get('/workflows/wf-ds')).status).toBe(404);
+    const [ds] = ok(await h.post('/datasets', { items: [{ externalId: 'wf-ds' }] })).items;
+    expect(ok(await h.post('/workflows', { items: [{ externalId: 'wf-ds', dataSetId: ds.id }] })).items[0].dataSetId).toBe(ds.id);
   });
 
   it('upserts versions with the defaults filled in, lists them by workflow, deletes them', async () => {

@@ -8,6 +8,9 @@ import { ApiError, badRequest, missingItems, notFound, type IdentifierRef } from
 import type { Services } from '../../http/services.js';
 import { Sql, sql } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
+import { requireExistingIn } from '../../query/references.js';
+import { visibleIn } from '../../query/visibility.js';
+import { dataSetCatalog } from '../datasets/model.js';
 import { graphProblem } from './graph.js';
 import { pageOf, type Page } from './paging.js';
 import type { TaskDefinition, VersionUpsert, WorkflowFilter, WorkflowUpsert } from './schema.js';
@@ -76,6 +79,7 @@ export async function findWorkflow(db: Queryable, projectId: number, externalId:
 export async function upsertWorkflows(services: Services, projectId: number, items: readonly WorkflowUpsert[]) {
   return services.db.transaction(async (db) => {
     const now = services.now();
+    await requireExistingIn(db, visibleIn(services, dataSetCatalog), projectId, items.map((item) => ({ dataSetId: item.dataSetId ?? null })), 'dataSetId');
     for (const [i, item] of items.entries()) {
       const before = await findWorkflow(db, projectId, item.externalId);
       requireWritableDataSet(services, item.dataSetId, `items[${i}].dataSetId`);
