@@ -21,7 +21,7 @@ const as = (method: string, path: string, body?: unknown) => h.request(method, p
 const tasks = [{ externalId: 'a', type: 'cdf', parameters: { cdfRequest: { resourcePath: '/events', method: 'GET' } } }];
 
 beforeAll(async () => {
-  h = await startHarness({}, { STRATA_CLIENTS: namedClients('wf-scoped') });
+  h = await startHarness({}, { STRATA_CLIENTS: namedClients('wf-scoped', 'wf-writer') });
   [dsA] = ok(await h.post('/datasets', { items: [{ externalId: 'wf-ds-a' }] }), 200).items.map((d: { id: number }) => d.id);
   scoped = await namedClientToken(h, 'wf-scoped', [
     capability('workflowOrchestrationAcl', ['READ', 'WRITE'], { datasetScope: { ids: [dsA] } }),
@@ -66,11 +66,24 @@ describe('a principal scoped to data sets', () => {
   });
 
   it('writes workflows only into its data sets, and changes nothing it does not reach', async () => {
-    expect(errorMessage(await as('POST', '/workflows', { items: [{ externalId: 'no-ds' }] }), 403)).toMatch(/items\[0\]\.dataSetId: .*scoped to the data sets/);
+    expect(errorMessage(await as('POST', '/workflows', { items: [{ externalId: 'no-ds' }] }), 403)).toMatch(/^items\[0\]\.dataSetId: workflowOrchestrationAcl:WRITE is granted only in datasetScope \[\d+\], and the new workflow is in no data set/);
     expect((await as('POST', '/workflows', { items: [{ externalId: 'hidden', dataSetId: dsA }] })).status).toBe(403);
     expect((await as('POST', '/workflows/versions', { items: [{ workflowExternalId: 'hidden', version: '2', workflowDefinition: { tasks } }] })).status).toBe(403);
     ok(await as('POST', '/workflows/delete', { items: [{ externalId: 'hidden' }] }));
     expect(ok(await h.get('/workflows/hidden')).externalId).toBe('hidden');
     expect((await h.get('/workflows/hidden/versions/2')).status).toBe(404);
+  });
+});
+
+describe('a write-protected data set', () => {
+  it('takes workflows only from its owners', async () => {
+    const [locked] = ok(await h.post('/datasets', { items: [{ externalId: 'wf-locked', writeProtected: true }] })).items;
+    const writer = await namedClientToken(h, 'wf-writer', [capability('workflowOrchestrationAcl', ['READ', 'WRITE'])]);
+    const res = await h.request('POST', '/workflows', { items: [{ externalId: 'wf-protected', dataSetId: locked.id }] }, bearer(writer));
+    expect(errorMessage(res, 403)).toMatch(/^items\[0\]\.dataSetId: .*datasetsAcl:OWNER/);
+    expect((await h.get('/workflows/wf-protected')).status).toBe(404);
+    ok(await h.post('/workflows', { items: [{ externalId: 'wf-protected', dataSetId: locked.id }] }));
+    expect((await h.request('POST', '/workflows/delete', { items: [{ externalId: 'wf-protected' }] }, bearer(writer))).status).toBe(403);
+    expect(ok(await h.get('/workflows/wf-protected')).dataSetId).toBe(locked.id);
   });
 });

@@ -14,7 +14,7 @@ import { dataSetCatalog } from '../datasets/model.js';
 import { graphProblem } from './graph.js';
 import { pageOf, type Page } from './paging.js';
 import type { TaskDefinition, VersionUpsert, WorkflowFilter, WorkflowUpsert } from './schema.js';
-import { requireWritableDataSet, underReachedWorkflow, workflowRows } from './scope.js';
+import { requireWritableWorkflows, underReachedWorkflow, workflowRows } from './scope.js';
 
 export interface StoredDefinition {
   hash: string;
@@ -82,8 +82,8 @@ export async function upsertWorkflows(services: Services, projectId: number, ite
     await requireExistingIn(db, visibleIn(services, dataSetCatalog), projectId, items.map((item) => ({ dataSetId: item.dataSetId ?? null })), 'dataSetId');
     for (const [i, item] of items.entries()) {
       const before = await findWorkflow(db, projectId, item.externalId);
-      requireWritableDataSet(services, item.dataSetId, `items[${i}].dataSetId`);
-      if (before) requireWritableDataSet(services, before.data_set_id === null ? null : Number(before.data_set_id), `items[${i}].dataSetId`);
+      const path = ['items', i, 'dataSetId'];
+      await requireWritableWorkflows(services, db, projectId, [{ dataSetId: item.dataSetId, path }, ...(before ? [{ dataSetId: before.data_set_id, path }] : [])]);
       await putWorkflow(db, projectId, item, now);
     }
     return { items: await Promise.all(items.map(async (item) => workflowJson((await findWorkflow(db, projectId, item.externalId))!))) };
@@ -113,8 +113,10 @@ export async function deleteWorkflows(services: Services, projectId: number, ref
     const missing = [];
     for (const ref of refs) if (!(await reachedWorkflow(services, db, projectId, ref.externalId))) missing.push(ref);
     if (missing.length && !ignoreUnknownIds) throw notFoundMissing(missing);
-    for (const ref of refs) {
-      if (!(await reachedWorkflow(services, db, projectId, ref.externalId))) continue;
+    for (const [i, ref] of refs.entries()) {
+      const workflow = await reachedWorkflow(services, db, projectId, ref.externalId);
+      if (!workflow) continue;
+      await requireWritableWorkflows(services, db, projectId, [{ dataSetId: workflow.data_set_id, path: ['items', i] }]);
       await db.run(sql`DELETE FROM workflow_versions WHERE project_id = ${projectId} AND workflow_external_id = ${ref.externalId}`);
       await db.run(sql`DELETE FROM workflows WHERE project_id = ${projectId} AND external_id = ${ref.externalId}`);
     }
@@ -146,7 +148,7 @@ export async function upsertVersions(services: Services, projectId: number, item
     const now = services.now();
     for (const [i, item] of items.entries()) {
       const workflow = await findWorkflow(db, projectId, item.workflowExternalId);
-      requireWritableDataSet(services, workflow?.data_set_id == null ? null : Number(workflow.data_set_id), `items[${i}].workflowExternalId`);
+      await requireWritableWorkflows(services, db, projectId, [{ dataSetId: workflow?.data_set_id, path: ['items', i, 'workflowExternalId'] }]);
       if (!workflow) await putWorkflow(db, projectId, { externalId: item.workflowExternalId }, now);
       const tasks = item.workflowDefinition.tasks.map(withDefaults);
       const hash = createHash('sha256').update(JSON.stringify(tasks)).digest('hex').slice(0, 32).toUpperCase();
