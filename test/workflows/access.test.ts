@@ -84,6 +84,11 @@ describe('a write-protected data set', () => {
     expect((await h.get('/workflows/wf-protected')).status).toBe(404);
     ok(await h.post('/workflows', { items: [{ externalId: 'wf-protected', dataSetId: locked.id }] }));
     expect((await h.request('POST', '/workflows/delete', { items: [{ externalId: 'wf-protected' }] }, bearer(writer))).status).toBe(403);
+    ok(await h.post('/workflows/versions', { items: [{ workflowExternalId: 'wf-protected', version: '1', workflowDefinition: { tasks } }] }));
+    const versions = { items: [{ workflowExternalId: 'wf-protected', version: '1', workflowDefinition: { tasks: [] } }] };
+    expect((await h.request('POST', '/workflows/versions', versions, bearer(writer))).status).toBe(403);
+    expect((await h.request('POST', '/workflows/versions/delete', { items: [{ workflowExternalId: 'wf-protected', version: '1' }] }, bearer(writer))).status).toBe(403);
+    expect(ok(await h.get('/workflows/wf-protected/versions/1')).workflowDefinition.tasks).toHaveLength(1);
     expect(ok(await h.get('/workflows/wf-protected')).dataSetId).toBe(locked.id);
   });
 });

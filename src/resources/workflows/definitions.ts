@@ -192,6 +192,8 @@ export async function deleteVersions(services: Services, projectId: number, refs
     const reached: typeof missing = [];
     for (const ref of refs) ((await reachedVersion(services, db, projectId, ref.workflowExternalId, ref.version)) ? reached : missing).push(ref);
     if (missing.length && !ignoreUnknownIds) throw notFoundMissing(missing);
+    const workflows = await Promise.all(reached.map((ref) => findWorkflow(db, projectId, ref.workflowExternalId)));
+    await requireWritableWorkflows(services, db, projectId, workflows.map((w, i) => ({ dataSetId: w?.data_set_id, path: ['items', refs.indexOf(reached[i])] })));
     for (const ref of reached)
       await db.run(sql`DELETE FROM workflow_versions WHERE project_id = ${projectId} AND workflow_external_id = ${ref.workflowExternalId} AND version = ${ref.version}`);
   });
