@@ -52,8 +52,31 @@ const functionRoutes = [
   }),
 ];
 
+/** The stand-in transformations service: runs whose jobs the test ends. */
+const transformationJobs = new Map<number, { status: string; externalId: string; nonce: unknown }>();
+const transformationRoutes = [
+  route({
+    method: 'POST',
+    path: '/transformations/run',
+    capability: null,
+    body: Type.Object({ externalId: Type.String(), nonce: Type.Unknown() }),
+    handler: ({ body }) => {
+      const id = transformationJobs.size + 1;
+      transformationJobs.set(id, { status: 'Running', externalId: body.externalId, nonce: body.nonce });
+      return { id, status: 'Running' };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/transformations/jobs/byids',
+    capability: null,
+    body: Type.Object({ items: Type.Array(Type.Object({ id: Type.Integer() })) }),
+    handler: ({ body }) => ({ items: body.items.map((i) => ({ id: i.id, status: transformationJobs.get(i.id)!.status, error: 'bad SQL' })) }),
+  }),
+];
+
 beforeAll(async () => {
-  h = await startHarness({}, {}, { clock, extraRoutes: functionRoutes });
+  h = await startHarness({}, {}, { clock, extraRoutes: [...functionRoutes, ...transformationRoutes] });
 });
 afterAll(() => h.close());
 
@@ -132,6 +155,31 @@ describe('function tasks', () => {
     expect(e.status).toBe('FAILED');
     expect(task(e, 'fn')).toMatchObject({ status: 'TIMED_OUT', reasonForIncompletion: expect.stringMatching(/timeout of 100 seconds/) });
     expect(e.reasonForIncompletion).toMatch(/Task "fn" timed out/);
+  });
+});
+
+describe('transformation tasks', () => {
+  it('run the transformation with a session of their own and follow its job until it completes or fails', async () => {
+    await version('wf-tr', [
+      { externalId: 'tr', type: 'transformation', parameters: { transformation: { externalId: 'my-tr' } }, retries: 0 },
+      { ...get('after'), dependsOn: [{ externalId: 'tr' }] },
+    ]);
+    const id = await run('wf-tr');
+    const jobId = transformationJobs.size;
+    expect(transformationJobs.get(jobId)).toMatchObject({ externalId: 'my-tr', nonce: { sessionId: expect.any(Number), nonce: expect.any(String), cdfProjectName: 'dev' } });
+    expect(task(await execution(id), 'tr')).toMatchObject({ status: 'IN_PROGRESS', output: { jobId } });
+    transformationJobs.get(jobId)!.status = 'Completed';
+    await advance(2000);
+    const e = await execution(id);
+    expect(e.status).toBe('COMPLETED');
+    expect(task(e, 'after').status).toBe('COMPLETED');
+
+    const failing = await run('wf-tr');
+    transformationJobs.get(transformationJobs.size)!.status = 'Failed';
+    await advance(2000);
+    const failed = await execution(failing);
+    expect(failed.status).toBe('FAILED');
+    expect(task(failed, 'tr').reasonForIncompletion).toBe('the transformation job failed: bad SQL');
   });
 });
 
