@@ -23,8 +23,9 @@ import { subscriptionsArea } from './resources/subscriptions/area.js';
 import { syntheticArea } from './resources/synthetic/area.js';
 import { timeSeriesArea } from './resources/timeseries/area.js';
 import { unitsArea } from './resources/units/area.js';
+import { workflowsArea } from './resources/workflows/area.js';
 
-export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea];
+export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea, workflowsArea];
 
 /** The areas' configuration sections, for `loadConfig` and `strata help`. */
 export const CONFIG_SECTIONS: readonly ConfigSection<unknown>[] = AREAS.flatMap((a) => (a.config ? [a.config] : []));

@@ -5,17 +5,14 @@
  * exactly one, and killing a process in the middle of writes loses nothing acknowledged and leaves nothing
  * half written.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from './support/net.js';
 import { hasRedis, startRedisServer, type RedisServer } from './support/redis-server.js';
+import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import { newPostgresDatabase, testEngine } from './support/test-store.js';
 
-interface Server {
-  base: string;
-  child: ChildProcess;
-}
+type Server = ServerProcess;
 
 const SECRET = 'multi-process-secret';
 const children: ChildProcess[] = [];
@@ -24,11 +21,9 @@ let databaseUrl: string;
 let a: Server;
 let b: Server;
 
-async function start(extra: Record<string, string> = {}): Promise<Server> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['dist/cli.js', 'serve', '--port', String(port)], {
-    env: {
-      ...process.env,
+function start(extra: Record<string, string> = {}): Promise<Server> {
+  return startServerProcess(
+    {
       STRATA_DATABASE_URL: databaseUrl,
       STRATA_PROJECTS: 'dev',
       STRATA_DEV_CLIENT_SECRET: SECRET,
@@ -37,19 +32,8 @@ async function start(extra: Record<string, string> = {}): Promise<Server> {
       ...(redis ? { STRATA_REDIS_URL: redis.url } : {}),
       ...extra,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (d) => {
-      output += d;
-      if (output.includes('Get a token')) resolve();
-    });
-    child.stderr!.on('data', (d) => (output += d));
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
-  });
-  return { base: `http://127.0.0.1:${port}`, child };
+    children,
+  );
 }
 
 async function token(s: Server, clientId = 'strata-admin', secret = SECRET): Promise<string> {

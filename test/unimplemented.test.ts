@@ -32,7 +32,7 @@ describe('an operation of the reference that Strata does not serve', () => {
     expect(await named('POST', '/annotations/list')).toBe('POST /annotations/list');
     expect(await named('GET', '/annotations/123')).toBe('GET /annotations/{annotationId}');
     expect(await named('GET', '/3d/models/1/revisions/2/nodes')).toBe('GET /3d/models/{modelId}/revisions/{revisionId}/nodes');
-    expect(await named('POST', '/workflows/triggers/nightly/pause')).toBe('POST /workflows/triggers/{triggerExternalId}/pause');
+    expect(await named('GET', '/3d/models/1/revisions/2/logs')).toBe('GET /3d/models/{modelId}/revisions/{revisionId}/logs');
     // Outside a project's address too.
     expect(await named('GET', '/api/v1/orgs/acme')).toBe('GET /api/v1/orgs/{org}');
   });
@@ -114,6 +114,6 @@ describe('every operation of the reference', () => {
         expect(res.body.error.message, where).toContain(` ${op.method} `);
       }
     }
-    expect(unserved).toBeGreaterThan(300);
+    expect(unserved).toBeGreaterThan(100);
   });
 });
