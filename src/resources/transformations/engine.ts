@@ -1,0 +1,291 @@
+/**
+ * The SQL engine of transformations: DuckDB, embedded, one in-memory database per run. A query is parsed
+ * first (`json_serialize_sql`, which also refuses anything but SELECT statements and gives the position of a
+ * syntax error); the `_cdf.<table>` tables it names, and only those, are filled from the API by the caller's
+ * `load` (which reads with the transformation's source credentials), then the query runs. The database can
+ * neither read files nor reach the network: external access is off, extensions are neither installed nor
+ * loaded, and the configuration is locked before any user SQL runs.
+ */
+import { DuckDBInstance, DuckDBListValue, DuckDBMapValue, DuckDBStructValue, DuckDBTimestampValue, type DuckDBConnection } from '@duckdb/node-api';
+import { ApiError, badRequest } from '../../http/errors.js';
+
+const SETTINGS = {
+  enable_external_access: 'false',
+  autoinstall_known_extensions: 'false',
+  autoload_known_extensions: 'false',
+  allow_community_extensions: 'false',
+  threads: '1',
+  memory_limit: '512MB',
+  lock_configuration: 'true',
+};
+
+type ColumnType = 'BIGINT' | 'VARCHAR' | 'BOOLEAN' | 'DOUBLE' | 'TIMESTAMP' | 'MAP' | 'BIGINT[]' | 'VARCHAR[]';
+
+export interface SourceTable {
+  /** The operation listing its items, paged by cursor (`/events/list`). */
+  path: string;
+  columns: ReadonlyArray<readonly [string, ColumnType]>;
+}
+
+const CREATED = [
+  ['createdTime', 'TIMESTAMP'],
+  ['lastUpdatedTime', 'TIMESTAMP'],
+] as const;
+
+/** The tables a query may read, as `_cdf.<name>`, with their columns (times as timestamps, metadata as maps). */
+export const SOURCE_TABLES: Readonly<Record<string, SourceTable>> = {
+  events: {
+    path: '/events/list',
+    columns: [
+      ['id', 'BIGINT'],
+      ['externalId', 'VARCHAR'],
+      ['startTime', 'TIMESTAMP'],
+      ['endTime', 'TIMESTAMP'],
+      ['type', 'VARCHAR'],
+      ['subtype', 'VARCHAR'],
+      ['description', 'VARCHAR'],
+      ['metadata', 'MAP'],
+      ['assetIds', 'BIGINT[]'],
+      ['source', 'VARCHAR'],
+      ['dataSetId', 'BIGINT'],
+      ...CREATED,
+    ],
+  },
+  assets: {
+    path: '/assets/list',
+    columns: [
+      ['id', 'BIGINT'],
+      ['externalId', 'VARCHAR'],
+      ['name', 'VARCHAR'],
+      ['parentId', 'BIGINT'],
+      ['parentExternalId', 'VARCHAR'],
+      ['rootId', 'BIGINT'],
+      ['description', 'VARCHAR'],
+      ['metadata', 'MAP'],
+      ['source', 'VARCHAR'],
+      ['dataSetId', 'BIGINT'],
+      ...CREATED,
+    ],
+  },
+  timeseries: {
+    path: '/timeseries/list',
+    columns: [
+      ['id', 'BIGINT'],
+      ['externalId', 'VARCHAR'],
+      ['name', 'VARCHAR'],
+      ['isString', 'BOOLEAN'],
+      ['isStep', 'BOOLEAN'],
+      ['metadata', 'MAP'],
+      ['unit', 'VARCHAR'],
+      ['assetId', 'BIGINT'],
+      ['description', 'VARCHAR'],
+      ['dataSetId', 'BIGINT'],
+      ...CREATED,
+    ],
+  },
+};
+
+/** The DuckDB expression reading a column from a row given as JSON (`j`). */
+function columnExpr([name, type]: readonly [string, ColumnType]): string {
+  const at = `j->'${name}'`;
+  const text = `j->>'${name}'`;
+  const expr =
+    type === 'TIMESTAMP'
+      ? `epoch_ms(CAST(${text} AS BIGINT))`
+      : type === 'MAP'
+        ? `CAST(json_transform(${at}, '"MAP(VARCHAR, VARCHAR)"') AS MAP(VARCHAR, VARCHAR))`
+        : type === 'BIGINT[]'
+          ? `CAST(json_transform(${at}, '["BIGINT"]') AS BIGINT[])`
+          : type === 'VARCHAR[]'
+            ? `CAST(json_transform(${at}, '["VARCHAR"]') AS VARCHAR[])`
+            : `CAST(${text} AS ${type})`;
+  return `${expr} AS "${name}"`;
+}
+
+/** Functions of the Spark SQL dialect that transformations commonly use, defined over DuckDB's. */
+const MACROS = [
+  `CREATE MACRO node_reference(space, externalId) AS {'space': space, 'externalId': externalId}`,
+  `CREATE MACRO to_unix_timestamp(t) AS epoch(t)::BIGINT`,
+  `CREATE MACRO from_unixtime(s) AS strftime(to_timestamp(s), '%Y-%m-%d %H:%M:%S')`,
+  `CREATE MACRO get_json_object(j, p) AS json_extract_string(j, p)`,
+  `CREATE MACRO string(x) AS CAST(x AS VARCHAR)`,
+];
+
+/** `to_metadata(a, b, ...)`: a map of the named columns to their values as text, keyed by the columns' names. */
+const TO_METADATA = /\bto_metadata\s*\(([^()]*)\)/gi;
+const IDENTIFIER = /^\s*("[^"]+"|[A-Za-z_][A-Za-z0-9_]*)\s*$/;
+
+function rewrite(query: string): string {
+  return query.replace(TO_METADATA, (whole, args: string) => {
+    const names = args.split(',');
+    if (!names.every((n) => IDENTIFIER.test(n))) return whole;
+    const cols = names.map((n) => n.trim());
+    const keys = cols.map((c) => `'${c.replace(/"/g, '').replace(/'/g, "''")}'`);
+    return `map([${keys.join(', ')}], [${cols.map((c) => `CAST(${c} AS VARCHAR)`).join(', ')}])`;
+  });
+}
+
+export interface ParsedQuery {
+  /** The query as the engine runs it (Spark functions it lacks rewritten). */
+  sql: string;
+  /** The `_cdf` tables it reads. */
+  tables: string[];
+}
+
+let parser: Promise<DuckDBConnection> | undefined;
+
+function parserConnection(): Promise<DuckDBConnection> {
+  parser ??= DuckDBInstance.create(':memory:', SETTINGS).then((db) => db.connect());
+  return parser;
+}
+
+/** Base tables named anywhere in a serialized statement. */
+function baseTables(node: unknown, out: Array<{ schema: string; table: string }>): void {
+  if (Array.isArray(node)) {
+    for (const n of node) baseTables(n, out);
+  } else if (node && typeof node === 'object') {
+    const o = node as Record<string, unknown>;
+    if (o.type === 'BASE_TABLE' && typeof o.table_name === 'string') out.push({ schema: String(o.schema_name ?? ''), table: o.table_name });
+    for (const v of Object.values(o)) baseTables(v, out);
+  }
+}
+
+/**
+ * Parses a query, or refuses it with a 400 giving the position (line and column, from 1) of what does not
+ * parse. `at` names the query in the message.
+ */
+export async function parseQuery(query: string, at: string): Promise<ParsedQuery> {
+  const sql = rewrite(query).replace(/[\s;]+$/, '');
+  const connection = await parserConnection();
+  const reader = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
+  const parsed = JSON.parse(String(reader.getRows()[0][0])) as { error: boolean; error_message?: string; position?: string; statements?: unknown[] };
+  if (parsed.error) {
+    const message = parsed.error_message ?? 'the query does not parse';
+    if (/Only SELECT/i.test(message)) throw badRequest(`${at}: a transformation's query is one SELECT statement`);
+    const where = parsed.position === undefined ? '' : ` (${positionOf(query, Number(parsed.position))})`;
+    throw badRequest(`${at} does not parse: ${message}${where}`);
+  }
+  if ((parsed.statements?.length ?? 0) !== 1) throw badRequest(`${at}: a transformation's query is one SELECT statement`);
+  const named: Array<{ schema: string; table: string }> = [];
+  baseTables(parsed.statements, named);
+  const tables = new Set<string>();
+  for (const t of named) {
+    if (t.schema.toLowerCase() !== '_cdf') continue;
+    const name = t.table.toLowerCase();
+    if (!SOURCE_TABLES[name]) throw badRequest(`${at}: there is no table _cdf.${t.table}; the tables are ${Object.keys(SOURCE_TABLES).map((n) => `_cdf.${n}`).join(', ')}`);
+    tables.add(name);
+  }
+  return { sql, tables: [...tables] };
+}
+
+/** "line 2, position 5" for a character offset of the query (the rewrite keeps offsets before any `to_metadata`). */
+function positionOf(query: string, offset: number): string {
+  const before = query.slice(0, Math.max(0, Math.min(offset, query.length)));
+  const lines = before.split('\n');
+  return `line ${lines.length}, position ${lines[lines.length - 1].length + 1}`;
+}
+
+export interface ResultColumn {
+  name: string;
+  sqlType: string;
+  type: string | { type: string };
+  nullable: boolean;
+}
+
+export interface QueryResult {
+  columns: ResultColumn[];
+  rows: Array<Record<string, unknown>>;
+  /** Rows read from each `_cdf` table. */
+  read: Record<string, number>;
+}
+
+export interface RunOptions {
+  /** Reads the items of a source table, at most `limit` of them (all when undefined). */
+  load(table: string, source: SourceTable, limit: number | undefined): Promise<unknown[]>;
+  sourceLimit?: number;
+  /** Rows of the result kept; a run with more is refused (`JobFailure` by the caller). */
+  limit: number;
+  signal?: AbortSignal;
+}
+
+/** The API's name of a DuckDB type, as the schema of a preview gives it. */
+function typeName(sqlType: string): string | { type: string } {
+  if (sqlType.endsWith('[]')) return { type: 'array' };
+  if (sqlType.startsWith('MAP')) return { type: 'map' };
+  if (sqlType.startsWith('STRUCT')) return { type: 'struct' };
+  const simple: Record<string, string> = {
+    BIGINT: 'long',
+    INTEGER: 'integer',
+    SMALLINT: 'short',
+    TINYINT: 'byte',
+    HUGEINT: 'long',
+    DOUBLE: 'double',
+    FLOAT: 'float',
+    BOOLEAN: 'boolean',
+    VARCHAR: 'string',
+    TIMESTAMP: 'timestamp',
+    'TIMESTAMP WITH TIME ZONE': 'timestamp',
+    DATE: 'date',
+  };
+  return simple[sqlType] ?? (sqlType.startsWith('DECIMAL') ? 'decimal' : 'string');
+}
+
+/** A DuckDB value as JSON: timestamps as milliseconds since the epoch, maps as objects, 64-bit integers as numbers. */
+export function jsonValue(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'bigint') return Number(value);
+  if (value instanceof DuckDBTimestampValue) return Number(value.micros / 1000n);
+  if (value instanceof DuckDBMapValue) return Object.fromEntries(value.entries.map((e) => [String(jsonValue(e.key)), jsonValue(e.value)]));
+  if (value instanceof DuckDBListValue) return value.items.map(jsonValue);
+  if (value instanceof DuckDBStructValue) return Object.fromEntries(Object.entries(value.entries).map(([k, v]) => [k, jsonValue(v)]));
+  if (typeof value === 'object') return String(value);
+  return value;
+}
+
+/** Runs a parsed query over freshly loaded tables in a database of its own. */
+export async function runQuery(parsed: ParsedQuery, options: RunOptions): Promise<QueryResult> {
+  const read: Record<string, number> = {};
+  const instance = await DuckDBInstance.create(':memory:', SETTINGS);
+  try {
+    const connection = await instance.connect();
+    const stop = () => connection.interrupt();
+    options.signal?.addEventListener('abort', stop);
+    try {
+      await connection.run('CREATE SCHEMA _cdf');
+      for (const macro of MACROS) await connection.run(macro);
+      for (const name of parsed.tables) {
+        const source = SOURCE_TABLES[name];
+        const items = await options.load(name, source, options.sourceLimit);
+        read[name] = items.length;
+        await connection.run(`CREATE TABLE _cdf."${name}__json" (j JSON)`);
+        const appender = await connection.createAppender(`${name}__json`, '_cdf');
+        for (const item of items) {
+          appender.appendVarchar(JSON.stringify(item));
+          appender.endRow();
+        }
+        appender.closeSync();
+        await connection.run(`CREATE TABLE _cdf."${name}" AS SELECT ${source.columns.map(columnExpr).join(', ')} FROM _cdf."${name}__json"`);
+        await connection.run(`DROP TABLE _cdf."${name}__json"`);
+      }
+      const reader = await connection.runAndReadAll(`SELECT * FROM (${parsed.sql}) AS q LIMIT ${options.limit + 1}`);
+      const names = reader.columnNames();
+      const types = reader.columnTypes().map(String);
+      const columns = names.map((name, i) => ({ name, sqlType: types[i], type: typeName(types[i]), nullable: true }));
+      const rows = reader.getRows().map((row) => Object.fromEntries(row.map((v, i) => [names[i], jsonValue(v)])));
+      return { columns, rows, read };
+    } finally {
+      options.signal?.removeEventListener('abort', stop);
+      connection.closeSync();
+    }
+  } catch (error) {
+    if (error instanceof Error && !(error instanceof ApiError) && !(error instanceof QueryFailed)) throw new QueryFailed(error.message.split('\n')[0]);
+    throw error;
+  } finally {
+    instance.closeSync();
+  }
+}
+
+/** The engine refused or failed the query as it ran (a permission error, a type error, an interrupt): its first line, without the SQL it ran. */
+export class QueryFailed extends Error {
+  override readonly name = 'QueryFailed';
+}

@@ -1,0 +1,165 @@
+/**
+ * The transformations operations: transformations under `/transformations`, their jobs under
+ * `/transformations/jobs`, query previews, the schemas of the destinations, and notification addresses.
+ */
+import { route, type ApiRoute } from '../../http/route.js';
+import { deleteItems, type ResourceSpec } from '../crud.js';
+import {
+  CancelBody,
+  CreateNotificationsBody,
+  CreateTransformationsBody,
+  DeleteNotificationsBody,
+  DeleteTransformationsBody,
+  FilterTransformationsBody,
+  JobIdParams,
+  JobIdsBody,
+  ListJobsQuery,
+  ListNotificationsQuery,
+  ListTransformationsQuery,
+  PreviewBody,
+  RunBody,
+  SchemaParams,
+  SchemaQuery,
+  TransformationIdsBody,
+  UpdateTransformationsBody,
+} from './schema.js';
+import {
+  cancelTransformation,
+  createTransformations,
+  destinationSchema,
+  jobMetrics,
+  jobsByIds,
+  listJobs,
+  listTransformations,
+  previewQuery,
+  runTransformation,
+  transformationsByIds,
+  transformationSpec,
+  updateTransformations,
+} from './service.js';
+import { createNotifications, deleteNotifications, listNotifications } from './notifications.js';
+
+const spec = transformationSpec as ResourceSpec<unknown>;
+const acl = (action: 'READ' | 'WRITE') => ({ acl: 'transformationsAcl', action });
+
+export const transformationRoutes: ApiRoute[] = [
+  route({
+    method: 'POST',
+    path: '/transformations',
+    capability: acl('WRITE'),
+    body: CreateTransformationsBody,
+    handler: async ({ services, principal, project, body }) => ({ items: await createTransformations(services, principal, project, body.items) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/transformations',
+    capability: acl('READ'),
+    query: ListTransformationsQuery,
+    handler: ({ services, principal, project, query }) => listTransformations(services, principal, project, { limit: query.limit, cursor: query.cursor }),
+  }),
+  route({
+    method: 'POST',
+    path: '/transformations/filter',
+    capability: acl('READ'),
+    body: FilterTransformationsBody,
+    handler: ({ services, principal, project, body }) => listTransformations(services, principal, project, body),
+  }),
+  route({
+    method: 'POST',
+    path: '/transformations/byids',
+    capability: acl('READ'),
+    body: TransformationIdsBody,
+    handler: ({ services, principal, project, body }) => transformationsByIds(services, principal, project.id, body.items, body.ignoreUnknownIds),
+  }),
+  route({
+    method: 'POST',
+    path: '/transformations/update',
+    capability: acl('WRITE'),
+    body: UpdateTransformationsBody,
+    handler: async ({ services, principal, project, body }) => ({ items: await updateTransformations(services, principal, project, body.items) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/transformations/delete',
+    capability: acl('WRITE'),
+    body: DeleteTransformationsBody,
+    handler: async ({ services, project, body }) => {
+      await deleteItems(spec, services, project.id, body.items, body.ignoreUnknownIds);
+      return {};
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/transformations/run',
+    capability: acl('WRITE'),
+    body: RunBody,
+    handler: ({ services, project, body }) => runTransformation(services, project, body),
+  }),
+  route({
+    method: 'POST',
+    path: '/transformations/cancel',
+    capability: acl('WRITE'),
+    body: CancelBody,
+    handler: ({ services, project, body }) => cancelTransformation(services, project.id, body),
+  }),
+  route({
+    method: 'GET',
+    path: '/transformations/jobs',
+    capability: acl('READ'),
+    query: ListJobsQuery,
+    handler: ({ services, project, query }) => listJobs(services, project.id, query),
+  }),
+  route({
+    method: 'POST',
+    path: '/transformations/jobs/byids',
+    capability: acl('READ'),
+    body: JobIdsBody,
+    handler: ({ services, project, body }) => jobsByIds(services, project.id, body.items, body.ignoreUnknownIds),
+  }),
+  route({
+    method: 'GET',
+    path: '/transformations/jobs/:id/metrics',
+    capability: acl('READ'),
+    params: JobIdParams,
+    handler: ({ services, project, params }) => jobMetrics(services, project.id, params.id),
+  }),
+  route({
+    method: 'POST',
+    path: '/transformations/query/run',
+    capability: acl('READ'),
+    body: PreviewBody,
+    handler: ({ services, project, headers, body, signal }) => previewQuery(services, project, headers.authorization, body, signal),
+  }),
+  route({
+    method: 'GET',
+    path: '/transformations/schema/:schemaType',
+    capability: acl('READ'),
+    params: SchemaParams,
+    query: SchemaQuery,
+    handler: ({ params }) => destinationSchema(params.schemaType),
+  }),
+  route({
+    method: 'POST',
+    path: '/transformations/notifications',
+    capability: acl('WRITE'),
+    body: CreateNotificationsBody,
+    handler: async ({ services, project, body }) => ({ items: await createNotifications(services, project.id, body.items) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/transformations/notifications',
+    capability: acl('READ'),
+    query: ListNotificationsQuery,
+    handler: ({ services, project, query }) => listNotifications(services, project.id, query),
+  }),
+  route({
+    method: 'POST',
+    path: '/transformations/notifications/delete',
+    capability: acl('WRITE'),
+    body: DeleteNotificationsBody,
+    handler: async ({ services, project, body }) => {
+      await deleteNotifications(services, project.id, body.items);
+      return {};
+    },
+  }),
+];

@@ -1,0 +1,339 @@
+/**
+ * Transformations: their own rules on top of the shared item operations. A transformation's query parses
+ * (engine.ts) and its destination is one Strata writes to; the sessions handed over as nonces are bound once
+ * (`api.bind`) and kept hidden. A run is a durable job (storage/jobs) with a record of what it ran; its
+ * state, times, error and metrics are the durable job's.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../../auth/principal.js';
+import { ApiError, badRequest, formatPath } from '../../http/errors.js';
+import type { Credential, SelfCaller, SessionGrant } from '../../http/self-calls.js';
+import type { Services } from '../../http/services.js';
+import { and, equalsLeaf, inLeaf, rangeLeaf } from '../../query/basic.js';
+import type { FilterNode } from '../../query/filter.js';
+import { resolveReferences } from '../../query/references.js';
+import { visibleIn } from '../../query/visibility.js';
+import type { Job } from '../../storage/jobs/jobs.js';
+import type { Item } from '../../storage/items.js';
+import type { Queryable } from '../../storage/store.js';
+import { sql } from '../../storage/sql.js';
+import { createItems, fromModel, getItem, inWrite, listItems, retrieveItems, updateItems, type Path, type ResourceSpec, type UpdateItem } from '../crud.js';
+import { dataSetCatalog } from '../datasets/model.js';
+import { parseQuery, QueryFailed, runQuery, SOURCE_TABLES, type SourceTable } from './engine.js';
+import { RESOURCE_DESTINATIONS, transformationJobModel, transformationModel, type Destination, type Nonce } from './model.js';
+import { PREVIEW_LIMITS, type PreviewBody, type TransformationCreate, type TransformationFilter, type TransformationPatch } from './schema.js';
+
+export const RUN_KIND = 'transformations.run';
+/** Rows a run reads from one `_cdf` table, and rows of its result: beyond them the job fails. */
+export const RUN_LIMITS = { sourceRows: 100_000, resultRows: 100_000 } as const;
+
+const WRITTEN = new Set<string>([...RESOURCE_DESTINATIONS, 'nodes', 'edges']);
+
+function checkDestination(destination: Destination, path: Path): void {
+  if (WRITTEN.has(destination.type)) {
+    if ((destination.type === 'nodes' || destination.type === 'edges') && 'dataModel' in destination) throw badRequest(`${formatPath(path)}: give a view, not a data model`);
+    return;
+  }
+  const why = destination.type === 'raw' ? 'Strata has no raw tables' : `transformations write to ${[...WRITTEN].join(', ')}`;
+  throw badRequest(`${formatPath([...path, 'type'])}: the destination "${destination.type}" is not available: ${why}`);
+}
+
+function refuseOidc(item: Record<string, unknown>, path: Path): void {
+  for (const name of ['sourceOidcCredentials', 'destinationOidcCredentials']) {
+    if (item[name] !== undefined) {
+      throw badRequest(`${formatPath([...path, name])}: Strata takes a transformation's credentials as sessions: create one with POST /sessions and give its nonce as ${name.replace('OidcCredentials', 'Nonce')}`);
+    }
+  }
+}
+
+export const transformationSpec: ResourceSpec<TransformationCreate> = {
+  ...fromModel(transformationModel),
+  references: [{ field: 'dataSetId', catalog: dataSetCatalog }],
+  // The reference's defaults for what a create item leaves out.
+  createValues: (item) => ({
+    query: item.query ?? '',
+    destination: item.destination ?? { type: 'assets' },
+    destinationType: item.destination?.type ?? 'assets',
+    conflictMode: item.conflictMode ?? 'upsert',
+    isPublic: item.isPublic ?? true,
+  }),
+  applyPatch(field, v, patch, path) {
+    const destination = (patch as { set: Destination }).set;
+    checkDestination(destination, [...path, 'set']);
+    v[field] = destination;
+    v.destinationType = destination.type;
+  },
+};
+const spec = transformationSpec as ResourceSpec<unknown>;
+
+interface Bound {
+  grant: SessionGrant;
+  session: { sessionId: number; projectName: string; clientId?: string };
+}
+
+async function bindNonce(api: SelfCaller, project: string, nonce: Nonce, path: Path): Promise<Bound> {
+  if (nonce.cdfProjectName !== project) throw badRequest(`${formatPath([...path, 'cdfProjectName'])}: the session must be of this project, "${project}"`);
+  const grant = await api.bind(project, nonce.nonce);
+  if (grant.sessionId !== nonce.sessionId) throw badRequest(`${formatPath([...path, 'sessionId'])}: the nonce is of session ${grant.sessionId}, not ${nonce.sessionId}`);
+  return { grant, session: { sessionId: grant.sessionId, projectName: project, ...(nonce.clientId ? { clientId: nonce.clientId } : {}) } };
+}
+
+/** A transformation as the API gives it. */
+export function present(item: Item, principal: Principal): Record<string, unknown> {
+  return {
+    ...item,
+    ownerIsCurrentUser: item.owner === principal.subject,
+    hasSourceOidcCredentials: false,
+    hasDestinationOidcCredentials: false,
+  };
+}
+
+const api = (services: Services) => services.api!;
+
+export async function createTransformations(services: Services, principal: Principal, project: { id: number; name: string }, items: readonly TransformationCreate[]) {
+  for (const [i, item] of items.entries()) {
+    refuseOidc(item, ['items', i]);
+    if (item.destination) checkDestination(item.destination, ['items', i, 'destination']);
+    if (item.query) await parseQuery(item.query, formatPath(['items', i, 'query']));
+  }
+  const bound: Array<{ source?: Bound; destination?: Bound }> = [];
+  for (const [i, item] of items.entries()) {
+    const source = item.sourceNonce && (await bindNonce(api(services), project.name, item.sourceNonce, ['items', i, 'sourceNonce']));
+    const destination = item.destinationNonce && (await bindNonce(api(services), project.name, item.destinationNonce, ['items', i, 'destinationNonce']));
+    bound.push({ source, destination });
+  }
+  const values = items.map(({ sourceNonce: _s, destinationNonce: _d, sourceOidcCredentials: _so, destinationOidcCredentials: _do, ...item }, i) => ({
+    ...item,
+    owner: principal.subject,
+    sourceSession: bound[i].source?.session,
+    sourceGrant: bound[i].source?.grant,
+    destinationSession: bound[i].destination?.session,
+    destinationGrant: bound[i].destination?.grant,
+  }));
+  const created = await createItems(transformationSpec, services, project.id, values as TransformationCreate[]);
+  return created.map((item) => present(item, principal));
+}
+
+export async function updateTransformations(services: Services, principal: Principal, project: { id: number; name: string }, items: ReadonlyArray<UpdateItem & { update: TransformationPatch }>) {
+  const sessions: Array<{ source?: Bound | null; destination?: Bound | null }> = [];
+  for (const [i, item] of items.entries()) {
+    const path = ['items', i, 'update'];
+    refuseOidc(item.update as Record<string, unknown>, path);
+    const query = (item.update as { query?: { set: string } }).query;
+    if (query?.set) await parseQuery(query.set, formatPath([...path, 'query', 'set']));
+  }
+  for (const [i, item] of items.entries()) {
+    const side = async (patch: TransformationPatch['sourceNonce'], name: string) =>
+      patch === undefined ? undefined : 'set' in patch ? await bindNonce(api(services), project.name, patch.set, ['items', i, 'update', name, 'set']) : null;
+    sessions.push({ source: await side(item.update.sourceNonce, 'sourceNonce'), destination: await side(item.update.destinationNonce, 'destinationNonce') });
+  }
+  const stripped = items.map(({ update: { sourceNonce: _s, destinationNonce: _d, ...update }, ...ref }) => ({ ...ref, update }));
+  return inWrite(services, async (services) => {
+    const updated = await updateItems(spec, services, project.id, stripped);
+    for (const [i, item] of updated.entries()) {
+      for (const side of ['source', 'destination'] as const) {
+        const change = sessions[i][side];
+        if (change === undefined) continue;
+        const session = change ? JSON.stringify(change.session) : null;
+        const grant = change ? JSON.stringify(change.grant) : null;
+        await services.db.run(
+          side === 'source'
+            ? sql`UPDATE transformations SET source_session = ${session}, source_grant = ${grant} WHERE project_id = ${project.id} AND id = ${item.id}`
+            : sql`UPDATE transformations SET destination_session = ${session}, destination_grant = ${grant} WHERE project_id = ${project.id} AND id = ${item.id}`,
+        );
+        item[`${side}Session`] = change?.session;
+        if (!change) delete item[`${side}Session`];
+      }
+    }
+    return updated.map((item) => present(item, principal));
+  });
+}
+
+export async function transformationFilterNode(f: TransformationFilter, services: Services, projectId: number): Promise<FilterNode | undefined> {
+  const catalog = transformationModel.catalog;
+  const dataSetIds = f.dataSetIds && (await resolveReferences(services.db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds']));
+  return and([
+    f.isPublic === undefined ? undefined : equalsLeaf(catalog, 'isPublic', f.isPublic ? 1 : 0),
+    equalsLeaf(catalog, 'destinationType', f.destinationType),
+    equalsLeaf(catalog, 'conflictMode', f.conflictMode),
+    dataSetIds && inLeaf(catalog, 'dataSetId', dataSetIds),
+    rangeLeaf(catalog, 'createdTime', f.createdTime),
+    rangeLeaf(catalog, 'lastUpdatedTime', f.lastUpdatedTime),
+  ]);
+}
+
+export async function listTransformations(
+  services: Services,
+  principal: Principal,
+  project: { id: number; name: string },
+  input: { filter?: TransformationFilter; limit?: number; cursor?: string | null },
+) {
+  const f = input.filter ?? {};
+  // Nothing blocks a transformation in Strata, and it reads and writes its own project only.
+  if (f.hasBlockedError === true || (f.cdfProjectName !== undefined && f.cdfProjectName !== project.name)) return { items: [] };
+  const page = await listItems(spec, services, project.id, input, await transformationFilterNode(f, services, project.id));
+  return { ...page, items: page.items.map((item) => present(item, principal)) };
+}
+
+export async function transformationsByIds(services: Services, principal: Principal, projectId: number, items: ReadonlyArray<{ id?: number; externalId?: string }>, ignoreUnknownIds = false) {
+  const found = await retrieveItems(spec, services, projectId, items, ignoreUnknownIds);
+  return { items: found.map((item) => present(item, principal)) };
+}
+
+// Jobs.
+
+const jobSpec = fromModel(transformationJobModel) as ResourceSpec<unknown>;
+
+const STATUS: Record<Job['state'], string> = { queued: 'Created', running: 'Running', succeeded: 'Completed', failed: 'Failed', cancelled: 'Failed', timedOut: 'Failed' };
+
+async function runnerIds(db: Queryable, projectId: number, ids: readonly number[]): Promise<Map<number, number>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.all<{ id: number; runner: number }>(sql`SELECT id, runner FROM transformation_jobs WHERE project_id = ${projectId} AND id IN (${ids})`);
+  return new Map(rows.map((r) => [Number(r.id), Number(r.runner)]));
+}
+
+/** Job records as the API gives them, with their durable jobs' state, times and error. */
+async function presentJobs(services: Services, projectId: number, items: readonly Item[]): Promise<Array<Record<string, unknown>>> {
+  const runners = await runnerIds(services.db, projectId, items.map((i) => i.id));
+  const out = [];
+  for (const item of items) {
+    const job = await services.jobs!.get(services.db, projectId, runners.get(item.id)!);
+    const { lastUpdatedTime: _, ...record } = item;
+    out.push({
+      ...record,
+      status: job ? STATUS[job.state] : 'Failed',
+      ...(job?.startedTime !== undefined ? { startedTime: job.startedTime } : {}),
+      ...(job?.finishedTime !== undefined ? { finishedTime: job.finishedTime } : {}),
+      ...(job ? { lastSeenTime: job.lastUpdatedTime } : {}),
+      ...(job?.state === 'cancelled' ? { error: 'The job was cancelled' } : job?.error !== undefined && job.state !== 'succeeded' ? { error: job.error } : {}),
+    });
+  }
+  return out;
+}
+
+export async function runTransformation(services: Services, project: { id: number; name: string }, body: { id?: number; externalId?: string; nonce?: Nonce }) {
+  const ref = body.id !== undefined ? { id: body.id } : { externalId: body.externalId };
+  const tf = await getItem(spec, services, project.id, ref as { id: number });
+  const own = await services.db.get<{ s: string | null; d: string | null }>(
+    sql`SELECT source_grant AS s, destination_grant AS d FROM transformations WHERE project_id = ${project.id} AND id = ${tf.id}`,
+  );
+  const bound = body.nonce && (await bindNonce(api(services), project.name, body.nonce, ['nonce']));
+  if (!bound && (!own?.s || !own?.d)) {
+    throw badRequest(`The transformation ${JSON.stringify(ref)} has no ${own?.s ? 'destination' : 'source'} credentials: set sourceNonce and destinationNonce, or give a nonce to run it with`);
+  }
+  return inWrite(services, async (services) => {
+    const [record] = await createItems(jobSpec, services, project.id, [
+      {
+        uuid: randomUUID(),
+        transformationId: tf.id,
+        transformationExternalId: tf.externalId,
+        sourceProject: project.name,
+        destinationProject: project.name,
+        destination: tf.destination,
+        conflictMode: tf.conflictMode,
+        query: tf.query,
+        ignoreNullFields: tf.ignoreNullFields,
+        runGrant: bound?.grant ?? null,
+      },
+    ]);
+    const runner = await services.jobs!.start(services.db, { projectId: project.id, kind: RUN_KIND, payload: { transformationJobId: record.id } });
+    await services.db.run(sql`UPDATE transformation_jobs SET runner = ${runner} WHERE project_id = ${project.id} AND id = ${record.id}`);
+    return (await presentJobs(services, project.id, [record]))[0];
+  });
+}
+
+export async function listJobs(services: Services, projectId: number, q: { transformationId?: number; transformationExternalId?: string; limit?: number; cursor?: string }) {
+  const catalog = transformationJobModel.catalog;
+  const node = and([equalsLeaf(catalog, 'transformationId', q.transformationId), equalsLeaf(catalog, 'transformationExternalId', q.transformationExternalId)]);
+  const page = await listItems(jobSpec, services, projectId, { filter: q, sort: [{ property: ['createdTime'], order: 'desc' }], limit: q.limit, cursor: q.cursor }, node);
+  return { ...page, items: await presentJobs(services, projectId, page.items) };
+}
+
+export async function jobsByIds(services: Services, projectId: number, items: ReadonlyArray<{ id: number }>, ignoreUnknownIds = false) {
+  return { items: await presentJobs(services, projectId, await retrieveItems(jobSpec, services, projectId, items, ignoreUnknownIds)) };
+}
+
+export async function jobMetrics(services: Services, projectId: number, id: number) {
+  const record = await getItem(jobSpec, services, projectId, id);
+  const runner = (await runnerIds(services.db, projectId, [record.id])).get(record.id)!;
+  const job = await services.jobs!.get(services.db, projectId, runner);
+  const counts = ((job?.result ?? job?.progress) as Record<string, number> | undefined) ?? {};
+  const timestamp = job?.lastUpdatedTime ?? record.createdTime;
+  return { items: Object.entries(counts).map(([name, count]) => ({ timestamp, name, count })) };
+}
+
+/** Cancels the running (or waiting) jobs of a transformation. */
+export async function cancelTransformation(services: Services, projectId: number, ref: { id?: number; externalId?: string }) {
+  const tf = await getItem(spec, services, projectId, (ref.id !== undefined ? { id: ref.id } : { externalId: ref.externalId }) as { id: number });
+  return inWrite(services, async (services) => {
+    const rows = await services.db.all<{ runner: number }>(sql`SELECT runner FROM transformation_jobs WHERE project_id = ${projectId} AND transformation_id = ${tf.id}`);
+    for (const r of rows) await services.jobs!.cancel(services.db, projectId, Number(r.runner));
+    return {};
+  });
+}
+
+// Reading sources.
+
+/** Reads a source table's items with the credential, page by page; a refusal of the API becomes its error. */
+export function sourceLoader(api: SelfCaller, project: string, credential: Credential, maxRows: number, signal?: AbortSignal) {
+  return async (table: string, source: SourceTable, limit: number | undefined): Promise<unknown[]> => {
+    const items: unknown[] = [];
+    let cursor: string | undefined;
+    const want = limit ?? maxRows + 1;
+    do {
+      signal?.throwIfAborted();
+      const res = await api.call({ project, credential, method: 'POST', path: source.path, body: { limit: Math.min(1000, want - items.length), ...(cursor ? { cursor } : {}) } });
+      if (res.status !== 200) {
+        const message = (res.body as { error?: { message?: string } })?.error?.message ?? `status ${res.status}`;
+        throw new ApiError(res.status, `Reading _cdf.${table}: ${message}`);
+      }
+      const page = res.body as { items: unknown[]; nextCursor?: string };
+      items.push(...page.items);
+      cursor = page.nextCursor;
+    } while (cursor && items.length < want);
+    if (limit === undefined && items.length > maxRows) throw badRequest(`_cdf.${table} has more than ${maxRows} rows, more than a run reads`);
+    return items;
+  };
+}
+
+function bearerOf(authorization: string | undefined): string {
+  return (authorization ?? '').replace(/^Bearer\s+/i, '');
+}
+
+/** Runs a query on the caller's behalf and answers its first rows with their schema. */
+export async function previewQuery(services: Services, project: { name: string }, authorization: string | undefined, body: PreviewBody, signal?: AbortSignal) {
+  const parsed = await parseQuery(body.query, 'query');
+  const load = sourceLoader(api(services), project.name, { token: bearerOf(authorization) }, RUN_LIMITS.sourceRows, signal);
+  let result;
+  try {
+    result = await runQuery(parsed, { load, sourceLimit: body.sourceLimit === null ? undefined : (body.sourceLimit ?? PREVIEW_LIMITS.sourceLimit), limit: body.limit ?? PREVIEW_LIMITS.limit, signal });
+  } catch (error) {
+    if (error instanceof QueryFailed) throw badRequest(`The query failed: ${error.message}`);
+    throw error;
+  }
+  const rows = result.rows.slice(0, body.limit ?? PREVIEW_LIMITS.limit);
+  const items = body.convertToString ? rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v === null ? null : typeof v === 'object' ? JSON.stringify(v) : String(v)]))) : rows;
+  return { schema: { items: result.columns }, results: { items } };
+}
+
+/** The columns a destination takes, for the schema endpoints. */
+export function destinationSchema(schemaType: string) {
+  const source = SOURCE_TABLES[schemaType];
+  if (!source) throw badRequest(`There is no schema of "${schemaType}"; there are ${Object.keys(SOURCE_TABLES).join(', ')}`);
+  const types: Record<string, [string, string | { type: string }]> = {
+    BIGINT: ['bigint', 'long'],
+    VARCHAR: ['string', 'string'],
+    BOOLEAN: ['boolean', 'boolean'],
+    DOUBLE: ['double', 'double'],
+    TIMESTAMP: ['timestamp', 'timestamp'],
+    MAP: ['map<string,string>', { type: 'map' }],
+    'BIGINT[]': ['array<bigint>', { type: 'array' }],
+    'VARCHAR[]': ['array<string>', { type: 'array' }],
+  };
+  const writable = new Set(['id', 'externalId', ...source.columns.map(([n]) => n).filter((n) => !['createdTime', 'lastUpdatedTime', 'rootId'].includes(n))]);
+  return {
+    items: source.columns
+      .filter(([name]) => writable.has(name))
+      .map(([name, type]) => ({ name, sqlType: types[type][0], type: types[type][1], nullable: name !== 'externalId' })),
+  };
+}

@@ -1,0 +1,192 @@
+/**
+ * Transformations over HTTP, on both backends: create, list, filter, by ids, update and delete; runs that
+ * read events and write assets through the embedded engine with the transformation's sessions, their jobs
+ * and metrics; conflict modes; previews; queries that do not parse; what a scoped session reads; an engine
+ * that cannot read files; notifications and schema endpoints.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findProjectAuth } from '../src/storage/projects.js';
+import { bearer, capability, namedClients, namedClientToken } from './support/auth.js';
+import { errorMessage, startHarness, type Harness, type Response } from './support/harness.js';
+
+let h: Harness;
+let projectId: number;
+
+beforeAll(async () => {
+  h = await startHarness({}, { STRATA_CLIENTS: namedClients('scoped') });
+  projectId = (await findProjectAuth(h.strata.services.db, 'dev'))!.id;
+  const events = [
+    { externalId: 'ev-1', description: 'Pump one', type: 'alarm', startTime: 1000, metadata: { site: 'north' } },
+    { externalId: 'ev-2', description: 'Pump two', type: 'alarm', startTime: 2000 },
+    { externalId: 'ev-3', description: 'Valve', type: 'note', startTime: 3000 },
+  ];
+  ok(await h.post('/events', { items: events }), 201);
+});
+afterAll(() => h.close());
+
+function ok(res: Response, status = 200): any {
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** A session of the caller (the harness's administrator unless a token is given), as the nonce a transformation takes. */
+async function nonce(token?: string) {
+  const res = ok(await h.request('POST', '/sessions', { items: [{ tokenExchange: true }] }, token ? bearer(token) : {}));
+  const { id, nonce } = res.items[0];
+  return { sessionId: id, nonce, cdfProjectName: 'dev' };
+}
+
+async function create(item: Record<string, unknown>, token?: string) {
+  const credentials = { sourceNonce: await nonce(token), destinationNonce: await nonce(token) };
+  return ok(await h.request('POST', '/transformations', { items: [{ ignoreNullFields: true, ...credentials, ...item }] }, token ? bearer(token) : {})).items[0];
+}
+
+/** Runs a transformation and waits (on the change feed, no sleeping) for its job to finish. */
+async function runToEnd(ref: Record<string, unknown>, token?: string): Promise<any> {
+  const started = ok(await h.request('POST', '/transformations/run', ref, token ? bearer(token) : {}));
+  for (;;) {
+    const watch = h.strata.services.changes!.watch({ area: 'jobs', projectId });
+    const [job] = ok(await h.post('/transformations/jobs/byids', { items: [{ id: started.id }] })).items;
+    if (job.status === 'Completed' || job.status === 'Failed') {
+      watch.close();
+      return job;
+    }
+    await watch.wait({ deadline: Infinity });
+  }
+}
+
+describe('transformations', () => {
+  it('are created, listed, filtered, read by ids, updated and deleted, never showing their sessions', async () => {
+    const t = await create({ externalId: 'crud', name: 'Crud', query: 'select 1 as x', destination: { type: 'events' }, conflictMode: 'abort', isPublic: false, tags: ['a'] });
+    expect(t).toMatchObject({ externalId: 'crud', name: 'Crud', destination: { type: 'events' }, conflictMode: 'abort', isPublic: false, ignoreNullFields: true, ownerIsCurrentUser: true });
+    expect(t.sourceSession.sessionId).toBeGreaterThan(0);
+    expect(JSON.stringify(t)).not.toMatch(/sessionKey|nonce|Grant/i);
+
+    const dup = await h.post('/transformations', { items: [{ externalId: 'crud', name: 'again', ignoreNullFields: false }] });
+    expect(dup.status).toBe(409);
+
+    expect(ok(await h.get('/transformations')).items.map((x: any) => x.externalId)).toContain('crud');
+    const filtered = ok(await h.post('/transformations/filter', { filter: { destinationType: 'events', isPublic: false } })).items;
+    expect(filtered.map((x: any) => x.externalId)).toEqual(['crud']);
+    expect(ok(await h.post('/transformations/filter', { filter: { conflictMode: 'upsert', destinationType: 'events' } })).items).toEqual([]);
+
+    const updated = ok(await h.post('/transformations/update', { items: [{ externalId: 'crud', update: { name: { set: 'Renamed' }, destination: { set: { type: 'assets' } }, sourceNonce: { setNull: true } } }] })).items[0];
+    expect(updated).toMatchObject({ name: 'Renamed', destination: { type: 'assets' } });
+    expect(updated.sourceSession).toBeUndefined();
+    expect(ok(await h.post('/transformations/filter', { filter: { destinationType: 'assets' } })).items.map((x: any) => x.externalId)).toContain('crud');
+
+    const [byId] = ok(await h.post('/transformations/byids', { items: [{ id: t.id }] })).items;
+    expect(byId.name).toBe('Renamed');
+    expect(errorMessage(await h.post('/transformations/run', { externalId: 'crud' }), 400)).toMatch(/no source credentials/);
+
+    ok(await h.post('/transformations/delete', { items: [{ externalId: 'crud' }] }));
+    expect((await h.post('/transformations/byids', { items: [{ externalId: 'crud' }] })).status).toBe(400);
+  });
+
+  it('refuses a query that does not parse with its position, raw destinations and OIDC credentials', async () => {
+    const bad = await h.post('/transformations', { items: [{ externalId: 'bad', name: 'Bad', ignoreNullFields: false, query: 'select a,\n  from where' }] });
+    expect(errorMessage(bad, 400)).toMatch(/items\[0\]\.query does not parse: .*line 2, position/);
+    const update = await h.post('/transformations/update', { items: [{ externalId: 'nothing', update: { query: { set: 'selec 1' } } }] });
+    expect(errorMessage(update, 400)).toMatch(/line 1, position 1/);
+    const raw = await h.post('/transformations', { items: [{ externalId: 'raw', name: 'Raw', ignoreNullFields: false, destination: { type: 'raw', database: 'd', table: 't' } }] });
+    expect(errorMessage(raw, 400)).toMatch(/items\[0\]\.destination\.type: .*raw/);
+    const oidc = await h.post('/transformations', { items: [{ externalId: 'oidc', name: 'O', ignoreNullFields: false, sourceOidcCredentials: { clientId: 'x' } }] });
+    expect(errorMessage(oidc, 400)).toMatch(/sourceNonce/);
+    expect(ok(await h.post('/transformations/filter', { filter: {} })).items.map((x: any) => x.externalId)).not.toContain('raw');
+  });
+
+  it('runs: reads events, writes assets, with the job and its metrics', async () => {
+    await create({ externalId: 'ev-to-assets', name: 'E2A', query: "select concat('asset-', externalId) as externalId, description as name, metadata from _cdf.events where type = 'alarm'", destination: { type: 'assets' } });
+    const job = await runToEnd({ externalId: 'ev-to-assets' });
+    expect(job).toMatchObject({ status: 'Completed', transformationExternalId: 'ev-to-assets', destination: { type: 'assets' }, conflictMode: 'upsert' });
+    const assets = ok(await h.post('/assets/byids', { items: [{ externalId: 'asset-ev-1' }, { externalId: 'asset-ev-2' }] })).items;
+    expect(assets.map((a: any) => a.name)).toEqual(['Pump one', 'Pump two']);
+    expect(assets[0].metadata).toEqual({ site: 'north' });
+    const metrics = ok(await h.get(`/transformations/jobs/${job.id}/metrics`)).items;
+    const byName = Object.fromEntries(metrics.map((m: any) => [m.name, m.count]));
+    expect(byName).toMatchObject({ 'events.read': 3, 'assets.created': 2 });
+
+    // Upsert again: the same rows update the assets.
+    ok(await h.post('/events/update', { items: [{ externalId: 'ev-1', update: { description: { set: 'Pump one, renamed' } } }] }));
+    const again = await runToEnd({ externalId: 'ev-to-assets' });
+    const m2 = Object.fromEntries(ok(await h.get(`/transformations/jobs/${again.id}/metrics`)).items.map((m: any) => [m.name, m.count]));
+    expect(m2).toMatchObject({ 'assets.updated': 2 });
+    expect(m2['assets.created']).toBeUndefined();
+    expect(ok(await h.post('/assets/byids', { items: [{ externalId: 'asset-ev-1' }] })).items[0].name).toBe('Pump one, renamed');
+
+    const listed = ok(await h.get('/transformations/jobs?transformationExternalId=ev-to-assets')).items;
+    expect(listed.map((j: any) => j.id)).toEqual([again.id, job.id]);
+  });
+
+  it('abort fails the job when an item exists; delete removes the named items', async () => {
+    await create({ externalId: 'abort', name: 'Abort', query: "select 'asset-ev-1' as externalId, 'x' as name", destination: { type: 'assets' }, conflictMode: 'abort' });
+    const failed = await runToEnd({ externalId: 'abort' });
+    expect(failed.status).toBe('Failed');
+    expect(failed.error).toMatch(/409/);
+    expect(ok(await h.post('/assets/byids', { items: [{ externalId: 'asset-ev-1' }] })).items[0].name).toBe('Pump one, renamed');
+
+    await create({ externalId: 'remove', name: 'Remove', query: "select 'asset-ev-2' as externalId", destination: { type: 'assets' }, conflictMode: 'delete' });
+    expect((await runToEnd({ externalId: 'remove' })).status).toBe('Completed');
+    expect((await h.post('/assets/byids', { items: [{ externalId: 'asset-ev-2' }] })).status).toBe(400);
+  });
+
+  it('a failing query fails its job with the engine message; the engine reads no file', async () => {
+    await create({ externalId: 'file', name: 'File', query: "select * from read_csv('/etc/passwd')", destination: { type: 'assets' } });
+    const job = await runToEnd({ externalId: 'file' });
+    expect(job.status).toBe('Failed');
+    expect(job.error).toMatch(/disabled by configuration/);
+    const preview = await h.post('/transformations/query/run', { query: "select * from read_text('/etc/passwd')", convertToString: false });
+    expect(preview.status).toBe(400);
+    expect(errorMessage(preview, 400)).not.toMatch(/root:/);
+  });
+
+  it('previews a query with the schema of its result', async () => {
+    const res = ok(await h.post('/transformations/query/run', { query: 'select externalId, startTime, metadata from _cdf.events order by externalId', convertToString: false, limit: 2 }));
+    expect(res.schema.items.map((c: any) => [c.name, c.type])).toEqual([
+      ['externalId', 'string'],
+      ['startTime', 'timestamp'],
+      ['metadata', { type: 'map' }],
+    ]);
+    expect(res.results.items).toEqual([
+      { externalId: 'ev-1', startTime: 1000, metadata: { site: 'north' } },
+      { externalId: 'ev-2', startTime: 2000, metadata: {} },
+    ]);
+    const strings = ok(await h.post('/transformations/query/run', { query: 'select 1 as n, to_metadata(n) as m from (select 1 as n)', convertToString: true }));
+    expect(strings.results.items).toEqual([{ n: '1', m: '{"n":"1"}' }]);
+    const limited = ok(await h.post('/transformations/query/run', { query: 'select count(*) as c from _cdf.events', convertToString: false, sourceLimit: 2 }));
+    expect(limited.results.items).toEqual([{ c: 2 }]);
+    expect(errorMessage(await h.post('/transformations/query/run', { query: 'select * from _cdf.nothing', convertToString: false }), 400)).toMatch(/_cdf.nothing/);
+    expect(errorMessage(await h.post('/transformations/query/run', { query: 'select 1; select 2', convertToString: false }), 400)).toMatch(/one SELECT/);
+    expect(errorMessage(await h.post('/transformations/query/run', { query: 'select from from', convertToString: false }), 400)).toMatch(/line 1, position/);
+  });
+
+  it('reads only what the source session may read', async () => {
+    const ds = ok(await h.post('/datasets', { items: [{ externalId: 'ds-tf' }] })).items[0];
+    ok(await h.post('/events', { items: [{ externalId: 'in-ds', dataSetId: ds.id, description: 'seen' }] }), 201);
+    const token = await namedClientToken(h, 'scoped', [
+      capability('eventsAcl', ['READ'], { datasetScope: { ids: [ds.id] } }),
+      capability('assetsAcl', ['READ', 'WRITE']),
+      capability('transformationsAcl', ['READ', 'WRITE']),
+      capability('sessionsAcl', ['CREATE']),
+    ]);
+    await create({ externalId: 'scoped', name: 'Scoped', query: "select concat('scoped-', externalId) as externalId, externalId as name from _cdf.events", destination: { type: 'assets' } }, token);
+    const job = await runToEnd({ externalId: 'scoped' }, token);
+    expect(job.status).toBe('Completed');
+    const metrics = Object.fromEntries(ok(await h.get(`/transformations/jobs/${job.id}/metrics`)).items.map((m: any) => [m.name, m.count]));
+    expect(metrics).toMatchObject({ 'events.read': 1, 'assets.created': 1 });
+    const preview = ok(await h.request('POST', '/transformations/query/run', { query: 'select externalId from _cdf.events', convertToString: true }, bearer(token)));
+    expect(preview.results.items).toEqual([{ externalId: 'in-ds' }]);
+  });
+
+  it('keeps notification addresses and answers destination schemas', async () => {
+    await create({ externalId: 'notified', name: 'N', destination: { type: 'events' } });
+    const [n] = ok(await h.post('/transformations/notifications', { items: [{ transformationExternalId: 'notified', destination: 'ops@example.com' }] })).items;
+    expect(n).toMatchObject({ destination: 'ops@example.com' });
+    expect(ok(await h.get('/transformations/notifications?transformationExternalId=notified')).items.map((x: any) => x.id)).toEqual([n.id]);
+    ok(await h.post('/transformations/notifications/delete', { items: [{ id: n.id }] }));
+    expect(ok(await h.get('/transformations/notifications?transformationExternalId=notified')).items).toEqual([]);
+    const schema = ok(await h.get('/transformations/schema/assets')).items;
+    expect(schema.map((c: any) => c.name)).toEqual(expect.arrayContaining(['externalId', 'name', 'parentExternalId', 'metadata']));
+    expect((await h.get('/transformations/schema/raw')).status).toBe(400);
+  });
+});
