@@ -118,7 +118,10 @@ export const transformationJobModel = defineModel({
   acl: 'transformationsAcl',
   table: 'transformation_jobs',
   alias: 'tj',
-  indexes: [{ name: 'transformation_jobs_by_transformation', columns: ['project_id', 'transformation_id', 'id'] }],
+  indexes: [
+    { name: 'transformation_jobs_by_transformation', columns: ['project_id', 'transformation_id', 'id'] },
+    { name: 'transformation_jobs_by_runner', columns: ['project_id', 'runner'] },
+  ],
   fields: {
     uuid: field.string(Type.String(), { notNull: true, patch: false }),
     transformationId: field.integer(InternalId, { notNull: true, patch: false, query: {} }),
@@ -133,6 +136,20 @@ export const transformationJobModel = defineModel({
     runner: field.integer(InternalId, { hidden: true }),
     // The session handed to `run` for this job alone, when one was.
     runGrant: field.json(Grant, { hidden: true }),
+  },
+});
+
+/** A transformation's schedule: one per transformation, answered under the transformation's id and external id. */
+export const scheduleModel = defineModel({
+  noun: 'transformation schedule',
+  acl: 'transformationsAcl',
+  table: 'transformation_schedules',
+  alias: 'ts',
+  indexes: [{ name: 'transformation_schedules_of', columns: ['project_id', 'transformation_id'], unique: true }],
+  fields: {
+    transformationId: field.integer(InternalId, { notNull: true, patch: false, query: {} }),
+    interval: field.string(Type.String({ minLength: 1, maxLength: 255 }), { column: 'cron_interval', notNull: true, patch: 'required' }),
+    isPaused: field.boolean(Type.Boolean(), { notNull: true, patch: 'required' }),
   },
 });
 

@@ -6,6 +6,10 @@ import { route, type ApiRoute } from '../../http/route.js';
 import { deleteItems, type ResourceSpec } from '../crud.js';
 import {
   CancelBody,
+  CreateSchedulesBody,
+  ListSchedulesQuery,
+  ScheduleIdsBody,
+  UpdateSchedulesBody,
   CreateNotificationsBody,
   CreateTransformationsBody,
   DeleteNotificationsBody,
@@ -38,6 +42,7 @@ import {
   updateTransformations,
 } from './service.js';
 import { createNotifications, deleteNotifications, listNotifications } from './notifications.js';
+import { createSchedules, deleteSchedules, listSchedules, schedulesByIds, updateSchedules } from './schedules.js';
 
 const spec = transformationSpec as ResourceSpec<unknown>;
 const acl = (action: 'READ' | 'WRITE') => ({ acl: 'transformationsAcl', action });
@@ -161,5 +166,40 @@ export const transformationRoutes: ApiRoute[] = [
       await deleteNotifications(services, project.id, body.items);
       return {};
     },
+  }),
+  route({
+    method: 'POST',
+    path: '/transformations/schedules',
+    capability: acl('WRITE'),
+    body: CreateSchedulesBody,
+    handler: async ({ services, project, body }) => ({ items: await createSchedules(services, project, body.items) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/transformations/schedules',
+    capability: acl('READ'),
+    query: ListSchedulesQuery,
+    handler: ({ services, project, query }) => listSchedules(services, project.id, query),
+  }),
+  route({
+    method: 'POST',
+    path: '/transformations/schedules/byids',
+    capability: acl('READ'),
+    body: ScheduleIdsBody,
+    handler: ({ services, project, body }) => schedulesByIds(services, project.id, body.items, body.ignoreUnknownIds),
+  }),
+  route({
+    method: 'POST',
+    path: '/transformations/schedules/update',
+    capability: acl('WRITE'),
+    body: UpdateSchedulesBody,
+    handler: async ({ services, project, body }) => ({ items: await updateSchedules(services, project, body.items) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/transformations/schedules/delete',
+    capability: acl('WRITE'),
+    body: ScheduleIdsBody,
+    handler: ({ services, project, body }) => deleteSchedules(services, project.id, body.items, body.ignoreUnknownIds),
   }),
 ];

@@ -108,3 +108,31 @@ export const DeleteNotificationsBody = Type.Object(
   { items: Type.Array(Type.Object({ id: InternalId }, { additionalProperties: false }), { minItems: 1, maxItems: TRANSFORMATION_LIMITS.items }) },
   { additionalProperties: false },
 );
+
+const Interval = Type.String({ minLength: 1, maxLength: 255 });
+export const ScheduleCreate = Type.Composite([ItemRef, Type.Object({ interval: Interval, isPaused: Type.Optional(Type.Boolean()) })], { additionalProperties: false });
+export const CreateSchedulesBody = Type.Object({ items: items(ScheduleCreate) }, { additionalProperties: false });
+export const ScheduleIdsBody = Type.Object({ items: ItemRefs(TRANSFORMATION_LIMITS.items), ignoreUnknownIds: IgnoreUnknownIds }, { additionalProperties: false });
+export const UpdateSchedulesBody = Type.Object(
+  {
+    items: items(
+      Type.Composite(
+        [
+          ItemRef,
+          Type.Object({
+            update: Type.Object(
+              {
+                interval: Type.Optional(Type.Object({ set: Interval }, { additionalProperties: false })),
+                isPaused: Type.Optional(Type.Object({ set: Type.Boolean() }, { additionalProperties: false })),
+              },
+              { additionalProperties: false },
+            ),
+          }),
+        ],
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export const ListSchedulesQuery = Type.Object({ limit: Type.Optional(Limit), cursor: Type.Optional(Cursor), includePublic: Type.Optional(Type.Boolean()) }, { additionalProperties: false });

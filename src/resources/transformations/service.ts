@@ -14,7 +14,7 @@ import type { FilterNode } from '../../query/filter.js';
 import { resolveReferences } from '../../query/references.js';
 import { visibleIn } from '../../query/visibility.js';
 import type { Job } from '../../storage/jobs/jobs.js';
-import type { Item } from '../../storage/items.js';
+import { insertItems, type Item, type Values } from '../../storage/items.js';
 import type { Queryable } from '../../storage/store.js';
 import { sql } from '../../storage/sql.js';
 import { createItems, fromModel, getItem, inWrite, listItems, retrieveItems, updateItems, type Path, type ResourceSpec, type UpdateItem } from '../crud.js';
@@ -57,6 +57,11 @@ export const transformationSpec: ResourceSpec<TransformationCreate> = {
     conflictMode: item.conflictMode ?? 'upsert',
     isPublic: item.isPublic ?? true,
   }),
+  // Its schedule and notifications go with it; the records of its jobs stay, as a history of what ran.
+  async beforeDelete(ids, { db, projectId, services }) {
+    for (const id of ids) await dropSchedule(services, projectId, id);
+    await db.run(sql`DELETE FROM transformation_notifications WHERE project_id = ${projectId} AND transformation_id IN (${ids})`);
+  },
   applyPatch(field, v, patch, path) {
     const destination = (patch as { set: Destination }).set;
     checkDestination(destination, [...path, 'set']);
@@ -65,6 +70,15 @@ export const transformationSpec: ResourceSpec<TransformationCreate> = {
   },
 };
 const spec = transformationSpec as ResourceSpec<unknown>;
+
+/** The job runner's name of a transformation's schedule (schedules.ts). */
+export const scheduleName = (transformationId: number) => `transformation:${transformationId}`;
+
+/** Removes a transformation's schedule, if it has one (on request, or with the transformation). */
+export async function dropSchedule(services: Services, projectId: number, transformationId: number): Promise<void> {
+  await services.db.run(sql`DELETE FROM transformation_schedules WHERE project_id = ${projectId} AND transformation_id = ${transformationId}`);
+  await services.jobs!.unschedule(services.db, projectId, scheduleName(transformationId));
+}
 
 interface Bound {
   grant: SessionGrant;
@@ -184,6 +198,29 @@ export async function transformationsByIds(services: Services, principal: Princi
 
 const jobSpec = fromModel(transformationJobModel) as ResourceSpec<unknown>;
 
+/**
+ * Records a run of the transformation `tf` (its values as stored) by the durable job `runner`: what it runs
+ * is what the transformation said when the run began.
+ */
+export async function recordRun(db: Queryable, project: { id: number; name: string }, tf: Values, runner: number, grant: SessionGrant | undefined, now: number): Promise<Item> {
+  const values: Values = {
+    uuid: randomUUID(),
+    transformationId: tf.id as number,
+    transformationExternalId: tf.externalId,
+    sourceProject: project.name,
+    destinationProject: project.name,
+    destination: tf.destination,
+    conflictMode: tf.conflictMode,
+    query: tf.query,
+    ignoreNullFields: tf.ignoreNullFields,
+    runner,
+    runGrant: grant ?? null,
+  };
+  const [id] = await insertItems(db, transformationJobModel.table, project.id, [values], now);
+  const { runner: _r, runGrant: _g, ...shown } = values;
+  return { ...shown, id, createdTime: now, lastUpdatedTime: now } as Item;
+}
+
 const STATUS: Record<Job['state'], string> = { queued: 'Created', running: 'Running', succeeded: 'Completed', failed: 'Failed', cancelled: 'Failed', timedOut: 'Failed' };
 
 async function runnerIds(db: Queryable, projectId: number, ids: readonly number[]): Promise<Map<number, number>> {
@@ -222,22 +259,8 @@ export async function runTransformation(services: Services, project: { id: numbe
     throw badRequest(`The transformation ${JSON.stringify(ref)} has no ${own?.s ? 'destination' : 'source'} credentials: set sourceNonce and destinationNonce, or give a nonce to run it with`);
   }
   return inWrite(services, async (services) => {
-    const [record] = await createItems(jobSpec, services, project.id, [
-      {
-        uuid: randomUUID(),
-        transformationId: tf.id,
-        transformationExternalId: tf.externalId,
-        sourceProject: project.name,
-        destinationProject: project.name,
-        destination: tf.destination,
-        conflictMode: tf.conflictMode,
-        query: tf.query,
-        ignoreNullFields: tf.ignoreNullFields,
-        runGrant: bound?.grant ?? null,
-      },
-    ]);
-    const runner = await services.jobs!.start(services.db, { projectId: project.id, kind: RUN_KIND, payload: { transformationJobId: record.id } });
-    await services.db.run(sql`UPDATE transformation_jobs SET runner = ${runner} WHERE project_id = ${project.id} AND id = ${record.id}`);
+    const runner = await services.jobs!.start(services.db, { projectId: project.id, kind: RUN_KIND, payload: {} });
+    const record = await recordRun(services.db, project, tf, runner, bound?.grant, services.now());
     return (await presentJobs(services, project.id, [record]))[0];
   });
 }
