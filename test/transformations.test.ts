@@ -190,3 +190,32 @@ describe('transformations', () => {
     expect((await h.get('/transformations/schema/raw')).status).toBe(400);
   });
 });
+
+describe('external data sources', () => {
+  const source = (externalId: string) => ({
+    externalId,
+    format: 'one_lake',
+    name: `Lake ${externalId}`,
+    settings: { credentials: { clientId: 'app', tenantId: 'tenant', clientSecret: 'secret' }, locationDescription: { workspaceId: 'w', containerId: 'c' } },
+  });
+
+  it('are created once: a duplicate external id is a 409 and the request creates nothing', async () => {
+    const created = ok(await h.post('/transformations/externaldata', { items: [source('lake-1')] }), 201).items[0];
+    expect(created).toMatchObject({ externalId: 'lake-1', format: 'one_lake', settings: { credentials: { clientId: 'app', tenantId: 'tenant' } } });
+    expect(JSON.stringify(created)).not.toMatch(/secret/);
+    const dup = await h.post('/transformations/externaldata', { items: [source('lake-2'), source('lake-1')] });
+    expect(errorMessage(dup, 409)).toBeTruthy();
+    expect(dup.body.error.duplicated).toEqual([{ externalId: 'lake-1' }]);
+    expect(ok(await h.get('/transformations/externaldata')).items.map((s: any) => s.externalId)).toEqual(['lake-1']);
+  });
+
+  it('are deleted by external id, verified without being reported usable, and refused without their secret', async () => {
+    expect(ok(await h.post('/transformations/externaldata/usability', { externalId: 'lake-1' }))).toEqual({ externalId: { externalId: 'lake-1' } });
+    expect((await h.post('/transformations/externaldata/delete', { items: [{ externalId: 'nowhere' }] })).status).toBe(400);
+    ok(await h.post('/transformations/externaldata/delete', { items: [{ externalId: 'lake-1' }] }));
+    expect(ok(await h.get('/transformations/externaldata')).items).toEqual([]);
+    const noSecret = source('lake-3');
+    delete (noSecret.settings.credentials as Partial<typeof noSecret.settings.credentials>).clientSecret;
+    expect(errorMessage(await h.post('/transformations/externaldata', { items: [noSecret] }), 400)).toMatch(/clientSecret/);
+  });
+});

@@ -153,6 +153,33 @@ export const scheduleModel = defineModel({
   },
 });
 
+const Id = Type.String({ minLength: 1, maxLength: 255 });
+/** A Fabric OneLake location and the Azure application that reads it; its secret is taken on create and never kept. */
+export const OneLakeSettings = Type.Object(
+  {
+    credentials: Type.Object({ clientId: Id, tenantId: Id }, { additionalProperties: false }),
+    locationDescription: Type.Object({ workspaceId: Id, containerId: Id }, { additionalProperties: false }),
+  },
+  { additionalProperties: false },
+);
+
+/** External data sources a transformation could read: create-only, keyed by external id. */
+export const dataSourceModel = defineModel({
+  noun: 'external data source',
+  acl: 'transformationsAcl',
+  table: 'transformation_data_sources',
+  alias: 'xd',
+  key: ['externalId'],
+  dataSetField: 'dataSetId',
+  fields: {
+    externalId: field.string(Type.String({ minLength: 1, maxLength: 255 }), { notNull: true, patch: false, query: { maxValueLength: 255, sortable: true } }),
+    format: field.string(Type.Literal('one_lake'), { notNull: true, required: true, patch: false }),
+    name: field.string(Type.String({ minLength: 1, maxLength: 255 }), { patch: false }),
+    dataSetId: field.integer(InternalId, { patch: false, query: {} }),
+    settings: field.json(OneLakeSettings, { patch: false }),
+  },
+});
+
 export const notificationModel = defineModel({
   noun: 'transformation notification',
   acl: 'transformationsAcl',

@@ -6,6 +6,10 @@ import { route, type ApiRoute } from '../../http/route.js';
 import { deleteItems, type ResourceSpec } from '../crud.js';
 import {
   CancelBody,
+  CreateDataSourcesBody,
+  DeleteDataSourcesBody,
+  ListDataSourcesQuery,
+  VerifyDataSourceBody,
   CreateSchedulesBody,
   ListSchedulesQuery,
   ScheduleIdsBody,
@@ -42,6 +46,7 @@ import {
   updateTransformations,
 } from './service.js';
 import { createNotifications, deleteNotifications, listNotifications } from './notifications.js';
+import { createDataSources, deleteDataSources, listDataSources, verifyDataSource } from './datasources.js';
 import { createSchedules, deleteSchedules, listSchedules, schedulesByIds, updateSchedules } from './schedules.js';
 
 const spec = transformationSpec as ResourceSpec<unknown>;
@@ -201,5 +206,41 @@ export const transformationRoutes: ApiRoute[] = [
     capability: acl('WRITE'),
     body: ScheduleIdsBody,
     handler: ({ services, project, body }) => deleteSchedules(services, project.id, body.items, body.ignoreUnknownIds),
+  }),
+  route({
+    method: 'POST',
+    path: '/transformations/externaldata',
+    summary: 'Create external data sources',
+    capability: acl('WRITE'),
+    body: CreateDataSourcesBody,
+    status: 201,
+    handler: async ({ services, project, body }) => ({ items: await createDataSources(services, project.id, body.items) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/transformations/externaldata',
+    summary: 'List external data sources',
+    capability: acl('READ'),
+    query: ListDataSourcesQuery,
+    handler: ({ services, project, query }) => listDataSources(services, project.id, query),
+  }),
+  route({
+    method: 'POST',
+    path: '/transformations/externaldata/delete',
+    summary: 'Delete external data sources',
+    capability: acl('WRITE'),
+    body: DeleteDataSourcesBody,
+    handler: async ({ services, project, body }) => {
+      await deleteDataSources(services, project.id, body.items);
+      return {};
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/transformations/externaldata/usability',
+    summary: 'Verify that an external data source can be used',
+    capability: acl('READ'),
+    body: VerifyDataSourceBody,
+    handler: ({ body }) => verifyDataSource(body.externalId),
   }),
 ];

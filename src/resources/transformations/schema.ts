@@ -1,6 +1,7 @@
 /** Request shapes of transformations, their jobs, query previews and notifications. */
 import { Type, type Static } from '@sinclair/typebox';
 import { Cursor, FilterRef, IgnoreUnknownIds, InternalId, ItemRef, ItemRefs, Limit, ListCursor, orNull, partialObject, TimestampRange } from '../../http/common-schemas.js';
+import { DataSourceCreate } from './datasources.js';
 import { ConflictMode, Nonce, TRANSFORMATION_LIMITS, transformationModel } from './model.js';
 
 const items = <T extends Parameters<typeof Type.Array>[0]>(item: T) => Type.Array(item, { minItems: 1, maxItems: TRANSFORMATION_LIMITS.items });
@@ -136,3 +137,11 @@ export const UpdateSchedulesBody = Type.Object(
   { additionalProperties: false },
 );
 export const ListSchedulesQuery = Type.Object({ limit: Type.Optional(Limit), cursor: Type.Optional(Cursor), includePublic: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+
+export const CreateDataSourcesBody = Type.Object({ items: Type.Array(DataSourceCreate, { minItems: 1, maxItems: 100 }) }, { additionalProperties: false });
+export const DeleteDataSourcesBody = Type.Object(
+  { items: Type.Array(Type.Object({ externalId: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false }), { minItems: 1, maxItems: 100 }) },
+  { additionalProperties: false },
+);
+export const VerifyDataSourceBody = Type.Object({ externalId: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
+export const ListDataSourcesQuery = Type.Object({ limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) }, { additionalProperties: false });
