@@ -191,6 +191,53 @@ describe('transformations', () => {
   });
 });
 
+describe('transformations and data modeling', () => {
+  const view = { type: 'view', space: 'plant', externalId: 'Pump', version: '1' };
+  beforeAll(async () => {
+    ok(await h.post('/models/spaces', { items: [{ space: 'plant' }] }));
+    const container = { type: 'container', space: 'plant', externalId: 'Pump' };
+    ok(await h.post('/models/containers', { items: [{ space: 'plant', externalId: 'Pump', properties: { name: { type: { type: 'text' } }, power: { type: { type: 'float64' } }, parent: { type: { type: 'direct' } } } }] }));
+    const properties = Object.fromEntries(['name', 'power', 'parent'].map((p) => [p, { container, containerPropertyIdentifier: p }]));
+    ok(await h.post('/models/views', { items: [{ space: 'plant', externalId: 'Pump', version: '1', properties }] }));
+    const nodes = [1, 2].map((n) => ({ instanceType: 'node', space: 'plant', externalId: `pump-${n}`, sources: [{ source: view, properties: { name: `Pump ${n}`, power: n * 1.5 } }] }));
+    ok(await h.post('/models/instances', { items: nodes }));
+  });
+
+  it('reads the nodes of a view through cdf_nodes and writes nodes through a view', async () => {
+    const preview = ok(await h.post('/transformations/query/run', { query: 'select externalId, name, power from cdf_nodes("plant", "Pump", "1") order by externalId', convertToString: false }));
+    expect(preview.results.items).toEqual([
+      { externalId: 'pump-1', name: 'Pump 1', power: 1.5 },
+      { externalId: 'pump-2', name: 'Pump 2', power: 3 },
+    ]);
+    await create({
+      externalId: 'copy-pumps',
+      name: 'Copy',
+      query: "select concat(externalId, '-copy') as externalId, upper(name) as name, power * 2 as power from cdf_nodes('plant', 'Pump', '1')",
+      destination: { type: 'nodes', view: { space: 'plant', externalId: 'Pump', version: '1' }, instanceSpace: 'plant' },
+    });
+    const job = await runToEnd({ externalId: 'copy-pumps' });
+    expect(job.status).toBe('Completed');
+    const metrics = Object.fromEntries(ok(await h.get(`/transformations/jobs/${job.id}/metrics`)).items.map((m: any) => [m.name, m.count]));
+    expect(metrics).toMatchObject({ 'nodes:plant/Pump/1.read': 2, 'nodes.created': 2 });
+    const [copy] = ok(await h.post('/models/instances/byids', { items: [{ instanceType: 'node', space: 'plant', externalId: 'pump-2-copy' }], sources: [{ source: view }] })).items;
+    expect(copy.properties.plant['Pump/1']).toMatchObject({ name: 'PUMP 2', power: 6 });
+  });
+
+  it('fails the job naming the missing instances when autoCreate is off', async () => {
+    await create({
+      externalId: 'dangling',
+      name: 'Dangling',
+      query: "select 'pump-3' as externalId, 'Pump 3' as name, node_reference('plant', 'nowhere') as parent",
+      destination: { type: 'nodes', view: { space: 'plant', externalId: 'Pump', version: '1' }, instanceSpace: 'plant', autoCreate: { directRelations: false } },
+    });
+    const job = await runToEnd({ externalId: 'dangling' });
+    expect(job.status).toBe('Failed');
+    expect(job.error).toMatch(/400/);
+    expect(job.error).toMatch(/nowhere/);
+    expect((await h.post('/models/instances/byids', { items: [{ instanceType: 'node', space: 'plant', externalId: 'pump-3' }] })).body.items).toEqual([]);
+  });
+});
+
 describe('external data sources', () => {
   const source = (externalId: string) => ({
     externalId,

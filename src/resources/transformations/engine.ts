@@ -19,12 +19,13 @@ const SETTINGS = {
   lock_configuration: 'true',
 };
 
-type ColumnType = 'BIGINT' | 'VARCHAR' | 'BOOLEAN' | 'DOUBLE' | 'TIMESTAMP' | 'MAP' | 'BIGINT[]' | 'VARCHAR[]';
+export type ColumnType = 'BIGINT' | 'VARCHAR' | 'BOOLEAN' | 'DOUBLE' | 'TIMESTAMP' | 'MAP' | 'BIGINT[]' | 'VARCHAR[]' | 'JSON' | 'REFERENCE';
+export type Column = readonly [string, ColumnType];
 
 export interface SourceTable {
   /** The operation listing its items, paged by cursor (`/events/list`). */
   path: string;
-  columns: ReadonlyArray<readonly [string, ColumnType]>;
+  columns: readonly Column[];
 }
 
 const CREATED = [
@@ -86,9 +87,10 @@ export const SOURCE_TABLES: Readonly<Record<string, SourceTable>> = {
 };
 
 /** The DuckDB expression reading a column from a row given as JSON (`j`). */
-function columnExpr([name, type]: readonly [string, ColumnType]): string {
-  const at = `j->'${name}'`;
-  const text = `j->>'${name}'`;
+function columnExpr([name, type]: Column): string {
+  const key = name.replace(/'/g, "''");
+  const at = `j->'${key}'`;
+  const text = `j->>'${key}'`;
   const expr =
     type === 'TIMESTAMP'
       ? `epoch_ms(CAST(${text} AS BIGINT))`
@@ -98,8 +100,12 @@ function columnExpr([name, type]: readonly [string, ColumnType]): string {
           ? `CAST(json_transform(${at}, '["BIGINT"]') AS BIGINT[])`
           : type === 'VARCHAR[]'
             ? `CAST(json_transform(${at}, '["VARCHAR"]') AS VARCHAR[])`
-            : `CAST(${text} AS ${type})`;
-  return `${expr} AS "${name}"`;
+            : type === 'JSON'
+              ? at
+              : type === 'REFERENCE'
+                ? `json_transform(${at}, '{"space": "VARCHAR", "externalId": "VARCHAR"}')`
+                : `CAST(${text} AS ${type})`;
+  return `${expr} AS ${quoted(name)}`;
 }
 
 /** Functions of the Spark SQL dialect that transformations commonly use, defined over DuckDB's. */
@@ -125,11 +131,13 @@ function rewrite(query: string): string {
   });
 }
 
+/** A table a query reads: a resource's (`_cdf.events`), or the nodes with data in a view (`cdf_nodes(...)`). */
+export type TableRef = { kind: 'resource'; name: string } | { kind: 'nodes'; name: string; space: string; externalId: string; version: string };
+
 export interface ParsedQuery {
-  /** The query as the engine runs it (Spark functions it lacks rewritten). */
+  /** The query as the engine runs it (Spark functions it lacks rewritten, `cdf_nodes(...)` calls replaced by their tables). */
   sql: string;
-  /** The `_cdf` tables it reads. */
-  tables: string[];
+  tables: TableRef[];
 }
 
 let parser: Promise<DuckDBConnection> | undefined;
@@ -139,16 +147,45 @@ function parserConnection(): Promise<DuckDBConnection> {
   return parser;
 }
 
-/** Base tables named anywhere in a serialized statement. */
-function baseTables(node: unknown, out: Array<{ schema: string; table: string }>): void {
+interface Named {
+  tables: Array<{ schema: string; table: string }>;
+  /** Calls of table functions: the name, the byte offset of the call, its arguments as written (a literal or a double-quoted name). */
+  calls: Array<{ name: string; at: number; args: Array<string | undefined> }>;
+}
+
+/** Base tables and table functions named anywhere in a serialized statement. */
+function named(node: unknown, out: Named): void {
   if (Array.isArray(node)) {
-    for (const n of node) baseTables(n, out);
+    for (const n of node) named(n, out);
   } else if (node && typeof node === 'object') {
-    const o = node as Record<string, unknown>;
-    if (o.type === 'BASE_TABLE' && typeof o.table_name === 'string') out.push({ schema: String(o.schema_name ?? ''), table: o.table_name });
-    for (const v of Object.values(o)) baseTables(v, out);
+    const o = node as Record<string, any>;
+    if (o.type === 'BASE_TABLE' && typeof o.table_name === 'string') out.tables.push({ schema: String(o.schema_name ?? ''), table: o.table_name });
+    if (o.type === 'TABLE_FUNCTION' && o.function?.function_name) {
+      const args = (o.function.children ?? []).map((c: any) =>
+        c.class === 'CONSTANT' && typeof c.value?.value === 'string' ? c.value.value : c.class === 'COLUMN_REF' && c.column_names?.length === 1 ? c.column_names[0] : undefined,
+      );
+      out.calls.push({ name: String(o.function.function_name).toLowerCase(), at: Number(o.function.query_location), args });
+    }
+    for (const v of Object.values(o)) named(v, out);
   }
 }
+
+/** The character offset just past the call that starts at character `start` (its parentheses balanced, quotes skipped). */
+function callEnd(sql: string, start: number): number {
+  let depth = 0;
+  let quote: string | undefined;
+  for (let i = start; i < sql.length; i++) {
+    const c = sql[i];
+    if (quote) {
+      if (c === quote) quote = undefined;
+    } else if (c === "'" || c === '"') quote = c;
+    else if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) return i + 1;
+  }
+  return sql.length;
+}
+
+const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /**
  * Parses a query, or refuses it with a 400 giving the position (line and column, from 1) of what does not
@@ -166,16 +203,27 @@ export async function parseQuery(query: string, at: string): Promise<ParsedQuery
     throw badRequest(`${at} does not parse: ${message}${where}`);
   }
   if ((parsed.statements?.length ?? 0) !== 1) throw badRequest(`${at}: a transformation's query is one SELECT statement`);
-  const named: Array<{ schema: string; table: string }> = [];
-  baseTables(parsed.statements, named);
-  const tables = new Set<string>();
-  for (const t of named) {
+  const found: Named = { tables: [], calls: [] };
+  named(parsed.statements, found);
+  const tables = new Map<string, TableRef>();
+  for (const t of found.tables) {
     if (t.schema.toLowerCase() !== '_cdf') continue;
     const name = t.table.toLowerCase();
-    if (!SOURCE_TABLES[name]) throw badRequest(`${at}: there is no table _cdf.${t.table}; the tables are ${Object.keys(SOURCE_TABLES).map((n) => `_cdf.${n}`).join(', ')}`);
-    tables.add(name);
+    if (!SOURCE_TABLES[name]) throw badRequest(`${at}: there is no table _cdf.${t.table}; the tables are ${Object.keys(SOURCE_TABLES).map((n) => `_cdf.${n}`).join(', ')}, and cdf_nodes("space", "view", "version")`);
+    tables.set(name, { kind: 'resource', name });
   }
-  return { sql, tables: [...tables] };
+  let rewritten = sql;
+  const bytes = Buffer.from(sql);
+  // From the last call back, so that the offsets of the earlier ones stay right.
+  for (const call of found.calls.filter((c) => c.name === 'cdf_nodes').sort((a, b) => b.at - a.at)) {
+    const [space, externalId, version] = call.args;
+    if (call.args.length !== 3 || !space || !externalId || !version) throw badRequest(`${at}: cdf_nodes takes a view as three names: cdf_nodes("space", "view", "version")`);
+    const name = `nodes:${space}/${externalId}/${version}`;
+    tables.set(name, { kind: 'nodes', name, space, externalId, version });
+    const start = bytes.subarray(0, call.at).toString().length;
+    rewritten = `${rewritten.slice(0, start)}_cdf.${quoted(name)}${rewritten.slice(callEnd(rewritten, start))}`;
+  }
+  return { sql: rewritten, tables: [...tables.values()] };
 }
 
 /** "line 2, position 5" for a character offset of the query (the rewrite keeps offsets before any `to_metadata`). */
@@ -195,13 +243,13 @@ export interface ResultColumn {
 export interface QueryResult {
   columns: ResultColumn[];
   rows: Array<Record<string, unknown>>;
-  /** Rows read from each `_cdf` table. */
+  /** Rows read from each table, by its name (`events`, `nodes:space/view/version`). */
   read: Record<string, number>;
 }
 
 export interface RunOptions {
-  /** Reads the items of a source table, at most `limit` of them (all when undefined). */
-  load(table: string, source: SourceTable, limit: number | undefined): Promise<unknown[]>;
+  /** Reads the rows of a table as JSON objects, at most `limit` of them (all when undefined), with its columns. */
+  load(table: TableRef, limit: number | undefined): Promise<{ columns: readonly Column[]; items: unknown[] }>;
   sourceLimit?: number;
   /** Rows of the result kept; a run with more is refused (`JobFailure` by the caller). */
   limit: number;
@@ -253,19 +301,19 @@ export async function runQuery(parsed: ParsedQuery, options: RunOptions): Promis
     try {
       await connection.run('CREATE SCHEMA _cdf');
       for (const macro of MACROS) await connection.run(macro);
-      for (const name of parsed.tables) {
-        const source = SOURCE_TABLES[name];
-        const items = await options.load(name, source, options.sourceLimit);
-        read[name] = items.length;
-        await connection.run(`CREATE TABLE _cdf."${name}__json" (j JSON)`);
-        const appender = await connection.createAppender(`${name}__json`, '_cdf');
+      for (const table of parsed.tables) {
+        const { columns, items } = await options.load(table, options.sourceLimit);
+        read[table.name] = items.length;
+        const staging = `staging_${Object.keys(read).length}`;
+        await connection.run(`CREATE TABLE ${staging} (j JSON)`);
+        const appender = await connection.createAppender(staging);
         for (const item of items) {
           appender.appendVarchar(JSON.stringify(item));
           appender.endRow();
         }
         appender.closeSync();
-        await connection.run(`CREATE TABLE _cdf."${name}" AS SELECT ${source.columns.map(columnExpr).join(', ')} FROM _cdf."${name}__json"`);
-        await connection.run(`DROP TABLE _cdf."${name}__json"`);
+        await connection.run(`CREATE TABLE _cdf.${quoted(table.name)} AS SELECT ${columns.map(columnExpr).join(', ')} FROM ${staging}`);
+        await connection.run(`DROP TABLE ${staging}`);
       }
       const reader = await connection.runAndReadAll(`SELECT * FROM (${parsed.sql}) AS q LIMIT ${options.limit + 1}`);
       const names = reader.columnNames();

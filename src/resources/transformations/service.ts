@@ -19,7 +19,7 @@ import type { Queryable } from '../../storage/store.js';
 import { sql } from '../../storage/sql.js';
 import { createItems, fromModel, getItem, inWrite, listItems, retrieveItems, updateItems, type Path, type ResourceSpec, type UpdateItem } from '../crud.js';
 import { dataSetCatalog } from '../datasets/model.js';
-import { parseQuery, QueryFailed, runQuery, SOURCE_TABLES, type SourceTable } from './engine.js';
+import { parseQuery, QueryFailed, runQuery, SOURCE_TABLES, type Column, type ColumnType, type TableRef } from './engine.js';
 import { RESOURCE_DESTINATIONS, transformationJobModel, transformationModel, type Destination, type Nonce } from './model.js';
 import { PREVIEW_LIMITS, type PreviewBody, type TransformationCreate, type TransformationFilter, type TransformationPatch } from './schema.js';
 
@@ -297,25 +297,75 @@ export async function cancelTransformation(services: Services, projectId: number
 
 // Reading sources.
 
-/** Reads a source table's items with the credential, page by page; a refusal of the API becomes its error. */
+type Call = (path: string, body: unknown) => Promise<any>;
+
+/** Lists the items of an operation page by page, `want` at most. */
+async function pages(call: Call, path: string, body: Record<string, unknown>, want: number): Promise<unknown[]> {
+  const items: unknown[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = (await call(path, { ...body, limit: Math.min(1000, want - items.length), ...(cursor ? { cursor } : {}) })) as { items: unknown[]; nextCursor?: string };
+    items.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor && items.length < want);
+  return items;
+}
+
+/** The engine's column type of a view property (see the docs' table); connections have none and are left out. */
+function propertyColumn(type: { type?: string; list?: boolean } | undefined): ColumnType | undefined {
+  if (!type?.type) return undefined;
+  if (type.list || type.type === 'json') return 'JSON';
+  if (type.type === 'direct') return 'REFERENCE';
+  if (type.type === 'int32' || type.type === 'int64') return 'BIGINT';
+  if (type.type === 'float32' || type.type === 'float64') return 'DOUBLE';
+  if (type.type === 'boolean') return 'BOOLEAN';
+  return 'VARCHAR';
+}
+
+async function loadNodes(call: Call, view: Extract<TableRef, { kind: 'nodes' }>, want: number) {
+  const ref = { space: view.space, externalId: view.externalId, version: view.version };
+  const found = (await call('/models/views/byids', { items: [ref] })) as { items: Array<{ properties: Record<string, { type?: { type?: string; list?: boolean } }> }> };
+  if (found.items.length === 0) throw badRequest(`cdf_nodes: there is no view ${JSON.stringify(ref)}`);
+  const properties = Object.entries(found.items[0].properties).flatMap(([name, p]) => {
+    const type = propertyColumn(p.type);
+    return type ? [[name, type] as const] : [];
+  });
+  const source = { type: 'view', ...ref };
+  const nodes = await pages(call, '/models/instances/list', { instanceType: 'node', sources: [{ source }], filter: { hasData: [source] } }, want);
+  const key = `${view.externalId}/${view.version}`;
+  const items = (nodes as Array<Record<string, any>>).map((n) => ({
+    space: n.space,
+    externalId: n.externalId,
+    createdTime: n.createdTime,
+    lastUpdatedTime: n.lastUpdatedTime,
+    ...(n.properties?.[view.space]?.[key] ?? {}),
+  }));
+  const columns: Column[] = [
+    ['space', 'VARCHAR'],
+    ['externalId', 'VARCHAR'],
+    ['createdTime', 'TIMESTAMP'],
+    ['lastUpdatedTime', 'TIMESTAMP'],
+    ...properties.filter(([name]) => !['space', 'externalId', 'createdTime', 'lastUpdatedTime'].includes(name)),
+  ];
+  return { columns, items };
+}
+
+/** Reads a table's rows with the credential, page by page; a refusal of the API becomes its error. */
 export function sourceLoader(api: SelfCaller, project: string, credential: Credential, maxRows: number, signal?: AbortSignal) {
-  return async (table: string, source: SourceTable, limit: number | undefined): Promise<unknown[]> => {
-    const items: unknown[] = [];
-    let cursor: string | undefined;
-    const want = limit ?? maxRows + 1;
-    do {
+  return async (table: TableRef, limit: number | undefined): Promise<{ columns: readonly Column[]; items: unknown[] }> => {
+    const call: Call = async (path, body) => {
       signal?.throwIfAborted();
-      const res = await api.call({ project, credential, method: 'POST', path: source.path, body: { limit: Math.min(1000, want - items.length), ...(cursor ? { cursor } : {}) } });
+      const res = await api.call({ project, credential, method: 'POST', path, body });
       if (res.status !== 200) {
         const message = (res.body as { error?: { message?: string } })?.error?.message ?? `status ${res.status}`;
-        throw new ApiError(res.status, `Reading _cdf.${table}: ${message}`);
+        throw new ApiError(res.status, `Reading ${table.kind === 'nodes' ? 'cdf_nodes' : `_cdf.${table.name}`}: ${message}`);
       }
-      const page = res.body as { items: unknown[]; nextCursor?: string };
-      items.push(...page.items);
-      cursor = page.nextCursor;
-    } while (cursor && items.length < want);
-    if (limit === undefined && items.length > maxRows) throw badRequest(`_cdf.${table} has more than ${maxRows} rows, more than a run reads`);
-    return items;
+      return res.body;
+    };
+    const want = limit ?? maxRows + 1;
+    const read = table.kind === 'nodes' ? await loadNodes(call, table, want) : { columns: SOURCE_TABLES[table.name].columns, items: await pages(call, SOURCE_TABLES[table.name].path, {}, want) };
+    if (limit === undefined && read.items.length > maxRows) throw badRequest(`${table.name} has more than ${maxRows} rows, more than a run reads`);
+    return read;
   };
 }
 
