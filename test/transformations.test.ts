@@ -223,6 +223,24 @@ describe('transformations and data modeling', () => {
     expect(copy.properties.plant['Pump/1']).toMatchObject({ name: 'PUMP 2', power: 6 });
   });
 
+  it('answers the columns of a view and of a sequence', async () => {
+    const nodes = ok(await h.get('/transformations/schema/instances?viewSpace=plant&viewExternalId=Pump&viewVersion=1&instanceType=nodes')).items;
+    expect(nodes.map((c: any) => [c.name, c.sqlType])).toEqual([
+      ['externalId', 'string'],
+      ['name', 'string'],
+      ['power', 'double'],
+      ['parent', 'struct<space:string,externalId:string>'],
+    ]);
+    expect((await h.get('/transformations/schema/instances?viewSpace=plant&viewExternalId=Nothing&viewVersion=1')).status).toBe(400);
+    ok(await h.post('/sequences', { items: [{ externalId: 'seq', columns: [{ externalId: 'temp', valueType: 'DOUBLE' }] }] }), 201);
+    const rows = ok(await h.get('/transformations/schema/sequence_rows?externalId=seq')).items;
+    expect(rows.map((c: any) => [c.name, c.type])).toEqual([
+      ['externalId', 'string'],
+      ['rowNumber', 'long'],
+      ['temp', 'double'],
+    ]);
+  });
+
   it('fails the job naming the missing instances when autoCreate is off', async () => {
     await create({
       externalId: 'dangling',

@@ -28,6 +28,8 @@ import {
   RunBody,
   SchemaParams,
   SchemaQuery,
+  InstanceSchemaQuery,
+  SequenceRowSchemaQuery,
   TransformationIdsBody,
   UpdateTransformationsBody,
 } from './schema.js';
@@ -35,6 +37,8 @@ import {
   cancelTransformation,
   createTransformations,
   destinationSchema,
+  instanceSchema,
+  sequenceRowSchema,
   jobMetrics,
   jobsByIds,
   listJobs,
@@ -139,6 +143,20 @@ export const transformationRoutes: ApiRoute[] = [
     capability: acl('READ'),
     body: PreviewBody,
     handler: ({ services, project, headers, body, signal }) => previewQuery(services, project, headers.authorization, body, signal),
+  }),
+  route({
+    method: 'GET',
+    path: '/transformations/schema/instances',
+    capability: acl('READ'),
+    query: InstanceSchemaQuery,
+    handler: ({ services, project, headers, query }) => instanceSchema(services, project, headers.authorization, query),
+  }),
+  route({
+    method: 'GET',
+    path: '/transformations/schema/sequence_rows',
+    capability: acl('READ'),
+    query: SequenceRowSchemaQuery,
+    handler: ({ services, project, headers, query }) => sequenceRowSchema(services, project, headers.authorization, query.externalId),
   }),
   route({
     method: 'GET',

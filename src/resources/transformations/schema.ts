@@ -88,6 +88,20 @@ export type PreviewBody = Static<typeof PreviewBody>;
 
 export const SchemaParams = Type.Object({ project: Type.String(), schemaType: Type.String({ minLength: 1, maxLength: 64 }) });
 export const SchemaQuery = Type.Object({ conflictMode: Type.Optional(ConflictMode) }, { additionalProperties: false });
+const Name = Type.String({ minLength: 1, maxLength: 255 });
+export const InstanceSchemaQuery = Type.Object(
+  {
+    conflictMode: Type.Optional(ConflictMode),
+    viewSpace: Type.Optional(Name),
+    viewExternalId: Type.Optional(Name),
+    viewVersion: Type.Optional(Name),
+    instanceType: Type.Optional(Type.Union([Type.Literal('nodes'), Type.Literal('edges')])),
+    withInstanceSpace: Type.Optional(Type.Boolean()),
+    isConnectionDefinition: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export const SequenceRowSchemaQuery = Type.Object({ externalId: Name }, { additionalProperties: false });
 
 export const NotificationCreate = Type.Union([
   Type.Object({ destination: Type.String({ minLength: 1, maxLength: 255 }), transformationId: InternalId }, { additionalProperties: false }),

@@ -322,14 +322,21 @@ function propertyColumn(type: { type?: string; list?: boolean } | undefined): Co
   return 'VARCHAR';
 }
 
-async function loadNodes(call: Call, view: Extract<TableRef, { kind: 'nodes' }>, want: number) {
-  const ref = { space: view.space, externalId: view.externalId, version: view.version };
+type ViewRef = { space: string; externalId: string; version: string };
+
+/** The columns of a view's properties that have values (connections left out). */
+async function viewColumns(call: Call, ref: ViewRef, at: string): Promise<Column[]> {
   const found = (await call('/models/views/byids', { items: [ref] })) as { items: Array<{ properties: Record<string, { type?: { type?: string; list?: boolean } }> }> };
-  if (found.items.length === 0) throw badRequest(`cdf_nodes: there is no view ${JSON.stringify(ref)}`);
-  const properties = Object.entries(found.items[0].properties).flatMap(([name, p]) => {
+  if (found.items.length === 0) throw badRequest(`${at}: there is no view ${JSON.stringify(ref)}`);
+  return Object.entries(found.items[0].properties).flatMap(([name, p]) => {
     const type = propertyColumn(p.type);
     return type ? [[name, type] as const] : [];
   });
+}
+
+async function loadNodes(call: Call, view: Extract<TableRef, { kind: 'nodes' }>, want: number) {
+  const ref = { space: view.space, externalId: view.externalId, version: view.version };
+  const properties = await viewColumns(call, ref, 'cdf_nodes');
   const source = { type: 'view', ...ref };
   const nodes = await pages(call, '/models/instances/list', { instanceType: 'node', sources: [{ source }], filter: { hasData: [source] } }, want);
   const key = `${view.externalId}/${view.version}`;
@@ -350,18 +357,23 @@ async function loadNodes(call: Call, view: Extract<TableRef, { kind: 'nodes' }>,
   return { columns, items };
 }
 
-/** Reads a table's rows with the credential, page by page; a refusal of the API becomes its error. */
+/** Calls operations with the credential; a refusal of the API becomes an error of the same status, saying what was being read. */
+function reader(api: SelfCaller, project: string, credential: Credential, what: string, signal?: AbortSignal): Call {
+  return async (path, body) => {
+    signal?.throwIfAborted();
+    const res = await api.call({ project, credential, method: 'POST', path, body });
+    if (res.status !== 200) {
+      const message = (res.body as { error?: { message?: string } })?.error?.message ?? `status ${res.status}`;
+      throw new ApiError(res.status, `Reading ${what}: ${message}`);
+    }
+    return res.body;
+  };
+}
+
+/** Reads a table's rows with the credential, page by page. */
 export function sourceLoader(api: SelfCaller, project: string, credential: Credential, maxRows: number, signal?: AbortSignal) {
   return async (table: TableRef, limit: number | undefined): Promise<{ columns: readonly Column[]; items: unknown[] }> => {
-    const call: Call = async (path, body) => {
-      signal?.throwIfAborted();
-      const res = await api.call({ project, credential, method: 'POST', path, body });
-      if (res.status !== 200) {
-        const message = (res.body as { error?: { message?: string } })?.error?.message ?? `status ${res.status}`;
-        throw new ApiError(res.status, `Reading ${table.kind === 'nodes' ? 'cdf_nodes' : `_cdf.${table.name}`}: ${message}`);
-      }
-      return res.body;
-    };
+    const call = reader(api, project, credential, table.kind === 'nodes' ? 'cdf_nodes' : `_cdf.${table.name}`, signal);
     const want = limit ?? maxRows + 1;
     const read = table.kind === 'nodes' ? await loadNodes(call, table, want) : { columns: SOURCE_TABLES[table.name].columns, items: await pages(call, SOURCE_TABLES[table.name].path, {}, want) };
     if (limit === undefined && read.items.length > maxRows) throw badRequest(`${table.name} has more than ${maxRows} rows, more than a run reads`);
@@ -389,24 +401,54 @@ export async function previewQuery(services: Services, project: { name: string }
   return { schema: { items: result.columns }, results: { items } };
 }
 
-/** The columns a destination takes, for the schema endpoints. */
+const SQL_TYPES: Record<ColumnType, [string, string | { type: string }]> = {
+  BIGINT: ['bigint', 'long'],
+  VARCHAR: ['string', 'string'],
+  BOOLEAN: ['boolean', 'boolean'],
+  DOUBLE: ['double', 'double'],
+  TIMESTAMP: ['timestamp', 'timestamp'],
+  MAP: ['map<string,string>', { type: 'map' }],
+  'BIGINT[]': ['array<bigint>', { type: 'array' }],
+  'VARCHAR[]': ['array<string>', { type: 'array' }],
+  JSON: ['string', 'string'],
+  REFERENCE: ['struct<space:string,externalId:string>', { type: 'struct' }],
+};
+
+const schemaItems = (columns: readonly Column[], required: readonly string[]) =>
+  columns.map(([name, type]) => ({ name, sqlType: SQL_TYPES[type][0], type: SQL_TYPES[type][1], nullable: !required.includes(name) }));
+
+/** The columns a classic resource destination takes, for the schema endpoints. */
 export function destinationSchema(schemaType: string) {
   const source = SOURCE_TABLES[schemaType];
-  if (!source) throw badRequest(`There is no schema of "${schemaType}"; there are ${Object.keys(SOURCE_TABLES).join(', ')}`);
-  const types: Record<string, [string, string | { type: string }]> = {
-    BIGINT: ['bigint', 'long'],
-    VARCHAR: ['string', 'string'],
-    BOOLEAN: ['boolean', 'boolean'],
-    DOUBLE: ['double', 'double'],
-    TIMESTAMP: ['timestamp', 'timestamp'],
-    MAP: ['map<string,string>', { type: 'map' }],
-    'BIGINT[]': ['array<bigint>', { type: 'array' }],
-    'VARCHAR[]': ['array<string>', { type: 'array' }],
-  };
-  const writable = new Set(['id', 'externalId', ...source.columns.map(([n]) => n).filter((n) => !['createdTime', 'lastUpdatedTime', 'rootId'].includes(n))]);
-  return {
-    items: source.columns
-      .filter(([name]) => writable.has(name))
-      .map(([name, type]) => ({ name, sqlType: types[type][0], type: types[type][1], nullable: name !== 'externalId' })),
-  };
+  if (!source) throw badRequest(`There is no schema of "${schemaType}"; there are ${Object.keys(SOURCE_TABLES).join(', ')}, instances and sequence_rows`);
+  const kept = ['createdTime', 'lastUpdatedTime', 'rootId'];
+  return { items: schemaItems(source.columns.filter(([name]) => !kept.includes(name)), ['externalId']) };
+}
+
+/** The columns written to the nodes or edges of a view, read as the caller. */
+export async function instanceSchema(
+  services: Services,
+  project: { name: string },
+  authorization: string | undefined,
+  q: { viewSpace?: string; viewExternalId?: string; viewVersion?: string; instanceType?: 'nodes' | 'edges'; withInstanceSpace?: boolean },
+) {
+  const base: Column[] = [['externalId', 'VARCHAR'], ...(q.withInstanceSpace ? [['space', 'VARCHAR'] as const] : [])];
+  const edge: Column[] = q.instanceType === 'edges' ? [['startNode', 'REFERENCE'], ['endNode', 'REFERENCE']] : [];
+  if (!q.viewSpace || !q.viewExternalId || !q.viewVersion) {
+    if (q.viewSpace || q.viewExternalId || q.viewVersion) throw badRequest('viewSpace, viewExternalId and viewVersion name a view together');
+    return { items: schemaItems([...base, ...edge], ['externalId', 'startNode', 'endNode']) };
+  }
+  const call = reader(api(services), project.name, { token: bearerOf(authorization) }, 'the view');
+  const properties = await viewColumns(call, { space: q.viewSpace, externalId: q.viewExternalId, version: q.viewVersion }, 'viewExternalId');
+  return { items: schemaItems([...base, ...edge, ...properties], ['externalId', 'startNode', 'endNode']) };
+}
+
+const SEQUENCE_TYPES: Record<string, ColumnType> = { STRING: 'VARCHAR', DOUBLE: 'DOUBLE', LONG: 'BIGINT' };
+
+/** The columns written to the rows of a sequence, read as the caller. */
+export async function sequenceRowSchema(services: Services, project: { name: string }, authorization: string | undefined, externalId: string) {
+  const call = reader(api(services), project.name, { token: bearerOf(authorization) }, 'the sequence');
+  const found = (await call('/sequences/byids', { items: [{ externalId }] })) as { items: Array<{ columns: Array<{ externalId: string; valueType: string }> }> };
+  const columns: Column[] = found.items[0].columns.map((c) => [c.externalId, SEQUENCE_TYPES[c.valueType] ?? 'VARCHAR']);
+  return { items: schemaItems([['externalId', 'VARCHAR'], ['rowNumber', 'BIGINT'], ...columns], ['externalId', 'rowNumber']) };
 }
