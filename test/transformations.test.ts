@@ -153,6 +153,8 @@ describe('transformations', () => {
     ]);
     const strings = ok(await h.post('/transformations/query/run', { query: 'select 1 as n, to_metadata(n) as m from (select 1 as n)', convertToString: true }));
     expect(strings.results.items).toEqual([{ n: '1', m: '{"n":"1"}' }]);
+    const casts = ok(await h.post('/transformations/query/run', { query: "select cast(1700000000 as timestamp) as s, cast('2024-01-02 03:04:05' as timestamp) as t, cast('junk' as timestamp) as j", convertToString: false }));
+    expect(casts.results.items).toEqual([{ s: 1_700_000_000_000, t: Date.UTC(2024, 0, 2, 3, 4, 5), j: null }]);
     const limited = ok(await h.post('/transformations/query/run', { query: 'select count(*) as c from _cdf.events', convertToString: false, sourceLimit: 2 }));
     expect(limited.results.items).toEqual([{ c: 2 }]);
     expect(errorMessage(await h.post('/transformations/query/run', { query: 'select * from _cdf.nothing', convertToString: false }), 400)).toMatch(/_cdf.nothing/);

@@ -115,6 +115,8 @@ const MACROS = [
   `CREATE MACRO from_unixtime(s) AS strftime(to_timestamp(s), '%Y-%m-%d %H:%M:%S')`,
   `CREATE MACRO get_json_object(j, p) AS json_extract_string(j, p)`,
   `CREATE MACRO string(x) AS CAST(x AS VARCHAR)`,
+  // Spark's `cast(x as timestamp)`: a number is seconds since the epoch, text is parsed, and what does not convert is null.
+  `CREATE MACRO spark_timestamp(x) AS coalesce(make_timestamp(CAST(TRY_CAST(x AS DOUBLE) * 1000000 AS BIGINT)), TRY_CAST(CAST(x AS VARCHAR) AS TIMESTAMP))`,
 ];
 
 /** `to_metadata(a, b, ...)`: a map of the named columns to their values as text, keyed by the columns' names. */
@@ -149,6 +151,8 @@ function parserConnection(): Promise<DuckDBConnection> {
 
 interface Named {
   tables: Array<{ schema: string; table: string }>;
+  /** Byte offsets of `cast(... as timestamp)` expressions. */
+  timestampCasts: number[];
   /** Calls of table functions: the name, the byte offset of the call, its arguments as written (a literal or a double-quoted name). */
   calls: Array<{ name: string; at: number; args: Array<string | undefined> }>;
 }
@@ -160,6 +164,7 @@ function named(node: unknown, out: Named): void {
   } else if (node && typeof node === 'object') {
     const o = node as Record<string, any>;
     if (o.type === 'BASE_TABLE' && typeof o.table_name === 'string') out.tables.push({ schema: String(o.schema_name ?? ''), table: o.table_name });
+    if (o.class === 'CAST' && o.cast_type?.id === 'TIMESTAMP' && !o.try_cast) out.timestampCasts.push(Number(o.query_location));
     if (o.type === 'TABLE_FUNCTION' && o.function?.function_name) {
       const args = (o.function.children ?? []).map((c: any) =>
         c.class === 'CONSTANT' && typeof c.value?.value === 'string' ? c.value.value : c.class === 'COLUMN_REF' && c.column_names?.length === 1 ? c.column_names[0] : undefined,
@@ -203,7 +208,7 @@ export async function parseQuery(query: string, at: string): Promise<ParsedQuery
     throw badRequest(`${at} does not parse: ${message}${where}`);
   }
   if ((parsed.statements?.length ?? 0) !== 1) throw badRequest(`${at}: a transformation's query is one SELECT statement`);
-  const found: Named = { tables: [], calls: [] };
+  const found: Named = { tables: [], timestampCasts: [], calls: [] };
   named(parsed.statements, found);
   const tables = new Map<string, TableRef>();
   for (const t of found.tables) {
@@ -212,16 +217,30 @@ export async function parseQuery(query: string, at: string): Promise<ParsedQuery
     if (!SOURCE_TABLES[name]) throw badRequest(`${at}: there is no table _cdf.${t.table}; the tables are ${Object.keys(SOURCE_TABLES).map((n) => `_cdf.${n}`).join(', ')}, and cdf_nodes("space", "view", "version")`);
     tables.set(name, { kind: 'resource', name });
   }
-  let rewritten = sql;
   const bytes = Buffer.from(sql);
-  // From the last call back, so that the offsets of the earlier ones stay right.
-  for (const call of found.calls.filter((c) => c.name === 'cdf_nodes').sort((a, b) => b.at - a.at)) {
+  const chars = (offset: number) => bytes.subarray(0, offset).toString().length;
+  const edits: Array<{ start: number; end: number; text: string }> = [];
+  for (const call of found.calls.filter((c) => c.name === 'cdf_nodes')) {
     const [space, externalId, version] = call.args;
     if (call.args.length !== 3 || !space || !externalId || !version) throw badRequest(`${at}: cdf_nodes takes a view as three names: cdf_nodes("space", "view", "version")`);
     const name = `nodes:${space}/${externalId}/${version}`;
     tables.set(name, { kind: 'nodes', name, space, externalId, version });
-    const start = bytes.subarray(0, call.at).toString().length;
-    rewritten = `${rewritten.slice(0, start)}_cdf.${quoted(name)}${rewritten.slice(callEnd(rewritten, start))}`;
+    const start = chars(call.at);
+    edits.push({ start, end: callEnd(sql, start), text: `_cdf.${quoted(name)}` });
+  }
+  for (const offset of found.timestampCasts) {
+    const start = chars(offset);
+    const end = callEnd(sql, start);
+    const cast = /^cast\s*\(([\s\S]*)\s+as\s+timestamp\s*\)$/i.exec(sql.slice(start, end));
+    if (cast) edits.push({ start, end, text: `spark_timestamp(${cast[1]})` });
+  }
+  // From the last edit back, so that the offsets of the earlier ones stay right; of two nested casts the inner one is rewritten.
+  let rewritten = sql;
+  let before = Infinity;
+  for (const edit of edits.sort((a, b) => b.start - a.start)) {
+    if (edit.end > before) continue;
+    rewritten = `${rewritten.slice(0, edit.start)}${edit.text}${rewritten.slice(edit.end)}`;
+    before = edit.start;
   }
   return { sql: rewritten, tables: [...tables.values()] };
 }
