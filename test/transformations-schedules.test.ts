@@ -1,7 +1,8 @@
 /**
  * Schedules of transformations over HTTP, on both backends, with a clock the test moves: a schedule's
  * firing runs the transformation with its own sessions; paused, it runs nothing; a cron expression that
- * does not parse is a 400; one schedule per transformation; deleting the transformation deletes it.
+ * does not parse is a 400; one schedule per transformation; deleting the transformation deletes it; a
+ * cancelled run ends as failed.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { findProjectAuth } from '../src/storage/projects.js';
@@ -101,4 +102,16 @@ it('deletes a schedule on request and with its transformation', async () => {
   clock.advance(10 * MINUTE);
   await h.strata.services.jobs!.settled();
   expect(await runsStarted()).toBe(before);
+});
+
+it('cancels the jobs of a transformation that have not ended', async () => {
+  ok(await h.post('/transformations', { items: [{ externalId: 'to-cancel', name: 'C', ignoreNullFields: true, query: 'select 1 as x', sourceNonce: await nonce(), destinationNonce: await nonce() }] }));
+  // With this process's runner stopped, a run stays queued until it is cancelled.
+  await h.strata.services.jobs!.close();
+  const started = ok(await h.post('/transformations/run', { externalId: 'to-cancel' }));
+  expect(started.status).toBe('Created');
+  ok(await h.post('/transformations/cancel', { externalId: 'to-cancel' }));
+  const [job] = ok(await h.post('/transformations/jobs/byids', { items: [{ id: started.id }] })).items;
+  expect(job).toMatchObject({ status: 'Failed', error: 'The job was cancelled' });
+  expect(errorMessage(await h.post('/transformations/cancel', { externalId: 'nothing' }), 400)).toMatch(/nothing/);
 });

@@ -68,6 +68,8 @@ describe('transformations', () => {
     expect(ok(await h.get('/transformations')).items.map((x: any) => x.externalId)).toContain('crud');
     const filtered = ok(await h.post('/transformations/filter', { filter: { destinationType: 'events', isPublic: false } })).items;
     expect(filtered.map((x: any) => x.externalId)).toEqual(['crud']);
+    // The clients' default: public transformations included, private ones too.
+    expect(ok(await h.post('/transformations/filter', { filter: { isPublic: true, destinationType: 'events' } })).items.map((x: any) => x.externalId)).toEqual(['crud']);
     expect(ok(await h.post('/transformations/filter', { filter: { conflictMode: 'upsert', destinationType: 'events' } })).items).toEqual([]);
 
     const updated = ok(await h.post('/transformations/update', { items: [{ externalId: 'crud', update: { name: { set: 'Renamed' }, destination: { set: { type: 'assets' } }, sourceNonce: { setNull: true } } }] })).items[0];

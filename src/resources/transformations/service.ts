@@ -167,7 +167,8 @@ export async function transformationFilterNode(f: TransformationFilter, services
   const catalog = transformationModel.catalog;
   const dataSetIds = f.dataSetIds && (await resolveReferences(services.db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds']));
   return and([
-    f.isPublic === undefined ? undefined : equalsLeaf(catalog, 'isPublic', f.isPublic ? 1 : 0),
+    // `isPublic` says whether public transformations are included (the clients send `true` by default).
+    f.isPublic === false ? equalsLeaf(catalog, 'isPublic', 0) : undefined,
     equalsLeaf(catalog, 'destinationType', f.destinationType),
     equalsLeaf(catalog, 'conflictMode', f.conflictMode),
     dataSetIds && inLeaf(catalog, 'dataSetId', dataSetIds),
