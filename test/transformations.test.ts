@@ -161,6 +161,9 @@ describe('transformations', () => {
     expect(limited.results.items).toEqual([{ c: 2 }]);
     expect(errorMessage(await h.post('/transformations/query/run', { query: 'select * from _cdf.nothing', convertToString: false }), 400)).toMatch(/_cdf.nothing/);
     expect(errorMessage(await h.post('/transformations/query/run', { query: 'select 1; select 2', convertToString: false }), 400)).toMatch(/one SELECT/);
+    expect(ok(await h.post('/transformations/query/run', { query: 'select 1 as one -- a comment', convertToString: false })).results.items).toEqual([{ one: 1 }]);
+    const endless = await h.post('/transformations/query/run', { query: 'select count(*) from range(1000000000000000)', convertToString: false, timeout: 1 });
+    expect(errorMessage(endless, 400)).toMatch(/longer than 1 s/);
     expect(errorMessage(await h.post('/transformations/query/run', { query: 'select from from', convertToString: false }), 400)).toMatch(/line 1, position/);
   });
 

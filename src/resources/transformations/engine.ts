@@ -142,11 +142,12 @@ export interface ParsedQuery {
   tables: TableRef[];
 }
 
-let parser: Promise<DuckDBConnection> | undefined;
+let parser: Promise<DuckDBInstance> | undefined;
 
+/** A connection of its own for each parse (one connection runs one statement at a time), to a database that holds nothing. */
 function parserConnection(): Promise<DuckDBConnection> {
-  parser ??= DuckDBInstance.create(':memory:', SETTINGS).then((db) => db.connect());
-  return parser;
+  parser ??= DuckDBInstance.create(':memory:', SETTINGS);
+  return parser.then((db) => db.connect());
 }
 
 interface Named {
@@ -199,7 +200,12 @@ const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
 export async function parseQuery(query: string, at: string): Promise<ParsedQuery> {
   const sql = rewrite(query).replace(/[\s;]+$/, '');
   const connection = await parserConnection();
-  const reader = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
+  let reader;
+  try {
+    reader = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
+  } finally {
+    connection.closeSync();
+  }
   const parsed = JSON.parse(String(reader.getRows()[0][0])) as { error: boolean; error_message?: string; position?: string; statements?: unknown[] };
   if (parsed.error) {
     const message = parsed.error_message ?? 'the query does not parse';
@@ -273,6 +279,8 @@ export interface RunOptions {
   /** Rows of the result kept; a run with more is refused (`JobFailure` by the caller). */
   limit: number;
   signal?: AbortSignal;
+  /** Longest time the run may take, after which its query is interrupted. */
+  timeoutMs: number;
 }
 
 /** The API's name of a DuckDB type, as the schema of a preview gives it. */
@@ -316,6 +324,11 @@ export async function runQuery(parsed: ParsedQuery, options: RunOptions): Promis
   try {
     const connection = await instance.connect();
     const stop = () => connection.interrupt();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      stop();
+    }, options.timeoutMs);
     options.signal?.addEventListener('abort', stop);
     try {
       await connection.run('CREATE SCHEMA _cdf');
@@ -334,13 +347,17 @@ export async function runQuery(parsed: ParsedQuery, options: RunOptions): Promis
         await connection.run(`CREATE TABLE _cdf.${quoted(table.name)} AS SELECT ${columns.map(columnExpr).join(', ')} FROM ${staging}`);
         await connection.run(`DROP TABLE ${staging}`);
       }
-      const reader = await connection.runAndReadAll(`SELECT * FROM (${parsed.sql}) AS q LIMIT ${options.limit + 1}`);
+      // On lines of its own, so that a comment closing the query does not swallow the wrapping.
+      const reader = await connection.runAndReadAll(`SELECT * FROM (\n${parsed.sql}\n) AS q LIMIT ${options.limit + 1}`).catch((error: unknown) => {
+        throw timedOut ? new QueryFailed(`the query took longer than ${options.timeoutMs / 1000} s and was stopped`) : error;
+      });
       const names = reader.columnNames();
       const types = reader.columnTypes().map(String);
       const columns = names.map((name, i) => ({ name, sqlType: types[i], type: typeName(types[i]), nullable: true }));
       const rows = reader.getRows().map((row) => Object.fromEntries(row.map((v, i) => [names[i], jsonValue(v)])));
       return { columns, rows, read };
     } finally {
+      clearTimeout(timer);
       options.signal?.removeEventListener('abort', stop);
       connection.closeSync();
     }

@@ -57,7 +57,7 @@ async function run(runtime: AreaRuntime, job: Job, context: JobContext): Promise
   try {
     const parsed = await parseQuery(row.query, 'The query');
     const load = sourceLoader(runtime.api, row.project, sourceCredential, RUN_LIMITS.sourceRows, context.signal);
-    const result = await runQuery(parsed, { load, limit: RUN_LIMITS.resultRows, signal: context.signal });
+    const result = await runQuery(parsed, { load, limit: RUN_LIMITS.resultRows, signal: context.signal, timeoutMs: RUN_LIMITS.timeoutMs });
     if (result.rows.length > RUN_LIMITS.resultRows) throw new JobFailure(`The query gives more than ${RUN_LIMITS.resultRows} rows, more than a run writes`);
     for (const [table, count] of Object.entries(result.read)) metrics[`${table}.read`] = count;
     await context.progress(metrics);

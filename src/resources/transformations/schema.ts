@@ -72,7 +72,7 @@ export const JobIdsBody = Type.Object(
 );
 export const JobIdParams = Type.Object({ project: Type.String(), id: InternalId });
 
-export const PREVIEW_LIMITS = { limit: 100, sourceLimit: 100, maxLimit: 10_000 } as const;
+export const PREVIEW_LIMITS = { limit: 100, sourceLimit: 100, maxLimit: 10_000, timeoutSeconds: 60, maxTimeoutSeconds: 240 } as const;
 export const PreviewBody = Type.Object(
   {
     query: Type.String({ maxLength: TRANSFORMATION_LIMITS.query }),
@@ -80,7 +80,7 @@ export const PreviewBody = Type.Object(
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PREVIEW_LIMITS.maxLimit })),
     sourceLimit: Type.Optional(orNull(Type.Integer({ minimum: 1, maximum: PREVIEW_LIMITS.maxLimit }))),
     inferSchemaLimit: Type.Optional(Type.Integer({ minimum: 1 })),
-    timeout: Type.Optional(Type.Integer({ minimum: 1, maximum: 240 })),
+    timeout: Type.Optional(Type.Integer({ minimum: 1, maximum: PREVIEW_LIMITS.maxTimeoutSeconds })),
   },
   { additionalProperties: false },
 );

@@ -25,7 +25,7 @@ import { PREVIEW_LIMITS, type PreviewBody, type TransformationCreate, type Trans
 
 export const RUN_KIND = 'transformations.run';
 /** Rows a run reads from one `_cdf` table, and rows of its result: beyond them the job fails. */
-export const RUN_LIMITS = { sourceRows: 100_000, resultRows: 100_000 } as const;
+export const RUN_LIMITS = { sourceRows: 100_000, resultRows: 100_000, timeoutMs: 60 * 60_000 } as const;
 
 const WRITTEN = new Set<string>([...RESOURCE_DESTINATIONS, 'nodes', 'edges']);
 
@@ -392,7 +392,8 @@ export async function previewQuery(services: Services, project: { name: string }
   const load = sourceLoader(api(services), project.name, { token: bearerOf(authorization) }, RUN_LIMITS.sourceRows, signal);
   let result;
   try {
-    result = await runQuery(parsed, { load, sourceLimit: body.sourceLimit === null ? undefined : (body.sourceLimit ?? PREVIEW_LIMITS.sourceLimit), limit: body.limit ?? PREVIEW_LIMITS.limit, signal });
+    const sourceLimit = body.sourceLimit === null ? undefined : (body.sourceLimit ?? PREVIEW_LIMITS.sourceLimit);
+    result = await runQuery(parsed, { load, sourceLimit, limit: body.limit ?? PREVIEW_LIMITS.limit, signal, timeoutMs: (body.timeout ?? PREVIEW_LIMITS.timeoutSeconds) * 1000 });
   } catch (error) {
     if (error instanceof QueryFailed) throw badRequest(`The query failed: ${error.message}`);
     throw error;
