@@ -44,6 +44,7 @@ async function create(item: Record<string, unknown>, token?: string) {
 /** Runs a transformation and waits (on the change feed, no sleeping) for its job to finish. */
 async function runToEnd(ref: Record<string, unknown>, token?: string): Promise<any> {
   const started = ok(await h.request('POST', '/transformations/run', ref, token ? bearer(token) : {}));
+  expect(JSON.stringify(started)).not.toMatch(/sessionKey|Grant/i);
   for (;;) {
     const watch = h.strata.services.changes!.watch({ area: 'jobs', projectId });
     const [job] = ok(await h.post('/transformations/jobs/byids', { items: [{ id: started.id }] })).items;
@@ -65,7 +66,10 @@ describe('transformations', () => {
     const dup = await h.post('/transformations', { items: [{ externalId: 'crud', name: 'again', ignoreNullFields: false }] });
     expect(dup.status).toBe(409);
 
-    expect(ok(await h.get('/transformations')).items.map((x: any) => x.externalId)).toContain('crud');
+    const listed = ok(await h.get('/transformations'));
+    expect(listed.items.map((x: any) => x.externalId)).toContain('crud');
+    const read = ok(await h.post('/transformations/byids', { items: [{ externalId: 'crud' }] }));
+    for (const answer of [listed, read]) expect(JSON.stringify(answer)).not.toMatch(/sessionKey|nonce|Grant/i);
     const filtered = ok(await h.post('/transformations/filter', { filter: { destinationType: 'events', isPublic: false } })).items;
     expect(filtered.map((x: any) => x.externalId)).toEqual(['crud']);
     // The clients' default: public transformations included, private ones too.
@@ -116,8 +120,12 @@ describe('transformations', () => {
     expect(m2['assets.created']).toBeUndefined();
     expect(ok(await h.post('/assets/byids', { items: [{ externalId: 'asset-ev-1' }] })).items[0].name).toBe('Pump one, renamed');
 
+    // A run given a session of its own uses it for both sides.
+    const withNonce = await runToEnd({ externalId: 'ev-to-assets', nonce: await nonce() });
+    expect(withNonce.status).toBe('Completed');
     const listed = ok(await h.get('/transformations/jobs?transformationExternalId=ev-to-assets')).items;
-    expect(listed.map((j: any) => j.id)).toEqual([again.id, job.id]);
+    expect(listed.map((j: any) => j.id)).toEqual([withNonce.id, again.id, job.id]);
+    expect(JSON.stringify(listed)).not.toMatch(/sessionKey|Grant/i);
   });
 
   it('abort fails the job when an item exists; delete removes the named items', async () => {
