@@ -140,6 +140,37 @@ describe('transformations', () => {
     expect((await h.post('/assets/byids', { items: [{ externalId: 'asset-ev-2' }] })).status).toBe(400);
   });
 
+  it('ignoreNullFields keeps or clears a field a row leaves null; update writes existing items only', async () => {
+    ok(await h.post('/assets', { items: [{ externalId: 'nulls', name: 'Nulls', description: 'kept?' }] }), 201);
+    const query = "select 'nulls' as externalId, 'Nulls' as name, cast(null as varchar) as description";
+    await create({ externalId: 'keep-nulls', name: 'K', query, destination: { type: 'assets' }, ignoreNullFields: true });
+    expect((await runToEnd({ externalId: 'keep-nulls' })).status).toBe('Completed');
+    expect(ok(await h.post('/assets/byids', { items: [{ externalId: 'nulls' }] })).items[0].description).toBe('kept?');
+    await create({ externalId: 'clear-nulls', name: 'C', query, destination: { type: 'assets' }, ignoreNullFields: false, conflictMode: 'update' });
+    expect((await runToEnd({ externalId: 'clear-nulls' })).status).toBe('Completed');
+    expect(ok(await h.post('/assets/byids', { items: [{ externalId: 'nulls' }] })).items[0].description).toBeUndefined();
+
+    await create({ externalId: 'update-none', name: 'U', query: "select 'no-such-asset' as externalId, 'x' as name", destination: { type: 'assets' }, conflictMode: 'update' });
+    const failed = await runToEnd({ externalId: 'update-none' });
+    expect(failed).toMatchObject({ status: 'Failed' });
+    expect(failed.error).toMatch(/no-such-asset/);
+    expect((await h.post('/assets/byids', { items: [{ externalId: 'no-such-asset' }] })).status).toBe(400);
+  });
+
+  it('writes data points', async () => {
+    ok(await h.post('/timeseries', { items: [{ externalId: 'ts-tf' }] }), 201);
+    const query = "select 'ts-tf' as externalId, startTime as timestamp, 1.5 as value from _cdf.events where type = 'alarm'";
+    await create({ externalId: 'points', name: 'P', query, destination: { type: 'datapoints' } });
+    const job = await runToEnd({ externalId: 'points' });
+    expect(job.error).toBeUndefined();
+    expect(job.status).toBe('Completed');
+    const points = ok(await h.post('/timeseries/data/list', { items: [{ externalId: 'ts-tf', start: 0, end: 10_000 }] })).items[0].datapoints;
+    expect(points).toEqual([
+      { timestamp: 1000, value: 1.5 },
+      { timestamp: 2000, value: 1.5 },
+    ]);
+  });
+
   it('a failing query fails its job with the engine message; the engine reads no file', async () => {
     await create({ externalId: 'file', name: 'File', query: "select * from read_csv('/etc/passwd')", destination: { type: 'assets' } });
     const job = await runToEnd({ externalId: 'file' });
@@ -254,6 +285,19 @@ describe('transformations and data modeling', () => {
       ['rowNumber', 'long'],
       ['temp', 'double'],
     ]);
+  });
+
+  it('abort fails the job when a node exists', async () => {
+    await create({
+      externalId: 'abort-nodes',
+      name: 'Abort nodes',
+      query: "select 'pump-1' as externalId, 'Overwritten' as name",
+      destination: { type: 'nodes', view: { space: 'plant', externalId: 'Pump', version: '1' }, instanceSpace: 'plant' },
+      conflictMode: 'abort',
+    });
+    expect((await runToEnd({ externalId: 'abort-nodes' })).status).toBe('Failed');
+    const [pump] = ok(await h.post('/models/instances/byids', { items: [{ instanceType: 'node', space: 'plant', externalId: 'pump-1' }], sources: [{ source: view }] })).items;
+    expect(pump.properties.plant['Pump/1'].name).toBe('Pump 1');
   });
 
   it('fails the job naming the missing instances when autoCreate is off', async () => {

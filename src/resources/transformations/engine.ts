@@ -6,7 +6,17 @@
  * neither read files nor reach the network: external access is off, extensions are neither installed nor
  * loaded, and the configuration is locked before any user SQL runs.
  */
-import { DuckDBInstance, DuckDBListValue, DuckDBMapValue, DuckDBStructValue, DuckDBTimestampValue, type DuckDBConnection } from '@duckdb/node-api';
+import {
+  DuckDBDecimalValue,
+  DuckDBInstance,
+  DuckDBListValue,
+  DuckDBMapValue,
+  DuckDBStructValue,
+  DuckDBTimestampMillisecondsValue,
+  DuckDBTimestampTZValue,
+  DuckDBTimestampValue,
+  type DuckDBConnection,
+} from '@duckdb/node-api';
 import { ApiError, badRequest } from '../../http/errors.js';
 
 const SETTINGS = {
@@ -305,11 +315,16 @@ function typeName(sqlType: string): string | { type: string } {
   return simple[sqlType] ?? (sqlType.startsWith('DECIMAL') ? 'decimal' : 'string');
 }
 
-/** A DuckDB value as JSON: timestamps as milliseconds since the epoch, maps as objects, 64-bit integers as numbers. */
+/**
+ * A DuckDB value as JSON: timestamps as milliseconds since the epoch, maps as objects, 64-bit integers and
+ * decimals as numbers; dates, times, intervals and the rest as DuckDB writes them.
+ */
 export function jsonValue(value: unknown): unknown {
   if (value === null || value === undefined) return null;
   if (typeof value === 'bigint') return Number(value);
-  if (value instanceof DuckDBTimestampValue) return Number(value.micros / 1000n);
+  if (value instanceof DuckDBTimestampValue || value instanceof DuckDBTimestampTZValue) return Number(value.micros / 1000n);
+  if (value instanceof DuckDBTimestampMillisecondsValue) return Number(value.millis);
+  if (value instanceof DuckDBDecimalValue) return value.toDouble();
   if (value instanceof DuckDBMapValue) return Object.fromEntries(value.entries.map((e) => [String(jsonValue(e.key)), jsonValue(e.value)]));
   if (value instanceof DuckDBListValue) return value.items.map(jsonValue);
   if (value instanceof DuckDBStructValue) return Object.fromEntries(Object.entries(value.entries).map(([k, v]) => [k, jsonValue(v)]));
