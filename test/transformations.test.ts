@@ -89,6 +89,18 @@ describe('transformations', () => {
     expect((await h.post('/transformations/byids', { items: [{ externalId: 'crud' }] })).status).toBe(400);
   });
 
+  it('takes one nonce for both sides and for several transformations, as the clients send it', async () => {
+    const shared = await nonce();
+    const items = ['shared-1', 'shared-2'].map((externalId) => ({ externalId, name: externalId, ignoreNullFields: true, sourceNonce: shared, destinationNonce: shared }));
+    const created = ok(await h.post('/transformations', { items })).items;
+    expect(created.map((t: any) => [t.sourceSession.sessionId, t.destinationSession.sessionId])).toEqual([
+      [shared.sessionId, shared.sessionId],
+      [shared.sessionId, shared.sessionId],
+    ]);
+    expect(errorMessage(await h.post('/transformations', { items: [{ externalId: 'shared-3', name: 'again', ignoreNullFields: true, sourceNonce: shared }] }), 400)).toMatch(/used/);
+    ok(await h.post('/transformations/delete', { items: [{ externalId: 'shared-1' }, { externalId: 'shared-2' }] }));
+  });
+
   it('refuses a query that does not parse with its position, raw destinations and OIDC credentials', async () => {
     const bad = await h.post('/transformations', { items: [{ externalId: 'bad', name: 'Bad', ignoreNullFields: false, query: 'select a,\n  from where' }] });
     expect(errorMessage(bad, 400)).toMatch(/items\[0\]\.query does not parse: .*line 2, position/);

@@ -85,11 +85,27 @@ interface Bound {
   session: { sessionId: number; projectName: string; clientId?: string };
 }
 
-async function bindNonce(api: SelfCaller, project: string, nonce: Nonce, path: Path): Promise<Bound> {
-  if (nonce.cdfProjectName !== project) throw badRequest(`${formatPath([...path, 'cdfProjectName'])}: the session must be of this project, "${project}"`);
-  const grant = await api.bind(project, nonce.nonce);
-  if (grant.sessionId !== nonce.sessionId) throw badRequest(`${formatPath([...path, 'sessionId'])}: the nonce is of session ${grant.sessionId}, not ${nonce.sessionId}`);
-  return { grant, session: { sessionId: grant.sessionId, projectName: project, ...(nonce.clientId ? { clientId: nonce.clientId } : {}) } };
+/**
+ * Binds the nonces of one request. A nonce is used up when bound, and the clients give one nonce for both
+ * sides, and for several transformations of a request, when their credentials are the same: each nonce is
+ * bound once and its session shared.
+ */
+function nonceBinder(api: SelfCaller, project: string) {
+  const bound = new Map<string, Promise<SessionGrant>>();
+  return async (nonce: Nonce, path: Path): Promise<Bound> => {
+    if (nonce.cdfProjectName !== project) throw badRequest(`${formatPath([...path, 'cdfProjectName'])}: the session must be of this project, "${project}"`);
+    if (!bound.has(nonce.nonce)) bound.set(nonce.nonce, api.bind(project, nonce.nonce));
+    let grant: SessionGrant;
+    try {
+      grant = await bound.get(nonce.nonce)!;
+    } catch (error) {
+      // The caller's own token is good: a nonce that does not bind is a fault of the body, not of the authentication.
+      if (error instanceof ApiError && error.status === 401) throw badRequest(`${formatPath([...path, 'nonce'])}: ${error.message.replace(/^nonce: /, '')}`);
+      throw error;
+    }
+    if (grant.sessionId !== nonce.sessionId) throw badRequest(`${formatPath([...path, 'sessionId'])}: the nonce is of session ${grant.sessionId}, not ${nonce.sessionId}`);
+    return { grant, session: { sessionId: grant.sessionId, projectName: project, ...(nonce.clientId ? { clientId: nonce.clientId } : {}) } };
+  };
 }
 
 /** A transformation as the API gives it. */
@@ -110,10 +126,11 @@ export async function createTransformations(services: Services, principal: Princ
     if (item.destination) checkDestination(item.destination, ['items', i, 'destination']);
     if (item.query) await parseQuery(item.query, formatPath(['items', i, 'query']));
   }
+  const bind = nonceBinder(api(services), project.name);
   const bound: Array<{ source?: Bound; destination?: Bound }> = [];
   for (const [i, item] of items.entries()) {
-    const source = item.sourceNonce && (await bindNonce(api(services), project.name, item.sourceNonce, ['items', i, 'sourceNonce']));
-    const destination = item.destinationNonce && (await bindNonce(api(services), project.name, item.destinationNonce, ['items', i, 'destinationNonce']));
+    const source = item.sourceNonce && (await bind(item.sourceNonce, ['items', i, 'sourceNonce']));
+    const destination = item.destinationNonce && (await bind(item.destinationNonce, ['items', i, 'destinationNonce']));
     bound.push({ source, destination });
   }
   const values = items.map(({ sourceNonce: _s, destinationNonce: _d, sourceOidcCredentials: _so, destinationOidcCredentials: _do, ...item }, i) => ({
@@ -136,9 +153,10 @@ export async function updateTransformations(services: Services, principal: Princ
     const query = (item.update as { query?: { set: string } }).query;
     if (query?.set) await parseQuery(query.set, formatPath([...path, 'query', 'set']));
   }
+  const bind = nonceBinder(api(services), project.name);
   for (const [i, item] of items.entries()) {
     const side = async (patch: TransformationPatch['sourceNonce'], name: string) =>
-      patch === undefined ? undefined : 'set' in patch ? await bindNonce(api(services), project.name, patch.set, ['items', i, 'update', name, 'set']) : null;
+      patch === undefined ? undefined : 'set' in patch ? await bind(patch.set, ['items', i, 'update', name, 'set']) : null;
     sessions.push({ source: await side(item.update.sourceNonce, 'sourceNonce'), destination: await side(item.update.destinationNonce, 'destinationNonce') });
   }
   const stripped = items.map(({ update: { sourceNonce: _s, destinationNonce: _d, ...update }, ...ref }) => ({ ...ref, update }));
@@ -255,7 +273,7 @@ export async function runTransformation(services: Services, project: { id: numbe
   const own = await services.db.get<{ s: string | null; d: string | null }>(
     sql`SELECT source_grant AS s, destination_grant AS d FROM transformations WHERE project_id = ${project.id} AND id = ${tf.id}`,
   );
-  const bound = body.nonce && (await bindNonce(api(services), project.name, body.nonce, ['nonce']));
+  const bound = body.nonce && (await nonceBinder(api(services), project.name)(body.nonce, ['nonce']));
   if (!bound && (!own?.s || !own?.d)) {
     throw badRequest(`The transformation ${JSON.stringify(ref)} has no ${own?.s ? 'destination' : 'source'} credentials: set sourceNonce and destinationNonce, or give a nonce to run it with`);
   }
