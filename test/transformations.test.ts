@@ -271,7 +271,7 @@ describe('transformations and data modeling', () => {
       externalId: 'copy-pumps',
       name: 'Copy',
       query: "select concat(externalId, '-copy') as externalId, upper(name) as name, power * 2 as power from cdf_nodes('plant', 'Pump', '1')",
-      destination: { type: 'nodes', view: { space: 'plant', externalId: 'Pump', version: '1' }, instanceSpace: 'plant' },
+      destination: { type: 'nodes', view: { space: 'plant', externalId: 'Pump', version: '1' }, instanceSpace: 'plant', autoCreate: null },
     });
     const job = await runToEnd({ externalId: 'copy-pumps' });
     expect(job.status).toBe('Completed');

@@ -6,7 +6,7 @@
  * them.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { InternalId, nullablePatch } from '../../http/common-schemas.js';
+import { InternalId, nullablePatch, orNull } from '../../http/common-schemas.js';
 import { defineModel, field } from '../model.js';
 
 export const TRANSFORMATION_LIMITS = {
@@ -38,10 +38,11 @@ export const Destination = Type.Union([
   Type.Object(
     {
       type: Type.Union([Type.Literal('nodes'), Type.Literal('edges')]),
-      view: Type.Optional(ViewRef),
-      edgeType: Type.Optional(Type.Object({ space: Identifier, externalId: Identifier }, { additionalProperties: false })),
-      instanceSpace: Type.Optional(Identifier),
-      autoCreate: Type.Optional(AutoCreate),
+      // Null as absent: the Python SDK sends the fields it has no value for as null.
+      view: Type.Optional(orNull(ViewRef)),
+      edgeType: Type.Optional(orNull(Type.Object({ space: Identifier, externalId: Identifier }, { additionalProperties: false }))),
+      instanceSpace: Type.Optional(orNull(Identifier)),
+      autoCreate: Type.Optional(orNull(AutoCreate)),
     },
     { additionalProperties: false },
   ),
