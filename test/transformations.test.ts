@@ -208,6 +208,9 @@ describe('transformations', () => {
     expect(strings.results.items).toEqual([{ n: '1', m: '{"n":"1"}' }]);
     const casts = ok(await h.post('/transformations/query/run', { query: "select cast(1700000000 as timestamp) as s, cast('2024-01-02 03:04:05' as timestamp) as t, cast('junk' as timestamp) as j", convertToString: false }));
     expect(casts.results.items).toEqual([{ s: 1_700_000_000_000, t: Date.UTC(2024, 0, 2, 3, 4, 5), j: null }]);
+    // The Python SDK's defaults, nulls included.
+    const sdk = { query: 'select 1 as x', convertToString: false, limit: null, sourceLimit: 100, inferSchemaLimit: null, timeout: 240 };
+    expect(ok(await h.post('/transformations/query/run', sdk)).results.items).toEqual([{ x: 1 }]);
     const limited = ok(await h.post('/transformations/query/run', { query: 'select count(*) as c from _cdf.events', convertToString: false, sourceLimit: 2 }));
     expect(limited.results.items).toEqual([{ c: 2 }]);
     expect(errorMessage(await h.post('/transformations/query/run', { query: 'select * from _cdf.nothing', convertToString: false }), 400)).toMatch(/_cdf.nothing/);
@@ -243,7 +246,8 @@ describe('transformations', () => {
     expect(ok(await h.get('/transformations/notifications?transformationExternalId=notified')).items.map((x: any) => x.id)).toEqual([n.id]);
     ok(await h.post('/transformations/notifications/delete', { items: [{ id: n.id }] }));
     expect(ok(await h.get('/transformations/notifications?transformationExternalId=notified')).items).toEqual([]);
-    const schema = ok(await h.get('/transformations/schema/assets')).items;
+    const schema = ok(await h.get('/transformations/schema/assets?conflictMode=upsert&limit=1000')).items;
+    expect(ok(await h.get('/transformations/schema/datapoints')).items.map((c: any) => c.name)).toEqual(['externalId', 'id', 'timestamp', 'value']);
     expect(schema.map((c: any) => c.name)).toEqual(expect.arrayContaining(['externalId', 'name', 'parentExternalId', 'metadata']));
     expect((await h.get('/transformations/schema/raw')).status).toBe(400);
   });

@@ -77,17 +77,19 @@ export const PreviewBody = Type.Object(
   {
     query: Type.String({ maxLength: TRANSFORMATION_LIMITS.query }),
     convertToString: Type.Boolean(),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PREVIEW_LIMITS.maxLimit })),
+    // Null as absent (the default), except `sourceLimit`, whose null reads every row.
+    limit: Type.Optional(orNull(Type.Integer({ minimum: 1, maximum: PREVIEW_LIMITS.maxLimit }))),
     sourceLimit: Type.Optional(orNull(Type.Integer({ minimum: 1, maximum: PREVIEW_LIMITS.maxLimit }))),
-    inferSchemaLimit: Type.Optional(Type.Integer({ minimum: 1 })),
-    timeout: Type.Optional(Type.Integer({ minimum: 1, maximum: PREVIEW_LIMITS.maxTimeoutSeconds })),
+    inferSchemaLimit: Type.Optional(orNull(Type.Integer({ minimum: 1 }))),
+    timeout: Type.Optional(orNull(Type.Integer({ minimum: 1, maximum: PREVIEW_LIMITS.maxTimeoutSeconds }))),
   },
   { additionalProperties: false },
 );
 export type PreviewBody = Static<typeof PreviewBody>;
 
 export const SchemaParams = Type.Object({ project: Type.String(), schemaType: Type.String({ minLength: 1, maxLength: 64 }) });
-export const SchemaQuery = Type.Object({ conflictMode: Type.Optional(ConflictMode) }, { additionalProperties: false });
+// `limit` and `cursor` are what the clients' list helpers send; a schema is one page.
+export const SchemaQuery = Type.Object({ conflictMode: Type.Optional(ConflictMode), limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) }, { additionalProperties: false });
 const Name = Type.String({ minLength: 1, maxLength: 255 });
 export const InstanceSchemaQuery = Type.Object(
   {

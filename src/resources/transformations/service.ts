@@ -437,10 +437,18 @@ const SQL_TYPES: Record<ColumnType, [string, string | { type: string }]> = {
 const schemaItems = (columns: readonly Column[], required: readonly string[]) =>
   columns.map(([name, type]) => ({ name, sqlType: SQL_TYPES[type][0], type: SQL_TYPES[type][1], nullable: !required.includes(name) }));
 
+const DATAPOINT_COLUMNS: readonly Column[] = [
+  ['externalId', 'VARCHAR'],
+  ['id', 'BIGINT'],
+  ['timestamp', 'TIMESTAMP'],
+  ['value', 'DOUBLE'],
+];
+
 /** The columns a classic resource destination takes, for the schema endpoints. */
 export function destinationSchema(schemaType: string) {
+  if (schemaType === 'datapoints') return { items: schemaItems(DATAPOINT_COLUMNS, ['timestamp']) };
   const source = SOURCE_TABLES[schemaType];
-  if (!source) throw badRequest(`There is no schema of "${schemaType}"; there are ${Object.keys(SOURCE_TABLES).join(', ')}, instances and sequence_rows`);
+  if (!source) throw badRequest(`There is no schema of "${schemaType}"; there are ${[...Object.keys(SOURCE_TABLES), 'datapoints'].join(', ')}, instances and sequence_rows`);
   const kept = ['createdTime', 'lastUpdatedTime', 'rootId'];
   return { items: schemaItems(source.columns.filter(([name]) => !kept.includes(name)), ['externalId']) };
 }
