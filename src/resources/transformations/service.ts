@@ -30,10 +30,7 @@ export const RUN_LIMITS = { sourceRows: 100_000, resultRows: 100_000, timeoutMs:
 const WRITTEN = new Set<string>([...RESOURCE_DESTINATIONS, 'nodes', 'edges']);
 
 function checkDestination(destination: Destination, path: Path): void {
-  if (WRITTEN.has(destination.type)) {
-    if ((destination.type === 'nodes' || destination.type === 'edges') && 'dataModel' in destination) throw badRequest(`${formatPath(path)}: give a view, not a data model`);
-    return;
-  }
+  if (WRITTEN.has(destination.type)) return;
   const why = destination.type === 'raw' ? 'Strata has no raw tables' : `transformations write to ${[...WRITTEN].join(', ')}`;
   throw badRequest(`${formatPath([...path, 'type'])}: the destination "${destination.type}" is not available: ${why}`);
 }
@@ -109,7 +106,7 @@ function nonceBinder(api: SelfCaller, project: string) {
 }
 
 /** A transformation as the API gives it. */
-export function present(item: Item, principal: Principal): Record<string, unknown> {
+function present(item: Item, principal: Principal): Record<string, unknown> {
   return {
     ...item,
     ownerIsCurrentUser: item.owner === principal.subject,
