@@ -303,6 +303,19 @@ describe('transformations and data modeling', () => {
     ]);
   });
 
+  it('writes edges between nodes', async () => {
+    await create({
+      externalId: 'link-pumps',
+      name: 'Link',
+      query: "select 'pump-1-to-2' as externalId, node_reference('plant', 'pump-1') as startNode, node_reference('plant', 'pump-2') as endNode",
+      destination: { type: 'edges', instanceSpace: 'plant', edgeType: { space: 'plant', externalId: 'feeds' }, view: null },
+    });
+    const job = await runToEnd({ externalId: 'link-pumps' });
+    expect(job.error).toBeUndefined();
+    const [edge] = ok(await h.post('/models/instances/byids', { items: [{ instanceType: 'edge', space: 'plant', externalId: 'pump-1-to-2' }] })).items;
+    expect(edge).toMatchObject({ startNode: { space: 'plant', externalId: 'pump-1' }, endNode: { space: 'plant', externalId: 'pump-2' }, type: { space: 'plant', externalId: 'feeds' } });
+  });
+
   it('abort fails the job when a node exists', async () => {
     await create({
       externalId: 'abort-nodes',
