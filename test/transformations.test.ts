@@ -191,6 +191,13 @@ describe('transformations', () => {
     const preview = await h.post('/transformations/query/run', { query: "select * from read_text('/etc/passwd')", convertToString: false });
     expect(preview.status).toBe(400);
     expect(errorMessage(preview, 400)).not.toMatch(/root:/);
+    for (const query of ["select * from glob('/*')", "select * from read_parquet('http://127.0.0.1:1/x.parquet')", "select * from 'local.csv'"]) {
+      expect(errorMessage(await h.post('/transformations/query/run', { query, convertToString: true }), 400)).toMatch(/disabled by configuration/);
+    }
+    const settings = ok(await h.post('/transformations/query/run', { query: "select value from duckdb_settings() where name = 'enable_external_access'", convertToString: true }));
+    expect(settings.results.items).toEqual([{ value: 'false' }]);
+    const off = await h.post('/transformations/query/run', { query: "select set_config('enable_external_access', 'true')", convertToString: true });
+    expect(off.status).toBe(400);
   });
 
   it('previews a query with the schema of its result', async () => {
