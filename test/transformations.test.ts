@@ -237,13 +237,19 @@ describe('transformations', () => {
       capability('transformationsAcl', ['READ', 'WRITE']),
       capability('sessionsAcl', ['CREATE']),
     ]);
-    await create({ externalId: 'scoped', name: 'Scoped', query: "select concat('scoped-', externalId) as externalId, externalId as name from _cdf.events", destination: { type: 'assets' } }, token);
+    const scoped = await create({ externalId: 'scoped', name: 'Scoped', query: "select concat('scoped-', externalId) as externalId, externalId as name from _cdf.events", destination: { type: 'assets' } }, token);
     const job = await runToEnd({ externalId: 'scoped' }, token);
     expect(job.status).toBe('Completed');
     const metrics = Object.fromEntries(ok(await h.get(`/transformations/jobs/${job.id}/metrics`)).items.map((m: any) => [m.name, m.count]));
     expect(metrics).toMatchObject({ 'events.read': 1, 'assets.created': 1 });
     const preview = ok(await h.request('POST', '/transformations/query/run', { query: 'select externalId from _cdf.events', convertToString: true }, bearer(token)));
     expect(preview.results.items).toEqual([{ externalId: 'in-ds' }]);
+
+    // A revoked session reads nothing more: the run fails saying so.
+    ok(await h.post('/sessions/revoke', { items: [{ id: scoped.sourceSession.sessionId }] }));
+    const revoked = await runToEnd({ externalId: 'scoped' }, token);
+    expect(revoked.status).toBe('Failed');
+    expect(revoked.error).toMatch(/Reading _cdf\.events/);
   });
 
   it('keeps notification addresses and answers destination schemas', async () => {

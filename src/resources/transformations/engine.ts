@@ -20,8 +20,7 @@ import {
 import { ApiError, badRequest } from '../../http/errors.js';
 
 // In this order: the directories are set while they still may be (pointing nowhere, so that no file of the
-// host is reachable through them and none of its paths shows in the settings or in a message), then
-// external access is turned off, and the configuration locked last.
+// host is reachable through them), then external access is turned off, and the configuration locked last.
 const SETTINGS = {
   extension_directory: '/nonexistent/extensions',
   temp_directory: '/nonexistent/tmp',
