@@ -220,7 +220,10 @@ describe('transformations', () => {
     expect(ok(await h.post('/transformations/query/run', sdk)).results.items).toEqual([{ x: 1 }]);
     const limited = ok(await h.post('/transformations/query/run', { query: 'select count(*) as c from _cdf.events', convertToString: false, sourceLimit: 2 }));
     expect(limited.results.items).toEqual([{ c: 2 }]);
-    expect(errorMessage(await h.post('/transformations/query/run', { query: 'select * from _cdf.nothing', convertToString: false }), 400)).toMatch(/_cdf.nothing/);
+    for (const table of ['nothing', 'constructor', '__proto__', 'datasets']) {
+      const res = await h.post('/transformations/query/run', { query: `select * from _cdf.${table}`, convertToString: false });
+      expect(errorMessage(res, 400)).toMatch(new RegExp(`_cdf.${table}`));
+    }
     expect(errorMessage(await h.post('/transformations/query/run', { query: 'select 1; select 2', convertToString: false }), 400)).toMatch(/one SELECT/);
     expect(ok(await h.post('/transformations/query/run', { query: 'select 1 as one -- a comment', convertToString: false })).results.items).toEqual([{ one: 1 }]);
     const endless = await h.post('/transformations/query/run', { query: 'select count(*) from range(1000000000000000)', convertToString: false, timeout: 1 });
@@ -244,6 +247,10 @@ describe('transformations', () => {
     expect(metrics).toMatchObject({ 'events.read': 1, 'assets.created': 1 });
     const preview = ok(await h.request('POST', '/transformations/query/run', { query: 'select externalId from _cdf.events', convertToString: true }, bearer(token)));
     expect(preview.results.items).toEqual([{ externalId: 'in-ds' }]);
+    const byDataSet = ok(await h.post('/transformations/query/run', { query: "select externalId from _cdf.events where dataSetId = dataset_id('ds-tf')", convertToString: false }));
+    expect(byDataSet.results.items).toEqual([{ externalId: 'in-ds' }]);
+    const noDataSet = await h.post('/transformations/query/run', { query: "select dataset_id('nowhere') as id", convertToString: false });
+    expect(errorMessage(noDataSet, 400)).toMatch(/no data set nowhere/);
 
     // A revoked session reads nothing more: the run fails saying so.
     ok(await h.post('/sessions/revoke', { items: [{ id: scoped.sourceSession.sessionId }] }));
@@ -262,7 +269,7 @@ describe('transformations', () => {
     const schema = ok(await h.get('/transformations/schema/assets?conflictMode=upsert&limit=1000')).items;
     expect(ok(await h.get('/transformations/schema/datapoints')).items.map((c: any) => c.name)).toEqual(['externalId', 'id', 'timestamp', 'value']);
     expect(schema.map((c: any) => c.name)).toEqual(expect.arrayContaining(['externalId', 'name', 'parentExternalId', 'metadata']));
-    expect((await h.get('/transformations/schema/raw')).status).toBe(400);
+    for (const type of ['raw', 'constructor', '__proto__']) expect((await h.get(`/transformations/schema/${type}`)).status).toBe(400);
   });
 });
 

@@ -101,6 +101,27 @@ export const SOURCE_TABLES: Readonly<Record<string, SourceTable>> = {
   },
 };
 
+/**
+ * Tables Strata fills for its own functions, which a query cannot name, with the functions defined over them
+ * once they are there: the data sets `dataset_id` looks in.
+ */
+const FUNCTION_TABLES: Readonly<Record<string, SourceTable & { functions: readonly string[] }>> = {
+  datasets: {
+    path: '/datasets/list',
+    columns: [
+      ['id', 'BIGINT'],
+      ['externalId', 'VARCHAR'],
+    ],
+    functions: [`CREATE MACRO dataset_id(x) AS coalesce((SELECT id FROM _cdf.datasets WHERE "externalId" = x), error('dataset_id: there is no data set ' || x))`],
+  },
+};
+
+/** A table of `_cdf` a query may name (own properties only: `_cdf.constructor` is no table). */
+export const isSourceTable = (name: string): boolean => Object.hasOwn(SOURCE_TABLES, name);
+
+/** A table a query reads, by its name. */
+export const sourceTable = (name: string): SourceTable => (isSourceTable(name) ? SOURCE_TABLES[name] : FUNCTION_TABLES[name]);
+
 /** The DuckDB expression reading a column from a row given as JSON (`j`). */
 function columnExpr([name, type]: Column): string {
   const key = name.replace(/'/g, "''");
@@ -169,6 +190,8 @@ interface Named {
   tables: Array<{ schema: string; table: string }>;
   /** Byte offsets of `cast(... as timestamp)` expressions. */
   timestampCasts: number[];
+  /** `dataset_id(...)` is called. */
+  dataSetIds: boolean;
   /** Calls of table functions: the name, the byte offset of the call, its arguments as written (a literal or a double-quoted name). */
   calls: Array<{ name: string; at: number; args: Array<string | undefined> }>;
 }
@@ -181,6 +204,7 @@ function named(node: unknown, out: Named): void {
     const o = node as Record<string, any>;
     if (o.type === 'BASE_TABLE' && typeof o.table_name === 'string') out.tables.push({ schema: String(o.schema_name ?? ''), table: o.table_name });
     if (o.class === 'CAST' && o.cast_type?.id === 'TIMESTAMP' && !o.try_cast) out.timestampCasts.push(Number(o.query_location));
+    if (o.class === 'FUNCTION' && String(o.function_name).toLowerCase() === 'dataset_id') out.dataSetIds = true;
     if (o.type === 'TABLE_FUNCTION' && o.function?.function_name) {
       const args = (o.function.children ?? []).map((c: any) =>
         c.class === 'CONSTANT' && typeof c.value?.value === 'string' ? c.value.value : c.class === 'COLUMN_REF' && c.column_names?.length === 1 ? c.column_names[0] : undefined,
@@ -229,15 +253,16 @@ export async function parseQuery(query: string, at: string): Promise<ParsedQuery
     throw badRequest(`${at} does not parse: ${message}${where}`);
   }
   if ((parsed.statements?.length ?? 0) !== 1) throw badRequest(`${at}: a transformation's query is one SELECT statement`);
-  const found: Named = { tables: [], timestampCasts: [], calls: [] };
+  const found: Named = { tables: [], timestampCasts: [], dataSetIds: false, calls: [] };
   named(parsed.statements, found);
   const tables = new Map<string, TableRef>();
   for (const t of found.tables) {
     if (t.schema.toLowerCase() !== '_cdf') continue;
     const name = t.table.toLowerCase();
-    if (!SOURCE_TABLES[name]) throw badRequest(`${at}: there is no table _cdf.${t.table}; the tables are ${Object.keys(SOURCE_TABLES).map((n) => `_cdf.${n}`).join(', ')}, and cdf_nodes("space", "view", "version")`);
+    if (!isSourceTable(name)) throw badRequest(`${at}: there is no table _cdf.${t.table}; the tables are ${Object.keys(SOURCE_TABLES).map((n) => `_cdf.${n}`).join(', ')}, and cdf_nodes("space", "view", "version")`);
     tables.set(name, { kind: 'resource', name });
   }
+  if (found.dataSetIds) tables.set('datasets', { kind: 'resource', name: 'datasets' });
   const bytes = Buffer.from(sql);
   const chars = (offset: number) => bytes.subarray(0, offset).toString().length;
   const edits: Array<{ start: number; end: number; text: string }> = [];
@@ -366,6 +391,7 @@ export async function runQuery(parsed: ParsedQuery, options: RunOptions): Promis
         appender.closeSync();
         await connection.run(`CREATE TABLE _cdf.${quoted(table.name)} AS SELECT ${columns.map(columnExpr).join(', ')} FROM ${staging}`);
         await connection.run(`DROP TABLE ${staging}`);
+        for (const fn of Object.hasOwn(FUNCTION_TABLES, table.name) ? FUNCTION_TABLES[table.name].functions : []) await connection.run(fn);
       }
       // On lines of its own, so that a comment closing the query does not swallow the wrapping.
       const reader = await connection.runAndReadAll(`SELECT * FROM (\n${parsed.sql}\n) AS q LIMIT ${options.limit + 1}`).catch((error: unknown) => {

@@ -19,7 +19,7 @@ import type { Queryable } from '../../storage/store.js';
 import { sql } from '../../storage/sql.js';
 import { createItems, fromModel, getItem, inWrite, listItems, retrieveItems, updateItems, type Path, type ResourceSpec, type UpdateItem } from '../crud.js';
 import { dataSetCatalog } from '../datasets/model.js';
-import { parseQuery, QueryFailed, runQuery, SOURCE_TABLES, type Column, type ColumnType, type TableRef } from './engine.js';
+import { isSourceTable, parseQuery, QueryFailed, runQuery, SOURCE_TABLES, sourceTable, type Column, type ColumnType, type TableRef } from './engine.js';
 import { RESOURCE_DESTINATIONS, transformationJobModel, transformationModel, type Destination, type Nonce } from './model.js';
 import { PREVIEW_LIMITS, type PreviewBody, type TransformationCreate, type TransformationFilter, type TransformationPatch } from './schema.js';
 
@@ -391,7 +391,7 @@ export function sourceLoader(api: SelfCaller, project: string, credential: Crede
   return async (table: TableRef, limit: number | undefined): Promise<{ columns: readonly Column[]; items: unknown[] }> => {
     const call = reader(api, project, credential, table.kind === 'nodes' ? 'cdf_nodes' : `_cdf.${table.name}`, signal);
     const want = limit ?? maxRows + 1;
-    const read = table.kind === 'nodes' ? await loadNodes(call, table, want) : { columns: SOURCE_TABLES[table.name].columns, items: await pages(call, SOURCE_TABLES[table.name].path, {}, want) };
+    const read = table.kind === 'nodes' ? await loadNodes(call, table, want) : { columns: sourceTable(table.name).columns, items: await pages(call, sourceTable(table.name).path, {}, want) };
     if (limit === undefined && read.items.length > maxRows) throw badRequest(`${table.name} has more than ${maxRows} rows, more than a run reads`);
     return read;
   };
@@ -444,10 +444,9 @@ const DATAPOINT_COLUMNS: readonly Column[] = [
 /** The columns a classic resource destination takes, for the schema endpoints. */
 export function destinationSchema(schemaType: string) {
   if (schemaType === 'datapoints') return { items: schemaItems(DATAPOINT_COLUMNS, ['timestamp']) };
-  const source = SOURCE_TABLES[schemaType];
-  if (!source) throw badRequest(`There is no schema of "${schemaType}"; there are ${[...Object.keys(SOURCE_TABLES), 'datapoints'].join(', ')}, instances and sequence_rows`);
+  if (!isSourceTable(schemaType)) throw badRequest(`There is no schema of "${schemaType}"; there are ${[...Object.keys(SOURCE_TABLES), 'datapoints'].join(', ')}, instances and sequence_rows`);
   const kept = ['createdTime', 'lastUpdatedTime', 'rootId'];
-  return { items: schemaItems(source.columns.filter(([name]) => !kept.includes(name)), ['externalId']) };
+  return { items: schemaItems(SOURCE_TABLES[schemaType].columns.filter(([name]) => !kept.includes(name)), ['externalId']) };
 }
 
 /** The columns written to the nodes or edges of a view, read as the caller. */
