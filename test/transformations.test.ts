@@ -138,6 +138,13 @@ describe('transformations', () => {
     const listed = ok(await h.get('/transformations/jobs?transformationExternalId=ev-to-assets')).items;
     expect(listed.map((j: any) => j.id)).toEqual([withNonce.id, again.id, job.id]);
     expect(JSON.stringify(listed)).not.toMatch(/sessionKey|Grant/i);
+
+    const [detailed] = ok(await h.post('/transformations/byids', { items: [{ externalId: 'ev-to-assets' }], withJobDetails: true })).items;
+    expect(detailed.lastFinishedJob).toMatchObject({ id: withNonce.id, status: 'Completed' });
+    expect(detailed.runningJob).toBeUndefined();
+    const fromList = ok(await h.get('/transformations?withJobDetails=true')).items.find((t: any) => t.externalId === 'ev-to-assets');
+    expect(fromList.lastFinishedJob.id).toBe(withNonce.id);
+    expect(ok(await h.get('/transformations')).items.find((t: any) => t.externalId === 'ev-to-assets').lastFinishedJob).toBeUndefined();
   });
 
   it('abort fails the job when an item exists; delete removes the named items', async () => {

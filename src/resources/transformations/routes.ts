@@ -69,7 +69,13 @@ export const transformationRoutes: ApiRoute[] = [
     path: '/transformations',
     capability: acl('READ'),
     query: ListTransformationsQuery,
-    handler: ({ services, principal, project, query }) => listTransformations(services, principal, project, { limit: query.limit, cursor: query.cursor }),
+    handler: ({ services, principal, project, query }) =>
+      listTransformations(services, principal, project, {
+        limit: query.limit,
+        cursor: query.cursor,
+        withJobDetails: query.withJobDetails,
+        ...(query.includePublic === false ? { filter: { isPublic: false } } : {}),
+      }),
   }),
   route({
     method: 'POST',
@@ -83,7 +89,7 @@ export const transformationRoutes: ApiRoute[] = [
     path: '/transformations/byids',
     capability: acl('READ'),
     body: TransformationIdsBody,
-    handler: ({ services, principal, project, body }) => transformationsByIds(services, principal, project.id, body.items, body.ignoreUnknownIds),
+    handler: ({ services, principal, project, body }) => transformationsByIds(services, principal, project.id, body),
   }),
   route({
     method: 'POST',

@@ -192,22 +192,53 @@ export async function transformationFilterNode(f: TransformationFilter, services
   ]);
 }
 
+/** Jobs of each transformation looked at for its running and last finished job. */
+const RECENT_JOBS = 5;
+
+/** `runningJob` and `lastFinishedJob` of each transformation, among its newest jobs. */
+async function withJobDetails(services: Services, projectId: number, items: Array<Record<string, unknown>>): Promise<void> {
+  const ids = items.map((t) => t.id as number);
+  if (ids.length === 0) return;
+  const rows = await services.db.all<{ id: number }>(sql`SELECT id FROM (
+      SELECT id, ROW_NUMBER() OVER (PARTITION BY transformation_id ORDER BY created_time DESC, id DESC) AS n
+      FROM transformation_jobs WHERE project_id = ${projectId} AND transformation_id IN (${ids})) recent
+    WHERE n <= ${RECENT_JOBS}`);
+  const records = await retrieveItems(jobSpec, services, projectId, rows.map((r) => ({ id: Number(r.id) })), true);
+  const jobs = (await presentJobs(services, projectId, records)).sort((a, b) => (b.createdTime as number) - (a.createdTime as number));
+  for (const item of items) {
+    const own = jobs.filter((j) => j.transformationId === item.id);
+    const running = own.find((j) => j.status === 'Created' || j.status === 'Running');
+    const finished = own.find((j) => j.status === 'Completed' || j.status === 'Failed');
+    if (running) item.runningJob = running;
+    if (finished) item.lastFinishedJob = finished;
+  }
+}
+
 export async function listTransformations(
   services: Services,
   principal: Principal,
   project: { id: number; name: string },
-  input: { filter?: TransformationFilter; limit?: number; cursor?: string | null },
+  input: { filter?: TransformationFilter; limit?: number; cursor?: string | null; withJobDetails?: boolean },
 ) {
   const f = input.filter ?? {};
   // Nothing blocks a transformation in Strata, and it reads and writes its own project only.
   if (f.hasBlockedError === true || (f.cdfProjectName !== undefined && f.cdfProjectName !== project.name)) return { items: [] };
-  const page = await listItems(spec, services, project.id, input, await transformationFilterNode(f, services, project.id));
-  return { ...page, items: page.items.map((item) => present(item, principal)) };
+  const { withJobDetails: details, ...list } = input;
+  const page = await listItems(spec, services, project.id, list, await transformationFilterNode(f, services, project.id));
+  const items = page.items.map((item) => present(item, principal));
+  if (details) await withJobDetails(services, project.id, items);
+  return { ...page, items };
 }
 
-export async function transformationsByIds(services: Services, principal: Principal, projectId: number, items: ReadonlyArray<{ id?: number; externalId?: string }>, ignoreUnknownIds = false) {
-  const found = await retrieveItems(spec, services, projectId, items, ignoreUnknownIds);
-  return { items: found.map((item) => present(item, principal)) };
+export async function transformationsByIds(
+  services: Services,
+  principal: Principal,
+  projectId: number,
+  body: { items: ReadonlyArray<{ id?: number; externalId?: string }>; ignoreUnknownIds?: boolean; withJobDetails?: boolean },
+) {
+  const items = (await retrieveItems(spec, services, projectId, body.items, body.ignoreUnknownIds ?? false)).map((item) => present(item, principal));
+  if (body.withJobDetails) await withJobDetails(services, projectId, items);
+  return { items };
 }
 
 // Jobs.
