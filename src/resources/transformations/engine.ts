@@ -1,8 +1,9 @@
 /**
  * The SQL engine of transformations: DuckDB, embedded, one in-memory database per run. A query is parsed
  * first (`json_serialize_sql`, which also refuses anything but SELECT statements and gives the position of a
- * syntax error); the `_cdf.<table>` tables it names, and only those, are filled from the API by the caller's
- * `load` (which reads with the transformation's source credentials), then the query runs. The database can
+ * syntax error); the `_cdf.<table>` tables it names and the views its `cdf_nodes(...)` calls name, and only
+ * those, are filled from the API by the caller's `load` (which reads with the transformation's source
+ * credentials), then the query runs. The database can
  * neither read files nor reach the network: external access is off, extensions are neither installed nor
  * loaded, and the configuration is locked before any user SQL runs.
  */
