@@ -173,6 +173,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const reads: Reader = pool
     ? sharedReader(pool, inProcessReader(db), options.readsOnWorkers ? () => true : () => inFlight > 1)
     : inProcessReader(replica ?? db);
+  // The server, once every operation is registered (below).
+  let served!: (app: FastifyInstance) => void;
+  const serving = new Promise<FastifyInstance>((resolve) => (served = resolve));
   const services: Services = {
     db,
     reads,
@@ -184,8 +187,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     settings: config.sections,
     ...platform,
     clock,
-    // The server is built below; calls are made only once it serves.
-    api: createSelfCaller({ app: () => app, auth, db, now }),
+    api: createSelfCaller({ app: serving, auth, db, now }),
   };
   for (const area of AREAS) area.registerJobs?.({ jobs: platform.jobs, store: db, reads, now, api: services.api!, auth, blobs: platform.blobs, publicUrl: config.publicUrl, settings: config.sections });
 
@@ -349,6 +351,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     { prefix: API_PREFIX },
   );
+  served(app);
 
   return {
     app,

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { bearer, capability, clientToken, createGroup } from './support/auth.js';
+import { createSelfCaller } from '../src/http/self-calls.js';
 import { startHarness, type Harness } from './support/harness.js';
 
 const CLIENTS = [{ clientId: 'reader', clientSecret: 'reader-secret', groups: ['readers'] }];
@@ -41,4 +42,15 @@ it('calls with a token as given', async () => {
   const res = await h.strata.services.api!.call({ project: 'dev', credential: { token: h.token }, method: 'GET', path: '/events?limit=1' });
   expect(res.status).toBe(200);
   expect(res.body).toMatchObject({ items: [expect.objectContaining({ externalId: 'e1' })] });
+});
+
+it('waits for the server to be built before calling it', async () => {
+  let built!: (app: typeof h.strata.app) => void;
+  const api = createSelfCaller({ app: new Promise((resolve) => (built = resolve)), auth: h.strata.auth, db: h.strata.store, now: Date.now });
+  let answered = false;
+  const call = api.call({ project: 'dev', credential: { token: h.token }, method: 'GET', path: '/events?limit=1' }).then((res) => ((answered = true), res));
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(answered).toBe(false);
+  built(h.strata.app);
+  expect((await call).status).toBe(200);
 });

@@ -48,7 +48,11 @@ export interface SelfCaller {
 /** A token is taken again when less than this is left of it. */
 const TOKEN_MARGIN_MS = 5 * 60_000;
 
-export function createSelfCaller(deps: { app: () => FastifyInstance; auth: AuthRuntime; db: Queryable; now(): number }): SelfCaller {
+/**
+ * `app` resolves once the server is built: job runners start (and resume work) while it is still being
+ * built, and a call then would boot the server before its last operations are registered.
+ */
+export function createSelfCaller(deps: { app: Promise<FastifyInstance>; auth: AuthRuntime; db: Queryable; now(): number }): SelfCaller {
   const tokens = new Map<number, { token: string; until: number; key: string }>();
 
   async function projectRow(name: string) {
@@ -77,7 +81,7 @@ export function createSelfCaller(deps: { app: () => FastifyInstance; auth: AuthR
     async call(request) {
       const bearer = await token(request.project, request.credential);
       const hasBody = request.body !== undefined;
-      const res = await deps.app().inject({
+      const res = await (await deps.app).inject({
         method: request.method,
         url: `/api/v1/projects/${encodeURIComponent(request.project)}${request.path}`,
         headers: { ...request.headers, authorization: `Bearer ${bearer}`, ...(hasBody ? { 'content-type': 'application/json' } : {}) },
