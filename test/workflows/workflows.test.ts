@@ -226,7 +226,7 @@ describe('executions', () => {
     expect(task(e, 'away').reasonForIncompletion).toMatch(/is not a path of the project "dev"/);
   });
 
-  it('fails function and transformation tasks with the answer of the operation they call, and simulation tasks as not run here', async () => {
+  it('fails function and transformation tasks that name nothing with the answer of the operation they call, and simulation tasks as not run here', async () => {
     await version('wf-elsewhere', [
       { externalId: 'fn', type: 'function', parameters: { function: { externalId: 'my-function' } }, retries: 0, onFailure: 'skipTask' },
       { externalId: 'tr', type: 'transformation', parameters: { transformation: { externalId: 'my-transformation' } }, retries: 0, onFailure: 'skipTask' },
@@ -234,8 +234,8 @@ describe('executions', () => {
     ]);
     const e = await execution(await run('wf-elsewhere'));
     expect(e.status).toBe('COMPLETED');
-    expect(task(e, 'fn')).toMatchObject({ status: 'COMPLETED_WITH_ERRORS', reasonForIncompletion: expect.stringMatching(/POST \/functions\/byids answered 501/) });
-    expect(task(e, 'tr')).toMatchObject({ status: 'COMPLETED_WITH_ERRORS', reasonForIncompletion: expect.stringMatching(/POST \/transformations\/run answered 501/) });
+    expect(task(e, 'fn')).toMatchObject({ status: 'COMPLETED_WITH_ERRORS', reasonForIncompletion: 'POST /functions/byids answered 400: An item was not found: {"externalId":"my-function"}' });
+    expect(task(e, 'tr')).toMatchObject({ status: 'COMPLETED_WITH_ERRORS', reasonForIncompletion: 'POST /transformations/run answered 400: An item was not found: {"externalId":"my-transformation"}' });
     expect(task(e, 'sim').reasonForIncompletion).toMatch(/simulation tasks are not run by this server/);
   });
 });
