@@ -10,6 +10,8 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CALL_JOB } from '../../src/resources/functions/service.js';
+import { recordRun, RUN_KIND } from '../../src/resources/transformations/service.js';
+import { findProjectAuth } from '../../src/storage/projects.js';
 import { canRun, deployed, hasPython } from '../functions/support.js';
 import { errorMessage, startHarness, type Harness, type Response } from '../support/harness.js';
 import { ManualClock } from '../support/manual-clock.js';
@@ -202,6 +204,62 @@ describe('transformation tasks', () => {
     const failed = await execution(failing);
     expect(failed.status).toBe('FAILED');
     expect(task(failed, 'tr').reasonForIncompletion).toMatch(/^the transformation job failed: .*409/);
+  });
+
+  it('with useTransformationCredentials, run on the sessions kept on the transformation rather than one of their own', async () => {
+    ok(await h.post('/transformations', { items: [{ externalId: 'tr-bare', name: 'Bare', query: "select 'asset-bare' as externalId, 'Bare' as name", destination: { type: 'assets' }, ignoreNullFields: true }] }));
+    const tr = (useTransformationCredentials: boolean) => ({ externalId: 'tr', type: 'transformation', parameters: { transformation: { externalId: 'tr-bare', useTransformationCredentials } }, retries: 0 });
+    await version('wf-tr-own', [tr(true)]);
+    const own = await execution(await run('wf-tr-own'));
+    expect(task(own, 'tr').reasonForIncompletion).toMatch(/^POST \/transformations\/run answered 400: .*has no source credentials/);
+    await version('wf-tr-session', [tr(false)]);
+    const id = await run('wf-tr-session');
+    await advance(2000);
+    expect(task(await execution(id), 'tr').status).toBe('COMPLETED');
+    expect(ok(await h.post('/assets/byids', { items: [{ externalId: 'asset-bare' }] })).items[0].name).toBe('Bare');
+  });
+
+  describe('when the transformation is already running', () => {
+    // A run queued for later stands for one under way: the job runner leaves it until the clock reaches it.
+    let held: number;
+    const LATER = 600_000;
+    beforeAll(async () => {
+      await transformation('tr-busy', "select 'asset-busy' as externalId, 'Busy' as name");
+      const [tf] = ok(await h.post('/transformations/byids', { items: [{ externalId: 'tr-busy' }] })).items;
+      const { db, jobs, now } = h.strata.services;
+      const project = (await findProjectAuth(db, 'dev'))!;
+      const runner = await jobs!.start(db, { projectId: project.id, kind: RUN_KIND, payload: {}, runAfter: now() + LATER });
+      held = (await recordRun(db, { id: project.id, name: 'dev' }, tf, runner, undefined, now())).id as number;
+    });
+    const busy = (concurrencyPolicy: string) => [{ externalId: 'tr', type: 'transformation', parameters: { transformation: { externalId: 'tr-busy', concurrencyPolicy } }, retries: 0 }];
+    const jobsOfBusy = async () => ok(await h.get('/transformations/jobs?transformationExternalId=tr-busy')).items.map((j: any) => j.id);
+
+    it('fail under concurrencyPolicy fail, follow the job under way under waitForCurrent, run again after it under restartAfterCurrent', async () => {
+      await version('wf-busy-fail', busy('fail'));
+      const failed = await execution(await run('wf-busy-fail'));
+      expect(task(failed, 'tr').reasonForIncompletion).toBe(`the transformation "tr-busy" is already running (job ${held}), and the task's concurrencyPolicy is fail`);
+
+      await version('wf-busy-wait', busy('waitForCurrent'));
+      const waiting = await run('wf-busy-wait');
+      await version('wf-busy-restart', busy('restartAfterCurrent'));
+      const restarting = await run('wf-busy-restart');
+      expect(task(await execution(waiting), 'tr')).toMatchObject({ status: 'IN_PROGRESS', output: { jobId: held } });
+      await advance(4000);
+      expect(task(await execution(restarting), 'tr')).toMatchObject({ status: 'IN_PROGRESS', output: {} });
+      expect(await jobsOfBusy()).toEqual([held]);
+
+      clock.advance(LATER);
+      await dueJobsDone(h);
+      await advance(4000);
+      const waited = await execution(waiting);
+      expect(waited.status).toBe('COMPLETED');
+      expect(task(waited, 'tr').output).toEqual({ jobId: held });
+      const restarted = await execution(restarting);
+      expect(restarted.status).toBe('COMPLETED');
+      const [latest] = await jobsOfBusy();
+      expect(latest).not.toBe(held);
+      expect(task(restarted, 'tr').output).toEqual({ jobId: latest });
+    });
   });
 });
 

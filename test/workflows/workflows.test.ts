@@ -235,7 +235,7 @@ describe('executions', () => {
     const e = await execution(await run('wf-elsewhere'));
     expect(e.status).toBe('COMPLETED');
     expect(task(e, 'fn')).toMatchObject({ status: 'COMPLETED_WITH_ERRORS', reasonForIncompletion: 'POST /functions/byids answered 400: An item was not found: {"externalId":"my-function"}' });
-    expect(task(e, 'tr')).toMatchObject({ status: 'COMPLETED_WITH_ERRORS', reasonForIncompletion: 'POST /transformations/run answered 400: An item was not found: {"externalId":"my-transformation"}' });
+    expect(task(e, 'tr')).toMatchObject({ status: 'COMPLETED_WITH_ERRORS', reasonForIncompletion: 'POST /transformations/byids answered 400: An item was not found: {"externalId":"my-transformation"}' });
     expect(task(e, 'sim').reasonForIncompletion).toMatch(/simulation tasks are not run by this server/);
   });
 });

@@ -113,12 +113,27 @@ async function fn(run: TaskRun): Promise<Outcome> {
 }
 
 async function transformation(run: TaskRun): Promise<Outcome> {
-  const params = run.input as { transformation: { externalId: string } };
+  const params = run.input as { transformation: { externalId: string; concurrencyPolicy?: string; useTransformationCredentials?: boolean } };
   const known = run.output as { jobId?: number } | undefined;
   if (known?.jobId === undefined) {
-    const session = await newNonce(run);
-    if (typeof session === 'string') return { kind: 'fail', reason: session };
-    const body = { externalId: params.transformation.externalId, nonce: { sessionId: session.id, nonce: session.nonce, cdfProjectName: run.project } };
+    const { externalId } = params.transformation;
+    const found = await call(run, { method: 'POST', path: '/transformations/byids', body: { items: [{ externalId }], withJobDetails: true } });
+    if (!ok(found.status)) return { kind: 'fail', reason: refusal('POST /transformations/byids', found) };
+    const current = (found.body as { items: Array<{ runningJob?: { id: number } }> }).items[0].runningJob;
+    if (current) {
+      const policy = params.transformation.concurrencyPolicy ?? 'fail';
+      if (policy === 'fail') return { kind: 'fail', reason: `the transformation "${externalId}" is already running (job ${current.id}), and the task's concurrencyPolicy is fail` };
+      if (policy === 'waitForCurrent') return { kind: 'wait', output: { jobId: current.id }, afterMs: POLL_MS };
+      // restartAfterCurrent: looked at again until the job under way has ended, then run.
+      return { kind: 'wait', output: {}, afterMs: POLL_MS };
+    }
+    const body: Record<string, unknown> = { externalId };
+    // Without a nonce the run uses the sessions kept on the transformation.
+    if (params.transformation.useTransformationCredentials !== true) {
+      const session = await newNonce(run);
+      if (typeof session === 'string') return { kind: 'fail', reason: session };
+      body.nonce = { sessionId: session.id, nonce: session.nonce, cdfProjectName: run.project };
+    }
     const started = await call(run, { method: 'POST', path: '/transformations/run', body });
     if (!ok(started.status)) return { kind: 'fail', reason: refusal('POST /transformations/run', started) };
     return { kind: 'wait', output: { jobId: (started.body as { id: number }).id }, afterMs: POLL_MS };
