@@ -133,6 +133,17 @@ describe('function tasks', () => {
     expect(task(e, 'fn')).toMatchObject({ status: 'FAILED', output: { functionId: thrower.id }, reasonForIncompletion: expect.stringMatching(/^the function call ended Failed: .*no pump here/) });
   });
 
+  it('fail, without a call, when their data resolves to something other than an object', async () => {
+    await version('wf-data', [fnTask('fn', '${workflow.input.data}', { retries: 2 })]);
+    const callsBefore = ok(await h.get(`/functions/${echo.id}/calls?limit=1000`)).items.length;
+    for (const data of [[1, 2], 'text', 7]) {
+      const e = await execution(await run('wf-data', { data }));
+      expect(e.status).toBe('FAILED');
+      expect(task(e, 'fn').reasonForIncompletion).toBe(`parameters.function.data is ${JSON.stringify(data)}, not an object: a function is called with an object`);
+    }
+    expect(ok(await h.get(`/functions/${echo.id}/calls?limit=1000`)).items).toHaveLength(callsBefore);
+  });
+
   it.runIf(hasPython)('with isAsyncComplete, give the call the task id and wait for POST /workflows/tasks/{id}/update, which merges its output', async () => {
     await version('wf-async', [
       { externalId: 'fn', type: 'function', parameters: { function: { externalId: 'py-async' }, isAsyncComplete: true } },

@@ -88,15 +88,20 @@ async function newNonce(run: TaskRun): Promise<{ id: number; nonce: string } | s
 }
 
 async function fn(run: TaskRun): Promise<Outcome> {
-  const params = run.input as { function: { externalId: string; data?: Record<string, unknown> }; isAsyncComplete?: boolean };
+  const params = run.input as { function: { externalId: string; data?: unknown }; isAsyncComplete?: boolean };
   const known = run.output as { functionId?: number; callId?: number } | undefined;
   if (known?.callId === undefined) {
+    const given = params.function.data;
+    // A reference may resolve to any JSON; a call's data is an object, which the task id is added to.
+    if (given !== undefined && given !== null && (typeof given !== 'object' || Array.isArray(given))) {
+      return { kind: 'fail', terminal: true, reason: `parameters.function.data is ${JSON.stringify(given)}, not an object: a function is called with an object` };
+    }
     const found = await call(run, { method: 'POST', path: '/functions/byids', body: { items: [{ externalId: params.function.externalId }] } });
     if (!ok(found.status)) return { kind: 'fail', reason: refusal('POST /functions/byids', found) };
     const functionId = (found.body as { items: Array<{ id: number }> }).items[0].id;
     const session = await newNonce(run);
     if (typeof session === 'string') return { kind: 'fail', reason: session };
-    const data = { ...(params.function.data ?? {}), ...(params.isAsyncComplete ? { cogniteOrchestrationTaskId: run.taskId } : {}) };
+    const data = { ...((given as Record<string, unknown> | null | undefined) ?? {}), ...(params.isAsyncComplete ? { cogniteOrchestrationTaskId: run.taskId } : {}) };
     const started = await call(run, { method: 'POST', path: `/functions/${functionId}/call`, body: { data, nonce: session.nonce } });
     if (!ok(started.status)) return { kind: 'fail', reason: refusal(`POST /functions/${functionId}/call`, started) };
     return { kind: 'wait', output: { functionId, callId: (started.body as { id: number }).id }, afterMs: POLL_MS };
