@@ -1,15 +1,31 @@
 /**
- * Driving workflow executions in tests: a nonce for a run, and waiting, without sleeping, until the job
- * runner has no work due now (jobs queued for later, such as a task's timeout, wait for the clock).
+ * Driving workflow executions in tests: answers checked, nonces for a run or a transformation, and waiting,
+ * without sleeping, until the job runner has no work due now (jobs queued for later, such as a task's
+ * timeout, wait for the clock).
  */
 import { sql, TRUE } from '../../src/storage/sql.js';
-import type { Harness } from './harness.js';
+import type { Harness, Response } from './harness.js';
 
-/** A nonce of a new session of the harness's client, as `POST /sessions` hands it out. */
+/** The body of an answer of the status `status`; anything else throws, showing the answer. */
+export function ok(res: Response, status = 200): any {
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** A new session of the harness's client, as `POST /sessions` hands it out. */
+async function session(h: Harness): Promise<{ id: number; nonce: string }> {
+  return ok(await h.post('/sessions', { items: [{ tokenExchange: true }] })).items[0];
+}
+
+/** The nonce of a new session, as a run takes it. */
 export async function nonce(h: Harness): Promise<string> {
-  const res = await h.post('/sessions', { items: [{ tokenExchange: true }] });
-  if (res.status !== 200) throw new Error(`POST /sessions answered ${res.status}: ${JSON.stringify(res.body)}`);
-  return res.body.items[0].nonce;
+  return (await session(h)).nonce;
+}
+
+/** A new session as a transformation takes it (`sourceNonce`, `destinationNonce`, a run's `nonce`). */
+export async function transformationNonce(h: Harness): Promise<{ sessionId: number; nonce: string; cdfProjectName: string }> {
+  const { id, nonce } = await session(h);
+  return { sessionId: id, nonce, cdfProjectName: h.base.split('/').pop()! };
 }
 
 /**

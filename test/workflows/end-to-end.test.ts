@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canRun, deployed } from '../functions/support.js';
-import { startHarness, type Harness, type Response } from '../support/harness.js';
+import { startHarness, type Harness } from '../support/harness.js';
 import { ManualClock } from '../support/manual-clock.js';
-import { dueJobsDone, nonce } from '../support/workflows.js';
+import { dueJobsDone, nonce, ok, transformationNonce } from '../support/workflows.js';
 
 const clock = new ManualClock(Date.UTC(2026, 2, 1));
 let h: Harness;
@@ -16,16 +16,6 @@ beforeAll(async () => {
   h = await startHarness({}, {}, { clock });
 });
 afterAll(() => h.close());
-
-function ok(res: Response, status = 200): any {
-  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
-  return res.body;
-}
-
-async function session() {
-  const { id, nonce } = ok(await h.post('/sessions', { items: [{ tokenExchange: true }] })).items[0];
-  return { sessionId: id, nonce, cdfProjectName: 'dev' };
-}
 
 const HANDLER = `exports.handle = (data) => ({
   events: [{ externalId: data.site + '-start', type: 'e2e', description: 'Start at ' + data.site, startTime: 1000 }],
@@ -36,7 +26,7 @@ describe('a workflow of a function, cdf requests and a transformation', () => {
   it.runIf(canRun)('runs each task on what the earlier ones gave, and the assets are written', async () => {
     const fn = await deployed(h, { 'handler.js': HANDLER }, { externalId: 'make-events', functionPath: 'handler.js' });
     const query = "select concat('asset-', externalId) as externalId, description as name from _cdf.events where type = 'e2e'";
-    const transformation = { externalId: 'e2e-assets', name: 'E2E', query, destination: { type: 'assets' }, ignoreNullFields: true, sourceNonce: await session(), destinationNonce: await session() };
+    const transformation = { externalId: 'e2e-assets', name: 'E2E', query, destination: { type: 'assets' }, ignoreNullFields: true, sourceNonce: await transformationNonce(h), destinationNonce: await transformationNonce(h) };
     ok(await h.post('/transformations', { items: [transformation] }));
     const tasks = [
       { externalId: 'make', type: 'function', parameters: { function: { externalId: 'make-events', data: { site: '${workflow.input.site}' } } } },

@@ -13,10 +13,10 @@ import { CALL_JOB } from '../../src/resources/functions/service.js';
 import { recordRun, RUN_KIND } from '../../src/resources/transformations/service.js';
 import { findProjectAuth } from '../../src/storage/projects.js';
 import { canRun, deployed, hasPython } from '../functions/support.js';
-import { errorMessage, startHarness, type Harness, type Response } from '../support/harness.js';
+import { errorMessage, startHarness, type Harness } from '../support/harness.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { openTestStore } from '../support/test-store.js';
-import { dueJobsDone, nonce } from '../support/workflows.js';
+import { dueJobsDone, nonce, ok, transformationNonce } from '../support/workflows.js';
 
 const clock = new ManualClock(Date.UTC(2026, 1, 1));
 let h: Harness;
@@ -64,11 +64,6 @@ afterAll(async () => {
   await h.close();
   gate.close();
 });
-
-function ok(res: Response, status = 200): any {
-  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
-  return res.body;
-}
 
 async function version(workflowExternalId: string, tasks: unknown[]) {
   ok(await h.post('/workflows/versions', { items: [{ workflowExternalId, version: '1', workflowDefinition: { tasks } }] }));
@@ -182,11 +177,7 @@ describe('function tasks', () => {
 
 describe('transformation tasks', () => {
   async function transformation(externalId: string, query: string, conflictMode = 'upsert') {
-    const session = async () => {
-      const { id, nonce } = ok(await h.post('/sessions', { items: [{ tokenExchange: true }] })).items[0];
-      return { sessionId: id, nonce, cdfProjectName: 'dev' };
-    };
-    const item = { externalId, name: externalId, query, destination: { type: 'assets' }, conflictMode, ignoreNullFields: true, sourceNonce: await session(), destinationNonce: await session() };
+    const item = { externalId, name: externalId, query, destination: { type: 'assets' }, conflictMode, ignoreNullFields: true, sourceNonce: await transformationNonce(h), destinationNonce: await transformationNonce(h) };
     ok(await h.post('/transformations', { items: [item] }));
   }
 

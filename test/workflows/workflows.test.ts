@@ -4,9 +4,9 @@
  * timeouts, cancel and retry, on both backends and on a clock moved by hand.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorMessage, startHarness, type Harness, type Response } from '../support/harness.js';
+import { errorMessage, startHarness, type Harness } from '../support/harness.js';
 import { ManualClock } from '../support/manual-clock.js';
-import { dueJobsDone, nonce } from '../support/workflows.js';
+import { dueJobsDone, nonce, ok } from '../support/workflows.js';
 
 const clock = new ManualClock(Date.UTC(2026, 0, 1));
 let h: Harness;
@@ -15,11 +15,6 @@ beforeAll(async () => {
   h = await startHarness({}, {}, { clock });
 });
 afterAll(() => h.close());
-
-function ok(res: Response, status = 200): any {
-  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
-  return res.body;
-}
 
 const cdfTask = (externalId: string, request: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   externalId,
