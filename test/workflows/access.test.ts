@@ -5,18 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, capability, namedClients, namedClientToken } from '../support/auth.js';
-import { errorMessage, startHarness, type Harness, type Response } from '../support/harness.js';
-import { dueJobsDone, nonce } from '../support/workflows.js';
+import { errorMessage, startHarness, type Harness } from '../support/harness.js';
+import { dueJobsDone, nonce, ok } from '../support/workflows.js';
 
 let h: Harness;
 let scoped: string;
 let dsA: number;
 let hiddenExecution: string;
 
-function ok(res: Response, status = 200): any {
-  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
-  return res.body;
-}
 const as = (method: string, path: string, body?: unknown) => h.request(method, path, body, bearer(scoped));
 const tasks = [{ externalId: 'a', type: 'cdf', parameters: { cdfRequest: { resourcePath: '/events', method: 'GET' } } }];
 

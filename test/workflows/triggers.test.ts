@@ -4,9 +4,9 @@
  * passes the instances that changed on to an execution, in batches; bad rules are refused, naming the field.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorMessage, startHarness, type Harness, type Response } from '../support/harness.js';
+import { errorMessage, startHarness, type Harness } from '../support/harness.js';
 import { ManualClock } from '../support/manual-clock.js';
-import { dueJobsDone, nonce } from '../support/workflows.js';
+import { dueJobsDone, nonce, ok } from '../support/workflows.js';
 
 // 2026-03-02 00:00 UTC, a Monday.
 const clock = new ManualClock(Date.UTC(2026, 2, 2));
@@ -21,11 +21,6 @@ beforeAll(async () => {
   );
 });
 afterAll(() => h.close());
-
-function ok(res: Response, status = 200): any {
-  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
-  return res.body;
-}
 
 /** Moves the clock, lets the due work run, and takes a token that is valid at the new time (a token lasts an hour). */
 async function advanceTo(time: number) {

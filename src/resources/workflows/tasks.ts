@@ -88,15 +88,20 @@ async function newNonce(run: TaskRun): Promise<{ id: number; nonce: string } | s
 }
 
 async function fn(run: TaskRun): Promise<Outcome> {
-  const params = run.input as { function: { externalId: string; data?: Record<string, unknown> }; isAsyncComplete?: boolean };
+  const params = run.input as { function: { externalId: string; data?: unknown }; isAsyncComplete?: boolean };
   const known = run.output as { functionId?: number; callId?: number } | undefined;
   if (known?.callId === undefined) {
+    const given = params.function.data;
+    // A reference may resolve to any JSON; a call's data is an object, which the task id is added to.
+    if (given !== undefined && given !== null && (typeof given !== 'object' || Array.isArray(given))) {
+      return { kind: 'fail', terminal: true, reason: `parameters.function.data is ${JSON.stringify(given)}, not an object: a function is called with an object` };
+    }
     const found = await call(run, { method: 'POST', path: '/functions/byids', body: { items: [{ externalId: params.function.externalId }] } });
     if (!ok(found.status)) return { kind: 'fail', reason: refusal('POST /functions/byids', found) };
     const functionId = (found.body as { items: Array<{ id: number }> }).items[0].id;
     const session = await newNonce(run);
     if (typeof session === 'string') return { kind: 'fail', reason: session };
-    const data = { ...(params.function.data ?? {}), ...(params.isAsyncComplete ? { cogniteOrchestrationTaskId: run.taskId } : {}) };
+    const data = { ...((given as Record<string, unknown> | null | undefined) ?? {}), ...(params.isAsyncComplete ? { cogniteOrchestrationTaskId: run.taskId } : {}) };
     const started = await call(run, { method: 'POST', path: `/functions/${functionId}/call`, body: { data, nonce: session.nonce } });
     if (!ok(started.status)) return { kind: 'fail', reason: refusal(`POST /functions/${functionId}/call`, started) };
     return { kind: 'wait', output: { functionId, callId: (started.body as { id: number }).id }, afterMs: POLL_MS };
@@ -113,12 +118,27 @@ async function fn(run: TaskRun): Promise<Outcome> {
 }
 
 async function transformation(run: TaskRun): Promise<Outcome> {
-  const params = run.input as { transformation: { externalId: string } };
+  const params = run.input as { transformation: { externalId: string; concurrencyPolicy?: string; useTransformationCredentials?: boolean } };
   const known = run.output as { jobId?: number } | undefined;
   if (known?.jobId === undefined) {
-    const session = await newNonce(run);
-    if (typeof session === 'string') return { kind: 'fail', reason: session };
-    const body = { externalId: params.transformation.externalId, nonce: { sessionId: session.id, nonce: session.nonce, cdfProjectName: run.project } };
+    const { externalId } = params.transformation;
+    const found = await call(run, { method: 'POST', path: '/transformations/byids', body: { items: [{ externalId }], withJobDetails: true } });
+    if (!ok(found.status)) return { kind: 'fail', reason: refusal('POST /transformations/byids', found) };
+    const current = (found.body as { items: Array<{ runningJob?: { id: number } }> }).items[0].runningJob;
+    if (current) {
+      const policy = params.transformation.concurrencyPolicy ?? 'fail';
+      if (policy === 'fail') return { kind: 'fail', reason: `the transformation "${externalId}" is already running (job ${current.id}), and the task's concurrencyPolicy is fail` };
+      if (policy === 'waitForCurrent') return { kind: 'wait', output: { jobId: current.id }, afterMs: POLL_MS };
+      // restartAfterCurrent: looked at again until the job under way has ended, then run.
+      return { kind: 'wait', output: {}, afterMs: POLL_MS };
+    }
+    const body: Record<string, unknown> = { externalId };
+    // Without a nonce the run uses the sessions kept on the transformation.
+    if (params.transformation.useTransformationCredentials !== true) {
+      const session = await newNonce(run);
+      if (typeof session === 'string') return { kind: 'fail', reason: session };
+      body.nonce = { sessionId: session.id, nonce: session.nonce, cdfProjectName: run.project };
+    }
     const started = await call(run, { method: 'POST', path: '/transformations/run', body });
     if (!ok(started.status)) return { kind: 'fail', reason: refusal('POST /transformations/run', started) };
     return { kind: 'wait', output: { jobId: (started.body as { id: number }).id }, afterMs: POLL_MS };
