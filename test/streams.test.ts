@@ -7,9 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../src/storage/sql.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
+import { bearer, builtInSigner } from './support/auth.js';
 import { jobsDone } from './support/jobs.js';
 import { ManualClock } from './support/manual-clock.js';
-import { createStream, ok, reading, setUpSchema, SPACE } from './support/records.js';
+import { createStream, ids, ok, reading, setUpSchema, SPACE } from './support/records.js';
 
 let h: Harness;
 const TEMPLATES = {
@@ -153,17 +154,71 @@ describe('retention', () => {
       await r.close();
     }
   });
+
+  it('drops the time partitions of an immutable stream that have wholly expired, and deletes the expired rows of the one that straddles the end', async () => {
+    const HOUR = 3_600_000;
+    // Records kept four hours lie in partitions an hour wide (on PostgreSQL); the clock starts half past an hour.
+    const start = Math.floor(Date.now() / HOUR) * HOUR + 30 * 60_000;
+    const clock = new ManualClock(start);
+    const templates = { Hours: { type: 'Immutable', dataDeletedAfter: 'PT4H', maxFilteringInterval: 'P1D', maxRecordsTotal: 100, maxGigaBytesTotal: 1 } };
+    const r = await startHarness({}, { STRATA_STREAM_TEMPLATES: JSON.stringify(templates) }, { clock });
+    try {
+      await setUpSchema(r);
+      await createStream(r, 'hours', 'Hours');
+      const signer = await builtInSigner(r);
+      // A token valid on the server's clock, which the test moves by hours.
+      const auth = async () => bearer(await signer.sign({ sub: 'strata-admin' }, { exp: Math.floor(clock.now() / 1000) + 600 }));
+      const post = async (path: string, body: unknown) => {
+        const res = await r.request('POST', path, body, await auth());
+        expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+        return res.body;
+      };
+      await post('/streams/hours/records', { items: [reading('a1', {}), reading('a2', {})] });
+      clock.advance(HOUR);
+      await post('/streams/hours/records', { items: [reading('b1', {})] });
+      clock.advance(10 * 60_000);
+      await post('/streams/hours/records', { items: [reading('c1', {}), reading('c2', {})] });
+      await jobsDone(r);
+      const db = r.strata.services.db;
+      const partitions = async () =>
+        (
+          await db.all<{ name: string }>(
+            sql`SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = to_regclass((SELECT 'records_s' || id FROM streams WHERE external_id = 'hours'))`,
+          )
+        ).length;
+      if (db.dialect.kind === 'postgres') expect(await partitions()).toBe(2);
+
+      // Four hours and five minutes after b1: the hour of a1 and a2 has wholly expired, b1 has, c1 and c2 have not.
+      const before = await retentionRuns(r);
+      clock.set(start + 5 * HOUR + 5 * 60_000);
+      await retentionRan(r, before);
+      const kept = await db.all<{ external_id: string }>(sql`SELECT external_id FROM records ORDER BY external_id`);
+      expect(kept.map((k) => k.external_id)).toEqual(['c1', 'c2']);
+      if (db.dialect.kind === 'postgres') expect(await partitions()).toBe(1);
+      const stats = await r.request('GET', '/streams/hours?includeStatistics=true', undefined, await auth());
+      expect(stats.body.settings.limits.maxRecordsTotal.consumed).toBe(2);
+      const read = await post('/streams/hours/records/filter', { lastUpdatedTime: { gte: start }, limit: 10 });
+      expect(ids(read.items)).toEqual(['c1', 'c2']);
+    } finally {
+      await r.close();
+    }
+  });
 });
 
-/** Resolves once a retention job of the harness's project has run to its end. */
-async function retentionRan(r: Harness): Promise<void> {
-  const { db, changes } = r.strata.services;
+/** The number of retention jobs that have run to their end. */
+async function retentionRuns(r: Harness): Promise<number> {
+  const done = await r.strata.services.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM jobs WHERE kind = 'streams.retention' AND state = 'succeeded'`);
+  return Number(done!.n);
+}
+
+/** Resolves once more retention jobs than `before` have run to their end, and no job is left. */
+async function retentionRan(r: Harness, before = 0): Promise<void> {
+  const { changes } = r.strata.services;
   for (;;) {
     const watch = changes!.watch({ area: 'jobs' });
-    const done = await db.get<{ n: number }>(sql`SELECT count(*) AS n FROM jobs WHERE kind = 'streams.retention' AND state = 'succeeded'`);
-    if (Number(done!.n) > 0) {
+    if ((await retentionRuns(r)) > before) {
       watch.close();
-      return;
+      return jobsDone(r);
     }
     await watch.wait({ deadline: Infinity });
   }

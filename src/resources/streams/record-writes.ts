@@ -18,6 +18,7 @@ import { requireUserSpaces, type Path } from '../models/identifiers.js';
 import { existingSpaces } from '../models/schema-store.js';
 import { requireSpacesWritable, visibleSchema } from '../models/space-access.js';
 import { draftRecord, duplicatedRecords, writtenContainers, type RecordDraft } from './record-documents.js';
+import { ensureTimePartition } from './partitions.js';
 import type { DeleteRecordsBody, WriteRecordsBody } from './schema.js';
 import { claimStream, countAgainstLimits, type ClaimedStream } from './streams.js';
 import { RECORD_STATE } from './tables.js';
@@ -100,6 +101,7 @@ export async function writeRecords(services: Services, projectId: number, stream
     const bytes = drafts.reduce((sum, d) => sum + d.size, 0);
 
     if (claimed.stream.type === 'Immutable') {
+      await ensureTimePartition(tx, claimed.stream, now);
       await insertRecords(tx, projectId, claimed, positioned, false, now);
       await countAgainstLimits(tx, projectId, claimed, drafts.length, bytes);
       return;
