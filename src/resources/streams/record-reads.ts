@@ -186,7 +186,7 @@ export function timeConditions(range: LastUpdatedTime | undefined, stream: Strea
 }
 
 /** The records the stream still keeps: those within its retention. */
-function retained(stream: Stream, now: number, q: RecordSql): Sql[] {
+export function retained(stream: Stream, now: number, q: RecordSql): Sql[] {
   return stream.retentionMs === undefined ? [] : [sql`${q.field('last_updated_time')} >= ${now - stream.retentionMs}`];
 }
 
@@ -269,8 +269,11 @@ export async function syncRecords(services: Services, projectId: number, streamE
   const { stream, selected, q, filter } = await readPlan(services, projectId, streamExternalId, body);
   const now = services.now();
   const maxAge = streamsSettings(services).tombstoneRetentionMs;
-  // A cursor belongs to its stream (this one, not a later stream of the same identifier) and its filter.
-  const binding = { op: 'records/sync', stream: stream.id, filter: body.filter ?? null };
+  // A cursor belongs to its stream (this one, not a later stream of the same identifier), its filter, and the
+  // spaces its caller reads: what it stepped past was chosen by all three.
+  const access = services.access;
+  const spaces = access === undefined || access.all ? 'all' : [...access.spaces].sort();
+  const binding = { op: 'records/sync', stream: stream.id, filter: body.filter ?? null, spaces };
   const lut = q.field('last_updated_time');
   // The stream's position, read before any record: every record at or before it is visible to the reads after.
   const head = await headOf(services, projectId, stream);

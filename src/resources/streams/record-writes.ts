@@ -5,12 +5,14 @@
  * every value fits its property. Then one transaction writes it all, or nothing: it takes the stream's next
  * feed positions (streams.ts `claimStream`), writes the rows, and counts them against the stream's limits.
  *
- * An immutable stream takes ingest only, and keeps every record it is given, identifiers repeated or not. A
+ * An immutable stream takes ingest only, and keeps every record it is given, identifiers repeated or not,
+ * but for duplicates (the identifier and the property values of a record it keeps), which it discards. A
  * mutable stream keeps one record per space and external id: ingest refuses one that exists (409), upsert
  * replaces it, and delete leaves a tombstone for the sync feed (unknown records are ignored). A request that
  * names a record of a mutable stream twice is refused (422), as are upsert and delete on an immutable stream.
  */
 import { ApiError, badRequest, duplicatedItems } from '../../http/errors.js';
+import { stableStringify } from '../../query/cursor.js';
 import type { Services } from '../../http/services.js';
 import { Sql, sql } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
@@ -20,7 +22,9 @@ import { requireSpacesWritable, visibleSchema } from '../models/space-access.js'
 import { draftRecord, duplicatedRecords, writtenContainers, type RecordDraft } from './record-documents.js';
 import { ensureTimePartition } from './partitions.js';
 import type { DeleteRecordsBody, WriteRecordsBody } from './schema.js';
-import { claimStream, countAgainstLimits, type ClaimedStream } from './streams.js';
+import { retained } from './record-reads.js';
+import { RecordSql } from './record-sql.js';
+import { claimStream, countAgainstLimits, type ClaimedStream, type Stream } from './streams.js';
 import { RECORD_STATE } from './tables.js';
 
 type RecordKey = { space: string; externalId: string };
@@ -59,16 +63,37 @@ function requireDistinct(items: readonly RecordKey[]): void {
   if (twice.size > 0) throw duplicatedRecords([...twice.values()]);
 }
 
+const keysIn = (keys: readonly RecordKey[]) => sql`(space, external_id) IN (VALUES ${Sql.join(
+  keys.map((k) => sql`(${k.space}, ${k.externalId})`),
+  ', ',
+)})`;
+
 /** The records of a mutable stream with these identifiers, tombstones included, by key. */
 async function storedRecords(tx: Queryable, projectId: number, streamId: number, keys: readonly RecordKey[]): Promise<Map<string, StoredRecord>> {
-  const rows = await tx.all<StoredRecord>(
-    sql`SELECT seq, space, external_id, state, size FROM records WHERE project_id = ${projectId} AND stream_id = ${streamId} AND keyed = 1
-      AND (space, external_id) IN (VALUES ${Sql.join(
-        keys.map((k) => sql`(${k.space}, ${k.externalId})`),
-        ', ',
-      )})`,
-  );
+  const rows = await tx.all<StoredRecord>(sql`SELECT seq, space, external_id, state, size FROM records WHERE project_id = ${projectId} AND stream_id = ${streamId} AND keyed = 1 AND ${keysIn(keys)}`);
   return new Map(rows.map((r) => [keyOf({ space: r.space, externalId: r.external_id }), r]));
+}
+
+/** A record's identity as an immutable stream's duplicates share it: its identifier and its property values. */
+const contentOf = (space: string, externalId: string, doc: string) => `${keyOf({ space, externalId })}\u0000${stableStringify(JSON.parse(doc))}`;
+
+/**
+ * The records of an ingest into an immutable stream without the duplicates, which are discarded: records
+ * with the identifier and the property values of one the stream keeps, or of one before them in the request.
+ */
+async function withoutDuplicates(tx: Queryable, projectId: number, stream: Stream, drafts: readonly RecordDraft[], now: number): Promise<RecordDraft[]> {
+  const q = new RecordSql(tx.dialect, undefined, 'records');
+  const kept = await tx.all<{ space: string; external_id: string; doc: string }>(
+    sql`SELECT space, external_id, ${tx.dialect.documentText(q.field('doc'))} AS doc FROM records
+      WHERE ${Sql.and([sql`project_id = ${projectId} AND stream_id = ${stream.id} AND keyed IS NULL AND ${keysIn(drafts)}`, ...retained(stream, now, q)])}`,
+  );
+  const seen = new Set(kept.map((r) => contentOf(r.space, r.external_id, r.doc)));
+  return drafts.filter((d) => {
+    const content = contentOf(d.space, d.externalId, d.doc);
+    if (seen.has(content)) return false;
+    seen.add(content);
+    return true;
+  });
 }
 
 async function insertRecords(tx: Queryable, projectId: number, claimed: ClaimedStream, rows: ReadonlyArray<{ draft: RecordDraft; seq: number }>, keyed: boolean, now: number): Promise<void> {
@@ -101,9 +126,10 @@ export async function writeRecords(services: Services, projectId: number, stream
     const bytes = drafts.reduce((sum, d) => sum + d.size, 0);
 
     if (claimed.stream.type === 'Immutable') {
+      const fresh = await withoutDuplicates(tx, projectId, claimed.stream, drafts, now);
       await ensureTimePartition(tx, claimed.stream, now);
-      await insertRecords(tx, projectId, claimed, positioned, false, now);
-      await countAgainstLimits(tx, projectId, claimed, drafts.length, bytes);
+      await insertRecords(tx, projectId, claimed, fresh.map((draft, i) => ({ draft, seq: claimed.first + i })), false, now);
+      await countAgainstLimits(tx, projectId, claimed, fresh.length, fresh.reduce((sum, d) => sum + d.size, 0));
       return;
     }
     requireDistinct(drafts);

@@ -44,6 +44,8 @@ export const recordsTable: TableDef = {
   indexes: [
     { name: 'records_time', columns: ['project_id', 'stream_id', 'last_updated_time', 'seq'] },
     { name: 'records_key', columns: ['project_id', 'stream_id', 'space', 'external_id'], unique: true, where: 'keyed = 1' },
+    // An immutable stream's records by identifier, for the ingest that discards duplicates.
+    { name: 'records_ids', columns: ['project_id', 'stream_id', 'space', 'external_id'], where: 'keyed IS NULL' },
     // What the purge of old tombstones reads, a batch at a time, without passing over live records.
     { name: 'records_tombstones', columns: ['project_id', 'stream_id', 'last_updated_time'], where: 'state = 2' },
   ],
