@@ -157,8 +157,9 @@ describe('retention', () => {
 
   it('drops the time partitions of an immutable stream that have wholly expired, and deletes the expired rows of the one that straddles the end', async () => {
     const HOUR = 3_600_000;
-    // Records kept four hours lie in partitions an hour wide (on PostgreSQL); the clock starts half past an hour.
-    const start = Math.floor(Date.now() / HOUR) * HOUR + 30 * 60_000;
+    // Records kept four hours lie in partitions an hour wide (on PostgreSQL); the clock starts at the next half
+    // past an hour (ahead of the real one, so that the tokens signed below are valid from its start).
+    const start = Math.floor(Date.now() / HOUR) * HOUR + HOUR + 30 * 60_000;
     const clock = new ManualClock(start);
     const templates = { Hours: { type: 'Immutable', dataDeletedAfter: 'PT4H', maxFilteringInterval: 'P1D', maxRecordsTotal: 100, maxGigaBytesTotal: 1 } };
     const r = await startHarness({}, { STRATA_STREAM_TEMPLATES: JSON.stringify(templates) }, { clock });

@@ -95,8 +95,9 @@ export async function dropExpiredPartitions(store: Queryable, projectId: number,
     if (signal.aborted) break;
     dropped += await store.transaction(async (tx) => {
       const locked = await tx.get(sql`SELECT id FROM streams WHERE id = ${stream.id} AND project_id = ${projectId} FOR UPDATE`);
-      if (!locked) return 0;
       const name = timePartition(stream.id, index);
+      // Another run of the job may have dropped it since the list was read.
+      if (!locked || !(await exists(tx, name))) return 0;
       const held = (await tx.get<{ n: number; bytes: number }>(Sql.raw(`SELECT count(*) AS n, coalesce(sum(size), 0) AS bytes FROM ${name}`)))!;
       await tx.run(sql`UPDATE streams SET record_count = record_count - ${Number(held.n)}, bytes = bytes - ${Number(held.bytes)} WHERE id = ${stream.id} AND project_id = ${projectId}`);
       await tx.run(Sql.raw(`DROP TABLE ${name}`));

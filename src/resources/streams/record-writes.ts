@@ -63,14 +63,30 @@ function requireDistinct(items: readonly RecordKey[]): void {
   if (twice.size > 0) throw duplicatedRecords([...twice.values()]);
 }
 
-const keysIn = (keys: readonly RecordKey[]) => sql`(space, external_id) IN (VALUES ${Sql.join(
-  keys.map((k) => sql`(${k.space}, ${k.externalId})`),
-  ', ',
-)})`;
+/**
+ * The rows of a stream with these identifiers, among those `where` selects, each looked up in the index of
+ * identifiers. PostgreSQL plans a list of pairs (`IN (VALUES ...)`) as a scan of the stream's partition
+ * when the partition is new (it has no statistics to tell it how many rows it holds); a lateral join makes
+ * it look up each pair.
+ */
+async function byKeys<T>(tx: Queryable, projectId: number, streamId: number, columns: Sql, where: Sql[], keys: readonly RecordKey[]): Promise<T[]> {
+  const own = [sql`project_id = ${projectId}`, sql`stream_id = ${streamId}`, ...where];
+  const distinct = [...new Map(keys.map((k) => [keyOf(k), k])).values()];
+  const pairs = Sql.join(
+    distinct.map((k) => sql`(${k.space}, ${k.externalId})`),
+    ', ',
+  );
+  if (tx.dialect.kind === 'postgres') {
+    return tx.all<T>(
+      sql`SELECT r.* FROM (VALUES ${pairs}) AS k (space, external_id) CROSS JOIN LATERAL (SELECT ${columns} FROM records WHERE ${Sql.and([...own, sql`space = k.space`, sql`external_id = k.external_id`])}) r`,
+    );
+  }
+  return tx.all<T>(sql`SELECT ${columns} FROM records WHERE ${Sql.and([...own, sql`(space, external_id) IN (VALUES ${pairs})`])}`);
+}
 
 /** The records of a mutable stream with these identifiers, tombstones included, by key. */
 async function storedRecords(tx: Queryable, projectId: number, streamId: number, keys: readonly RecordKey[]): Promise<Map<string, StoredRecord>> {
-  const rows = await tx.all<StoredRecord>(sql`SELECT seq, space, external_id, state, size FROM records WHERE project_id = ${projectId} AND stream_id = ${streamId} AND keyed = 1 AND ${keysIn(keys)}`);
+  const rows = await byKeys<StoredRecord>(tx, projectId, streamId, sql`seq, space, external_id, state, size`, [sql`keyed = 1`], keys);
   return new Map(rows.map((r) => [keyOf({ space: r.space, externalId: r.external_id }), r]));
 }
 
@@ -83,10 +99,8 @@ const contentOf = (space: string, externalId: string, doc: string) => `${keyOf({
  */
 async function withoutDuplicates(tx: Queryable, projectId: number, stream: Stream, drafts: readonly RecordDraft[], now: number): Promise<RecordDraft[]> {
   const q = new RecordSql(tx.dialect, undefined, 'records');
-  const kept = await tx.all<{ space: string; external_id: string; doc: string }>(
-    sql`SELECT space, external_id, ${tx.dialect.documentText(q.field('doc'))} AS doc FROM records
-      WHERE ${Sql.and([sql`project_id = ${projectId} AND stream_id = ${stream.id} AND keyed IS NULL AND ${keysIn(drafts)}`, ...retained(stream, now, q)])}`,
-  );
+  const columns = sql`space, external_id, ${tx.dialect.documentText(q.field('doc'))} AS doc`;
+  const kept = await byKeys<{ space: string; external_id: string; doc: string }>(tx, projectId, stream.id, columns, [sql`keyed IS NULL`, ...retained(stream, now, q)], drafts);
   const seen = new Set(kept.map((r) => contentOf(r.space, r.external_id, r.doc)));
   return drafts.filter((d) => {
     const content = contentOf(d.space, d.externalId, d.doc);
