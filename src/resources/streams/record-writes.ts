@@ -8,7 +8,8 @@
  * An immutable stream takes ingest only, and keeps every record it is given, identifiers repeated or not,
  * but for duplicates (the identifier and the property values of a record it keeps), which it discards. A
  * mutable stream keeps one record per space and external id: ingest refuses one that exists (409), upsert
- * replaces it, and delete leaves a tombstone for the sync feed (unknown records are ignored). A request that
+ * replaces it, and delete leaves a tombstone for the sync feed (unknown records are ignored), which keeps
+ * the record's document for sync's filter. A request that
  * names a record of a mutable stream twice is refused (422), as are upsert and delete on an immutable stream.
  */
 import { ApiError, badRequest, duplicatedItems } from '../../http/errors.js';
@@ -201,7 +202,7 @@ export async function deleteRecords(services: Services, projectId: number, strea
       if (!s || Number(s.state) === RECORD_STATE.deleted) continue;
       deleted++;
       bytes += Number(s.size);
-      await tx.run(sql`UPDATE records SET seq = ${claimed.first + i}, state = ${RECORD_STATE.deleted}, last_updated_time = ${now}, doc = NULL, size = 0
+      await tx.run(sql`UPDATE records SET seq = ${claimed.first + i}, state = ${RECORD_STATE.deleted}, last_updated_time = ${now}, size = 0
         WHERE project_id = ${projectId} AND stream_id = ${claimed.stream.id} AND seq = ${s.seq}`);
     }
     await countAgainstLimits(tx, projectId, claimed, -deleted, -bytes);

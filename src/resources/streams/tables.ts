@@ -13,7 +13,7 @@
  * document, `{space: {container: {property: value}}}`, each value in the form a container column holds it
  * (models/container-tables.ts), which the filter compiler reads field by field (record-sql.ts). A record of a
  * mutable stream (`keyed` = 1) is unique by space and external id, and a deleted one stays as a tombstone
- * (`state` 2, no document) for the sync feed; an immutable stream's records may repeat an identifier.
+ * (`state` 2, its document kept for sync's filter, its size 0) for the sync feed; an immutable stream's records may repeat an identifier.
  * On PostgreSQL the table is partitioned by stream, and an immutable stream's partition again by time
  * (partitions.ts), so that deleting a stream, or the expired head of one, drops partitions.
  */
