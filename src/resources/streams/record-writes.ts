@@ -101,7 +101,7 @@ const contentOf = (space: string, externalId: string, doc: string) => `${keyOf({
 async function withoutDuplicates(tx: Queryable, projectId: number, stream: Stream, drafts: readonly RecordDraft[], now: number): Promise<RecordDraft[]> {
   const q = new RecordSql(tx.dialect, undefined, 'records');
   const columns = sql`space, external_id, ${tx.dialect.documentText(q.field('doc'))} AS doc`;
-  const kept = await byKeys<{ space: string; external_id: string; doc: string }>(tx, projectId, stream.id, columns, [sql`keyed IS NULL`, ...retained(stream, now, q)], drafts);
+  const kept = await byKeys<{ space: string; external_id: string; doc: string }>(tx, projectId, stream.id, columns, [sql`keyed = 0`, ...retained(stream, now, q)], drafts);
   const seen = new Set(kept.map((r) => contentOf(r.space, r.external_id, r.doc)));
   return drafts.filter((d) => {
     const content = contentOf(d.space, d.externalId, d.doc);
@@ -116,7 +116,7 @@ async function insertRecords(tx: Queryable, projectId: number, claimed: ClaimedS
   const d = tx.dialect;
   const values = rows.map(
     ({ draft, seq }) =>
-      sql`(${projectId}, ${claimed.stream.id}, ${seq}, ${draft.space}, ${draft.externalId}, ${now}, ${now}, ${RECORD_STATE.created}, ${keyed ? 1 : null}, ${d.document(sql`${draft.doc}`)}, ${draft.size})`,
+      sql`(${projectId}, ${claimed.stream.id}, ${seq}, ${draft.space}, ${draft.externalId}, ${now}, ${now}, ${RECORD_STATE.created}, ${keyed ? 1 : 0}, ${d.document(sql`${draft.doc}`)}, ${draft.size})`,
   );
   await tx.run(
     sql`INSERT INTO records (project_id, stream_id, seq, space, external_id, created_time, last_updated_time, state, keyed, doc, size) VALUES ${Sql.join(values, ', ')}`,

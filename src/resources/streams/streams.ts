@@ -229,6 +229,9 @@ async function deleteInBatches(store: Queryable, projectId: number, streamId: nu
   for (;;) {
     if (signal.aborted) return deleted;
     const n = await store.transaction(async (tx) => {
+      // The stream's row first, as writes and partition drops lock it (partitions.ts): two runs of a job
+      // then take turns, and neither waits on the other in a cycle.
+      await tx.run(sql`UPDATE streams SET seq = seq WHERE id = ${streamId} AND project_id = ${projectId}`);
       const batch = await tx.all<{ seq: number; state: number; size: number }>(
         sql`SELECT seq, state, size FROM records WHERE project_id = ${projectId} AND stream_id = ${streamId} AND ${where} ORDER BY ${order} LIMIT ${PURGE_BATCH}`,
       );
