@@ -65,12 +65,13 @@ function requireDistinct(items: readonly RecordKey[]): void {
 }
 
 /**
- * The rows of a stream with these identifiers, among those `where` selects, each looked up in the index of
- * identifiers. PostgreSQL plans a list of pairs (`IN (VALUES ...)`) as a scan of the stream's partition
- * when the partition is new (it has no statistics to tell it how many rows it holds); a lateral join makes
- * it look up each pair.
+ * The rows of a stream with these identifiers, among those `where` selects, each looked up in `index` (an
+ * index of identifiers whose condition `where` repeats). Both stores would otherwise plan a list of pairs
+ * (`IN (VALUES ...)`) as a scan of the stream whenever they plan it over few rows: PostgreSQL over a new
+ * partition, which has no statistics yet (a lateral join makes it look up each pair), SQLite when it first
+ * prepares the statement, whose plan it then keeps for every request of the same shape (`INDEXED BY`).
  */
-async function byKeys<T>(tx: Queryable, projectId: number, streamId: number, columns: Sql, where: Sql[], keys: readonly RecordKey[]): Promise<T[]> {
+async function byKeys<T>(tx: Queryable, projectId: number, streamId: number, columns: Sql, index: string, where: Sql[], keys: readonly RecordKey[]): Promise<T[]> {
   const own = [sql`project_id = ${projectId}`, sql`stream_id = ${streamId}`, ...where];
   const distinct = [...new Map(keys.map((k) => [keyOf(k), k])).values()];
   const pairs = Sql.join(
@@ -82,12 +83,12 @@ async function byKeys<T>(tx: Queryable, projectId: number, streamId: number, col
       sql`SELECT r.* FROM (VALUES ${pairs}) AS k (space, external_id) CROSS JOIN LATERAL (SELECT ${columns} FROM records WHERE ${Sql.and([...own, sql`space = k.space`, sql`external_id = k.external_id`])}) r`,
     );
   }
-  return tx.all<T>(sql`SELECT ${columns} FROM records WHERE ${Sql.and([...own, sql`(space, external_id) IN (VALUES ${pairs})`])}`);
+  return tx.all<T>(sql`SELECT ${columns} FROM records INDEXED BY ${Sql.raw(index)} WHERE ${Sql.and([...own, sql`(space, external_id) IN (VALUES ${pairs})`])}`);
 }
 
 /** The records of a mutable stream with these identifiers, tombstones included, by key. */
 async function storedRecords(tx: Queryable, projectId: number, streamId: number, keys: readonly RecordKey[]): Promise<Map<string, StoredRecord>> {
-  const rows = await byKeys<StoredRecord>(tx, projectId, streamId, sql`seq, space, external_id, state, size`, [sql`keyed = 1`], keys);
+  const rows = await byKeys<StoredRecord>(tx, projectId, streamId, sql`seq, space, external_id, state, size`, 'records_key', [sql`keyed = 1`], keys);
   return new Map(rows.map((r) => [keyOf({ space: r.space, externalId: r.external_id }), r]));
 }
 
@@ -101,7 +102,7 @@ const contentOf = (space: string, externalId: string, doc: string) => `${keyOf({
 async function withoutDuplicates(tx: Queryable, projectId: number, stream: Stream, drafts: readonly RecordDraft[], now: number): Promise<RecordDraft[]> {
   const q = new RecordSql(tx.dialect, undefined, 'records');
   const columns = sql`space, external_id, ${tx.dialect.documentText(q.field('doc'))} AS doc`;
-  const kept = await byKeys<{ space: string; external_id: string; doc: string }>(tx, projectId, stream.id, columns, [sql`keyed = 0`, ...retained(stream, now, q)], drafts);
+  const kept = await byKeys<{ space: string; external_id: string; doc: string }>(tx, projectId, stream.id, columns, 'records_ids', [sql`keyed = 0`, ...retained(stream, now, q)], drafts);
   const seen = new Set(kept.map((r) => contentOf(r.space, r.external_id, r.doc)));
   return drafts.filter((d) => {
     const content = contentOf(d.space, d.externalId, d.doc);
