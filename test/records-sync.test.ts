@@ -1,10 +1,12 @@
 /**
  * `POST /streams/{id}/records/sync` over HTTP: starting from a time, paging with cursors and `hasNext`,
- * created, updated and deleted records (tombstones) in the order they were written, filters (and how
- * tombstones meet them), selected properties, a cursor bound to its stream and filter, cursor expiry, and
+ * created, updated and deleted records (tombstones) in the order they were written, filters (which
+ * tombstones meet with their record's last properties), selected properties, a cursor bound to its stream, its filter and its caller's
+ * spaces, cursor expiry, and
  * a follower that reads while records are ingested concurrently, each record exactly once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, capability, namedClients, namedClientToken } from './support/auth.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
 import { ALL_READINGS, createStream, ok, reading, setUpSchema, SPACE } from './support/records.js';
 
@@ -17,7 +19,7 @@ type Item = { externalId: string; status: string; lastUpdatedTime: number; prope
 
 beforeAll(async () => {
   // Tombstones (and cursors) last a minute here, three days by default.
-  h = await startHarness({}, { STRATA_RECORD_TOMBSTONE_RETENTION_MS: '60000' }, { now: () => Date.now() + ahead });
+  h = await startHarness({}, { STRATA_RECORD_TOMBSTONE_RETENTION_MS: '60000', STRATA_CLIENTS: namedClients('reader-2', 'reader-all') }, { now: () => Date.now() + ahead });
   await setUpSchema(h);
 });
 afterAll(() => h.close());
@@ -76,15 +78,15 @@ describe('following a stream', () => {
     ahead = 0;
   });
 
-  it('filters the feed; a tombstone comes to any filter that could have matched the record', async () => {
+  it('filters the feed; a tombstone comes to the filters its record met when it was deleted', async () => {
     await createStream(h, 'filtered', 'BasicLiveData');
     const f = { and: [{ range: { property: P('value'), gte: 5 } }, { prefix: { property: ['externalId'], value: 'k' } }] };
     await ok(h, '/streams/filtered/records', { items: [reading('k1', { value: 1 }), reading('k2', { value: 7 }), reading('x1', { value: 9 })] }, 202);
     const start = await drain('filtered', { initializeCursor: '1d-ago', filter: f });
     expect(seen(start.items)).toEqual(['k2:created']);
-    await ok(h, '/streams/filtered/records/delete', { items: ['k1', 'x1'].map((externalId) => ({ space: SPACE, externalId })) });
-    // k1's value is gone with it, so its tombstone may belong; x1's external id rules it out.
-    expect(seen((await drain('filtered', { cursor: start.cursor, filter: f })).items)).toEqual(['k1:deleted']);
+    await ok(h, '/streams/filtered/records/delete', { items: ['k1', 'k2', 'x1'].map((externalId) => ({ space: SPACE, externalId })) });
+    // k1's value and x1's external id rule their tombstones out.
+    expect(seen((await drain('filtered', { cursor: start.cursor, filter: f })).items)).toEqual(['k2:deleted']);
   });
 
   it('refuses a cursor given with another filter or stream, a start that is neither, and an expired cursor', async () => {
@@ -101,6 +103,22 @@ describe('following a stream', () => {
     const expired = await h.post('/streams/strict/records/sync', { cursor: page.nextCursor, filter: { matchAll: {} } });
     expect(errorMessage(expired, 400)).toBe('cursor: the cursor expired (it is older than 60000 ms, after which deletes may have been missed); start again with initializeCursor');
     ahead = 0;
+  });
+
+  it('refuses a cursor given by a principal that reads other spaces than the one it was issued to', async () => {
+    await createStream(h, 'scoped', 'BasicLiveData');
+    await ok(h, '/streams/scoped/records', { items: [reading('in-2', {}, undefined, `${SPACE}2`), reading('in-1', {})] }, 202);
+    const read = (id: string, scope: Record<string, unknown>) =>
+      namedClientToken(h, id, [capability('streamRecordsAcl', ['READ'], scope), capability('dataModelsAcl', ['READ'])]);
+    const narrow = bearer(await read('reader-2', { spaceIdScope: { spaceIds: [`${SPACE}2`] } }));
+    const wide = bearer(await read('reader-all', { all: {} }));
+    const first = await h.request('POST', '/streams/scoped/records/sync', { initializeCursor: '1h-ago', limit: 1 }, narrow);
+    expect(first.body.items.map((i: Item) => i.externalId)).toEqual(['in-2']);
+    const next = { cursor: first.body.nextCursor, limit: 1 };
+    expect((await h.request('POST', '/streams/scoped/records/sync', next, narrow)).status).toBe(200);
+    // Under a wider scope the cursor would have stepped past in-1 unseen.
+    expect(errorMessage(await h.request('POST', '/streams/scoped/records/sync', next, wide), 400)).toContain('cursor');
+    expect(errorMessage(await h.post('/streams/scoped/records/sync', next), 400)).toContain('cursor');
   });
 });
 

@@ -62,6 +62,24 @@ describe('ingest', () => {
     expect(res.items.map((r: any) => r.properties[SPACE].Reading.value)).toEqual([1, 2, 3]);
   });
 
+  it('discards the duplicates an immutable stream is given: the identifier and property values of a record it keeps', async () => {
+    const twin = (value: number, note?: string) => reading('twin', { value, labels: ['x', 'y'] }, note);
+    await ok(h, '/streams/log/records', { items: [twin(1), twin(1), twin(2)] }, 202);
+    // The same values in another order of containers and properties; then one with a note more, and the same values under another identifier.
+    const reordered = { space: SPACE, externalId: 'twin', sources: [{ source: READINGS, properties: { labels: ['x', 'y'], value: 2, tag: 'twin' } }] };
+    await ok(h, '/streams/log/records', { items: [reordered, twin(1, 'n'), { ...twin(1), externalId: 'twin-2' }] }, 202);
+    const res = await filter('log', { filter: { prefix: { property: ['externalId'], value: 'twin' } }, sources: [...ALL_READINGS, { source: NOTES, properties: ['*'] }] });
+    expect(res.items.map((r: any) => [r.externalId, r.properties[SPACE].Reading.value, r.properties[SPACE].Note?.text ?? null])).toEqual([
+      ['twin', 1, null],
+      ['twin', 2, null],
+      ['twin', 1, 'n'],
+      ['twin-2', 1, null],
+    ]);
+    expect((await h.get('/streams/log?includeStatistics=true')).body.settings.limits.maxRecordsTotal.consumed).toBe(
+      (await filter('log', { limit: 1000 })).items.length,
+    );
+  });
+
   it('refuses, with 409 naming them, records that exist in a mutable stream; a deleted one can be ingested again', async () => {
     await ok(h, '/streams/live/records', { items: [reading('once', {})] }, 202);
     const again = await h.post('/streams/live/records', { items: [reading('fresh', {}), reading('once', {})] });
@@ -156,6 +174,16 @@ describe('record containers', () => {
     expect(errorMessage(await apply({ a: { type: { type: 'timeseries' } } }), 400)).toBe('items[0].properties.a.type.type: a record container cannot hold timeseries references');
     expect(errorMessage(await apply({ a: { type: { type: 'text', collation: 'en' } } }), 400)).toContain('takes no collation');
     expect(errorMessage(await apply({ a: { type: { type: 'direct', container: READINGS } } }), 400)).toContain('type.container');
+  });
+
+  it('holds up to 1000 properties, where other containers hold 100', async () => {
+    const properties = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, { type: { type: 'int32' } }]));
+    await ok(h, '/models/containers', { items: [{ space: SPACE, externalId: 'Wide', usedFor: 'record', properties: properties(1000) }] });
+    const tooWide = await h.post('/models/containers', { items: [{ space: SPACE, externalId: 'Wider', usedFor: 'record', properties: properties(1001) }] });
+    expect(errorMessage(tooWide, 400)).toBe('items[0].properties: a container has at most 1000 properties, got 1001');
+    const node = await h.post('/models/containers', { items: [{ space: SPACE, externalId: 'WideNode', properties: properties(101) }] });
+    expect(errorMessage(node, 400)).toBe('items[0].properties: a container has at most 100 properties, got 101');
+    await ok(h, '/streams/live/records', { items: [{ space: SPACE, externalId: 'wide', sources: [{ source: { type: 'container', space: SPACE, externalId: 'Wide' }, properties: { p999: 9 } }] }] }, 202);
   });
 
   it('cannot be mapped by a view', async () => {

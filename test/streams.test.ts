@@ -5,11 +5,13 @@
  * limits of a stream enforced on the writes of its records.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RETENTION_JOB } from '../src/resources/streams/streams.js';
 import { sql } from '../src/storage/sql.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
+import { bearer, builtInSigner } from './support/auth.js';
 import { jobsDone } from './support/jobs.js';
 import { ManualClock } from './support/manual-clock.js';
-import { createStream, ok, reading, setUpSchema, SPACE } from './support/records.js';
+import { createStream, ids, ok, reading, setUpSchema, SPACE } from './support/records.js';
 
 let h: Harness;
 const TEMPLATES = {
@@ -149,6 +151,58 @@ describe('retention', () => {
       expect([await rows('short'), await rows('live')]).toEqual([0, 1]);
       expect((await r.get('/streams/short?includeStatistics=true')).body.settings.limits.maxRecordsTotal.consumed).toBe(0);
       expect((await r.get('/streams/live?includeStatistics=true')).body.settings.limits.maxRecordsTotal.consumed).toBe(1);
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('drops the time partitions of an immutable stream that have wholly expired, and deletes the expired rows of the one that straddles the end', async () => {
+    const HOUR = 3_600_000;
+    // Records kept four hours lie in partitions an hour wide (on PostgreSQL); the clock starts at the next half
+    // past an hour (ahead of the real one, so that the tokens signed below are valid from its start).
+    const start = Math.floor(Date.now() / HOUR) * HOUR + HOUR + 30 * 60_000;
+    const clock = new ManualClock(start);
+    const templates = { Hours: { type: 'Immutable', dataDeletedAfter: 'PT4H', maxFilteringInterval: 'P1D', maxRecordsTotal: 100, maxGigaBytesTotal: 1 } };
+    const r = await startHarness({}, { STRATA_STREAM_TEMPLATES: JSON.stringify(templates) }, { clock });
+    try {
+      await setUpSchema(r);
+      await createStream(r, 'hours', 'Hours');
+      const signer = await builtInSigner(r);
+      // A token valid on the server's clock, which the test moves by hours.
+      const auth = async () => bearer(await signer.sign({ sub: 'strata-admin' }, { exp: Math.floor(clock.now() / 1000) + 600 }));
+      const post = async (path: string, body: unknown) => {
+        const res = await r.request('POST', path, body, await auth());
+        expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+        return res.body;
+      };
+      await post('/streams/hours/records', { items: [reading('a1', {}), reading('a2', {})] });
+      clock.advance(HOUR);
+      await post('/streams/hours/records', { items: [reading('b1', {})] });
+      clock.advance(10 * 60_000);
+      await post('/streams/hours/records', { items: [reading('c1', {}), reading('c2', {})] });
+      await jobsDone(r);
+      const db = r.strata.services.db;
+      const partitions = async () =>
+        (
+          await db.all<{ name: string }>(
+            sql`SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = to_regclass((SELECT 'records_s' || id FROM streams WHERE external_id = 'hours'))`,
+          )
+        ).length;
+      if (db.dialect.kind === 'postgres') expect(await partitions()).toBe(2);
+
+      // Four hours and five minutes after b1: the hour of a1 and a2 has wholly expired, b1 has, c1 and c2 have
+      // not. The job is started here rather than waited for from its schedule (the test above covers that).
+      clock.set(start + 5 * HOUR + 5 * 60_000);
+      const { project_id: projectId } = (await db.get<{ project_id: number }>(sql`SELECT project_id FROM streams WHERE external_id = 'hours'`))!;
+      await db.transaction((tx) => r.strata.services.jobs!.start(tx, { projectId: Number(projectId), kind: RETENTION_JOB, payload: { tombstoneRetentionMs: 60_000 } }));
+      await jobsDone(r);
+      const kept = await db.all<{ external_id: string }>(sql`SELECT external_id FROM records ORDER BY external_id`);
+      expect(kept.map((k) => k.external_id)).toEqual(['c1', 'c2']);
+      if (db.dialect.kind === 'postgres') expect(await partitions()).toBe(1);
+      const stats = await r.request('GET', '/streams/hours?includeStatistics=true', undefined, await auth());
+      expect(stats.body.settings.limits.maxRecordsTotal.consumed).toBe(2);
+      const read = await post('/streams/hours/records/filter', { lastUpdatedTime: { gte: start }, limit: 10 });
+      expect(ids(read.items)).toEqual(['c1', 'c2']);
     } finally {
       await r.close();
     }

@@ -42,6 +42,12 @@ export interface TableDef {
   indexes?: readonly IndexDef[];
   /** Full-text search over text columns: an FTS5 table on SQLite, GIN indexes on PostgreSQL. */
   search?: { table: string; columns: readonly string[] };
+  /**
+   * On PostgreSQL, a table partitioned by the values of this column (`PARTITION BY LIST`), whose partitions
+   * the area that owns it creates and drops. The table itself then has no primary key and no unique index:
+   * each partition carries its own, so that a partition may be partitioned again by another column.
+   */
+  partitionedBy?: string;
 }
 
 function columnSql(name: string, c: ColumnDef, d: Dialect, table: TableDef): string {
@@ -62,6 +68,7 @@ function primaryKey(t: TableDef, d: Dialect): string[] {
   // distributed PostgreSQL (Citus) must be part of each unique constraint.
   const withProject = (columns: readonly string[]) =>
     d.kind === 'postgres' && t.columns.project_id && !columns.includes('project_id') ? ['project_id', ...columns] : columns;
+  if (d.kind === 'postgres' && t.partitionedBy) return [];
   if (t.primaryKey) return [`PRIMARY KEY (${withProject(t.primaryKey).join(', ')})`];
   const id = Object.entries(t.columns).find(([, c]) => c.type === 'id')?.[0];
   if (!id || d.kind === 'sqlite') return [];
@@ -70,7 +77,8 @@ function primaryKey(t: TableDef, d: Dialect): string[] {
 
 export function createTableSql(t: TableDef, d: Dialect): string {
   const parts = [...Object.entries(t.columns).map(([name, c]) => columnSql(name, c, d, t)), ...primaryKey(t, d)];
-  return `CREATE TABLE IF NOT EXISTS ${t.name} (\n  ${parts.join(',\n  ')}\n)${t.withoutRowid ? d.withoutRowid : ''}`;
+  const partitioned = d.kind === 'postgres' && t.partitionedBy ? ` PARTITION BY LIST (${t.partitionedBy})` : '';
+  return `CREATE TABLE IF NOT EXISTS ${t.name} (\n  ${parts.join(',\n  ')}\n)${t.withoutRowid ? d.withoutRowid : ''}${partitioned}`;
 }
 
 /**
@@ -160,7 +168,9 @@ export async function ensureTables(db: Queryable, tables: readonly TableDef[]): 
     if (d.kind === 'postgres' && Object.values(t.columns).some((c) => c.type === 'id')) {
       await db.run(Sql.raw(`CREATE SEQUENCE IF NOT EXISTS ${idSequence(t.name)}`));
     }
-    for (const i of t.indexes ?? []) await db.run(Sql.raw(indexSql(t, i, d)));
+    for (const i of t.indexes ?? []) {
+      if (!(i.unique && d.kind === 'postgres' && t.partitionedBy)) await db.run(Sql.raw(indexSql(t, i, d)));
+    }
     for (const statement of searchSql(t, d)) await db.run(Sql.raw(statement));
   }
 }

@@ -66,7 +66,7 @@ export function normalizeContainer(raw: ContainerCreate, path: Path, stored?: Co
   if (raw.usedFor === 'record') checkRecordContainer(raw, path);
   const ids = Object.keys(raw.properties);
   // Before any of them is read: the body may hold many.
-  checkCount(ids.length, DM_LIMITS.containerProperties, 'properties', path, 'properties');
+  checkCount(ids.length, propertyCap(raw.usedFor), 'properties', path, 'properties');
   const properties: Record<string, ContainerProperty> = {};
   for (const id of ids) properties[id] = normalizeContainerProperty(raw.properties[id], [...path, 'properties', id], id);
 
@@ -95,6 +95,9 @@ export function normalizeContainer(raw: ContainerCreate, path: Path, stored?: Co
   return def;
 }
 
+/** The properties a container may hold: more for records, which have no table of their own per container. */
+const propertyCap = (usedFor: string | undefined) => (usedFor === 'record' ? DM_LIMITS.recordContainerProperties : DM_LIMITS.containerProperties);
+
 function checkCount(n: number, max: number, what: string, path: Path, field: string): void {
   if (n > max) fail([...path, field], `a container has at most ${max} ${what}, got ${n}`);
 }
@@ -106,7 +109,7 @@ function checkCount(n: number, max: number, what: string, path: Path, field: str
 export function checkContainerSize(def: ContainerDefinition, path: Path): void {
   const constraints = Object.values(def.constraints);
   const uniqueness = constraints.filter((c) => c.constraintType === 'uniqueness').length;
-  checkCount(Object.keys(def.properties).length, DM_LIMITS.containerProperties, 'properties', path, 'properties');
+  checkCount(Object.keys(def.properties).length, propertyCap(def.usedFor), 'properties', path, 'properties');
   checkCount(uniqueness, DM_LIMITS.uniquenessConstraints, 'uniqueness constraints', path, 'constraints');
   checkCount(constraints.length - uniqueness, DM_LIMITS.requiresConstraints, 'requires constraints', path, 'constraints');
   checkCount(Object.keys(def.indexes).length, DM_LIMITS.indexes, 'indexes', path, 'indexes');

@@ -28,6 +28,8 @@ export const DM_LIMITS = {
   descriptionLength: 1024,
 
   containerProperties: 100,
+  /** A record container's properties (`usedFor: "record"`). */
+  recordContainerProperties: 1000,
   enumValues: 32,
   uniquenessConstraints: 10,
   requiresConstraints: 25,

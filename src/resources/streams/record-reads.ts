@@ -13,8 +13,8 @@
  * the limit moves the cursor to the stream's position read before the page, past what the filter left out.
  * A deleted record of a mutable stream is a tombstone (`status: "deleted"`, no properties) until the
  * tombstone retention (settings.ts) has passed, which is also how long a cursor lives; a record that leaves
- * an immutable stream at the end of its retention leaves no tombstone. Tombstones have no properties to test,
- * so one is returned when the filter could have matched it (conditions on properties taken as possibly true).
+ * an immutable stream at the end of its retention leaves no tombstone. A tombstone keeps the properties its
+ * record had when it was deleted, unanswered, so that it comes to the filters the record met.
  */
 import { ApiError, badRequest, formatPath } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
@@ -25,7 +25,6 @@ import { propertyReadFields } from '../models/containers.js';
 import { describeTarget, parseFilter, parsePropertyReference, requireRecordContainer, type DmFilter, type FilterOptions, type FilterSchema } from '../models/filter.js';
 import { containerKey, fail, missingContainers, type ContainerId, type Path } from '../models/identifiers.js';
 import { targetConversion } from '../models/instance-reads.js';
-import { onBaseFields } from '../models/instance-sync.js';
 import { isList, propertyTypeReadForm, type PropertyType } from '../models/property-types.js';
 import { visibleSchema } from '../models/space-access.js';
 import { parseTimestamp } from '../models/timestamps.js';
@@ -186,7 +185,7 @@ export function timeConditions(range: LastUpdatedTime | undefined, stream: Strea
 }
 
 /** The records the stream still keeps: those within its retention. */
-function retained(stream: Stream, now: number, q: RecordSql): Sql[] {
+export function retained(stream: Stream, now: number, q: RecordSql): Sql[] {
   return stream.retentionMs === undefined ? [] : [sql`${q.field('last_updated_time')} >= ${now - stream.retentionMs}`];
 }
 
@@ -269,8 +268,11 @@ export async function syncRecords(services: Services, projectId: number, streamE
   const { stream, selected, q, filter } = await readPlan(services, projectId, streamExternalId, body);
   const now = services.now();
   const maxAge = streamsSettings(services).tombstoneRetentionMs;
-  // A cursor belongs to its stream (this one, not a later stream of the same identifier) and its filter.
-  const binding = { op: 'records/sync', stream: stream.id, filter: body.filter ?? null };
+  // A cursor belongs to its stream (this one, not a later stream of the same identifier), its filter, and the
+  // spaces its caller reads: what it stepped past was chosen by all three.
+  const access = services.access;
+  const spaces = access === undefined || access.all ? 'all' : [...access.spaces].sort();
+  const binding = { op: 'records/sync', stream: stream.id, filter: body.filter ?? null, spaces };
   const lut = q.field('last_updated_time');
   // The stream's position, read before any record: every record at or before it is visible to the reads after.
   const head = await headOf(services, projectId, stream);
@@ -293,13 +295,12 @@ export async function syncRecords(services: Services, projectId: number, streamE
     throw badRequest(`${formatPath(['cursor'])}: give a cursor from an earlier answer, or initializeCursor (such as "2d-ago") to start`);
   }
 
-  const live = [sql`${q.field('state')} <> ${RECORD_STATE.deleted}`, ...retained(stream, now, q)];
-  if (filter) live.push(q.compile(filter));
-  const tombstone = [sql`${q.field('state')} = ${RECORD_STATE.deleted}`];
-  if (filter) tombstone.push(q.compile(onBaseFields(filter, true)));
+  // Records and tombstones alike: a tombstone keeps the properties its record had, for the filter.
+  const where = [...q.ofStream(projectId, stream.id), sql`r.seq > ${start}`, ...retained(stream, now, q)];
+  if (filter) where.push(q.compile(filter));
   const limit = body.limit ?? RECORD_LIMITS.readDefault;
   const rows = await services.reads.all<RecordRow>(
-    sql`SELECT ${SELECT(q)} FROM records r WHERE ${Sql.and([...q.ofStream(projectId, stream.id), sql`r.seq > ${start}`, Sql.or([Sql.and(live), Sql.and(tombstone)]).wrap()])}
+    sql`SELECT ${SELECT(q)} FROM records r WHERE ${Sql.and(where)}
       ORDER BY r.seq LIMIT ${limit + 1}`,
   );
   const hasNext = rows.length > limit;

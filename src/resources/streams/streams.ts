@@ -7,11 +7,13 @@ import type { AreaRuntime } from '../../http/area.js';
 import { ApiError, duplicatedItems, badRequest, notFound } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { allocateIds } from '../../storage/ids.js';
-import { sql } from '../../storage/sql.js';
+import { Sql, sql } from '../../storage/sql.js';
 import type { Reader } from '../../storage/read-pool.js';
 import type { Queryable } from '../../storage/store.js';
+import { createStreamPartition, dropExpiredPartitions, dropStreamPartition } from './partitions.js';
 import { streamsSettings } from './settings.js';
 import type { CreateStreamsBody } from './schema.js';
+import { RECORD_STATE } from './tables.js';
 import { isoDurationMs, templateNamed, type StreamTemplate, type StreamType } from './templates.js';
 
 /** The settings a stream keeps from its template, in their read form (without what is consumed). */
@@ -131,6 +133,7 @@ export async function createStreams(services: Services, projectId: number, body:
       };
       await tx.run(sql`INSERT INTO streams (id, project_id, external_id, template, mutable, settings, created_time)
         VALUES (${row.id}, ${projectId}, ${row.external_id}, ${row.template}, ${row.mutable}, ${row.settings}, ${now})`);
+      await createStreamPartition(tx, row.id, row.mutable === 1);
       out.push(row);
     }
     // Expired records and old tombstones are purged every quarter of an hour (reads leave them out before).
@@ -216,20 +219,26 @@ export async function deleteStreams(services: Services, projectId: number, exter
   return {};
 }
 
-/** Deletes, a batch per transaction, the records of a stream that `where` selects; the number deleted. */
-async function deleteInBatches(store: Queryable, projectId: number, streamId: number, where: ReturnType<typeof sql>, signal: AbortSignal, counted: boolean): Promise<number> {
+/**
+ * Deletes, a batch per transaction, the records of a stream that `where` selects, reading each batch in
+ * `order` from an index that holds the selected records first, so that a batch's work is bounded by its size
+ * and not by what the stream holds; the number deleted.
+ */
+async function deleteInBatches(store: Queryable, projectId: number, streamId: number, where: Sql, order: Sql, signal: AbortSignal, counted: boolean): Promise<number> {
   let deleted = 0;
   for (;;) {
     if (signal.aborted) return deleted;
     const n = await store.transaction(async (tx) => {
+      // The stream's row first, as writes and partition drops lock it (partitions.ts): two runs of a job
+      // then take turns, and neither waits on the other in a cycle.
+      await tx.run(sql`UPDATE streams SET seq = seq WHERE id = ${streamId} AND project_id = ${projectId}`);
       const batch = await tx.all<{ seq: number; state: number; size: number }>(
-        sql`SELECT seq, state, size FROM records WHERE project_id = ${projectId} AND stream_id = ${streamId} AND ${where} ORDER BY project_id, stream_id, seq LIMIT ${PURGE_BATCH}`,
+        sql`SELECT seq, state, size FROM records WHERE project_id = ${projectId} AND stream_id = ${streamId} AND ${where} ORDER BY ${order} LIMIT ${PURGE_BATCH}`,
       );
       if (batch.length === 0) return 0;
-      const last = Number(batch[batch.length - 1].seq);
-      await tx.run(sql`DELETE FROM records WHERE project_id = ${projectId} AND stream_id = ${streamId} AND seq <= ${last} AND ${where}`);
+      await tx.run(sql`DELETE FROM records WHERE project_id = ${projectId} AND stream_id = ${streamId} AND seq IN (${batch.map((r) => Number(r.seq))})`);
       if (counted) {
-        const live = batch.filter((r) => Number(r.state) !== 2);
+        const live = batch.filter((r) => Number(r.state) !== RECORD_STATE.deleted);
         const bytes = live.reduce((sum, r) => sum + Number(r.size), 0);
         await tx.run(sql`UPDATE streams SET record_count = record_count - ${live.length}, bytes = bytes - ${bytes} WHERE id = ${streamId} AND project_id = ${projectId}`);
       }
@@ -245,7 +254,9 @@ export function registerStreamJobs(runtime: AreaRuntime): void {
   const { jobs, store, now } = runtime;
   jobs.register(PURGE_JOB, async (job, { signal }) => {
     const { streamId } = job.payload as { streamId: number };
-    const deleted = await deleteInBatches(store, job.projectId, streamId, sql`1 = 1`, signal, false);
+    let deleted = 0;
+    if (store.dialect.kind === 'postgres') await dropStreamPartition(store, streamId);
+    else deleted = await deleteInBatches(store, job.projectId, streamId, sql`1 = 1`, sql`seq`, signal, false);
     if (!signal.aborted) await store.run(sql`DELETE FROM streams WHERE id = ${streamId} AND project_id = ${job.projectId} AND deleted_time IS NOT NULL`);
     return { deleted };
   });
@@ -257,10 +268,13 @@ export function registerStreamJobs(runtime: AreaRuntime): void {
       const stream = streamOf(row);
       const time = now();
       if (stream.retentionMs !== undefined) {
-        deleted += await deleteInBatches(store, job.projectId, stream.id, sql`last_updated_time < ${time - stream.retentionMs}`, signal, true);
+        const cutoff = time - stream.retentionMs;
+        deleted += await dropExpiredPartitions(store, job.projectId, stream, cutoff, signal);
+        deleted += await deleteInBatches(store, job.projectId, stream.id, sql`last_updated_time < ${cutoff}`, sql`last_updated_time, seq`, signal, true);
       }
       if (stream.type === 'Mutable') {
-        deleted += await deleteInBatches(store, job.projectId, stream.id, sql`state = 2 AND last_updated_time < ${time - tombstoneRetentionMs}`, signal, false);
+        const cutoff = time - tombstoneRetentionMs;
+        deleted += await deleteInBatches(store, job.projectId, stream.id, sql`state = ${Sql.raw(String(RECORD_STATE.deleted))} AND last_updated_time < ${cutoff}`, sql`last_updated_time`, signal, false);
       }
     }
     return { deleted };
