@@ -389,6 +389,17 @@ describe('external data sources', () => {
     expect(ok(await h.get('/transformations/externaldata')).items.map((s: any) => s.externalId)).toEqual(['lake-1']);
   });
 
+  it('replace a source of the same external id at versions before 20260828 (create-only from then)', async () => {
+    const at = (version: string, body: unknown) => h.request('POST', '/transformations/externaldata', body, { 'svc-version': version });
+    ok(await at('20260827', { items: [source('lake-old')] }), 201);
+    const renamed = { ...source('lake-old'), name: 'Renamed' };
+    expect(ok(await at('20260827', { items: [renamed] }), 201).items[0]).toMatchObject({ externalId: 'lake-old', name: 'Renamed' });
+    expect(errorMessage(await at('20260828', { items: [source('lake-old')] }), 409)).toBeTruthy();
+    const listed = ok(await h.get('/transformations/externaldata')).items.filter((s: any) => s.externalId === 'lake-old');
+    expect(listed.map((s: any) => s.name)).toEqual(['Renamed']);
+    ok(await h.post('/transformations/externaldata/delete', { items: [{ externalId: 'lake-old' }] }));
+  });
+
   it('are deleted by external id, verified without being reported usable, and refused without their secret', async () => {
     expect(ok(await h.post('/transformations/externaldata/usability', { externalId: 'lake-1' }))).toEqual({ externalId: { externalId: 'lake-1' } });
     expect((await h.post('/transformations/externaldata/delete', { items: [{ externalId: 'nowhere' }] })).status).toBe(400);

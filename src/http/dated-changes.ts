@@ -33,6 +33,13 @@ export const DATED_CHANGES = [
     before: 'lenient',
     after: 'strict',
   },
+  {
+    date: '20260828',
+    key: 'externalDataSourceCreate',
+    change: 'Creating a transformations external data source whose externalId exists: replaces it before; a 409 that creates nothing from this date',
+    before: 'upsert',
+    after: 'createOnly',
+  },
 ] as const;
 
 type Row = (typeof DATED_CHANGES)[number];

@@ -238,7 +238,7 @@ export const transformationRoutes: ApiRoute[] = [
     capability: acl('WRITE'),
     body: CreateDataSourcesBody,
     status: 201,
-    handler: async ({ services, project, body }) => ({ items: await createDataSources(services, project.id, body.items) }),
+    handler: async ({ services, project, body, version }) => ({ items: await createDataSources(services, project.id, body.items, version.at('externalDataSourceCreate')) }),
   }),
   route({
     method: 'GET',
