@@ -2,7 +2,7 @@
  * Durable jobs on this run's engine, on a clock the test moves: a job started in a transaction runs once
  * after it commits (never after a rollback), is retried with a doubling backoff, can be cancelled, ends at
  * its deadline, reports progress, and schedules fire at their times in their time zone across a change of
- * daylight saving time. A job whose process is killed (`kill -9`) is taken over once its lease expires, by
+ * daylight saving time; ended jobs are deleted once their kind keeps them no longer. A job whose process is killed (`kill -9`) is taken over once its lease expires, by
  * another process on the same database (PostgreSQL, or one SQLite file).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -105,6 +105,25 @@ describe('jobs', () => {
     const keyed = await store.transaction((tx) => jobs.start(tx, { projectId, kind: 'double', payload: { n: 2 }, key: 'once' }));
     expect(await store.transaction((tx) => jobs.start(tx, { projectId, kind: 'double', payload: { n: 3 }, key: 'once' }))).toBe(keyed);
     expect((await until(keyed, 'succeeded')).result).toEqual({ doubled: 4 });
+  });
+
+  it('deletes ended jobs once their kind keeps them no longer, and keeps those of kinds that keep them', async () => {
+    const { jobs, until, clock } = runner();
+    jobs.register('brief', async () => 'ok', { keepEndedMs: 60_000 });
+    jobs.register('kept', async () => 'ok', { keepEndedMs: Infinity });
+    const brief = await store.transaction((tx) => jobs.start(tx, { projectId, kind: 'brief' }));
+    const kept = await store.transaction((tx) => jobs.start(tx, { projectId, kind: 'kept' }));
+    await until(brief, 'succeeded');
+    await until(kept, 'succeeded');
+    const waiting = await store.transaction((tx) => jobs.start(tx, { projectId, kind: 'brief', runAfter: clock.now() + 10 * 3_600_000 }));
+    clock.advance(30_000);
+    await jobs.settled();
+    expect(await jobs.get(store, projectId, brief)).toMatchObject({ state: 'succeeded' });
+    clock.advance(2 * 3_600_000);
+    await jobs.settled();
+    expect(await jobs.get(store, projectId, brief)).toBeUndefined();
+    expect(await jobs.get(store, projectId, kept)).toMatchObject({ state: 'succeeded' });
+    expect(await jobs.get(store, projectId, waiting)).toMatchObject({ state: 'queued' });
   });
 
   it('retries a failed job after a backoff that doubles, then fails it when its attempts are spent', async () => {

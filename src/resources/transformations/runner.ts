@@ -81,5 +81,6 @@ async function run(runtime: AreaRuntime, job: Job, context: JobContext): Promise
 }
 
 export function registerTransformationJobs(runtime: AreaRuntime): void {
-  runtime.jobs.register(RUN_KIND, (job, context) => run(runtime, job, context), { maxAttempts: 1, concurrency: 1, leaseMs: 5 * 60_000 });
+  // Kept: a transformation job's record answers its run's state from the durable job.
+  runtime.jobs.register(RUN_KIND, (job, context) => run(runtime, job, context), { maxAttempts: 1, concurrency: 1, leaseMs: 5 * 60_000, keepEndedMs: Infinity });
 }

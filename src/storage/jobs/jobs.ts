@@ -89,6 +89,11 @@ export interface KindOptions {
   /** The wait before the second attempt, doubled at each further one up to `maxBackoffMs`. */
   backoffMs?: number;
   maxBackoffMs?: number;
+  /**
+   * How long a job of this kind is kept once it has ended; the runner then deletes it. `Infinity` for kinds
+   * whose ended jobs are read later (a record that shows a job's state).
+   */
+  keepEndedMs?: number;
 }
 
 /** Thrown by a handler: the job fails at once, without further attempts. */
@@ -106,10 +111,14 @@ export interface JobsOptions {
   pollMs?: number;
 }
 
-const DEFAULTS: Required<KindOptions> = { concurrency: 2, leaseMs: 30_000, maxAttempts: 3, backoffMs: 1000, maxBackoffMs: 5 * 60_000 };
+const DEFAULTS: Required<KindOptions> = { concurrency: 2, leaseMs: 30_000, maxAttempts: 3, backoffMs: 1000, maxBackoffMs: 5 * 60_000, keepEndedMs: 7 * 24 * 3600_000 };
+/** How often a runner deletes the ended jobs past their kind's `keepEndedMs`. */
+const PRUNE_EVERY_MS = 3600_000;
 const AREA = 'jobs';
 /** Candidates read per look for due work. */
 const BATCH = 20;
+/** Ended jobs of a kind deleted in one pass. */
+const PRUNE_BATCH = 1000;
 
 interface Kind {
   handler: JobHandler;
@@ -156,6 +165,8 @@ export class Jobs {
   private cancelTimer?: () => void;
   private pumping?: Promise<void>;
   private again = false;
+  /** When this runner next deletes ended jobs (the clock's time). */
+  private nextPrune = 0;
   private closed = false;
 
   constructor({ db, clock, changes, owner, pollMs = 2000 }: JobsOptions) {
@@ -268,6 +279,7 @@ export class Jobs {
         await this.fireSchedules();
         await this.endOverdue();
         await this.claimDue();
+        await this.pruneEnded();
         await this.checkRunning();
         next = Math.min(await this.nextDue(), this.clock.now() + this.pollMs);
       } catch {
@@ -428,6 +440,23 @@ export class Jobs {
   }
 
   /** Aborts the handlers of jobs running here that were cancelled or taken over meanwhile. */
+  /** Deletes ended jobs kept past their kind's time, in batches of short statements that other writes go between. */
+  private async pruneEnded(): Promise<void> {
+    const now = this.clock.now();
+    if (now < this.nextPrune) return;
+    this.nextPrune = now + PRUNE_EVERY_MS;
+    for (const [kind, { options }] of this.kinds) {
+      if (!Number.isFinite(options.keepEndedMs)) continue;
+      const before = now - options.keepEndedMs;
+      let deleted: number;
+      do {
+        const done = await this.db.run(sql`DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE kind = ${kind} AND finished_time < ${before}
+          AND state IN ('succeeded', 'failed', 'cancelled', 'timedOut') LIMIT ${PRUNE_BATCH})`);
+        deleted = done.changes;
+      } while (deleted === PRUNE_BATCH && !this.closed);
+    }
+  }
+
   private async checkRunning(): Promise<void> {
     if (this.running.size === 0) return;
     const jobs = [...this.running.values()];

@@ -36,6 +36,7 @@ export const jobTables: readonly TableDef[] = [
       { name: 'jobs_due', columns: ['state', 'run_after'] },
       { name: 'jobs_lease', columns: ['state', 'lease_until'] },
       { name: 'jobs_deadline', columns: ['state', 'deadline'] },
+      { name: 'jobs_ended', columns: ['kind', 'finished_time'] },
     ],
   },
   {
