@@ -13,7 +13,7 @@ let h: Harness;
 let projectId: number;
 
 beforeAll(async () => {
-  h = await startHarness({}, { STRATA_CLIENTS: namedClients('scoped') });
+  h = await startHarness({}, { STRATA_CLIENTS: namedClients('scoped', 'other') });
   projectId = (await findProjectAuth(h.strata.services.db, 'dev'))!.id;
   const events = [
     { externalId: 'ev-1', description: 'Pump one', type: 'alarm', startTime: 1000, metadata: { site: 'north' } },
@@ -87,6 +87,37 @@ describe('transformations', () => {
 
     ok(await h.post('/transformations/delete', { items: [{ externalId: 'crud' }] }));
     expect((await h.post('/transformations/byids', { items: [{ externalId: 'crud' }] })).status).toBe(400);
+  });
+
+  it('keeps a private transformation to its owner: to anyone else it is absent', async () => {
+    const mine = await create({ externalId: 'private-admin', name: 'Mine', isPublic: false, destination: { type: 'events' } });
+    ok(await h.post('/transformations', { items: [{ externalId: 'public-admin', name: 'Shared', ignoreNullFields: true, destination: { type: 'events' } }] }));
+    const other = await namedClientToken(h, 'other', [capability('transformationsAcl', ['READ', 'WRITE']), capability('sessionsAcl', ['CREATE'])]);
+    const as = (method: string, path: string, body?: unknown) => h.request(method, path, body, bearer(other));
+    const names = (res: Response) => ok(res).items.map((x: any) => x.externalId).sort();
+
+    expect(names(await as('GET', '/transformations'))).toEqual(['public-admin']);
+    expect(names(await as('POST', '/transformations/filter', { filter: { destinationType: 'events' } }))).toEqual(['public-admin']);
+    expect(names(await as('POST', '/transformations/filter', { filter: { isPublic: false } }))).toEqual([]);
+    for (const ref of [{ externalId: 'private-admin' }, { id: mine.id }]) {
+      const read = await as('POST', '/transformations/byids', { items: [ref] });
+      expect(errorMessage(read, 400)).toMatch(/not found/);
+      expect(read.body.error.missing).toEqual([ref]);
+      expect(ok(await as('POST', '/transformations/byids', { items: [ref, { externalId: 'public-admin' }], ignoreUnknownIds: true })).items.map((x: any) => x.externalId)).toEqual(['public-admin']);
+      expect(errorMessage(await as('POST', '/transformations/update', { items: [{ ...ref, update: { name: { set: 'Taken' } } }] }), 400)).toMatch(/not found/);
+      expect(errorMessage(await as('POST', '/transformations/delete', { items: [ref] }), 400)).toMatch(/not found/);
+      ok(await as('POST', '/transformations/delete', { items: [ref], ignoreUnknownIds: true }));
+      expect(errorMessage(await as('POST', '/transformations/run', ref), 400)).toMatch(/not found/);
+      expect(errorMessage(await as('POST', '/transformations/cancel', ref), 400)).toMatch(/not found/);
+    }
+    // Its owner still sees it, unchanged; and the other principal's own private transformation is its alone.
+    const [kept] = ok(await h.post('/transformations/byids', { items: [{ id: mine.id }] })).items;
+    expect(kept).toMatchObject({ name: 'Mine', isPublic: false, ownerIsCurrentUser: true });
+    await create({ externalId: 'private-other', name: 'Theirs', isPublic: false }, other);
+    expect(names(await as('POST', '/transformations/filter', { filter: { isPublic: false } }))).toEqual(['private-other']);
+    expect(names(await h.post('/transformations/filter', { filter: { isPublic: false } }))).toEqual(['private-admin']);
+    ok(await h.post('/transformations/delete', { items: [{ externalId: 'private-admin' }, { externalId: 'public-admin' }] }));
+    ok(await as('POST', '/transformations/delete', { items: [{ externalId: 'private-other' }] }));
   });
 
   it('takes one nonce for both sides and for several transformations, as the clients send it', async () => {

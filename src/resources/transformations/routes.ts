@@ -48,6 +48,7 @@ import {
   transformationsByIds,
   transformationSpec,
   updateTransformations,
+  withoutOthersPrivate,
 } from './service.js';
 import { createNotifications, deleteNotifications, listNotifications } from './notifications.js';
 import { createDataSources, deleteDataSources, listDataSources, verifyDataSource } from './datasources.js';
@@ -96,15 +97,17 @@ export const transformationRoutes: ApiRoute[] = [
     path: '/transformations/update',
     capability: acl('WRITE'),
     body: UpdateTransformationsBody,
-    handler: async ({ services, principal, project, body }) => ({ items: await updateTransformations(services, principal, project, body.items) }),
+    handler: async ({ services, principal, project, body }) => ({
+      items: await updateTransformations(services, principal, project, await withoutOthersPrivate(services, principal, project.id, body.items)),
+    }),
   }),
   route({
     method: 'POST',
     path: '/transformations/delete',
     capability: acl('WRITE'),
     body: DeleteTransformationsBody,
-    handler: async ({ services, project, body }) => {
-      await deleteItems(spec, services, project.id, body.items, body.ignoreUnknownIds);
+    handler: async ({ services, principal, project, body }) => {
+      await deleteItems(spec, services, project.id, await withoutOthersPrivate(services, principal, project.id, body.items, body.ignoreUnknownIds), body.ignoreUnknownIds);
       return {};
     },
   }),
@@ -113,14 +116,14 @@ export const transformationRoutes: ApiRoute[] = [
     path: '/transformations/run',
     capability: acl('WRITE'),
     body: RunBody,
-    handler: ({ services, project, body }) => runTransformation(services, project, body),
+    handler: async ({ services, principal, project, body }) => runTransformation(services, project, (await withoutOthersPrivate(services, principal, project.id, [body]))[0]),
   }),
   route({
     method: 'POST',
     path: '/transformations/cancel',
     capability: acl('WRITE'),
     body: CancelBody,
-    handler: ({ services, project, body }) => cancelTransformation(services, project.id, body),
+    handler: async ({ services, principal, project, body }) => cancelTransformation(services, project.id, (await withoutOthersPrivate(services, principal, project.id, [body]))[0]),
   }),
   route({
     method: 'GET',

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
-import { ApiError, badRequest, formatPath } from '../../http/errors.js';
+import { ApiError, badRequest, formatPath, missingItems } from '../../http/errors.js';
 import type { Credential, SelfCaller, SessionGrant } from '../../http/self-calls.js';
 import type { Services } from '../../http/services.js';
 import { and, equalsLeaf, inLeaf, rangeLeaf } from '../../query/basic.js';
@@ -178,10 +178,38 @@ export async function updateTransformations(services: Services, principal: Princ
   });
 }
 
-export async function transformationFilterNode(f: TransformationFilter, services: Services, projectId: number): Promise<FilterNode | undefined> {
+/** The transformations a principal sees: the public ones and its own (`isPublic: false` keeps one to its owner). */
+function seenBy(principal: Principal): FilterNode {
+  const catalog = transformationModel.catalog;
+  return { op: 'or', args: [equalsLeaf(catalog, 'isPublic', 1)!, equalsLeaf(catalog, 'owner', principal.subject)!] };
+}
+
+type TransformationRef = { id?: number; externalId?: string };
+
+/**
+ * The references of a request less those to another principal's private transformations, which answer as
+ * unknown ones: dropped with `ignoreUnknownIds`, else a 400 with `missing`.
+ */
+export async function withoutOthersPrivate<R extends TransformationRef>(services: Services, principal: Principal, projectId: number, refs: readonly R[], ignoreUnknownIds = false): Promise<R[]> {
+  const ids = refs.flatMap((r) => (r.id !== undefined ? [r.id] : []));
+  const externalIds = refs.flatMap((r) => (r.externalId !== undefined ? [r.externalId] : []));
+  const rows = await services.db.all<{ id: number; external_id: string }>(
+    sql`SELECT id, external_id FROM transformations WHERE project_id = ${projectId} AND is_public = ${0} AND (owner IS NULL OR owner <> ${principal.subject})
+      AND (id IN (${ids}) OR external_id IN (${externalIds}))`,
+  );
+  if (rows.length === 0) return [...refs];
+  const hiddenIds = new Set(rows.map((r) => Number(r.id)));
+  const hiddenExternalIds = new Set(rows.map((r) => r.external_id));
+  const hidden = (r: R) => (r.id !== undefined ? hiddenIds.has(r.id) : hiddenExternalIds.has(r.externalId!));
+  if (!ignoreUnknownIds) throw missingItems(refs.filter(hidden).map((r) => (r.id !== undefined ? { id: r.id } : { externalId: r.externalId! })));
+  return refs.filter((r) => !hidden(r));
+}
+
+export async function transformationFilterNode(f: TransformationFilter, services: Services, projectId: number, principal: Principal): Promise<FilterNode | undefined> {
   const catalog = transformationModel.catalog;
   const dataSetIds = f.dataSetIds && (await resolveReferences(services.db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds']));
   return and([
+    seenBy(principal),
     // `isPublic` says whether public transformations are included (the clients send `true` by default).
     f.isPublic === false ? equalsLeaf(catalog, 'isPublic', 0) : undefined,
     equalsLeaf(catalog, 'destinationType', f.destinationType),
@@ -224,7 +252,7 @@ export async function listTransformations(
   // Nothing blocks a transformation in Strata, and it reads and writes its own project only.
   if (f.hasBlockedError === true || (f.cdfProjectName !== undefined && f.cdfProjectName !== project.name)) return { items: [] };
   const { withJobDetails: details, ...list } = input;
-  const page = await listItems(spec, services, project.id, list, await transformationFilterNode(f, services, project.id));
+  const page = await listItems(spec, services, project.id, list, await transformationFilterNode(f, services, project.id, principal));
   const items = page.items.map((item) => present(item, principal));
   if (details) await withJobDetails(services, project.id, items);
   return { ...page, items };
@@ -236,7 +264,8 @@ export async function transformationsByIds(
   projectId: number,
   body: { items: ReadonlyArray<{ id?: number; externalId?: string }>; ignoreUnknownIds?: boolean; withJobDetails?: boolean },
 ) {
-  const items = (await retrieveItems(spec, services, projectId, body.items, body.ignoreUnknownIds ?? false)).map((item) => present(item, principal));
+  const refs = await withoutOthersPrivate(services, principal, projectId, body.items, body.ignoreUnknownIds);
+  const items = (await retrieveItems(spec, services, projectId, refs, body.ignoreUnknownIds ?? false)).map((item) => present(item, principal));
   if (body.withJobDetails) await withJobDetails(services, projectId, items);
   return { items };
 }
