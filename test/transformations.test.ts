@@ -120,6 +120,31 @@ describe('transformations', () => {
     ok(await as('POST', '/transformations/delete', { items: [{ externalId: 'private-other' }] }));
   });
 
+  it('filters by name and query regexes, in linear time, and by tags', async () => {
+    const items = [
+      { externalId: 're-pump', name: 'Pump loader', query: 'select externalId from _cdf.events', tags: ['pump', 'daily'] },
+      { externalId: 're-valve', name: 'Valve loader', query: 'select externalId from _cdf.assets', tags: ['valve'] },
+      { externalId: 're-long', name: `${'a'.repeat(100)}!`, query: 'select 1 as x' },
+    ].map((item) => ({ ...item, ignoreNullFields: true }));
+    ok(await h.post('/transformations', { items }));
+    const filter = async (f: Record<string, unknown>) => ok(await h.post('/transformations/filter', { filter: f })).items.map((x: any) => x.externalId).sort();
+
+    expect(await filter({ nameRegex: 'loader$' })).toEqual(['re-pump', 're-valve']);
+    expect(await filter({ nameRegex: '^Pump' })).toEqual(['re-pump']);
+    expect(await filter({ nameRegex: 'pump' })).toEqual([]);
+    expect(await filter({ queryRegex: '_cdf\\.assets' })).toEqual(['re-valve']);
+    expect(await filter({ queryRegex: 'select', nameRegex: 'Valve|^a' })).toEqual(['re-long', 're-valve']);
+    expect(await filter({ tags: { containsAny: ['daily', 'valve'] } })).toEqual(['re-pump', 're-valve']);
+    expect(await filter({ tags: { containsAny: ['pump'] }, nameRegex: 'Valve' })).toEqual([]);
+    expect(errorMessage(await h.post('/transformations/filter', { filter: { nameRegex: '(' } }), 400)).toMatch(/^filter\.nameRegex: .*Unterminated group/);
+    expect(errorMessage(await h.post('/transformations/filter', { filter: { queryRegex: '(a)\\1' } }), 400)).toMatch(/^filter\.queryRegex: .*linear time/);
+    // A pattern that backtracks exponentially in a backtracking engine answers at once.
+    expect(await filter({ nameRegex: '^(a+)+$' })).toEqual([]);
+    expect(await filter({ nameRegex: '^(a|aa)+!$' })).toEqual(['re-long']);
+    expect((await h.post('/transformations/filter', { filter: { tags: { containsAll: ['pump'] } } })).status).toBe(400);
+    ok(await h.post('/transformations/delete', { items: items.map(({ externalId }) => ({ externalId })) }));
+  });
+
   it('takes one nonce for both sides and for several transformations, as the clients send it', async () => {
     const shared = await nonce();
     const items = ['shared-1', 'shared-2'].map((externalId) => ({ externalId, name: externalId, ignoreNullFields: true, sourceNonce: shared, destinationNonce: shared }));

@@ -21,6 +21,7 @@ import { createItems, fromModel, getItem, inWrite, listItems, retrieveItems, upd
 import { dataSetCatalog } from '../datasets/model.js';
 import { isSourceTable, parseQuery, QueryFailed, runQuery, SOURCE_TABLES, sourceTable, type Column, type ColumnType, type TableRef } from './engine.js';
 import { RESOURCE_DESTINATIONS, transformationJobModel, transformationModel, type Destination, type Nonce } from './model.js';
+import { linearRegex } from './regex.js';
 import { PREVIEW_LIMITS, type PreviewBody, type TransformationCreate, type TransformationFilter, type TransformationPatch } from './schema.js';
 
 export const RUN_KIND = 'transformations.run';
@@ -205,11 +206,30 @@ export async function withoutOthersPrivate<R extends TransformationRef>(services
   return refs.filter((r) => !hidden(r));
 }
 
+/**
+ * The ids of the project's transformations that `nameRegex`, `queryRegex` (a match anywhere in the text)
+ * and `tags` (any of them) let through, matched here since neither database runs these expressions the
+ * same way; undefined when the filter has none of them.
+ */
+async function matchedIds(f: TransformationFilter, services: Services, projectId: number): Promise<number[] | undefined> {
+  if (f.nameRegex === undefined && f.queryRegex === undefined && f.tags === undefined) return undefined;
+  const name = f.nameRegex === undefined ? undefined : linearRegex(f.nameRegex, 'filter.nameRegex');
+  const query = f.queryRegex === undefined ? undefined : linearRegex(f.queryRegex, 'filter.queryRegex');
+  const tags = f.tags && new Set(f.tags.containsAny);
+  const rows = await services.db.all<{ id: number; name: string; query: string | null; tags: string | null }>(
+    query ? sql`SELECT id, name, query, tags FROM transformations WHERE project_id = ${projectId}` : sql`SELECT id, name, NULL AS query, tags FROM transformations WHERE project_id = ${projectId}`,
+  );
+  return rows
+    .filter((r) => (!name || name.test(r.name)) && (!query || query.test(r.query ?? '')) && (!tags || (JSON.parse(r.tags ?? '[]') as string[]).some((t) => tags.has(t))))
+    .map((r) => Number(r.id));
+}
+
 export async function transformationFilterNode(f: TransformationFilter, services: Services, projectId: number, principal: Principal): Promise<FilterNode | undefined> {
   const catalog = transformationModel.catalog;
   const dataSetIds = f.dataSetIds && (await resolveReferences(services.db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds']));
   return and([
     seenBy(principal),
+    inLeaf(catalog, 'id', await matchedIds(f, services, projectId)),
     // `isPublic` says whether public transformations are included (the clients send `true` by default).
     f.isPublic === false ? equalsLeaf(catalog, 'isPublic', 0) : undefined,
     equalsLeaf(catalog, 'destinationType', f.destinationType),
