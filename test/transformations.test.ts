@@ -110,6 +110,29 @@ describe('transformations', () => {
       expect(errorMessage(await as('POST', '/transformations/run', ref), 400)).toMatch(/not found/);
       expect(errorMessage(await as('POST', '/transformations/cancel', ref), 400)).toMatch(/not found/);
     }
+    // Its schedule, notifications and jobs are hidden with it.
+    ok(await h.post('/transformations/schedules', { items: [{ externalId: 'private-admin', interval: '0 0 1 1 *', isPaused: true }] }));
+    const [note] = ok(await h.post('/transformations/notifications', { items: [{ transformationExternalId: 'private-admin', destination: 'owner@example.com' }] })).items;
+    const job = await runToEnd({ externalId: 'private-admin' });
+    const ids = (res: Response) => ok(res).items.map((x: any) => x.id);
+    expect(ok(await as('GET', '/transformations/schedules')).items.map((x: any) => x.externalId)).not.toContain('private-admin');
+    for (const path of ['/transformations/schedules/byids', '/transformations/schedules/delete']) {
+      expect(errorMessage(await as('POST', path, { items: [{ externalId: 'private-admin' }] }), 400)).toMatch(/not found/);
+    }
+    expect(errorMessage(await as('POST', '/transformations/schedules/update', { items: [{ externalId: 'private-admin', update: { isPaused: { set: false } } }] }), 400)).toMatch(/not found/);
+    expect(ok(await as('POST', '/transformations/schedules/byids', { items: [{ externalId: 'private-admin' }], ignoreUnknownIds: true })).items).toEqual([]);
+    expect(ids(await as('GET', '/transformations/jobs'))).not.toContain(job.id);
+    expect(ids(await as('GET', `/transformations/jobs?transformationId=${mine.id}`))).toEqual([]);
+    expect(errorMessage(await as('POST', '/transformations/jobs/byids', { items: [{ id: job.id }] }), 400)).toMatch(/not found/);
+    expect(errorMessage(await as('GET', `/transformations/jobs/${job.id}/metrics`), 400)).toMatch(/not found/);
+    expect(ids(await as('GET', '/transformations/notifications'))).not.toContain(note.id);
+    expect(errorMessage(await as('GET', '/transformations/notifications?transformationExternalId=private-admin'), 400)).toMatch(/does not exist/);
+    expect(errorMessage(await as('POST', '/transformations/notifications', { items: [{ transformationId: mine.id, destination: 'x@example.com' }] }), 400)).toMatch(/does not exist/);
+    expect(errorMessage(await as('POST', '/transformations/notifications/delete', { items: [{ id: note.id }] }), 400)).toMatch(/not found/);
+    expect(ids(await h.get(`/transformations/jobs?transformationId=${mine.id}`))).toEqual([job.id]);
+    expect(ids(await h.get('/transformations/notifications?transformationExternalId=private-admin'))).toEqual([note.id]);
+    expect(ok(await h.post('/transformations/schedules/byids', { items: [{ externalId: 'private-admin' }] })).items).toHaveLength(1);
+
     // Its owner still sees it, unchanged; and the other principal's own private transformation is its alone.
     const [kept] = ok(await h.post('/transformations/byids', { items: [{ id: mine.id }] })).items;
     expect(kept).toMatchObject({ name: 'Mine', isPublic: false, ownerIsCurrentUser: true });

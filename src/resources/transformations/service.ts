@@ -10,13 +10,14 @@ import { ApiError, badRequest, formatPath, missingItems } from '../../http/error
 import type { Credential, SelfCaller, SessionGrant } from '../../http/self-calls.js';
 import type { Services } from '../../http/services.js';
 import { and, equalsLeaf, inLeaf, rangeLeaf } from '../../query/basic.js';
+import type { ResourceCatalog } from '../../query/catalog.js';
 import type { FilterNode } from '../../query/filter.js';
 import { resolveReferences } from '../../query/references.js';
 import { visibleIn } from '../../query/visibility.js';
 import type { Job } from '../../storage/jobs/jobs.js';
 import { insertItems, type Item, type Values } from '../../storage/items.js';
 import type { Queryable } from '../../storage/store.js';
-import { sql } from '../../storage/sql.js';
+import { Sql, sql } from '../../storage/sql.js';
 import { createItems, fromModel, getItem, inWrite, listItems, retrieveItems, updateItems, type Path, type ResourceSpec, type UpdateItem } from '../crud.js';
 import { dataSetCatalog } from '../datasets/model.js';
 import { isSourceTable, parseQuery, QueryFailed, runQuery, SOURCE_TABLES, sourceTable, type Column, type ColumnType, type TableRef } from './engine.js';
@@ -224,6 +225,42 @@ async function matchedIds(f: TransformationFilter, services: Services, projectId
     .map((r) => Number(r.id));
 }
 
+/** Ids of the project's transformations private to principals other than this one: to it they do not exist. */
+export async function othersPrivate(services: Services, principal: Principal, projectId: number): Promise<number[]> {
+  const rows = await services.db.all<{ id: number }>(
+    sql`SELECT id FROM transformations WHERE project_id = ${projectId} AND is_public = ${0} AND (owner IS NULL OR owner <> ${principal.subject})`,
+  );
+  return rows.map((r) => Number(r.id));
+}
+
+/** A filter of the items of `catalog` (jobs, notifications) that keeps out those of transformations hidden from the principal. */
+export async function ofSeenTransformations(services: Services, principal: Principal, projectId: number, catalog: ResourceCatalog): Promise<FilterNode | undefined> {
+  const hidden = await othersPrivate(services, principal, projectId);
+  return hidden.length === 0 ? undefined : { op: 'not', arg: inLeaf(catalog, 'transformationId', hidden)! };
+}
+
+/**
+ * The ids of a request naming items of `table` (jobs, notifications) less those of transformations hidden
+ * from the principal, which answer as unknown ones: dropped with `ignoreUnknownIds`, else a 400 with `missing`.
+ */
+export async function withoutHiddenItems(
+  services: Services,
+  principal: Principal,
+  projectId: number,
+  table: 'transformation_jobs' | 'transformation_notifications',
+  refs: ReadonlyArray<{ id: number }>,
+  ignoreUnknownIds = false,
+): Promise<Array<{ id: number }>> {
+  const hidden = await othersPrivate(services, principal, projectId);
+  if (hidden.length === 0) return [...refs];
+  const rows = await services.db.all<{ id: number }>(
+    sql`SELECT id FROM ${Sql.raw(table)} WHERE project_id = ${projectId} AND id IN (${refs.map((r) => r.id)}) AND transformation_id IN (${hidden})`,
+  );
+  const gone = new Set(rows.map((r) => Number(r.id)));
+  if (gone.size > 0 && !ignoreUnknownIds) throw missingItems(refs.filter((r) => gone.has(r.id)).map((r) => ({ id: r.id })));
+  return refs.filter((r) => !gone.has(r.id));
+}
+
 export async function transformationFilterNode(f: TransformationFilter, services: Services, projectId: number, principal: Principal): Promise<FilterNode | undefined> {
   const catalog = transformationModel.catalog;
   const dataSetIds = f.dataSetIds && (await resolveReferences(services.db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds']));
@@ -361,18 +398,24 @@ export async function runTransformation(services: Services, project: { id: numbe
   });
 }
 
-export async function listJobs(services: Services, projectId: number, q: { transformationId?: number; transformationExternalId?: string; limit?: number; cursor?: string }) {
+export async function listJobs(services: Services, principal: Principal, projectId: number, q: { transformationId?: number; transformationExternalId?: string; limit?: number; cursor?: string }) {
   const catalog = transformationJobModel.catalog;
-  const node = and([equalsLeaf(catalog, 'transformationId', q.transformationId), equalsLeaf(catalog, 'transformationExternalId', q.transformationExternalId)]);
+  const node = and([
+    equalsLeaf(catalog, 'transformationId', q.transformationId),
+    equalsLeaf(catalog, 'transformationExternalId', q.transformationExternalId),
+    await ofSeenTransformations(services, principal, projectId, catalog),
+  ]);
   const page = await listItems(jobSpec, services, projectId, { filter: q, sort: [{ property: ['createdTime'], order: 'desc' }], limit: q.limit, cursor: q.cursor }, node);
   return { ...page, items: await presentJobs(services, projectId, page.items) };
 }
 
-export async function jobsByIds(services: Services, projectId: number, items: ReadonlyArray<{ id: number }>, ignoreUnknownIds = false) {
-  return { items: await presentJobs(services, projectId, await retrieveItems(jobSpec, services, projectId, items, ignoreUnknownIds)) };
+export async function jobsByIds(services: Services, principal: Principal, projectId: number, items: ReadonlyArray<{ id: number }>, ignoreUnknownIds = false) {
+  const refs = await withoutHiddenItems(services, principal, projectId, 'transformation_jobs', items, ignoreUnknownIds);
+  return { items: await presentJobs(services, projectId, await retrieveItems(jobSpec, services, projectId, refs, ignoreUnknownIds)) };
 }
 
-export async function jobMetrics(services: Services, projectId: number, id: number) {
+export async function jobMetrics(services: Services, principal: Principal, projectId: number, id: number) {
+  await withoutHiddenItems(services, principal, projectId, 'transformation_jobs', [{ id }]);
   const record = await getItem(jobSpec, services, projectId, id);
   const runner = (await runnerIds(services.db, projectId, [record.id])).get(record.id)!;
   const job = await services.jobs!.get(services.db, projectId, runner);
