@@ -103,6 +103,8 @@ describe('transformations', () => {
       const read = await as('POST', '/transformations/byids', { items: [ref] });
       expect(errorMessage(read, 400)).toMatch(/not found/);
       expect(read.body.error.missing).toEqual([ref]);
+      // Named with an unknown one, it is listed as the unknown one is.
+      expect((await as('POST', '/transformations/byids', { items: [ref, { externalId: 'no-such' }] })).body.error.missing).toEqual([ref, { externalId: 'no-such' }]);
       expect(ok(await as('POST', '/transformations/byids', { items: [ref, { externalId: 'public-admin' }], ignoreUnknownIds: true })).items.map((x: any) => x.externalId)).toEqual(['public-admin']);
       expect(errorMessage(await as('POST', '/transformations/update', { items: [{ ...ref, update: { name: { set: 'Taken' } } }] }), 400)).toMatch(/not found/);
       expect(errorMessage(await as('POST', '/transformations/delete', { items: [ref] }), 400)).toMatch(/not found/);

@@ -195,16 +195,19 @@ type TransformationRef = { id?: number; externalId?: string };
 export async function withoutOthersPrivate<R extends TransformationRef>(services: Services, principal: Principal, projectId: number, refs: readonly R[], ignoreUnknownIds = false): Promise<R[]> {
   const ids = refs.flatMap((r) => (r.id !== undefined ? [r.id] : []));
   const externalIds = refs.flatMap((r) => (r.externalId !== undefined ? [r.externalId] : []));
-  const rows = await services.db.all<{ id: number; external_id: string }>(
-    sql`SELECT id, external_id FROM transformations WHERE project_id = ${projectId} AND is_public = ${0} AND (owner IS NULL OR owner <> ${principal.subject})
-      AND (id IN (${ids}) OR external_id IN (${externalIds}))`,
+  const scope = visibleIn(services, transformationModel.catalog).where;
+  const rows = await services.db.all<{ id: number; external_id: string; hidden: number }>(
+    sql`SELECT id, external_id, CASE WHEN is_public = ${0} AND (owner IS NULL OR owner <> ${principal.subject}) THEN 1 ELSE 0 END AS hidden
+      FROM transformations WHERE project_id = ${projectId} AND (id IN (${ids}) OR external_id IN (${externalIds}))${scope ? sql` AND ${scope}` : sql``}`,
   );
-  if (rows.length === 0) return [...refs];
-  const hiddenIds = new Set(rows.map((r) => Number(r.id)));
-  const hiddenExternalIds = new Set(rows.map((r) => r.external_id));
-  const hidden = (r: R) => (r.id !== undefined ? hiddenIds.has(r.id) : hiddenExternalIds.has(r.externalId!));
-  if (!ignoreUnknownIds) throw missingItems(refs.filter(hidden).map((r) => (r.id !== undefined ? { id: r.id } : { externalId: r.externalId! })));
-  return refs.filter((r) => !hidden(r));
+  if (!rows.some((r) => Number(r.hidden) === 1)) return [...refs];
+  const seen = rows.filter((r) => Number(r.hidden) === 0);
+  const seenIds = new Set(seen.map((r) => Number(r.id)));
+  const seenExternalIds = new Set(seen.map((r) => r.external_id));
+  const known = (r: R) => (r.id !== undefined ? seenIds.has(r.id) : seenExternalIds.has(r.externalId!));
+  // Listed with the unknown ones of the request, so that the answer is the one it would be if they did not exist.
+  if (!ignoreUnknownIds) throw missingItems(refs.filter((r) => !known(r)).map((r) => (r.id !== undefined ? { id: r.id } : { externalId: r.externalId! })));
+  return refs.filter(known);
 }
 
 /**
