@@ -13,7 +13,7 @@ let h: Harness;
 let projectId: number;
 
 beforeAll(async () => {
-  h = await startHarness({}, { STRATA_CLIENTS: namedClients('scoped') });
+  h = await startHarness({}, { STRATA_CLIENTS: namedClients('scoped', 'other') });
   projectId = (await findProjectAuth(h.strata.services.db, 'dev'))!.id;
   const events = [
     { externalId: 'ev-1', description: 'Pump one', type: 'alarm', startTime: 1000, metadata: { site: 'north' } },
@@ -87,6 +87,87 @@ describe('transformations', () => {
 
     ok(await h.post('/transformations/delete', { items: [{ externalId: 'crud' }] }));
     expect((await h.post('/transformations/byids', { items: [{ externalId: 'crud' }] })).status).toBe(400);
+  });
+
+  it('keeps a private transformation to its owner: to anyone else it is absent', async () => {
+    const mine = await create({ externalId: 'private-admin', name: 'Mine', isPublic: false, destination: { type: 'events' } });
+    ok(await h.post('/transformations', { items: [{ externalId: 'public-admin', name: 'Shared', ignoreNullFields: true, destination: { type: 'events' } }] }));
+    const other = await namedClientToken(h, 'other', [capability('transformationsAcl', ['READ', 'WRITE']), capability('sessionsAcl', ['CREATE'])]);
+    const as = (method: string, path: string, body?: unknown) => h.request(method, path, body, bearer(other));
+    const names = (res: Response) => ok(res).items.map((x: any) => x.externalId).sort();
+
+    expect(names(await as('GET', '/transformations'))).toEqual(['public-admin']);
+    expect(names(await as('POST', '/transformations/filter', { filter: { destinationType: 'events' } }))).toEqual(['public-admin']);
+    expect(names(await as('POST', '/transformations/filter', { filter: { isPublic: false } }))).toEqual([]);
+    for (const ref of [{ externalId: 'private-admin' }, { id: mine.id }]) {
+      const read = await as('POST', '/transformations/byids', { items: [ref] });
+      expect(errorMessage(read, 400)).toMatch(/not found/);
+      expect(read.body.error.missing).toEqual([ref]);
+      // Named with an unknown one, it is listed as the unknown one is.
+      expect((await as('POST', '/transformations/byids', { items: [ref, { externalId: 'no-such' }] })).body.error.missing).toEqual([ref, { externalId: 'no-such' }]);
+      expect(ok(await as('POST', '/transformations/byids', { items: [ref, { externalId: 'public-admin' }], ignoreUnknownIds: true })).items.map((x: any) => x.externalId)).toEqual(['public-admin']);
+      expect(errorMessage(await as('POST', '/transformations/update', { items: [{ ...ref, update: { name: { set: 'Taken' } } }] }), 400)).toMatch(/not found/);
+      expect(errorMessage(await as('POST', '/transformations/delete', { items: [ref] }), 400)).toMatch(/not found/);
+      ok(await as('POST', '/transformations/delete', { items: [ref], ignoreUnknownIds: true }));
+      expect(errorMessage(await as('POST', '/transformations/run', ref), 400)).toMatch(/not found/);
+      expect(errorMessage(await as('POST', '/transformations/cancel', ref), 400)).toMatch(/not found/);
+    }
+    // Its schedule, notifications and jobs are hidden with it.
+    ok(await h.post('/transformations/schedules', { items: [{ externalId: 'private-admin', interval: '0 0 1 1 *', isPaused: true }] }));
+    const [note] = ok(await h.post('/transformations/notifications', { items: [{ transformationExternalId: 'private-admin', destination: 'owner@example.com' }] })).items;
+    const job = await runToEnd({ externalId: 'private-admin' });
+    const ids = (res: Response) => ok(res).items.map((x: any) => x.id);
+    expect(ok(await as('GET', '/transformations/schedules')).items.map((x: any) => x.externalId)).not.toContain('private-admin');
+    for (const path of ['/transformations/schedules/byids', '/transformations/schedules/delete']) {
+      expect(errorMessage(await as('POST', path, { items: [{ externalId: 'private-admin' }] }), 400)).toMatch(/not found/);
+    }
+    expect(errorMessage(await as('POST', '/transformations/schedules/update', { items: [{ externalId: 'private-admin', update: { isPaused: { set: false } } }] }), 400)).toMatch(/not found/);
+    expect(ok(await as('POST', '/transformations/schedules/byids', { items: [{ externalId: 'private-admin' }], ignoreUnknownIds: true })).items).toEqual([]);
+    expect(ids(await as('GET', '/transformations/jobs'))).not.toContain(job.id);
+    expect(ids(await as('GET', `/transformations/jobs?transformationId=${mine.id}`))).toEqual([]);
+    expect(errorMessage(await as('POST', '/transformations/jobs/byids', { items: [{ id: job.id }] }), 400)).toMatch(/not found/);
+    expect(errorMessage(await as('GET', `/transformations/jobs/${job.id}/metrics`), 400)).toMatch(/not found/);
+    expect(ids(await as('GET', '/transformations/notifications'))).not.toContain(note.id);
+    expect(errorMessage(await as('GET', '/transformations/notifications?transformationExternalId=private-admin'), 400)).toMatch(/does not exist/);
+    expect(errorMessage(await as('POST', '/transformations/notifications', { items: [{ transformationId: mine.id, destination: 'x@example.com' }] }), 400)).toMatch(/does not exist/);
+    expect(errorMessage(await as('POST', '/transformations/notifications/delete', { items: [{ id: note.id }] }), 400)).toMatch(/not found/);
+    expect(ids(await h.get(`/transformations/jobs?transformationId=${mine.id}`))).toEqual([job.id]);
+    expect(ids(await h.get('/transformations/notifications?transformationExternalId=private-admin'))).toEqual([note.id]);
+    expect(ok(await h.post('/transformations/schedules/byids', { items: [{ externalId: 'private-admin' }] })).items).toHaveLength(1);
+
+    // Its owner still sees it, unchanged; and the other principal's own private transformation is its alone.
+    const [kept] = ok(await h.post('/transformations/byids', { items: [{ id: mine.id }] })).items;
+    expect(kept).toMatchObject({ name: 'Mine', isPublic: false, ownerIsCurrentUser: true });
+    await create({ externalId: 'private-other', name: 'Theirs', isPublic: false }, other);
+    expect(names(await as('POST', '/transformations/filter', { filter: { isPublic: false } }))).toEqual(['private-other']);
+    expect(names(await h.post('/transformations/filter', { filter: { isPublic: false } }))).toEqual(['private-admin']);
+    ok(await h.post('/transformations/delete', { items: [{ externalId: 'private-admin' }, { externalId: 'public-admin' }] }));
+    ok(await as('POST', '/transformations/delete', { items: [{ externalId: 'private-other' }] }));
+  });
+
+  it('filters by name and query regexes, in linear time, and by tags', async () => {
+    const items = [
+      { externalId: 're-pump', name: 'Pump loader', query: 'select externalId from _cdf.events', tags: ['pump', 'daily'] },
+      { externalId: 're-valve', name: 'Valve loader', query: 'select externalId from _cdf.assets', tags: ['valve'] },
+      { externalId: 're-long', name: `${'a'.repeat(100)}!`, query: 'select 1 as x' },
+    ].map((item) => ({ ...item, ignoreNullFields: true }));
+    ok(await h.post('/transformations', { items }));
+    const filter = async (f: Record<string, unknown>) => ok(await h.post('/transformations/filter', { filter: f })).items.map((x: any) => x.externalId).sort();
+
+    expect(await filter({ nameRegex: 'loader$' })).toEqual(['re-pump', 're-valve']);
+    expect(await filter({ nameRegex: '^Pump' })).toEqual(['re-pump']);
+    expect(await filter({ nameRegex: 'pump' })).toEqual([]);
+    expect(await filter({ queryRegex: '_cdf\\.assets' })).toEqual(['re-valve']);
+    expect(await filter({ queryRegex: 'select', nameRegex: 'Valve|^a' })).toEqual(['re-long', 're-valve']);
+    expect(await filter({ tags: { containsAny: ['daily', 'valve'] } })).toEqual(['re-pump', 're-valve']);
+    expect(await filter({ tags: { containsAny: ['pump'] }, nameRegex: 'Valve' })).toEqual([]);
+    expect(errorMessage(await h.post('/transformations/filter', { filter: { nameRegex: '(' } }), 400)).toMatch(/^filter\.nameRegex: .*Unterminated group/);
+    expect(errorMessage(await h.post('/transformations/filter', { filter: { queryRegex: '(a)\\1' } }), 400)).toMatch(/^filter\.queryRegex: .*linear time/);
+    // A pattern that backtracks exponentially in a backtracking engine answers at once.
+    expect(await filter({ nameRegex: '^(a+)+$' })).toEqual([]);
+    expect(await filter({ nameRegex: '^(a|aa)+!$' })).toEqual(['re-long']);
+    expect((await h.post('/transformations/filter', { filter: { tags: { containsAll: ['pump'] } } })).status).toBe(400);
+    ok(await h.post('/transformations/delete', { items: items.map(({ externalId }) => ({ externalId })) }));
   });
 
   it('takes one nonce for both sides and for several transformations, as the clients send it', async () => {

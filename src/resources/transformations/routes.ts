@@ -48,6 +48,7 @@ import {
   transformationsByIds,
   transformationSpec,
   updateTransformations,
+  withoutOthersPrivate,
 } from './service.js';
 import { createNotifications, deleteNotifications, listNotifications } from './notifications.js';
 import { createDataSources, deleteDataSources, listDataSources, verifyDataSource } from './datasources.js';
@@ -96,15 +97,17 @@ export const transformationRoutes: ApiRoute[] = [
     path: '/transformations/update',
     capability: acl('WRITE'),
     body: UpdateTransformationsBody,
-    handler: async ({ services, principal, project, body }) => ({ items: await updateTransformations(services, principal, project, body.items) }),
+    handler: async ({ services, principal, project, body }) => ({
+      items: await updateTransformations(services, principal, project, await withoutOthersPrivate(services, principal, project.id, body.items)),
+    }),
   }),
   route({
     method: 'POST',
     path: '/transformations/delete',
     capability: acl('WRITE'),
     body: DeleteTransformationsBody,
-    handler: async ({ services, project, body }) => {
-      await deleteItems(spec, services, project.id, body.items, body.ignoreUnknownIds);
+    handler: async ({ services, principal, project, body }) => {
+      await deleteItems(spec, services, project.id, await withoutOthersPrivate(services, principal, project.id, body.items, body.ignoreUnknownIds), body.ignoreUnknownIds);
       return {};
     },
   }),
@@ -113,35 +116,35 @@ export const transformationRoutes: ApiRoute[] = [
     path: '/transformations/run',
     capability: acl('WRITE'),
     body: RunBody,
-    handler: ({ services, project, body }) => runTransformation(services, project, body),
+    handler: async ({ services, principal, project, body }) => runTransformation(services, project, (await withoutOthersPrivate(services, principal, project.id, [body]))[0]),
   }),
   route({
     method: 'POST',
     path: '/transformations/cancel',
     capability: acl('WRITE'),
     body: CancelBody,
-    handler: ({ services, project, body }) => cancelTransformation(services, project.id, body),
+    handler: async ({ services, principal, project, body }) => cancelTransformation(services, project.id, (await withoutOthersPrivate(services, principal, project.id, [body]))[0]),
   }),
   route({
     method: 'GET',
     path: '/transformations/jobs',
     capability: acl('READ'),
     query: ListJobsQuery,
-    handler: ({ services, project, query }) => listJobs(services, project.id, query),
+    handler: ({ services, principal, project, query }) => listJobs(services, principal, project.id, query),
   }),
   route({
     method: 'POST',
     path: '/transformations/jobs/byids',
     capability: acl('READ'),
     body: JobIdsBody,
-    handler: ({ services, project, body }) => jobsByIds(services, project.id, body.items, body.ignoreUnknownIds),
+    handler: ({ services, principal, project, body }) => jobsByIds(services, principal, project.id, body.items, body.ignoreUnknownIds),
   }),
   route({
     method: 'GET',
     path: '/transformations/jobs/:id/metrics',
     capability: acl('READ'),
     params: JobIdParams,
-    handler: ({ services, project, params }) => jobMetrics(services, project.id, params.id),
+    handler: ({ services, principal, project, params }) => jobMetrics(services, principal, project.id, params.id),
   }),
   route({
     method: 'POST',
@@ -177,22 +180,22 @@ export const transformationRoutes: ApiRoute[] = [
     path: '/transformations/notifications',
     capability: acl('WRITE'),
     body: CreateNotificationsBody,
-    handler: async ({ services, project, body }) => ({ items: await createNotifications(services, project.id, body.items) }),
+    handler: async ({ services, principal, project, body }) => ({ items: await createNotifications(services, principal, project.id, body.items) }),
   }),
   route({
     method: 'GET',
     path: '/transformations/notifications',
     capability: acl('READ'),
     query: ListNotificationsQuery,
-    handler: ({ services, project, query }) => listNotifications(services, project.id, query),
+    handler: ({ services, principal, project, query }) => listNotifications(services, principal, project.id, query),
   }),
   route({
     method: 'POST',
     path: '/transformations/notifications/delete',
     capability: acl('WRITE'),
     body: DeleteNotificationsBody,
-    handler: async ({ services, project, body }) => {
-      await deleteNotifications(services, project.id, body.items);
+    handler: async ({ services, principal, project, body }) => {
+      await deleteNotifications(services, principal, project.id, body.items);
       return {};
     },
   }),
@@ -201,35 +204,37 @@ export const transformationRoutes: ApiRoute[] = [
     path: '/transformations/schedules',
     capability: acl('WRITE'),
     body: CreateSchedulesBody,
-    handler: async ({ services, project, body }) => ({ items: await createSchedules(services, project, body.items) }),
+    handler: async ({ services, principal, project, body }) => ({ items: await createSchedules(services, project, await withoutOthersPrivate(services, principal, project.id, body.items)) }),
   }),
   route({
     method: 'GET',
     path: '/transformations/schedules',
     capability: acl('READ'),
     query: ListSchedulesQuery,
-    handler: ({ services, project, query }) => listSchedules(services, project.id, query),
+    handler: ({ services, principal, project, query }) => listSchedules(services, principal, project.id, query),
   }),
   route({
     method: 'POST',
     path: '/transformations/schedules/byids',
     capability: acl('READ'),
     body: ScheduleIdsBody,
-    handler: ({ services, project, body }) => schedulesByIds(services, project.id, body.items, body.ignoreUnknownIds),
+    handler: async ({ services, principal, project, body }) =>
+      schedulesByIds(services, project.id, await withoutOthersPrivate(services, principal, project.id, body.items, body.ignoreUnknownIds), body.ignoreUnknownIds),
   }),
   route({
     method: 'POST',
     path: '/transformations/schedules/update',
     capability: acl('WRITE'),
     body: UpdateSchedulesBody,
-    handler: async ({ services, project, body }) => ({ items: await updateSchedules(services, project, body.items) }),
+    handler: async ({ services, principal, project, body }) => ({ items: await updateSchedules(services, project, await withoutOthersPrivate(services, principal, project.id, body.items)) }),
   }),
   route({
     method: 'POST',
     path: '/transformations/schedules/delete',
     capability: acl('WRITE'),
     body: ScheduleIdsBody,
-    handler: ({ services, project, body }) => deleteSchedules(services, project.id, body.items, body.ignoreUnknownIds),
+    handler: async ({ services, principal, project, body }) =>
+      deleteSchedules(services, project.id, await withoutOthersPrivate(services, principal, project.id, body.items, body.ignoreUnknownIds), body.ignoreUnknownIds),
   }),
   route({
     method: 'POST',

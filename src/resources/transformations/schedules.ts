@@ -5,6 +5,7 @@
  * row. A transformation the request does not see has no schedule it can see.
  */
 import { badRequest, duplicatedItems, formatPath } from '../../http/errors.js';
+import type { Principal } from '../../auth/principal.js';
 import type { Services } from '../../http/services.js';
 import { inLeaf } from '../../query/basic.js';
 import { InvalidSchedule } from '../../storage/jobs/schedules.js';
@@ -12,7 +13,7 @@ import { insertItems, type Item } from '../../storage/items.js';
 import { sql } from '../../storage/sql.js';
 import { fromModel, inWrite, listItems, retrieveItems, type ResourceSpec } from '../crud.js';
 import { scheduleModel } from './model.js';
-import { dropSchedule, RUN_KIND, scheduleName, transformationSpec } from './service.js';
+import { dropSchedule, othersPrivate, RUN_KIND, scheduleName, transformationSpec } from './service.js';
 
 type Ref = { id?: number; externalId?: string };
 type Project = { id: number; name: string };
@@ -81,13 +82,15 @@ export async function schedulesByIds(services: Services, projectId: number, refs
   return { items: (await named(services, projectId, refs, ignoreUnknownIds)).map(({ tf, schedule }) => present(tf, schedule)) };
 }
 
-export async function listSchedules(services: Services, projectId: number, q: { limit?: number; cursor?: string }) {
+export async function listSchedules(services: Services, principal: Principal, projectId: number, q: { limit?: number; cursor?: string }) {
   const page = await listItems(spec, services, projectId, { limit: q.limit, cursor: q.cursor }, undefined);
-  const ids = page.items.map((s) => s.transformationId as number);
+  const hidden = new Set(await othersPrivate(services, principal, projectId));
+  const shown = page.items.filter((s) => !hidden.has(s.transformationId as number));
+  const ids = shown.map((s) => s.transformationId as number);
   // Only schedules of transformations the request sees: a page may come out shorter than the limit.
   const seen = await listItems(transformations, services, projectId, { limit: 1000 }, ids.length ? inLeaf(transformationSpec.catalog, 'id', ids) : undefined);
   const tfs = new Map(seen.items.map((t) => [t.id, t]));
-  const items = page.items.filter((s) => tfs.has(s.transformationId as number)).map((s) => present(tfs.get(s.transformationId as number)!, s as unknown as ScheduleRow));
+  const items = shown.filter((s) => tfs.has(s.transformationId as number)).map((s) => present(tfs.get(s.transformationId as number)!, s as unknown as ScheduleRow));
   return page.nextCursor ? { items, nextCursor: page.nextCursor } : { items };
 }
 

@@ -38,8 +38,15 @@ export const TransformationIdsBody = Type.Object(
 );
 export const DeleteTransformationsBody = Type.Object({ items: ItemRefs(TRANSFORMATION_LIMITS.items), ignoreUnknownIds: IgnoreUnknownIds }, { additionalProperties: false });
 
+/** The longest pattern `nameRegex` and `queryRegex` take. */
+export const MAX_REGEX_LENGTH = 1000;
+const Regex = Type.String({ maxLength: MAX_REGEX_LENGTH });
+
 export const TransformationFilter = partialObject({
   isPublic: Type.Boolean(),
+  nameRegex: Regex,
+  queryRegex: Regex,
+  tags: Type.Object({ containsAny: Type.Array(Type.String({ maxLength: 255 }), { minItems: 1, maxItems: 100 }) }, { additionalProperties: false }),
   destinationType: Type.String({ minLength: 1, maxLength: 32 }),
   conflictMode: ConflictMode,
   hasBlockedError: Type.Boolean(),

@@ -6,21 +6,23 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
-import { ApiError, badRequest, formatPath } from '../../http/errors.js';
+import { ApiError, badRequest, formatPath, missingItems } from '../../http/errors.js';
 import type { Credential, SelfCaller, SessionGrant } from '../../http/self-calls.js';
 import type { Services } from '../../http/services.js';
 import { and, equalsLeaf, inLeaf, rangeLeaf } from '../../query/basic.js';
+import type { ResourceCatalog } from '../../query/catalog.js';
 import type { FilterNode } from '../../query/filter.js';
 import { resolveReferences } from '../../query/references.js';
 import { visibleIn } from '../../query/visibility.js';
 import type { Job } from '../../storage/jobs/jobs.js';
 import { insertItems, type Item, type Values } from '../../storage/items.js';
 import type { Queryable } from '../../storage/store.js';
-import { sql } from '../../storage/sql.js';
+import { Sql, sql } from '../../storage/sql.js';
 import { createItems, fromModel, getItem, inWrite, listItems, retrieveItems, updateItems, type Path, type ResourceSpec, type UpdateItem } from '../crud.js';
 import { dataSetCatalog } from '../datasets/model.js';
 import { isSourceTable, parseQuery, QueryFailed, runQuery, SOURCE_TABLES, sourceTable, type Column, type ColumnType, type TableRef } from './engine.js';
 import { RESOURCE_DESTINATIONS, transformationJobModel, transformationModel, type Destination, type Nonce } from './model.js';
+import { linearRegex } from './regex.js';
 import { PREVIEW_LIMITS, type PreviewBody, type TransformationCreate, type TransformationFilter, type TransformationPatch } from './schema.js';
 
 export const RUN_KIND = 'transformations.run';
@@ -178,10 +180,96 @@ export async function updateTransformations(services: Services, principal: Princ
   });
 }
 
-export async function transformationFilterNode(f: TransformationFilter, services: Services, projectId: number): Promise<FilterNode | undefined> {
+/** The transformations a principal sees: the public ones and its own (`isPublic: false` keeps one to its owner). */
+function seenBy(principal: Principal): FilterNode {
+  const catalog = transformationModel.catalog;
+  return { op: 'or', args: [equalsLeaf(catalog, 'isPublic', 1)!, equalsLeaf(catalog, 'owner', principal.subject)!] };
+}
+
+type TransformationRef = { id?: number; externalId?: string };
+
+/**
+ * The references of a request less those to another principal's private transformations, which answer as
+ * unknown ones: dropped with `ignoreUnknownIds`, else a 400 with `missing`.
+ */
+export async function withoutOthersPrivate<R extends TransformationRef>(services: Services, principal: Principal, projectId: number, refs: readonly R[], ignoreUnknownIds = false): Promise<R[]> {
+  const ids = refs.flatMap((r) => (r.id !== undefined ? [r.id] : []));
+  const externalIds = refs.flatMap((r) => (r.externalId !== undefined ? [r.externalId] : []));
+  const scope = visibleIn(services, transformationModel.catalog).where;
+  const rows = await services.db.all<{ id: number; external_id: string; hidden: number }>(
+    sql`SELECT id, external_id, CASE WHEN is_public = ${0} AND (owner IS NULL OR owner <> ${principal.subject}) THEN 1 ELSE 0 END AS hidden
+      FROM transformations WHERE project_id = ${projectId} AND (id IN (${ids}) OR external_id IN (${externalIds}))${scope ? sql` AND ${scope}` : sql``}`,
+  );
+  if (!rows.some((r) => Number(r.hidden) === 1)) return [...refs];
+  const seen = rows.filter((r) => Number(r.hidden) === 0);
+  const seenIds = new Set(seen.map((r) => Number(r.id)));
+  const seenExternalIds = new Set(seen.map((r) => r.external_id));
+  const known = (r: R) => (r.id !== undefined ? seenIds.has(r.id) : seenExternalIds.has(r.externalId!));
+  // Listed with the unknown ones of the request, so that the answer is the one it would be if they did not exist.
+  if (!ignoreUnknownIds) throw missingItems(refs.filter((r) => !known(r)).map((r) => (r.id !== undefined ? { id: r.id } : { externalId: r.externalId! })));
+  return refs.filter(known);
+}
+
+/**
+ * The ids of the project's transformations that `nameRegex`, `queryRegex` (a match anywhere in the text)
+ * and `tags` (any of them) let through, matched here since neither database runs these expressions the
+ * same way; undefined when the filter has none of them.
+ */
+async function matchedIds(f: TransformationFilter, services: Services, projectId: number): Promise<number[] | undefined> {
+  if (f.nameRegex === undefined && f.queryRegex === undefined && f.tags === undefined) return undefined;
+  const name = f.nameRegex === undefined ? undefined : linearRegex(f.nameRegex, 'filter.nameRegex');
+  const query = f.queryRegex === undefined ? undefined : linearRegex(f.queryRegex, 'filter.queryRegex');
+  const tags = f.tags && new Set(f.tags.containsAny);
+  const rows = await services.db.all<{ id: number; name: string; query: string | null; tags: string | null }>(
+    query ? sql`SELECT id, name, query, tags FROM transformations WHERE project_id = ${projectId}` : sql`SELECT id, name, NULL AS query, tags FROM transformations WHERE project_id = ${projectId}`,
+  );
+  return rows
+    .filter((r) => (!name || name.test(r.name)) && (!query || query.test(r.query ?? '')) && (!tags || (JSON.parse(r.tags ?? '[]') as string[]).some((t) => tags.has(t))))
+    .map((r) => Number(r.id));
+}
+
+/** Ids of the project's transformations private to principals other than this one: to it they do not exist. */
+export async function othersPrivate(services: Services, principal: Principal, projectId: number): Promise<number[]> {
+  const rows = await services.db.all<{ id: number }>(
+    sql`SELECT id FROM transformations WHERE project_id = ${projectId} AND is_public = ${0} AND (owner IS NULL OR owner <> ${principal.subject})`,
+  );
+  return rows.map((r) => Number(r.id));
+}
+
+/** A filter of the items of `catalog` (jobs, notifications) that keeps out those of transformations hidden from the principal. */
+export async function ofSeenTransformations(services: Services, principal: Principal, projectId: number, catalog: ResourceCatalog): Promise<FilterNode | undefined> {
+  const hidden = await othersPrivate(services, principal, projectId);
+  return hidden.length === 0 ? undefined : { op: 'not', arg: inLeaf(catalog, 'transformationId', hidden)! };
+}
+
+/**
+ * The ids of a request naming items of `table` (jobs, notifications) less those of transformations hidden
+ * from the principal, which answer as unknown ones: dropped with `ignoreUnknownIds`, else a 400 with `missing`.
+ */
+export async function withoutHiddenItems(
+  services: Services,
+  principal: Principal,
+  projectId: number,
+  table: 'transformation_jobs' | 'transformation_notifications',
+  refs: ReadonlyArray<{ id: number }>,
+  ignoreUnknownIds = false,
+): Promise<Array<{ id: number }>> {
+  const hidden = await othersPrivate(services, principal, projectId);
+  if (hidden.length === 0) return [...refs];
+  const rows = await services.db.all<{ id: number }>(
+    sql`SELECT id FROM ${Sql.raw(table)} WHERE project_id = ${projectId} AND id IN (${refs.map((r) => r.id)}) AND transformation_id IN (${hidden})`,
+  );
+  const gone = new Set(rows.map((r) => Number(r.id)));
+  if (gone.size > 0 && !ignoreUnknownIds) throw missingItems(refs.filter((r) => gone.has(r.id)).map((r) => ({ id: r.id })));
+  return refs.filter((r) => !gone.has(r.id));
+}
+
+export async function transformationFilterNode(f: TransformationFilter, services: Services, projectId: number, principal: Principal): Promise<FilterNode | undefined> {
   const catalog = transformationModel.catalog;
   const dataSetIds = f.dataSetIds && (await resolveReferences(services.db, visibleIn(services, dataSetCatalog), projectId, f.dataSetIds, ['filter', 'dataSetIds']));
   return and([
+    seenBy(principal),
+    inLeaf(catalog, 'id', await matchedIds(f, services, projectId)),
     // `isPublic` says whether public transformations are included (the clients send `true` by default).
     f.isPublic === false ? equalsLeaf(catalog, 'isPublic', 0) : undefined,
     equalsLeaf(catalog, 'destinationType', f.destinationType),
@@ -224,7 +312,7 @@ export async function listTransformations(
   // Nothing blocks a transformation in Strata, and it reads and writes its own project only.
   if (f.hasBlockedError === true || (f.cdfProjectName !== undefined && f.cdfProjectName !== project.name)) return { items: [] };
   const { withJobDetails: details, ...list } = input;
-  const page = await listItems(spec, services, project.id, list, await transformationFilterNode(f, services, project.id));
+  const page = await listItems(spec, services, project.id, list, await transformationFilterNode(f, services, project.id, principal));
   const items = page.items.map((item) => present(item, principal));
   if (details) await withJobDetails(services, project.id, items);
   return { ...page, items };
@@ -236,7 +324,8 @@ export async function transformationsByIds(
   projectId: number,
   body: { items: ReadonlyArray<{ id?: number; externalId?: string }>; ignoreUnknownIds?: boolean; withJobDetails?: boolean },
 ) {
-  const items = (await retrieveItems(spec, services, projectId, body.items, body.ignoreUnknownIds ?? false)).map((item) => present(item, principal));
+  const refs = await withoutOthersPrivate(services, principal, projectId, body.items, body.ignoreUnknownIds);
+  const items = (await retrieveItems(spec, services, projectId, refs, body.ignoreUnknownIds ?? false)).map((item) => present(item, principal));
   if (body.withJobDetails) await withJobDetails(services, projectId, items);
   return { items };
 }
@@ -312,18 +401,24 @@ export async function runTransformation(services: Services, project: { id: numbe
   });
 }
 
-export async function listJobs(services: Services, projectId: number, q: { transformationId?: number; transformationExternalId?: string; limit?: number; cursor?: string }) {
+export async function listJobs(services: Services, principal: Principal, projectId: number, q: { transformationId?: number; transformationExternalId?: string; limit?: number; cursor?: string }) {
   const catalog = transformationJobModel.catalog;
-  const node = and([equalsLeaf(catalog, 'transformationId', q.transformationId), equalsLeaf(catalog, 'transformationExternalId', q.transformationExternalId)]);
+  const node = and([
+    equalsLeaf(catalog, 'transformationId', q.transformationId),
+    equalsLeaf(catalog, 'transformationExternalId', q.transformationExternalId),
+    await ofSeenTransformations(services, principal, projectId, catalog),
+  ]);
   const page = await listItems(jobSpec, services, projectId, { filter: q, sort: [{ property: ['createdTime'], order: 'desc' }], limit: q.limit, cursor: q.cursor }, node);
   return { ...page, items: await presentJobs(services, projectId, page.items) };
 }
 
-export async function jobsByIds(services: Services, projectId: number, items: ReadonlyArray<{ id: number }>, ignoreUnknownIds = false) {
-  return { items: await presentJobs(services, projectId, await retrieveItems(jobSpec, services, projectId, items, ignoreUnknownIds)) };
+export async function jobsByIds(services: Services, principal: Principal, projectId: number, items: ReadonlyArray<{ id: number }>, ignoreUnknownIds = false) {
+  const refs = await withoutHiddenItems(services, principal, projectId, 'transformation_jobs', items, ignoreUnknownIds);
+  return { items: await presentJobs(services, projectId, await retrieveItems(jobSpec, services, projectId, refs, ignoreUnknownIds)) };
 }
 
-export async function jobMetrics(services: Services, projectId: number, id: number) {
+export async function jobMetrics(services: Services, principal: Principal, projectId: number, id: number) {
+  await withoutHiddenItems(services, principal, projectId, 'transformation_jobs', [{ id }]);
   const record = await getItem(jobSpec, services, projectId, id);
   const runner = (await runnerIds(services.db, projectId, [record.id])).get(record.id)!;
   const job = await services.jobs!.get(services.db, projectId, runner);
