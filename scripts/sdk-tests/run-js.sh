@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the official JavaScript SDK's integration tests (core and data modeling) against a Strata started
-# from this checkout. Usage: scripts/sdk-tests/run-js.sh PATH_TO_COGNITE_SDK_JS [SPEC_FILE...]
+# Runs the official JavaScript SDK's integration tests (core, data modeling, functions, and the alpha
+# package's workflows) against a Strata started from this checkout.
+# Usage: scripts/sdk-tests/run-js.sh PATH_TO_COGNITE_SDK_JS [SPEC_FILE...]
 # The SDK checkout is not changed: its packages are copied to a scratch directory (STRATA_SDK_SCRATCH,
 # default /tmp/strata-sdk-js), where vitest and the tests' few dependencies are installed from the npm
 # registry. What passes and why the rest fails: docs/clients.md.
@@ -24,6 +25,8 @@ SPECS=("$@")
 if [ ${#SPECS[@]} -eq 0 ]; then
   SPECS=($API/{assets,events,datasets,timeseries,timeseriesWithUnits,datapoints,dataPointSubscriptions,unitsApi,sequences,groups,sessions,projects,cogniteClient}.int.spec.ts
     $API/{spaces,containers,views,viewApi,datamodels,instances}.int.spec.ts
+    $API/functions.int.spec.ts
+    packages/alpha/src/__tests__/api/{workflows,workflowVersions,workflowExecutions}.int.spec.ts
     packages/beta/src/__tests__/cogniteClient.int.spec.ts)
 fi
 
