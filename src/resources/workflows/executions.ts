@@ -3,7 +3,7 @@
  * nonce and kept for the execution's tasks), list, read with the tasks run so far, cancel, retry, and the
  * completion of an asynchronous task by whoever it handed its task id to.
  */
-import { badRequest, notFound } from '../../http/errors.js';
+import { ApiError, badRequest, notFound } from '../../http/errors.js';
 import type { SelfCaller, SessionGrant } from '../../http/self-calls.js';
 import type { Services } from '../../http/services.js';
 import { Sql, sql } from '../../storage/sql.js';
@@ -13,6 +13,7 @@ import { underReachedWorkflow } from './scope.js';
 import {
   completeTask,
   endExecution,
+  executionLimitReached,
   failTask,
   loadExecution,
   loadTask,
@@ -87,6 +88,12 @@ export async function versionDefinition(services: Services, projectId: number, w
   return JSON.parse(row.definition) as StoredDefinition;
 }
 
+/** A 429 when the workflow has its most executions running. */
+async function refuseAtLimit(tx: Queryable, projectId: number, workflowExternalId: string): Promise<void> {
+  const reason = await executionLimitReached(tx, projectId, workflowExternalId);
+  if (reason) throw new ApiError(429, reason, {}, { 'retry-after': '1' });
+}
+
 export async function runVersion(
   services: Services,
   project: { id: number; name: string },
@@ -97,9 +104,10 @@ export async function runVersion(
   requireInputSize(body.input, 'input');
   const definition = await versionDefinition(services, project.id, workflowExternalId, version, 'path');
   const grant = await bindNonce(services.api!, project.name, body.authentication.nonce, 'authentication.nonce');
-  const id = await services.db.transaction((tx) =>
-    startExecution(tx, engineDeps(services), project.id, { workflowExternalId, version, definition, input: body.input, metadata: body.metadata, grant }),
-  );
+  const id = await services.db.transaction(async (tx) => {
+    await refuseAtLimit(tx, project.id, workflowExternalId);
+    return startExecution(tx, engineDeps(services), project.id, { workflowExternalId, version, definition, input: body.input, metadata: body.metadata, grant });
+  });
   return executionJson((await loadExecution(services.db, project.id, id))!);
 }
 
@@ -154,6 +162,7 @@ export async function retry(services: Services, project: { id: number; name: str
   return services.db.transaction(async (tx) => {
     const locked = (await lockExecution(tx, project.id, id, services.now()))!;
     if (locked.status === 'RUNNING' || locked.status === 'COMPLETED') throw badRequest(`The workflow execution "${id}" is ${locked.status}: it is no longer to be retried`);
+    await refuseAtLimit(tx, project.id, locked.workflow_external_id);
     await retryExecution(tx, engineDeps(services), locked, grant);
     return executionJson((await loadExecution(tx, project.id, id))!);
   });
