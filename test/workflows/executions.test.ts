@@ -271,8 +271,13 @@ describe('cancel and retry', () => {
     const before = reached;
     const id = await run('wf-cancel');
     await atGate(before + 1);
+    const { callId } = task(await execution(id), 'fn').output;
+    const onGate = held[held.length - 1];
     const cancelled = ok(await h.post(`/workflows/executions/${id}/cancel`, { reason: 'not now' }));
     expect(cancelled).toMatchObject({ status: 'TERMINATED', reasonForIncompletion: 'not now' });
+    // The call it made is stopped: its process is killed, which closes its request to the gate.
+    expect(ok(await h.get(`/functions/${echo.id}/calls/${callId}`))).toMatchObject({ status: 'Failed', error: { message: expect.stringMatching(/execution .* was cancelled/) } });
+    await new Promise<void>((resolve) => (onGate.socket === null || onGate.socket.destroyed ? resolve() : onGate.on('close', () => resolve())));
     await advance(2000);
     expect(task(await execution(id), 'fn').status).toBe('CANCELED');
     expect(errorMessage(await h.post(`/workflows/executions/${id}/cancel`, {}), 400)).toMatch(/TERMINATED/);
