@@ -271,8 +271,13 @@ describe('cancel and retry', () => {
     const before = reached;
     const id = await run('wf-cancel');
     await atGate(before + 1);
+    const { callId } = task(await execution(id), 'fn').output;
+    const onGate = held[held.length - 1];
     const cancelled = ok(await h.post(`/workflows/executions/${id}/cancel`, { reason: 'not now' }));
     expect(cancelled).toMatchObject({ status: 'TERMINATED', reasonForIncompletion: 'not now' });
+    // The call it made is stopped: its process is killed, which closes its request to the gate.
+    expect(ok(await h.get(`/functions/${echo.id}/calls/${callId}`))).toMatchObject({ status: 'Failed', error: { message: expect.stringMatching(/execution .* was cancelled/) } });
+    await new Promise<void>((resolve) => (onGate.socket === null || onGate.socket.destroyed ? resolve() : onGate.on('close', () => resolve())));
     await advance(2000);
     expect(task(await execution(id), 'fn').status).toBe('CANCELED');
     expect(errorMessage(await h.post(`/workflows/executions/${id}/cancel`, {}), 400)).toMatch(/TERMINATED/);
@@ -296,6 +301,44 @@ describe('cancel and retry', () => {
     const id = '00000000-0000-4000-8000-000000000000';
     expect(errorMessage(await h.get(`/workflows/executions/${id}`), 404)).toMatch(id);
     expect(errorMessage(await h.post(`/workflows/executions/${id}/cancel`, {}), 404)).toMatch(id);
+  });
+});
+
+describe('maxConcurrentExecutions', () => {
+  it.runIf(canRun)('refuses a run, a retry and a trigger firing beyond the workflow\'s running executions, until one ends', async () => {
+    ok(await h.post('/workflows', { items: [{ externalId: 'wf-max', maxConcurrentExecutions: 1 }] }));
+    await version('wf-max', [fnTask('fn', { gate: '${workflow.input.gate}' })]);
+    const before = reached;
+    const first = await run('wf-max', { gate: gateUrl() });
+    await atGate(before + 1);
+    const refused = await h.post('/workflows/wf-max/versions/1/run', { authentication: { nonce: await nonce(h) } });
+    expect(errorMessage(refused, 429)).toMatch(/"wf-max" already has 1 executions running, its maxConcurrentExecutions/);
+    expect(refused.headers['retry-after']).toBeDefined();
+    const listed = async () => ok(await h.post('/workflows/executions/list', { filter: { workflowFilters: [{ externalId: 'wf-max' }] } })).items;
+    expect(await listed()).toHaveLength(1);
+
+    ok(await h.post('/workflows/triggers', {
+      items: [{ externalId: 'wf-max-minutely', triggerRule: { triggerType: 'schedule', cronExpression: '* * * * *' }, workflowExternalId: 'wf-max', workflowVersion: '1', authentication: { nonce: await nonce(h) } }],
+    }));
+    await advance(60_000);
+    const [firing] = ok(await h.get('/workflows/triggers/wf-max-minutely/history')).items;
+    expect(firing).toMatchObject({ status: 'failed', reasonForFailure: expect.stringMatching(/already has 1 executions running/) });
+    ok(await h.post('/workflows/triggers/delete', { items: [{ externalId: 'wf-max-minutely' }] }));
+    expect(await listed()).toHaveLength(1);
+
+    // An execution that ends frees its place; a retry takes one.
+    ok(await h.post(`/workflows/executions/${first}/cancel`, {}));
+    const second = await run('wf-max', { gate: null });
+    expect(errorMessage(await h.post(`/workflows/executions/${first}/retry`, { authentication: { nonce: await nonce(h) } }), 429)).toMatch(/maxConcurrentExecutions/);
+    await releaseCalls();
+    await advance(2000);
+    expect((await execution(second)).status).toBe('COMPLETED');
+    expect(ok(await h.post(`/workflows/executions/${first}/retry`, { authentication: { nonce: await nonce(h) } })).status).toBe('RUNNING');
+    await dueJobsDone(h, [CALL_JOB]);
+    await atGate(before + 2);
+    await releaseCalls();
+    await advance(2000);
+    expect((await execution(first)).status).toBe('COMPLETED');
   });
 });
 

@@ -9,7 +9,7 @@ import type { Job } from '../../storage/jobs/jobs.js';
 import { sql } from '../../storage/sql.js';
 import { checkUnpacks, CodeError } from './code.js';
 import { runHandler, type RunOutcome } from './sandbox.js';
-import { CALL_JOB, DEPLOY_JOB, RESOURCE_LIMITS, SCHEDULE_JOB, startCall, type CallPayload } from './service.js';
+import { CALL_ATTEMPTS, CALL_JOB, DEPLOY_JOB, RESOURCE_LIMITS, SCHEDULE_JOB, startCall, type CallPayload } from './service.js';
 import { FUNCTIONS_SETTINGS } from './settings.js';
 
 interface FunctionRow {
@@ -79,6 +79,9 @@ async function runCall(runtime: AreaRuntime, job: Job, signal: AbortSignal) {
   const fn = await functionRow(runtime, job.projectId, functionId);
   if (!call || call.status !== 'Running' || !fn) return { deleted: true };
   const failed = (message: string): RunOutcome => ({ status: 'Failed', error: { message }, logs: [] });
+  if (job.attempts > CALL_ATTEMPTS) {
+    return finishCall(runtime, job.projectId, callId, failed(`The call's runner stopped before the call ended, on each of its ${CALL_ATTEMPTS} attempts (its process died or ended)`));
+  }
   const settings = runtime.settings.of(FUNCTIONS_SETTINGS);
   if (!settings.execution) return finishCall(runtime, job.projectId, callId, failed('Function calls are turned off on this server (STRATA_FUNCTIONS_EXECUTION=off): it runs no function code'));
   const project = await runtime.store.get<{ name: string }>(sql`SELECT name FROM projects WHERE id = ${job.projectId}`);

@@ -34,6 +34,8 @@ import { functionsSettings } from './settings.js';
 export const DEPLOY_JOB = 'functions.deploy';
 export const CALL_JOB = 'functions.call';
 export const SCHEDULE_JOB = 'functions.schedule';
+/** Times a call is run before it ends `Failed` because its runner stopped each time. */
+export const CALL_ATTEMPTS = 3;
 
 /** What the limits operation answers; a function's cpu and memory are held to them. */
 export const RESOURCE_LIMITS = {
@@ -222,11 +224,24 @@ export async function startCall(
   const running = await tx.get<{ n: number }>(sql`SELECT count(*) AS n FROM function_calls WHERE project_id = ${projectId} AND function_row = ${functionId} AND status = 'Running'`);
   if (Number(running!.n) >= FUNCTION_LIMITS.runningCalls) return undefined;
   const [callId] = await allocateIds(tx, 'function_calls', 1);
-  const jobId = await jobs.start(tx, { projectId, kind: CALL_JOB, payload: { callId, functionId, grant } satisfies CallPayload });
+  // One attempt more than the call's: a call whose last run's process died is ended `Failed` by that attempt (jobs.ts).
+  const jobId = await jobs.start(tx, { projectId, kind: CALL_JOB, payload: { callId, functionId, grant } satisfies CallPayload, maxAttempts: CALL_ATTEMPTS + 1 });
   await tx.run(sql`INSERT INTO function_calls (id, project_id, function_row, function_id, status, start_time, data, schedule_id, scheduled_time, job_id, created_time, last_updated_time)
     VALUES (${callId}, ${projectId}, ${functionId}, ${functionId}, 'Running', ${now}, ${JSON.stringify(data ?? {})}, ${schedule?.scheduleId ?? null}, ${schedule?.scheduledTime ?? null}, ${jobId}, ${now}, ${now})`);
   await tx.run(sql`UPDATE functions SET last_called = ${now} WHERE project_id = ${projectId} AND id = ${functionId}`);
   return callId;
+}
+
+/**
+ * Stops a running call, in the transaction `tx`: its job is cancelled, which kills its process, and the
+ * call ends `Failed` with `message`. A call that has ended is left as it is.
+ */
+export async function stopCall(tx: Queryable, jobs: Jobs, projectId: number, callId: number, message: string, now: number): Promise<void> {
+  const call = await tx.get<{ jobId: number | null }>(sql`SELECT job_id AS "jobId" FROM function_calls WHERE project_id = ${projectId} AND id = ${callId} AND status = 'Running'`);
+  if (!call) return;
+  if (call.jobId !== null) await jobs.cancel(tx, projectId, Number(call.jobId));
+  await tx.run(sql`UPDATE function_calls SET status = 'Failed', end_time = ${now}, error = ${JSON.stringify({ message })}, last_updated_time = ${now}
+    WHERE project_id = ${projectId} AND id = ${callId} AND status = 'Running'`);
 }
 
 /** Calls a function: the call, `Running`, answered at once. */

@@ -95,6 +95,20 @@ export async function lockExecution(tx: Queryable, projectId: number, id: string
   return loadExecution(tx, projectId, id);
 }
 
+/**
+ * Why the workflow can have no more executions running, when it has as many as its `maxConcurrentExecutions`.
+ * Its row is held until the transaction ends, so two starts cannot both take its last place.
+ */
+export async function executionLimitReached(tx: Queryable, projectId: number, workflowExternalId: string): Promise<string | undefined> {
+  const where = sql`project_id = ${projectId} AND external_id = ${workflowExternalId}`;
+  await tx.run(sql`UPDATE workflows SET max_concurrent_executions = max_concurrent_executions WHERE ${where}`);
+  const row = await tx.get<{ max: number | null; running: number }>(sql`SELECT max_concurrent_executions AS max,
+      (SELECT count(*) FROM workflow_executions WHERE project_id = ${projectId} AND workflow_external_id = ${workflowExternalId} AND status = 'RUNNING') AS running
+    FROM workflows WHERE ${where}`);
+  if (!row || row.max === null || Number(row.running) < Number(row.max)) return undefined;
+  return `The workflow "${workflowExternalId}" already has ${Number(row.max)} executions running, its maxConcurrentExecutions; run it again once one has ended`;
+}
+
 export interface NewExecution {
   workflowExternalId: string;
   version: string;

@@ -3,7 +3,7 @@
  * nonce and kept for the execution's tasks), list, read with the tasks run so far, cancel, retry, and the
  * completion of an asynchronous task by whoever it handed its task id to.
  */
-import { badRequest, notFound } from '../../http/errors.js';
+import { ApiError, badRequest, notFound } from '../../http/errors.js';
 import type { SelfCaller, SessionGrant } from '../../http/self-calls.js';
 import type { Services } from '../../http/services.js';
 import { Sql, sql } from '../../storage/sql.js';
@@ -13,6 +13,7 @@ import { underReachedWorkflow } from './scope.js';
 import {
   completeTask,
   endExecution,
+  executionLimitReached,
   failTask,
   loadExecution,
   loadTask,
@@ -26,6 +27,7 @@ import {
   type ExecutionRow,
   type TaskRow,
 } from './engine.js';
+import { stopCall } from '../functions/service.js';
 import { pageOf } from './paging.js';
 import type { ListExecutionsBody, TaskDefinition } from './schema.js';
 
@@ -87,6 +89,12 @@ export async function versionDefinition(services: Services, projectId: number, w
   return JSON.parse(row.definition) as StoredDefinition;
 }
 
+/** A 429 when the workflow has its most executions running. */
+async function refuseAtLimit(tx: Queryable, projectId: number, workflowExternalId: string): Promise<void> {
+  const reason = await executionLimitReached(tx, projectId, workflowExternalId);
+  if (reason) throw new ApiError(429, reason, {}, { 'retry-after': '1' });
+}
+
 export async function runVersion(
   services: Services,
   project: { id: number; name: string },
@@ -97,9 +105,10 @@ export async function runVersion(
   requireInputSize(body.input, 'input');
   const definition = await versionDefinition(services, project.id, workflowExternalId, version, 'path');
   const grant = await bindNonce(services.api!, project.name, body.authentication.nonce, 'authentication.nonce');
-  const id = await services.db.transaction((tx) =>
-    startExecution(tx, engineDeps(services), project.id, { workflowExternalId, version, definition, input: body.input, metadata: body.metadata, grant }),
-  );
+  const id = await services.db.transaction(async (tx) => {
+    await refuseAtLimit(tx, project.id, workflowExternalId);
+    return startExecution(tx, engineDeps(services), project.id, { workflowExternalId, version, definition, input: body.input, metadata: body.metadata, grant });
+  });
   return executionJson((await loadExecution(services.db, project.id, id))!);
 }
 
@@ -137,11 +146,21 @@ export async function getExecution(services: Services, projectId: number, id: st
   });
 }
 
+/** Stops the function calls that the execution's running tasks started. */
+async function stopStartedWork(services: Services, tx: Queryable, projectId: number, executionId: string): Promise<void> {
+  for (const t of await loadTasks(tx, projectId, executionId)) {
+    const output = parse<{ callId?: number }>(t.output);
+    if (t.task_type !== 'function' || t.status !== 'IN_PROGRESS' || output?.callId === undefined) continue;
+    await stopCall(tx, services.jobs!, projectId, output.callId, `The workflow execution "${executionId}" that made the call was cancelled`, services.now());
+  }
+}
+
 export async function cancelExecution(services: Services, projectId: number, id: string, reason: string | undefined) {
   return services.db.transaction(async (tx) => {
     const row = await existing(services, tx, projectId, id);
     if (row.status !== 'RUNNING') throw badRequest(`The workflow execution "${id}" is ${row.status}: only a RUNNING execution can be cancelled`);
     await lockExecution(tx, projectId, id, services.now());
+    await stopStartedWork(services, tx, projectId, id);
     await endExecution(tx, projectId, id, 'TERMINATED', reason ?? 'cancelled', services.now());
     return executionJson((await loadExecution(tx, projectId, id))!);
   });
@@ -154,6 +173,7 @@ export async function retry(services: Services, project: { id: number; name: str
   return services.db.transaction(async (tx) => {
     const locked = (await lockExecution(tx, project.id, id, services.now()))!;
     if (locked.status === 'RUNNING' || locked.status === 'COMPLETED') throw badRequest(`The workflow execution "${id}" is ${locked.status}: it is no longer to be retried`);
+    await refuseAtLimit(tx, project.id, locked.workflow_external_id);
     await retryExecution(tx, engineDeps(services), locked, grant);
     return executionJson((await loadExecution(tx, project.id, id))!);
   });

@@ -52,7 +52,10 @@ export const workflowTables: readonly TableDef[] = [
       last_updated_time: { type: 'integer', notNull: true },
     },
     primaryKey: ['project_id', 'id'],
-    indexes: [{ name: 'workflow_executions_created', columns: ['project_id', 'created_time', 'id'] }],
+    indexes: [
+      { name: 'workflow_executions_created', columns: ['project_id', 'created_time', 'id'] },
+      { name: 'workflow_executions_running', columns: ['project_id', 'workflow_external_id', 'status'] },
+    ],
   },
   {
     name: 'workflow_tasks',

@@ -16,7 +16,7 @@ import { cronOf, InvalidSchedule } from '../../storage/jobs/schedules.js';
 import { sql } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
 import { findVersion, type StoredDefinition } from './definitions.js';
-import { parse, startExecution, type EngineDeps } from './engine.js';
+import { executionLimitReached, parse, startExecution, type EngineDeps } from './engine.js';
 import { bindNonce, requireInputSize, versionDefinition } from './executions.js';
 import { pageOf } from './paging.js';
 import { underReachedWorkflow } from './scope.js';
@@ -218,18 +218,20 @@ async function fire(tx: Queryable, deps: EngineDeps, trigger: TriggerRow, added:
   const input = { ...(parse<Record<string, unknown>>(trigger.input) ?? {}), ...added, version: trigger.workflow_version };
   const projectId = trigger.project_id;
   const version = await findVersion(tx, projectId, trigger.workflow_external_id, trigger.workflow_version);
-  let executionId: string | null = null;
-  let reason: string | null = null;
-  if (version)
-    executionId = await startExecution(tx, deps, projectId, {
-      workflowExternalId: trigger.workflow_external_id,
-      version: trigger.workflow_version,
-      definition: JSON.parse(version.definition) as StoredDefinition,
-      input,
-      metadata: parse(trigger.metadata),
-      grant: JSON.parse(trigger.grant_json) as SessionGrant,
-    });
-  else reason = `there is no version "${trigger.workflow_version}" of the workflow "${trigger.workflow_external_id}"`;
+  const reason = version
+    ? ((await executionLimitReached(tx, projectId, trigger.workflow_external_id)) ?? null)
+    : `there is no version "${trigger.workflow_version}" of the workflow "${trigger.workflow_external_id}"`;
+  const executionId =
+    version && reason === null
+      ? await startExecution(tx, deps, projectId, {
+          workflowExternalId: trigger.workflow_external_id,
+          version: trigger.workflow_version,
+          definition: JSON.parse(version.definition) as StoredDefinition,
+          input,
+          metadata: parse(trigger.metadata),
+          grant: JSON.parse(trigger.grant_json) as SessionGrant,
+        })
+      : null;
   await tx.run(sql`INSERT INTO workflow_trigger_runs (project_id, id, trigger_external_id, fire_time, workflow_external_id, workflow_version, execution_id, status, reason)
     VALUES (${projectId}, ${randomUUID()}, ${trigger.external_id}, ${fireTime}, ${trigger.workflow_external_id}, ${trigger.workflow_version}, ${executionId},
       ${executionId ? 'success' : 'failed'}, ${reason})`);
