@@ -38,9 +38,12 @@ describe('running calls of one function', () => {
       expect(res.status, JSON.stringify(res.body)).toBe(201);
     }
     await firstArrived;
-    const refused = await h.post(`/functions/${fn.id}/call`, { data, nonce: await nonce(h) });
+    const unused = await nonce(h);
+    const refused = await h.post(`/functions/${fn.id}/call`, { data, nonce: unused });
     expect(errorMessage(refused, 429)).toMatch(/already has 100 calls running/);
     expect(refused.headers['retry-after']).toBeDefined();
+    // The refused call did not use its nonce up.
+    expect((await h.request('POST', '/sessions/token', { nonce: unused }, { authorization: '' })).status).toBe(200);
     const running = await h.post(`/functions/${fn.id}/calls/list`, { filter: { status: 'Running' }, limit: 1000 });
     expect(running.body.items).toHaveLength(100);
 

@@ -206,6 +206,20 @@ export interface CallPayload {
   grant: SessionGrant;
 }
 
+/** Whether the function has its most calls running. */
+async function atMostCalls(db: Queryable, projectId: number, functionId: number): Promise<boolean> {
+  const running = await db.get<{ n: number }>(sql`SELECT count(*) AS n FROM function_calls WHERE project_id = ${projectId} AND function_row = ${functionId} AND status = 'Running'`);
+  return Number(running!.n) >= FUNCTION_LIMITS.runningCalls;
+}
+
+const tooManyCalls = (functionId: number) =>
+  new ApiError(
+    429,
+    `The function ${functionId} already has ${FUNCTION_LIMITS.runningCalls} calls running, the most one function may have at once; call it again once one has ended`,
+    {},
+    { 'retry-after': '1' },
+  );
+
 /**
  * Records a call of the function `functionId` as `Running` and starts the job that runs it, in the
  * transaction `tx`; undefined when the function already has its most calls running.
@@ -221,8 +235,7 @@ export async function startCall(
   schedule?: { scheduleId: number; scheduledTime?: number },
 ): Promise<number | undefined> {
   await holdLock(tx, 'functionCalls', functionId);
-  const running = await tx.get<{ n: number }>(sql`SELECT count(*) AS n FROM function_calls WHERE project_id = ${projectId} AND function_row = ${functionId} AND status = 'Running'`);
-  if (Number(running!.n) >= FUNCTION_LIMITS.runningCalls) return undefined;
+  if (await atMostCalls(tx, projectId, functionId)) return undefined;
   const [callId] = await allocateIds(tx, 'function_calls', 1);
   // One attempt more than the call's: a call whose last run's process died is ended `Failed` by that attempt (jobs.ts).
   const jobId = await jobs.start(tx, { projectId, kind: CALL_JOB, payload: { callId, functionId, grant } satisfies CallPayload, maxAttempts: CALL_ATTEMPTS + 1 });
@@ -252,17 +265,13 @@ export async function callFunction(services: Services, project: Project, functio
   const fn = await getItem(functionSpec as ResourceSpec<unknown>, services, project.id, functionId);
   if (body.nonce === undefined) throw badRequest('nonce: a call needs the nonce of a session (POST /sessions) for its code to run with');
   if (fn.status !== 'Ready') throw badRequest(`The function ${functionId} cannot be called while its status is ${fn.status as string}; call it once it is Ready`);
+  // Refused before its nonce is used, so the caller can call again with it; the count is checked again
+  // under the lock when the call is recorded.
+  if (await atMostCalls(services.db, project.id, functionId)) throw tooManyCalls(functionId);
   const grant = await services.api!.bind(project.name, body.nonce);
   const callId = await inWrite(services, async (services) => {
     const id = await startCall(services.db, jobsOf(services), project.id, functionId, grant, body.data, services.now());
-    if (id === undefined) {
-      throw new ApiError(
-        429,
-        `The function ${functionId} already has ${FUNCTION_LIMITS.runningCalls} calls running, the most one function may have at once; call it again once one has ended`,
-        {},
-        { 'retry-after': '1' },
-      );
-    }
+    if (id === undefined) throw tooManyCalls(functionId);
     return id;
   });
   return getItem(await callsOf(services, project.id, functionId), services, project.id, callId);
