@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { AuthRuntime } from '../auth/runtime.js';
-import { sessionToken } from '../auth/sessions.js';
+import { sessionToken, type SessionTokenResponse } from '../auth/sessions.js';
 import { findProjectAuth } from '../storage/projects.js';
 import type { Queryable } from '../storage/store.js';
 import { badRequest } from './errors.js';
@@ -61,21 +61,24 @@ export function createSelfCaller(deps: { app: Promise<FastifyInstance>; auth: Au
     return row;
   }
 
+  /** Keeps a token the session issued, for the calls until it is about to expire. */
+  function keep(issued: SessionTokenResponse, sessionKey: string): string {
+    tokens.set(issued.id, { token: issued.accessToken, until: deps.now() + issued.expiresIn * 1000, key: sessionKey });
+    return issued.accessToken;
+  }
+
   async function token(project: string, credential: Credential): Promise<string> {
     if ('token' in credential) return credential.token;
     const kept = tokens.get(credential.sessionId);
     if (kept && kept.key === credential.sessionKey && kept.until - TOKEN_MARGIN_MS > deps.now()) return kept.token;
-    const issued = await sessionToken(deps.auth, deps.db, await projectRow(project), credential);
-    tokens.set(credential.sessionId, { token: issued.accessToken, until: deps.now() + issued.expiresIn * 1000, key: credential.sessionKey });
-    return issued.accessToken;
+    return keep(await sessionToken(deps.auth, deps.db, await projectRow(project), credential), credential.sessionKey);
   }
 
   return {
     async bind(project, nonce) {
       const issued = await sessionToken(deps.auth, deps.db, await projectRow(project), { nonce });
-      const grant = { sessionId: issued.id, sessionKey: issued.sessionKey! };
-      tokens.set(issued.id, { token: issued.accessToken, until: deps.now() + issued.expiresIn * 1000, key: grant.sessionKey });
-      return grant;
+      keep(issued, issued.sessionKey!);
+      return { sessionId: issued.id, sessionKey: issued.sessionKey! };
     },
     token,
     async call(request) {
