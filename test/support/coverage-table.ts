@@ -3,6 +3,7 @@
  * OpenAPI document (GET /openapi.json): per area, every operation of the reference, served or not yet, with
  * counts, and then the operations Strata serves that the reference does not describe.
  */
+import { readFileSync } from 'node:fs';
 import { operationKey, wholePath, type ReferenceOperation } from '../../src/http/reference-catalog.js';
 
 interface DocumentOperation {
@@ -13,7 +14,36 @@ export interface OpenApiPaths {
   paths: Record<string, Record<string, DocumentOperation>>;
 }
 
-export function coverageTable(reference: readonly ReferenceOperation[], document: OpenApiPaths): string {
+/** One operation the spec names; a path ending in `/*` stands for every operation under it. */
+export interface SpecOperation {
+  group: string;
+  method: string;
+  path: string;
+}
+
+export function readSpecCatalog(): SpecOperation[] {
+  const text = readFileSync(new URL('../../catalog/spec/operations.tsv', import.meta.url), 'utf8');
+  return text
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .map((line) => {
+      const [group, method, path] = line.split('\t');
+      return { group, method, path };
+    });
+}
+
+/**
+ * Whether the server serves a spec operation. A wildcard is served when the server serves something under it
+ * and every operation the reference has under it.
+ */
+export function specServed(op: SpecOperation, reference: readonly ReferenceOperation[], served: ReadonlySet<string>): boolean {
+  if (!op.path.endsWith('/*')) return served.has(operationKey(op.method, wholePath(op.path)));
+  const prefix = operationKey(op.method, wholePath(op.path.slice(0, -2))) + '/';
+  const under = reference.filter((r) => operationKey(r.method, wholePath(r.path)).startsWith(prefix));
+  return [...served].some((key) => key.startsWith(prefix)) && under.every((r) => served.has(operationKey(r.method, wholePath(r.path))));
+}
+
+export function coverageTable(reference: readonly ReferenceOperation[], document: OpenApiPaths, spec: readonly SpecOperation[] = readSpecCatalog()): string {
   const served = new Map<string, { method: string; path: string; op: DocumentOperation }>();
   for (const [path, item] of Object.entries(document.paths)) {
     for (const [method, op] of Object.entries(item)) served.set(operationKey(method, path), { method: method.toUpperCase(), path, op });
@@ -48,6 +78,19 @@ export function coverageTable(reference: readonly ReferenceOperation[], document
     out.push('', `## ${area}`, '', `${ops.filter(isServed).length} of ${ops.length} served.`, '', '| Operation | Tag | operationId | Strata |', '|---|---|---|---|');
     for (const op of ops) out.push(`| \`${op.method} ${op.path}\` | ${op.tag} | ${op.operationId || '-'} | ${isServed(op) ? 'yes' : 'not yet'} |`);
   }
+
+  const servedKeys = new Set(served.keys());
+  const specServedCount = spec.filter((op) => specServed(op, reference, servedKeys)).length;
+  out.push(
+    '',
+    "## The spec's catalogue",
+    '',
+    `The operations the spec names (\`catalog/spec/operations.tsv\`; a path ending in \`/*\` stands for every operation the reference has under it): **${specServedCount}** of ${spec.length} served.`,
+    '',
+    '| Group | Operation | Strata |',
+    '|---|---|---|',
+  );
+  for (const op of spec) out.push(`| ${op.group} | \`${op.method} ${op.path}\` | ${specServed(op, reference, servedKeys) ? 'yes' : 'not yet'} |`);
 
   const known = new Set(reference.map((op) => operationKey(op.method, wholePath(op.path))));
   const own = [...served].filter(([key]) => !known.has(key)).map(([, s]) => s);
