@@ -221,3 +221,29 @@ export async function positionBefore(db: Queryable, p: Partition, time: number):
 export async function deleteChanges(db: Queryable, projectId: number, subscriptionId: number): Promise<void> {
   await db.run(sql`DELETE FROM subscription_changes WHERE project_id = ${projectId} AND subscription_id = ${subscriptionId}`);
 }
+
+/** How long the log keeps a change: the service keeps a week of it, and clients are told older changes may go. */
+export const CHANGE_RETENTION_MS = 7 * 24 * 3600_000;
+const RETENTION_BATCH = 1000;
+
+/**
+ * Deletes the changes of a partition recorded before `cutoff`. They lie at the start of its stream (positions
+ * follow write time), so each step reads the oldest batch by the primary key and deletes its old prefix: the
+ * cost follows what is deleted, not the size of the log.
+ */
+export async function deleteChangesBefore(db: Queryable, p: Partition, cutoff: number, signal: AbortSignal): Promise<number> {
+  let deleted = 0;
+  for (let after = 0; !signal.aborted; ) {
+    const rows = await db.all<{ pos: number; time: number }>(
+      sql`SELECT pos, MAX(time) AS time FROM subscription_changes WHERE ${where(p)} AND pos > ${after} GROUP BY pos ORDER BY pos LIMIT ${RETENTION_BATCH}`,
+    );
+    const old = rows.findIndex((r) => Number(r.time) >= cutoff);
+    const last = old === -1 ? rows.length - 1 : old - 1;
+    if (last < 0) break;
+    const upTo = Number(rows[last].pos);
+    deleted += (await db.run(sql`DELETE FROM subscription_changes WHERE ${where(p)} AND pos > ${after} AND pos <= ${upTo}`)).changes;
+    if (old !== -1 || rows.length < RETENTION_BATCH) break;
+    after = upTo;
+  }
+  return deleted;
+}

@@ -27,6 +27,7 @@ import { deleteChanges, subscriptionChange } from './change-log.js';
 import { addReferences, clearReferences, deleteMembers, removeReferences, requireReferenceRoom, seriesCounts, type MemberRef } from './members.js';
 import { checkFilter, definitions, syncSubscription, type Definition } from './membership.js';
 import { SUBSCRIPTION_LIMITS as L, subscriptionModel } from './model.js';
+import { scheduleRetention } from './retention.js';
 import type { SubscriptionCreate, SubscriptionPatch } from './schema.js';
 
 type Path = Array<string | number>;
@@ -105,6 +106,7 @@ export function createSubscriptions(services: Services, projectId: number, items
       await addReferences(db, projectId, sub.id, referencesOf(item.timeSeriesIds, item.instanceIds));
       await syncSubscription(services, projectId, sub);
     }
+    await scheduleRetention(services, db, projectId);
     return present(services, projectId, created);
   });
 }
