@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 /** A request to a signed link, as a client without a token sends it. */
-async function link(method: 'GET' | 'PUT', url: string, body?: Buffer | string, headers: Record<string, string> = {}): Promise<Response & { raw: Buffer }> {
+async function link(method: 'GET' | 'PUT' | 'HEAD', url: string, body?: Buffer | string, headers: Record<string, string> = {}): Promise<Response & { raw: Buffer }> {
   const { pathname, search } = new URL(url);
   const res = await h.strata.app.inject({ method, url: pathname + search, headers, ...(body !== undefined ? { payload: body } : {}) });
   let parsed: unknown;
@@ -160,6 +160,36 @@ describe('single uploads', () => {
     expect(errorMessage(past, 416)).toMatch(/1000 bytes/);
     expect(past.headers['content-range']).toBe('bytes */1000');
     expect((await link('GET', url)).raw.equals(content)).toBe(true);
+  });
+
+  it('answers HEAD on a download link with the headers of the GET, without reading the content', async () => {
+    const content = Buffer.alloc(4096, 7);
+    const f = await createFile({ name: 'head.bin', mimeType: 'application/x-test' });
+    await link('PUT', f.uploadUrl, content);
+    const url = await downloadUrl({ id: f.id });
+    const blobs = h.strata.services.blobs!;
+    const get = blobs.get.bind(blobs);
+    let reads = 0;
+    blobs.get = (...args: Parameters<typeof get>) => {
+      reads++;
+      return get(...args);
+    };
+    try {
+      const whole = await link('HEAD', url);
+      expect(whole.status).toBe(200);
+      expect(whole.headers['content-length']).toBe('4096');
+      expect(whole.headers['content-type']).toBe('application/x-test');
+      expect(whole.raw.length).toBe(0);
+      const part = await link('HEAD', url, undefined, { range: 'bytes=0-9' });
+      expect(part.status).toBe(206);
+      expect(part.headers['content-range']).toBe('bytes 0-9/4096');
+      expect(part.headers['content-length']).toBe('10');
+      expect(reads).toBe(0);
+      expect((await link('GET', url)).raw.equals(content)).toBe(true);
+      expect(reads).toBe(1);
+    } finally {
+      blobs.get = get;
+    }
   });
 
   it('refuses download links for files whose upload never completed, naming them', async () => {

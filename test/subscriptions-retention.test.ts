@@ -13,7 +13,7 @@ import { ManualClock } from './support/manual-clock.js';
 const DAY = 24 * 3600_000;
 const clock = new ManualClock(Date.now());
 let h: Harness;
-let auth: () => Promise<string>;
+let auth: () => Promise<Record<string, string>>;
 
 beforeAll(async () => {
   h = await startHarness({}, {}, { clock });

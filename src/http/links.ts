@@ -30,6 +30,8 @@ export interface LinkContext {
   /** The request body, unread (PUT); undefined when there is none. */
   body: Readable | undefined;
   headers: IncomingHttpHeaders;
+  /** `HEAD` when the client asks for the headers only: the handler need not make a body. */
+  method: string;
   /** Aborts when the client goes away before the answer is sent. */
   signal: AbortSignal;
 }
@@ -106,9 +108,11 @@ export async function registerLinkRoutes(app: FastifyInstance, routes: readonly 
         schema: { summary: def.summary, querystring: LinkQuery },
         handler: async (req, reply) => {
           const claims = signer.verify(def.kind, (req.query as { token: string }).token, services.now());
-          const answer = await def.handler({ claims, services, body: req.body as Readable | undefined, headers: req.headers, signal: clientGone(req, reply) });
+          const answer = await def.handler({ claims, services, body: req.body as Readable | undefined, headers: req.headers, method: req.method, signal: clientGone(req, reply) });
           reply.code(answer.status ?? 200);
           for (const [name, value] of Object.entries(answer.headers ?? {})) reply.header(name, value);
+          // An empty stream: Fastify's HEAD keeps the headers given for a stream (for a payload it counts its bytes).
+          if (req.method === 'HEAD') return reply.send(Readable.from([]));
           return answer.body instanceof Readable ? reply.send(answer.body) : sendResult(reply, answer.body ?? {});
         },
       });

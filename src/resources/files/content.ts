@@ -276,7 +276,7 @@ function requestedRange(header: string | undefined, size: number): { start: numb
   return { start, end };
 }
 
-async function download({ claims, services, headers }: LinkContext): Promise<LinkAnswer> {
+async function download({ claims, services, headers, method }: LinkContext): Promise<LinkAnswer> {
   const projectId = claims.p as number;
   const key = claims.b as string;
   const row = await services.db.get<{ blob_key: string | null; mime_type: string | null }>(sql`SELECT blob_key, mime_type FROM files WHERE project_id = ${projectId} AND id = ${claims.f}`);
@@ -286,8 +286,8 @@ async function download({ claims, services, headers }: LinkContext): Promise<Lin
   const info = await blobs.head(projectId, key);
   if (!info) throw replaced;
   const range = requestedRange(typeof headers.range === 'string' ? headers.range : undefined, info.size);
-  const body = await blobs.get(projectId, key, range);
-  if (!body) throw replaced;
+  const body = method === 'HEAD' ? undefined : await blobs.get(projectId, key, range);
+  if (!body && method !== 'HEAD') throw replaced;
   const common = { 'content-type': row.mime_type ?? 'application/octet-stream', 'accept-ranges': 'bytes' };
   if (!range) return { status: 200, headers: { ...common, 'content-length': info.size }, body };
   return { status: 206, headers: { ...common, 'content-length': range.end - range.start + 1, 'content-range': `bytes ${range.start}-${range.end}/${info.size}` }, body };
