@@ -221,6 +221,17 @@ describe('executions', () => {
     expect(task(e, 'away').reasonForIncompletion).toMatch(/is not a path of the project "dev"/);
   });
 
+  it('fails a cdf task whose request takes longer than its requestTimeoutInMillis, and refuses a timeout under 100 ms', async () => {
+    ok(await h.post('/timeseries/subscriptions', { items: [{ externalId: 'wf-slow', partitionCount: 1, filter: { equals: { property: ['name'], value: 'none' } } }] }), 201);
+    // A listing with nothing to give waits for its poll timeout on the clock, which this test does not move.
+    const slow = { resourcePath: '/timeseries/subscriptions/data/list', method: 'POST', body: { externalId: 'wf-slow', partitions: [{ index: 0 }], pollTimeoutSeconds: 5 } };
+    await version('wf-slow', [cdfTask('wait', { ...slow, requestTimeoutInMillis: 200 }, { retries: 0, onFailure: 'skipTask' })]);
+    const e = await execution(await run('wf-slow'));
+    expect(task(e, 'wait').reasonForIncompletion).toBe('POST /timeseries/subscriptions/data/list did not answer within requestTimeoutInMillis (200 ms)');
+    const refused = await h.post('/workflows/versions', { items: [{ workflowExternalId: 'wf-slow', version: '2', workflowDefinition: { tasks: [cdfTask('t', { ...slow, requestTimeoutInMillis: 99 })] } }] });
+    expect(errorMessage(refused, 400)).toMatch(/requestTimeoutInMillis must be a number of at least 100/);
+  });
+
   it('fails function and transformation tasks that name nothing with the answer of the operation they call, and simulation tasks as not run here', async () => {
     await version('wf-elsewhere', [
       { externalId: 'fn', type: 'function', parameters: { function: { externalId: 'my-function' } }, retries: 0, onFailure: 'skipTask' },

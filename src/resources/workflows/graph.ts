@@ -56,7 +56,7 @@ const PARAMETERS: Record<TaskType, Check> = {
       return `parameters.cdfRequest.method must be one of ${METHODS.join(', ')} or a reference`;
     if (r.queryParameters !== undefined && !isObject(r.queryParameters) && !isReference(r.queryParameters)) return 'parameters.cdfRequest.queryParameters must be an object or a reference';
     const timeout = r.requestTimeoutInMillis;
-    if (timeout !== undefined && !(typeof timeout === 'number' && timeout > 0) && !isReference(timeout)) return 'parameters.cdfRequest.requestTimeoutInMillis must be a positive number or a reference';
+    if (timeout !== undefined && !(typeof timeout === 'number' && timeout >= 100) && !isReference(timeout)) return 'parameters.cdfRequest.requestTimeoutInMillis must be a number of at least 100 or a reference';
     if (r.cdfVersionHeader !== undefined && r.cdfVersionHeader !== 'alpha' && r.cdfVersionHeader !== 'beta') return 'parameters.cdfRequest.cdfVersionHeader must be alpha or beta';
     return undefined;
   },

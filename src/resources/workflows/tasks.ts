@@ -62,20 +62,46 @@ function pathUnderProject(resourcePath: string, project: string): string | undef
   return path.split(/[/?#]/).some((segment) => segment === '..' || segment === '.') ? undefined : path;
 }
 
+/** How long a `cdf` task waits for its request unless it says (`requestTimeoutInMillis`), as the reference has it. */
+const CDF_REQUEST_TIMEOUT_MS = 10_000;
+
+/** The answer, or undefined when it took longer than `ms` (real time: the request runs on this process's event loop). */
+async function within<T>(ms: number, work: Promise<T>): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms, undefined)));
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function cdf(run: TaskRun): Promise<Outcome> {
-  const r = run.input.cdfRequest as { resourcePath: string; method: string; queryParameters?: Record<string, unknown>; body?: unknown; cdfVersionHeader?: string };
+  const r = run.input.cdfRequest as {
+    resourcePath: string;
+    method: string;
+    queryParameters?: Record<string, unknown>;
+    body?: unknown;
+    cdfVersionHeader?: string;
+    requestTimeoutInMillis?: number;
+  };
   const path = typeof r.resourcePath === 'string' ? pathUnderProject(r.resourcePath, run.project) : undefined;
   if (!path) return { kind: 'fail', terminal: true, reason: `resourcePath ${JSON.stringify(r.resourcePath)} is not a path of the project "${run.project}"` };
   const method = String(r.method).toUpperCase();
   if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(method)) return { kind: 'fail', terminal: true, reason: `method ${JSON.stringify(r.method)} is not an HTTP method` };
   const query = new URLSearchParams();
   for (const [k, v] of Object.entries(r.queryParameters ?? {})) query.append(k, typeof v === 'string' ? v : JSON.stringify(v));
-  const res = await call(run, {
-    method: method as Call['method'],
-    path: query.size ? `${path}${path.includes('?') ? '&' : '?'}${query}` : path,
-    ...(r.body !== undefined && method !== 'GET' ? { body: r.body } : {}),
-    ...(r.cdfVersionHeader ? { headers: { 'cdf-version': r.cdfVersionHeader } } : {}),
-  });
+  const timeout = typeof r.requestTimeoutInMillis === 'number' ? r.requestTimeoutInMillis : CDF_REQUEST_TIMEOUT_MS;
+  const res = await within(
+    timeout,
+    call(run, {
+      method: method as Call['method'],
+      path: query.size ? `${path}${path.includes('?') ? '&' : '?'}${query}` : path,
+      ...(r.body !== undefined && method !== 'GET' ? { body: r.body } : {}),
+      ...(r.cdfVersionHeader ? { headers: { 'cdf-version': r.cdfVersionHeader } } : {}),
+    }),
+  );
+  if (!res) return { kind: 'fail', reason: `${method} ${path} did not answer within requestTimeoutInMillis (${timeout} ms)` };
   const output = { statusCode: res.status, response: res.body };
   return ok(res.status) ? { kind: 'complete', output } : { kind: 'fail', reason: refusal(`${method} ${path}`, res), output };
 }
