@@ -5,6 +5,8 @@
  * records nothing), with the gateway holding requests open so that they are truly under way together.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SEND_JOB } from '../src/resources/writeback/service.js';
+import { sql } from '../src/storage/sql.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
 import { jobsDone } from './support/jobs.js';
 import { freePort } from './support/net.js';
@@ -126,6 +128,26 @@ describe('a writeback request', () => {
   it('ends failed when the gateway refuses the credentials or cannot be reached', async () => {
     expect(await sentToEnd('notes-wrong', [{ payload: notification('x') }])).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/refused the instance's credentials \(HTTP 401\)/) });
     expect(await sentToEnd('notes-dead', [{ payload: notification('x') }])).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/could not be reached/) });
+  });
+
+  it('run again after its process died sends only the records not yet sent', async () => {
+    const { db, jobs } = h.strata.services;
+    const res = await send('notes-dead', [{ key: 'a', payload: notification('First') }, { key: 'b', payload: notification('Second') }]);
+    await jobsDone(h);
+    const { requestId } = res.body.items[0];
+    // As a process that died after creating the first record leaves the request, with its job to run again.
+    const left = [{ key: 'a', payload: notification('First'), sapObjectId: 'made-before', sent: true }, { key: 'b', payload: notification('Second') }];
+    const { id: projectId } = (await db.get<{ id: number }>(sql`SELECT id FROM projects WHERE name = 'dev'`))!;
+    await db.transaction(async (tx) => {
+      await tx.run(sql`UPDATE sap_writeback_requests SET endpoint_id = 'notes', status = 'in_progress', error_message = NULL, request = ${JSON.stringify(left)} WHERE request_id = ${requestId}`);
+      await jobs!.start(tx, { projectId: Number(projectId), kind: SEND_JOB, payload: { requestId } });
+    });
+    const received = sap.received.length;
+    await jobsDone(h);
+    expect(sap.received.slice(received).map((r) => JSON.parse(r.body.toString()))).toEqual([notification('Second')]);
+    const read = await h.post(`${WB}/requests/byids`, { items: [{ requestId }] });
+    expect(read.body.items[0]).toMatchObject({ status: 'done', request: [{ key: 'a', sapObjectId: 'made-before' }, { key: 'b', sapObjectId: expect.any(String) }] });
+    expect(read.body.items[0].request[0]).not.toHaveProperty('sent');
   });
 
   it('goes through a mapping whose expression is "input" as it is', async () => {
