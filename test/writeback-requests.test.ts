@@ -130,24 +130,43 @@ describe('a writeback request', () => {
     expect(await sentToEnd('notes-dead', [{ payload: notification('x') }])).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/could not be reached/) });
   });
 
-  it('run again after its process died sends only the records not yet sent', async () => {
+  /**
+   * A request as a process that died while sending it leaves it, `in_progress` with the records `left`, sent
+   * to `endpointId`, with a job to send it again; the request once that job has ended.
+   */
+  async function sentAgain(left: unknown[], endpointId = 'notes', maxAttempts?: number) {
     const { db, jobs } = h.strata.services;
-    const res = await send('notes-dead', [{ key: 'a', payload: notification('First') }, { key: 'b', payload: notification('Second') }]);
+    const res = await send('notes-dead', [{ payload: notification('x') }]);
     await jobsDone(h);
     const { requestId } = res.body.items[0];
-    // As a process that died after creating the first record leaves the request, with its job to run again.
-    const left = [{ key: 'a', payload: notification('First'), sapObjectId: 'made-before', sent: true }, { key: 'b', payload: notification('Second') }];
     const { id: projectId } = (await db.get<{ id: number }>(sql`SELECT id FROM projects WHERE name = 'dev'`))!;
     await db.transaction(async (tx) => {
-      await tx.run(sql`UPDATE sap_writeback_requests SET endpoint_id = 'notes', status = 'in_progress', error_message = NULL, request = ${JSON.stringify(left)} WHERE request_id = ${requestId}`);
-      await jobs!.start(tx, { projectId: Number(projectId), kind: SEND_JOB, payload: { requestId } });
+      await tx.run(
+        sql`UPDATE sap_writeback_requests SET endpoint_id = ${endpointId}, status = 'in_progress', error_message = NULL, request = ${JSON.stringify(left)} WHERE request_id = ${requestId}`,
+      );
+      await jobs!.start(tx, { projectId: Number(projectId), kind: SEND_JOB, payload: { requestId }, maxAttempts });
     });
-    const received = sap.received.length;
     await jobsDone(h);
+    return (await h.post(`${WB}/requests/byids`, { items: [{ requestId }] })).body.items[0];
+  }
+
+  it('sent again after its process died sends only the records not yet sent', async () => {
+    const received = sap.received.length;
+    const left = [{ key: 'a', payload: notification('First'), sapObjectId: 'made-before', sent: true }, { key: 'b', payload: notification('Second') }];
+    const again = await sentAgain(left);
     expect(sap.received.slice(received).map((r) => JSON.parse(r.body.toString()))).toEqual([notification('Second')]);
-    const read = await h.post(`${WB}/requests/byids`, { items: [{ requestId }] });
-    expect(read.body.items[0]).toMatchObject({ status: 'done', request: [{ key: 'a', sapObjectId: 'made-before' }, { key: 'b', sapObjectId: expect.any(String) }] });
-    expect(read.body.items[0].request[0]).not.toHaveProperty('sent');
+    expect(again).toMatchObject({ status: 'done', request: [{ key: 'a', sapObjectId: 'made-before' }, { key: 'b', sapObjectId: expect.any(String) }] });
+    expect(again.request[0]).not.toHaveProperty('sent');
+  });
+
+  it('ends failed when its endpoint was deleted before it was sent, or when the server fails on its last attempt', async () => {
+    expect(await sentAgain([{ payload: notification('x') }], 'deleted-endpoint')).toMatchObject({
+      status: 'failed',
+      errorMessage: 'the endpoint "deleted-endpoint" was deleted before the request was sent',
+    });
+    // A blob key the store refuses makes reading the attachment throw: the server's failure, not the gateway's.
+    const broken = [{ fileId: 'f', payload: {}, file: { name: 'f', mimeType: 'text/plain', blobKey: '../escape' } }];
+    expect(await sentAgain(broken, 'docs', 1)).toMatchObject({ status: 'failed', errorMessage: 'the request could not be sent: the server failed while sending it' });
   });
 
   it('goes through a mapping whose expression is "input" as it is', async () => {
