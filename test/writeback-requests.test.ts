@@ -5,6 +5,7 @@
  * records nothing), with the gateway holding requests open so that they are truly under way together.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WRITEBACK_LIMITS } from '../src/resources/writeback/model.js';
 import { SEND_JOB } from '../src/resources/writeback/service.js';
 import { sql } from '../src/storage/sql.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
@@ -174,11 +175,18 @@ describe('a writeback request', () => {
     expect(JSON.parse(sap.received.at(-1)!.body.toString())).toEqual(notification('As is'));
   });
 
+  /** Creates a file `externalId`, with `content` uploaded unless it is undefined. */
+  async function file(externalId: string, content: Buffer | undefined, name = `${externalId}.pdf`) {
+    const created = await h.post('/files', { externalId, name, mimeType: 'application/pdf' });
+    expect(created.status).toBe(201);
+    if (content === undefined) return;
+    const { pathname, search } = new URL(created.body.uploadUrl);
+    expect((await h.strata.app.inject({ method: 'PUT', url: pathname + search, payload: content, headers: { 'content-type': 'application/pdf' } })).statusCode).toBe(200);
+  }
+
   it('to an attachment endpoint sends the file it names, described by its payload', async () => {
     const content = Buffer.from('%PDF-1.4 inspection report');
-    const file = await h.post('/files', { externalId: 'report', name: 'report 1.pdf', mimeType: 'application/pdf' });
-    const { pathname, search } = new URL(file.body.uploadUrl);
-    expect((await h.strata.app.inject({ method: 'PUT', url: pathname + search, payload: content, headers: { 'content-type': 'application/pdf' } })).statusCode).toBe(200);
+    await file('report', content, 'report 1.pdf');
     const done = await sentToEnd('docs', [{ fileId: 'report', payload: { BusinessObjectTypeName: 'PMQMEL', LinkedSAPObjectKey: '10000000' } }]);
     expect(done).toMatchObject({ status: 'done', request: [{ sapObjectId: expect.any(String) }] });
     const got = sap.received.at(-1)!;
@@ -199,6 +207,13 @@ describe('a writeback request', () => {
     expect(errorMessage(await send('notes', [{ payload: {}, fileId: 'report' }]), 400)).toMatch(/items\[0\]\.request\[0\]\.fileId: only requests to attachment endpoints send files/);
     expect(errorMessage(await send('docs', [{ payload: {} }]), 400)).toMatch(/items\[0\]\.request\[0\]\.fileId: a request to the attachment endpoint "docs" names the file it sends/);
     expect(errorMessage(await send('docs', [{ payload: {}, fileId: 'no-file' }]), 400)).toMatch(/items\[0\]\.request\[0\]\.fileId: the file "no-file" does not exist/);
+    await file('empty', undefined);
+    expect(errorMessage(await send('docs', [{ payload: {}, fileId: 'empty' }]), 400)).toMatch(/items\[0\]\.request\[0\]\.fileId: the file "empty" has no content yet/);
+    await file('huge', Buffer.alloc(WRITEBACK_LIMITS.attachmentBytes + 1));
+    expect(errorMessage(await send('docs', [{ payload: {}, fileId: 'huge' }]), 400)).toMatch(/has 26214401 bytes, more than the 26214400 an attachment may have/);
+    expect(errorMessage(await send('docs', [{ payload: { 'Bad Name': 'x' }, fileId: 'report' }]), 400)).toMatch(/items\[0\]\.request\[0\]\.payload\["?Bad Name"?\]?.*not one/);
+    expect(errorMessage(await send('docs', [{ payload: { LinkedSAPObjectKey: 10 }, fileId: 'report' }]), 400)).toMatch(/payload\.LinkedSAPObjectKey: .*expected text/);
+    expect(errorMessage(await send('docs', [{ payload: { LinkedSAPObjectKey: 'a\nb' }, fileId: 'report' }]), 400)).toMatch(/payload\.LinkedSAPObjectKey/);
     expect(errorMessage(await send('notes-reshaped', [{ payload: { text: 'x' } }]), 400)).toMatch(/mapping "reshape", whose expression this server does not evaluate/);
     expect(errorMessage(await h.post(`${WB}/requests/byids`, { items: [{ requestId: 'none' }] }), 400)).toMatch(/not found/);
     await jobsDone(h);

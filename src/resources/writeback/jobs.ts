@@ -32,8 +32,8 @@ async function recordOf(runtime: AreaRuntime, projectId: number, item: RequestIt
   if (!item.file) return { json: item.payload };
   const stream = await runtime.blobs.get(projectId, item.file.blobKey);
   if (!stream) throw new SapFailure(`the content of the file ${JSON.stringify(item.fileId)} is gone`);
-  // The payload's values describe the document to the attachment service (its object type and key), as headers.
-  const headers = Object.fromEntries(Object.entries(item.payload).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+  // The payload's fields describe the document to the attachment service (its object type and key), as headers (checked text, service.ts).
+  const headers = item.payload as Record<string, string>;
   return { bytes: await readAll(stream), contentType: item.file.mimeType, headers: { ...headers, slug: encodeURIComponent(item.file.name) } };
 }
 

@@ -19,6 +19,8 @@ export const WRITEBACK_LIMITS = {
   expression: 2000,
   credential: 1024,
   gatewayUrl: 2048,
+  /** Bytes of a file an attachment sends (read whole before it is sent). */
+  attachmentBytes: 25 * 1024 * 1024,
   /** Characters of an endpoint's answer kept in a request's error message. */
   errorMessage: 1000,
 } as const;

@@ -182,8 +182,26 @@ async function attachmentFile(services: Services, projectId: number, fileId: str
       AND ${visible.where ?? TRUE}`,
   );
   if (!row) throw badRequest(`${formatPath(path)}: the file ${JSON.stringify(fileId)} does not exist`);
-  if (!row.uploaded || !row.blobKey) throw badRequest(`${formatPath(path)}: the file ${JSON.stringify(fileId)} has no content yet; upload it first`);
-  return { name: row.name, mimeType: row.mimeType ?? 'application/octet-stream', blobKey: row.blobKey };
+  const size = row.uploaded && row.blobKey ? (await services.blobs!.head(projectId, row.blobKey))?.size : undefined;
+  if (size === undefined) throw badRequest(`${formatPath(path)}: the file ${JSON.stringify(fileId)} has no content yet; upload it first`);
+  if (size > WRITEBACK_LIMITS.attachmentBytes) {
+    throw badRequest(`${formatPath(path)}: the file ${JSON.stringify(fileId)} has ${size} bytes, more than the ${WRITEBACK_LIMITS.attachmentBytes} an attachment may have`);
+  }
+  return { name: row.name, mimeType: row.mimeType ?? 'application/octet-stream', blobKey: row.blobKey! };
+}
+
+/** An HTTP header name (RFC 9110 token), and a value of printable ASCII. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
+const HEADER_VALUE = /^[\x20-\x7e]{0,1024}$/;
+
+/** An attachment's payload describes the document in headers: names that are header names, text values. */
+function checkAttachmentPayload(payload: Record<string, unknown>, path: Path): void {
+  for (const [name, value] of Object.entries(payload)) {
+    if (!HEADER_NAME.test(name)) throw badRequest(`${formatPath([...path, name])}: an attachment's payload fields are sent as headers, and this name is not one (letters, digits and ${"!#$%&'*+.^_`|~-"})`);
+    if (typeof value !== 'string' || !HEADER_VALUE.test(value)) {
+      throw badRequest(`${formatPath([...path, name])}: an attachment's payload fields are sent as headers: expected text of printable ASCII, at most 1024 characters`);
+    }
+  }
 }
 
 /** Checks a request's items against its endpoint's type; what is kept of each. */
@@ -198,6 +216,7 @@ async function requestItems(services: Services, projectId: number, item: Request
       throw badRequest(`${formatPath(path)}: a request to the attachment endpoint ${JSON.stringify(endpoint.externalId)} names the file it sends`);
     }
     const file = given.fileId === undefined ? undefined : await attachmentFile(services, projectId, given.fileId, path);
+    if (file) checkAttachmentPayload(given.payload, ['items', 0, 'request', i, 'payload']);
     kept.push({ ...given, ...(file ? { file } : {}) });
   }
   return kept;
