@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WRITEBACK_LIMITS } from '../src/resources/writeback/model.js';
 import { SEND_JOB } from '../src/resources/writeback/service.js';
 import { sql } from '../src/storage/sql.js';
+import { bearer, capability, namedClients, namedClientToken } from './support/auth.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
 import { jobsDone } from './support/jobs.js';
 import { freePort } from './support/net.js';
@@ -48,7 +49,7 @@ async function setUp(project = 'dev') {
 beforeAll(async () => {
   sap = await startSapGateway();
   // Requests held by the gateway stay open for as long as the test holds them.
-  h = await startHarness({}, { STRATA_OUTBOUND_ALLOW: 'loopback', STRATA_OUTBOUND_DEADLINE_MS: '120000' });
+  h = await startHarness({}, { STRATA_OUTBOUND_ALLOW: 'loopback', STRATA_OUTBOUND_DEADLINE_MS: '120000', STRATA_CLIENTS: namedClients('wb-files-elsewhere', 'wb-no-files') });
   await setUp();
 });
 afterAll(async () => {
@@ -193,6 +194,21 @@ describe('a writeback request', () => {
     expect(got.path).toBe('/sap/opu/odata/sap/API_CV_ATTACHMENT_SRV/AttachmentContentSet');
     expect(got.body.equals(content)).toBe(true);
     expect(got.headers).toMatchObject({ slug: 'report%201.pdf', 'content-type': 'application/pdf', businessobjecttypename: 'PMQMEL', linkedsapobjectkey: '10000000' });
+  });
+
+  it('to an attachment endpoint sends only a file the caller sees: another is refused as one that does not exist', async () => {
+    const { body } = await h.post('/datasets', { items: [{ externalId: 'wb-elsewhere' }] });
+    const write = capability('sapWritebackRequestsAcl', ['WRITE']);
+    const callers = {
+      elsewhere: bearer(await namedClientToken(h, 'wb-files-elsewhere', [write, capability('filesAcl', ['READ'], { datasetScope: { ids: [body.items[0].id] } })])),
+      none: bearer(await namedClientToken(h, 'wb-no-files', [write])),
+    };
+    const before = (await h.get(`${WB}/requests`)).body.items.length;
+    for (const headers of Object.values(callers)) {
+      const res = await h.request('POST', `${WB}/requests`, { items: [{ endpointId: 'docs', request: [{ fileId: 'report', payload: {} }] }] }, headers);
+      expect(errorMessage(res, 400)).toMatch(/items\[0\]\.request\[0\]\.fileId: the file "report" does not exist/);
+    }
+    expect((await h.get(`${WB}/requests`)).body.items).toHaveLength(before);
   });
 
   it('is refused, recording nothing: an unknown endpoint, broken limits, files where they do not belong, a mapping not evaluated', async () => {
