@@ -127,6 +127,13 @@ describe('a writeback request', () => {
     expect(done.request[1].sapObjectId).toBeUndefined();
   });
 
+  it('keeps at most 1000 characters of what went wrong', async () => {
+    const done = await sentToEnd('notes', [{ payload: notification('x'.repeat(5000)) }]);
+    expect(done.status).toBe('failed');
+    expect(done.errorMessage).toHaveLength(1000);
+    expect(done.errorMessage).toMatch(/^request\[0\]: the SAP gateway refused the record: HTTP 400: NotificationText is longer than 40 characters: x+…$/);
+  });
+
   it('ends failed when the gateway refuses the credentials or cannot be reached', async () => {
     expect(await sentToEnd('notes-wrong', [{ payload: notification('x') }])).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/refused the instance's credentials \(HTTP 401\)/) });
     expect(await sentToEnd('notes-dead', [{ payload: notification('x') }])).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/could not be reached/) });

@@ -2,7 +2,7 @@
  * A small SAP gateway for tests, on a loopback port, answering as SAP's OData version 2 services do: the
  * maintenance notification and attachment services, behind basic authentication, with a CSRF token that a
  * GET with `x-csrf-token: Fetch` hands out (bound to the session cookie it sets) and that every POST must
- * carry. A notification needs a `NotificationText`; a created record is answered 201 with its key in the
+ * carry. A notification needs a `NotificationText` of at most 40 characters; a created record is answered 201 with its key in the
  * `Location` header. With `hold` set, POSTs are held open until `release()`, so a test sees how many are
  * under way at once without sleeping.
  */
@@ -55,6 +55,7 @@ export async function startSapGateway(): Promise<SapGateway> {
     if (notification) {
       const payload = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
       if (typeof payload.NotificationText !== 'string') return odataError(res, 400, 'Property NotificationText is required');
+      if (payload.NotificationText.length > 40) return odataError(res, 400, `NotificationText is longer than 40 characters: ${payload.NotificationText}`);
     }
     const key = String(next++);
     gateway.received.push({ path: url.pathname, client: url.searchParams.get('sap-client'), headers: req.headers, body });

@@ -9,7 +9,7 @@ import type { AreaRuntime } from '../../http/area.js';
 import type { Job } from '../../storage/jobs/jobs.js';
 import { sql } from '../../storage/sql.js';
 import type { RequestItem } from './model.js';
-import { createRecord, openSession, SapFailure, type SapRecord } from './odata.js';
+import { clip, createRecord, openSession, SapFailure, type SapRecord } from './odata.js';
 import { endpointRow, gatewayOf, SEND_JOB } from './service.js';
 
 /** Requests one process sends at once, across projects; each project has at most 50 open (service.ts). */
@@ -73,8 +73,7 @@ async function send(runtime: AreaRuntime, job: Job): Promise<unknown> {
       if (job.attempts >= job.maxAttempts) await write('failed', 'the request could not be sent: the server failed while sending it');
       throw err;
     }
-    const message = at === undefined ? err.message : `request[${at}]: ${err.message}`;
-    await write('failed', message);
+    await write('failed', clip(at === undefined ? err.message : `request[${at}]: ${err.message}`));
     return { status: 'failed' };
   }
   await write('done');

@@ -65,7 +65,7 @@ async function call(outbound: OutboundClient, url: string, what: string, init: P
   }
 }
 
-/** The message of an OData error answer (`{error: {message: {value}}}`), cut to a length a record keeps. */
+/** The status and the message of an OData error answer (`{error: {message: {value}}}`), cut to the length a request keeps. */
 function sapMessage(res: OutboundResponse): string {
   let text = '';
   try {
@@ -75,7 +75,11 @@ function sapMessage(res: OutboundResponse): string {
   } catch {
     // Not an OData error document: the status alone says what happened.
   }
-  const message = `HTTP ${res.status}${text ? `: ${text}` : ''}`;
+  return clip(`HTTP ${res.status}${text ? `: ${text}` : ''}`);
+}
+
+/** A message cut to the length a request's error message keeps. */
+export function clip(message: string): string {
   return message.length > WRITEBACK_LIMITS.errorMessage ? `${message.slice(0, WRITEBACK_LIMITS.errorMessage - 1)}…` : message;
 }
 
