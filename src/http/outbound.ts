@@ -40,11 +40,13 @@ export class OutboundError extends Error {
 export interface OutboundRequest {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
 }
 
 export interface OutboundResponse {
   status: number;
+  /** The answer's headers, names lower-cased; a repeated header (set-cookie) as a list. */
+  headers: Record<string, string | string[] | undefined>;
   body: Buffer;
 }
 
@@ -105,7 +107,7 @@ export function createOutboundClient(config: OutboundConfig, resolve: Resolver =
         }
         chunks.push(chunk);
       }
-      return { status: res.statusCode, body: Buffer.concat(chunks) };
+      return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) };
     } catch (err) {
       if (err instanceof OutboundError) throw err;
       if (causes(err).some((e) => e instanceof AddressRefused)) {

@@ -27,6 +27,8 @@ const LOCKS = {
   subscriptionMembers: 6,
   /** The calls running of one function (key: the function's id), counted against their maximum as one is added. */
   functionCalls: 7,
+  /** The SAP writeback requests of a project pending or in progress (key: the project id), counted against their maximum as one is added. */
+  sapWritebackRequests: 8,
 } as const;
 
 /** Holds the lock until the transaction ends; `shared` holders wait only for an exclusive one. */
