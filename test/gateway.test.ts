@@ -17,6 +17,37 @@ const postgres = testEngine() === 'postgres';
 
 beforeAll(async () => {
   h = await startHarness({}, { STRATA_CLIENTS: namedClients('scoped', 'psql') });
+  // A view of pumps, with a node in a space every test's session may read and one in a space some may not.
+  ok(await h.post('/models/spaces', { items: [{ space: 'gw_space' }, { space: 'gw_hidden' }] }));
+  ok(
+    await h.post('/models/containers', {
+      items: [{ space: 'gw_space', externalId: 'Pump', properties: { name: { type: { type: 'text' } }, rating: { type: { type: 'float64' } } } }],
+    }),
+  );
+  ok(
+    await h.post('/models/views', {
+      items: [
+        {
+          space: 'gw_space',
+          externalId: 'Pump',
+          version: 'v1',
+          properties: {
+            name: { container: { space: 'gw_space', externalId: 'Pump', type: 'container' }, containerPropertyIdentifier: 'name' },
+            rating: { container: { space: 'gw_space', externalId: 'Pump', type: 'container' }, containerPropertyIdentifier: 'rating' },
+          },
+        },
+      ],
+    }),
+  );
+  const source = { source: { type: 'container', space: 'gw_space', externalId: 'Pump' } };
+  ok(
+    await h.post('/models/instances', {
+      items: [
+        { instanceType: 'node', space: 'gw_space', externalId: 'p1', sources: [{ ...source, properties: { name: 'Pump one', rating: 1.5 } }] },
+        { instanceType: 'node', space: 'gw_hidden', externalId: 'p2', sources: [{ ...source, properties: { name: 'Pump two', rating: 2 } }] },
+      ],
+    }),
+  );
 });
 afterAll(() => h.close());
 
@@ -102,36 +133,6 @@ describe('postgres gateway users', () => {
 describe('postgres gateway tables', () => {
   let user: any;
   beforeAll(async () => {
-    ok(await h.post('/models/spaces', { items: [{ space: 'gw_space' }, { space: 'gw_hidden' }] }));
-    ok(
-      await h.post('/models/containers', {
-        items: [{ space: 'gw_space', externalId: 'Pump', properties: { name: { type: { type: 'text' } }, rating: { type: { type: 'float64' } } } }],
-      }),
-    );
-    ok(
-      await h.post('/models/views', {
-        items: [
-          {
-            space: 'gw_space',
-            externalId: 'Pump',
-            version: 'v1',
-            properties: {
-              name: { container: { space: 'gw_space', externalId: 'Pump', type: 'container' }, containerPropertyIdentifier: 'name' },
-              rating: { container: { space: 'gw_space', externalId: 'Pump', type: 'container' }, containerPropertyIdentifier: 'rating' },
-            },
-          },
-        ],
-      }),
-    );
-    const source = { source: { type: 'container', space: 'gw_space', externalId: 'Pump' } };
-    ok(
-      await h.post('/models/instances', {
-        items: [
-          { instanceType: 'node', space: 'gw_space', externalId: 'p1', sources: [{ ...source, properties: { name: 'Pump one', rating: 1.5 } }] },
-          { instanceType: 'node', space: 'gw_hidden', externalId: 'p2', sources: [{ ...source, properties: { name: 'Pump two', rating: 2 } }] },
-        ],
-      }),
-    );
     user = await createUser();
   });
 
