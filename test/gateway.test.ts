@@ -226,6 +226,14 @@ describe.runIf(postgres && hasProgram('psql', 'postgresql-client'))('a gateway u
     expect(psql(user, 'BEGIN READ WRITE; CREATE TABLE mine (x int); COMMIT').error).toMatch(/permission denied/);
     expect(psql(user, 'BEGIN READ WRITE; CREATE TABLE public.mine (x int); COMMIT').error).toMatch(/permission denied/);
 
+    // Revoking the user's session leaves it reading nothing; new credentials bring its scope back.
+    const [session] = ok(await h.post('/postgresgateway/byids', { items: [{ username: user.username }] })).items;
+    ok(await h.post('/sessions/revoke', { items: [{ id: session.sessionId }] }));
+    expect(psql(user, 'SELECT count(*) FROM events')).toEqual({ rows: ['0'] });
+    expect(psql(user, 'SELECT count(*) FROM pumps')).toEqual({ rows: ['0'] });
+    ok(await h.post('/postgresgateway/update', { items: [{ username: user.username, update: { credentials: { set: { nonce: await nonce(token) } } } }] }));
+    expect(psql(user, 'SELECT external_id FROM events')).toEqual({ rows: ['gw-in'] });
+
     // Deleting a table drops its view; deleting the user drops its role.
     ok(await h.post(`/postgresgateway/tables/${user.username}/delete`, { items: [{ tablename: 'pumps' }] }));
     expect(psql(user, 'SELECT * FROM pumps').error).toMatch(/does not exist/);

@@ -6,8 +6,8 @@
  * rows the view's condition leaves out.
  *
  * Which rows a view shows is decided in the database: its condition joins `gateway_scopes` on
- * `current_user` (the role reading), so a view's text holds no value of a request, and the scope is kept as
- * rows written with parameters. Names (roles, schemas, views, columns) are validated by the request schemas
+ * `current_user` (the role reading), and the user's session (a revoked one shows nothing), so a view's text
+ * holds no value of a request, and the scope is kept as rows written with parameters. Names (roles, schemas, views, columns) are validated by the request schemas
  * and always quoted (`escapeIdentifier`); the only literal, a generated password, is escaped as one.
  */
 import pg from 'pg';
@@ -121,8 +121,11 @@ export async function endSessions(db: Queryable, username: string): Promise<void
 export async function createView(db: Queryable, username: string, tablename: string, source: ViewSource): Promise<void> {
   const name = `${ident(username)}.${ident(tablename)}`;
   const columns = source.columns.map((c) => `${c.expr} AS ${ident(c.name)}`).join(', ');
+  // The scope rows count while the user's session is active: revoking it leaves the user reading nothing.
   const scope =
-    `EXISTS (SELECT 1 FROM gateway_scopes s WHERE s.username = current_user AND s.project_id = ${source.projectColumn}` +
+    `EXISTS (SELECT 1 FROM gateway_scopes s JOIN gateway_users u ON u.username = s.username AND u.project_id = s.project_id` +
+    ` JOIN sessions ss ON ss.id = u.session_id AND ss.status = 'ACTIVE'` +
+    ` WHERE s.username = current_user AND s.project_id = ${source.projectColumn}` +
     ` AND s.acl = ${pg.escapeLiteral(source.acl)} AND (s.all_items = 1 OR ${source.scopeMatch}))`;
   const where = source.where ? `(${source.where}) AND ${scope}` : scope;
   await ddl(db, `DROP VIEW IF EXISTS ${name}`);
