@@ -231,6 +231,8 @@ describe.runIf(postgres && hasProgram('psql', 'postgresql-client'))('a gateway u
     ok(await h.post('/sessions/revoke', { items: [{ id: session.sessionId }] }));
     expect(psql(user, 'SELECT count(*) FROM events')).toEqual({ rows: ['0'] });
     expect(psql(user, 'SELECT count(*) FROM pumps')).toEqual({ rows: ['0'] });
+    const refused = await h.post(`/postgresgateway/tables/${user.username}`, { items: [{ type: 'view', tablename: 'again', options: { space: 'gw_space', externalId: 'Pump' } }] });
+    expect(errorMessage(refused, 400)).toMatch(/session .*update the user's credentials/);
     ok(await h.post('/postgresgateway/update', { items: [{ username: user.username, update: { credentials: { set: { nonce: await nonce(token) } } } }] }));
     expect(psql(user, 'SELECT external_id FROM events')).toEqual({ rows: ['gw-in'] });
 

@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { accessFor } from '../../auth/access.js';
 import { grantsFor, type Principal } from '../../auth/principal.js';
-import { badRequest, formatPath } from '../../http/errors.js';
+import { ApiError, badRequest, formatPath } from '../../http/errors.js';
 import type { SessionGrant } from '../../http/self-calls.js';
 import type { Services } from '../../http/services.js';
 import type { FilterNode } from '../../query/filter.js';
@@ -62,10 +62,20 @@ function newUsername(project: string): string {
   return `gw_${slug}_${randomText(16, ALPHABET)}`;
 }
 
-/** The principal a session stands for now. */
+/**
+ * The principal a session stands for now. A session that no longer stands for anyone (revoked, expired) is
+ * the user's problem, not the caller's token's: a 400 saying how to mend it.
+ */
 async function sessionPrincipal(services: Services, project: Project, grant: SessionGrant): Promise<Principal> {
   const row = (await findProjectAuth(services.db, project.name))!;
-  return services.auth!.principalForToken(await services.api!.token(project.name, grant), row);
+  try {
+    return await services.auth!.principalForToken(await services.api!.token(project.name, grant), row);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) {
+      throw badRequest(`The user's session ${grant.sessionId} cannot be used (${error.message}); update the user's credentials with a new session`);
+    }
+    throw error;
+  }
 }
 
 /** What the principal may read of each ACL the gateway serves, as scope rows. */
