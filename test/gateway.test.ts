@@ -108,6 +108,8 @@ describe('postgres gateway users', () => {
     expect(gone.body.error.missing).toEqual([{ username: user.username }]);
     expect(ok(await h.post('/postgresgateway/byids', { items: [{ username: user.username }], ignoreUnknownIds: true })).items).toEqual([]);
     ok(await h.post('/postgresgateway/delete', { items: [{ username: user.username }], ignoreUnknownIds: true }));
+    // As the Python SDK sends it.
+    ok(await h.post('/postgresgateway/delete', { items: [{ username: user.username }], ignore_unknown_ids: true }));
     expect(errorMessage(await h.post('/postgresgateway/delete', { items: [{ username: user.username }] }), 400)).toBeTruthy();
     ok(await h.post('/postgresgateway/delete', { items: [{ username: other.username }] }));
   });
@@ -159,6 +161,8 @@ describe('postgres gateway tables', () => {
     const missing = await h.post(`${path}/byids`, { items: [{ tablename: 'pumps-latest' }] });
     expect(missing.body.error.missing).toEqual([{ tablename: 'pumps-latest' }]);
     expect(ok(await h.post(`${path}/byids`, { items: [{ tablename: 'pumps-latest' }], ignoreUnknownIds: true })).items).toEqual([]);
+    expect(errorMessage(await h.post(`${path}/delete`, { items: [{ tablename: 'pumps-latest' }] }), 400)).toBeTruthy();
+    ok(await h.post(`${path}/delete`, { items: [{ tablename: 'pumps-latest' }], ignore_unknown_ids: true }));
   });
 
   it('refuses raw tables, unknown views, built-in deletes, names taken and unknown users, changing nothing', async () => {

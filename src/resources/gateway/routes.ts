@@ -8,6 +8,7 @@ import { listItemsJson, retrieveItems, retrieveItemsJson, type ResourceSpec } fr
 import {
   CreateTablesBody,
   CreateUsersBody,
+  DeleteTablesBody,
   DeleteUsersBody,
   FilterUsersBody,
   ListTablesQuery,
@@ -69,7 +70,7 @@ export const gatewayRoutes: ApiRoute[] = [
     capability: can('WRITE'),
     body: DeleteUsersBody,
     handler: async ({ services, project, body }) => {
-      await deleteUsers(services, project, body.items, body.ignoreUnknownIds);
+      await deleteUsers(services, project, body.items, body.ignoreUnknownIds ?? body.ignore_unknown_ids);
       return {};
     },
   }),
@@ -107,9 +108,9 @@ export const gatewayRoutes: ApiRoute[] = [
     path: '/postgresgateway/tables/:username/delete',
     capability: can('WRITE'),
     params: UserParams,
-    body: TableIdsBody,
+    body: DeleteTablesBody,
     handler: async ({ services, project, params, body }) => {
-      await deleteTables(services, project, params.username, body.items, body.ignoreUnknownIds);
+      await deleteTables(services, project, params.username, body.items, body.ignoreUnknownIds ?? body.ignore_unknown_ids);
       return {};
     },
   }),

@@ -33,7 +33,9 @@ export const UpdateUsersBody = Type.Object(
   { additionalProperties: false },
 );
 export const UserIdsBody = Type.Object({ items: items(UsernameRef, GATEWAY_LIMITS.byIds), ignoreUnknownIds: IgnoreUnknownIds }, { additionalProperties: false });
-export const DeleteUsersBody = Type.Object({ items: items(UsernameRef, GATEWAY_LIMITS.userWriteItems), ignoreUnknownIds: IgnoreUnknownIds }, { additionalProperties: false });
+// The Python SDK sends `ignore_unknown_ids` in deletes; the reference service takes it as `ignoreUnknownIds`.
+const deleteFlags = { ignoreUnknownIds: IgnoreUnknownIds, ignore_unknown_ids: IgnoreUnknownIds };
+export const DeleteUsersBody = Type.Object({ items: items(UsernameRef, GATEWAY_LIMITS.userWriteItems), ...deleteFlags }, { additionalProperties: false });
 export const ListUsersQuery = Type.Object(
   { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: GATEWAY_LIMITS.listLimit })), cursor: Type.Optional(Cursor) },
   { additionalProperties: false },
@@ -66,6 +68,7 @@ export type TableCreate = Static<typeof TableCreate>;
 
 export const CreateTablesBody = Type.Object({ items: items(TableCreate, GATEWAY_LIMITS.tableWriteItems) }, { additionalProperties: false });
 export const TableIdsBody = Type.Object({ items: items(TablenameRef, GATEWAY_LIMITS.tableWriteItems), ignoreUnknownIds: IgnoreUnknownIds }, { additionalProperties: false });
+export const DeleteTablesBody = Type.Object({ items: items(TablenameRef, GATEWAY_LIMITS.tableWriteItems), ...deleteFlags }, { additionalProperties: false });
 export const ListTablesQuery = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: GATEWAY_LIMITS.listLimit })),
