@@ -180,6 +180,18 @@ describe('postgres gateway tables', () => {
     expect(ok(await h.get(`${path}?includeBuiltIns=true`)).items).toEqual(before);
   });
 
+  it('refuses a table while the user\'s session is revoked, until new credentials are set', async () => {
+    const revoked = await createUser();
+    ok(await h.post('/sessions/revoke', { items: [{ id: revoked.sessionId }] }));
+    const path = `/postgresgateway/tables/${revoked.username}`;
+    const table = { type: 'view', tablename: 'pumps', options: view };
+    expect(errorMessage(await h.post(path, { items: [table] }), 400)).toMatch(new RegExp(`session ${revoked.sessionId} .*update the user's credentials`));
+    expect(ok(await h.get(path)).items).toEqual([]);
+    ok(await h.post('/postgresgateway/update', { items: [{ username: revoked.username, update: { credentials: { set: { nonce: await nonce() } } } }] }));
+    expect(ok(await h.post(path, { items: [table] })).items[0].tablename).toBe('pumps');
+    ok(await h.post('/postgresgateway/delete', { items: [{ username: revoked.username }] }));
+  });
+
   it("refuses a table of a view the user's session cannot see", async () => {
     const token = await namedClientToken(h, 'scoped', [
       capability('sessionsAcl', ['CREATE']),
@@ -221,6 +233,13 @@ describe.runIf(postgres && hasProgram('psql', 'postgresql-client'))('a gateway u
     expect(psql(user, 'SELECT external_id, description FROM events ORDER BY 1')).toEqual({ rows: ['gw-in|seen'] });
     expect(psql(user, 'SELECT "externalId", name, rating FROM pumps')).toEqual({ rows: ['p1|Pump one|1.5'] });
     expect(psql(admin, 'SELECT count(*) FROM events WHERE external_id LIKE \'gw-%\'')).toEqual({ rows: ['3'] });
+    // Every built-in table reads, with each of its columns.
+    ok(await h.post('/assets', { items: [{ externalId: 'gw-a', name: 'A', metadata: { k: 'v' }, labels: [] }] }), 201);
+    ok(await h.post('/timeseries', { items: [{ externalId: 'gw-t', metadata: { k: 'v' } }] }), 201);
+    ok(await h.post('/sequences', { items: [{ externalId: 'gw-s', columns: [{ externalId: 'c' }] }] }), 201);
+    expect(psql(admin, "SELECT name, metadata->>'k' FROM assets WHERE external_id = 'gw-a'")).toEqual({ rows: ['A|v'] });
+    expect(psql(admin, "SELECT is_string, is_step FROM timeseries WHERE external_id = 'gw-t'")).toEqual({ rows: ['f|f'] });
+    for (const table of ['assets', 'timeseries', 'sequences']) expect(psql(admin, `SELECT * FROM ${table}`).error).toBeUndefined();
 
     expect(psql(user, `SELECT * FROM ${admin.username}.events`).error).toMatch(/permission denied/);
     expect(psql(user, 'SELECT * FROM public.events').error).toMatch(/permission denied/);
@@ -235,8 +254,6 @@ describe.runIf(postgres && hasProgram('psql', 'postgresql-client'))('a gateway u
     ok(await h.post('/sessions/revoke', { items: [{ id: session.sessionId }] }));
     expect(psql(user, 'SELECT count(*) FROM events')).toEqual({ rows: ['0'] });
     expect(psql(user, 'SELECT count(*) FROM pumps')).toEqual({ rows: ['0'] });
-    const refused = await h.post(`/postgresgateway/tables/${user.username}`, { items: [{ type: 'view', tablename: 'again', options: { space: 'gw_space', externalId: 'Pump' } }] });
-    expect(errorMessage(refused, 400)).toMatch(/session .*update the user's credentials/);
     ok(await h.post('/postgresgateway/update', { items: [{ username: user.username, update: { credentials: { set: { nonce: await nonce(token) } } } }] }));
     expect(psql(user, 'SELECT external_id FROM events')).toEqual({ rows: ['gw-in'] });
 

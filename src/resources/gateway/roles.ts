@@ -17,7 +17,8 @@ import { Sql, sql } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
 import type { ColumnType } from './model.js';
 
-const ident = (name: string): string => pg.escapeIdentifier(name);
+/** A name as SQL text: always quoted, so no name is read as anything but a name. */
+export const ident = (name: string): string => pg.escapeIdentifier(name);
 
 /** One column of a gateway view: its name, its type as the API reports it, and its expression over the view's source. */
 export interface ViewColumn {

@@ -13,12 +13,10 @@ import type { ProjectSchema } from '../models/schema-store.js';
 import { viewKey, type ViewId } from '../models/identifiers.js';
 import { isList, type PropertyType } from '../models/property-types.js';
 import { INSTANCES_ACL } from '../models/space-access.js';
-import pg from 'pg';
 import type { ColumnType } from './model.js';
-import type { ViewColumn, ViewSource } from './roles.js';
+import { ident, type ViewColumn, type ViewSource } from './roles.js';
 
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-const ident = (name: string): string => pg.escapeIdentifier(name);
 
 interface BuiltIn {
   name: string;
