@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, capability, namedClients, namedClientToken } from './support/auth.js';
 import { hasProgram } from './support/external.js';
 import { errorMessage, startHarness, type Harness, type Response } from './support/harness.js';
-import { testEngine } from './support/test-store.js';
+import pg from 'pg';
+import { newPostgresDatabase, testEngine } from './support/test-store.js';
 
 let h: Harness;
 const postgres = testEngine() === 'postgres';
@@ -263,5 +264,32 @@ describe.runIf(postgres && hasProgram('psql', 'postgresql-client'))('a gateway u
     ok(await h.post('/postgresgateway/delete', { items: [{ username: user.username }] }));
     expect(psql(user, 'SELECT 1').error).toMatch(/role .* does not exist|authentication failed/);
     ok(await h.post('/postgresgateway/delete', { items: [{ username: admin.username }] }));
+  });
+});
+
+describe.runIf(postgres)('a database role that may not create roles', () => {
+  it('makes a create answer 503 naming CREATEROLE, and creates nothing', async () => {
+    const url = new URL(await newPostgresDatabase());
+    const database = url.pathname.slice(1);
+    const role = `${database}_owner`;
+    const admin = new pg.Client({ connectionString: url.toString() });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE ROLE ${role} LOGIN NOCREATEROLE`);
+      await admin.query(`ALTER DATABASE ${database} OWNER TO ${role}`);
+      await admin.query(`ALTER SCHEMA public OWNER TO ${role}`);
+    } finally {
+      await admin.end();
+    }
+    url.username = role;
+    const limited = await startHarness({}, { STRATA_DATABASE_URL: url.toString() });
+    try {
+      const session = await limited.post('/sessions', { items: [{ tokenExchange: true }] });
+      const res = await limited.post('/postgresgateway', { items: [{ credentials: { nonce: session.body.items[0].nonce } }] });
+      expect(errorMessage(res, 503)).toMatch(/CREATEROLE/);
+      expect((await limited.get('/postgresgateway')).body.items).toEqual([]);
+    } finally {
+      await limited.close();
+    }
   });
 });
