@@ -14,10 +14,12 @@ import pg from 'pg';
 import { newPostgresDatabase, testEngine } from './support/test-store.js';
 
 let h: Harness;
+/** A property name longer than the 63 bytes PostgreSQL keeps of a column's name. */
+const LONG = `p${'x'.repeat(69)}`;
 const postgres = testEngine() === 'postgres';
 
 beforeAll(async () => {
-  h = await startHarness({}, { STRATA_CLIENTS: namedClients('scoped', 'psql') });
+  h = await startHarness({}, { STRATA_CLIENTS: namedClients('scoped', 'psql', 'noinstances') });
   // A view of pumps, with a node in a space every test's session may read and one in a space some may not.
   ok(await h.post('/models/spaces', { items: [{ space: 'gw_space' }, { space: 'gw_hidden' }] }));
   ok(
@@ -37,6 +39,16 @@ beforeAll(async () => {
             rating: { container: { space: 'gw_space', externalId: 'Pump', type: 'container' }, containerPropertyIdentifier: 'rating' },
           },
         },
+      ],
+    }),
+  );
+  // A view whose property name does not fit a column's name.
+  const odd = { space: 'gw_space', externalId: 'Odd', type: 'container' };
+  ok(await h.post('/models/containers', { items: [{ space: 'gw_space', externalId: 'Odd', properties: { [LONG]: { type: { type: 'text' } } } }] }));
+  ok(
+    await h.post('/models/views', {
+      items: [
+        { space: 'gw_space', externalId: 'Long', version: 'v1', properties: { [LONG]: { container: odd, containerPropertyIdentifier: LONG } } },
       ],
     }),
   );
@@ -174,6 +186,8 @@ describe('postgres gateway tables', () => {
     const unknown = { type: 'view', tablename: 'nothing', options: { space: 'gw_space', externalId: 'Nope', version: 'v1' } };
     expect(errorMessage(await h.post(path, { items: [{ type: 'view', tablename: 'fine', options: view }, unknown] }), 400)).toMatch(/items\[1\]\.options: the view gw_space:Nope\/v1 does not exist/);
     expect(errorMessage(await h.post(path, { items: [{ type: 'view', tablename: 'bad name', options: view }] }), 400)).toMatch(/tablename/);
+    const long = { type: 'view', tablename: 'long', options: { space: 'gw_space', externalId: 'Long', version: 'v1' } };
+    expect(errorMessage(await h.post(path, { items: [long] }), 400)).toMatch(new RegExp(`items\\[0\\]\\.options: the property "${LONG}" .* longer than the 63 bytes`));
     expect(errorMessage(await h.post(path, { items: [{ type: 'view', tablename: 'events', options: view }] }), 409)).toBeTruthy();
     expect(errorMessage(await h.post(`${path}/delete`, { items: [{ tablename: 'events' }] }), 400)).toMatch(/items\[0\]\.tablename: events is a built-in table/);
     expect(errorMessage(await h.post('/postgresgateway/tables/gw_dev_nobody', { items: [{ type: 'view', tablename: 'x', options: view }] }), 400)).toMatch(/gw_dev_nobody/);
@@ -191,6 +205,14 @@ describe('postgres gateway tables', () => {
     ok(await h.post('/postgresgateway/update', { items: [{ username: revoked.username, update: { credentials: { set: { nonce: await nonce() } } } }] }));
     expect(ok(await h.post(path, { items: [table] })).items[0].tablename).toBe('pumps');
     ok(await h.post('/postgresgateway/delete', { items: [{ username: revoked.username }] }));
+  });
+
+  it('refuses a view table to a user whose session may read no instances', async () => {
+    const token = await namedClientToken(h, 'noinstances', [capability('sessionsAcl', ['CREATE']), capability('dataModelsAcl', ['READ'])]);
+    const user = await createUser(token);
+    const res = await h.post(`/postgresgateway/tables/${user.username}`, { items: [{ type: 'view', tablename: 'pumps', options: view }] });
+    expect(errorMessage(res, 400)).toMatch(/items\[0\]\.type: the user's session may read no data modeling instances/);
+    ok(await h.post('/postgresgateway/delete', { items: [{ username: user.username }] }));
   });
 
   it("refuses a table of a view the user's session cannot see", async () => {

@@ -22,7 +22,7 @@ import type { Item } from '../../storage/items.js';
 import { createItems, deleteItems, fromModel, inWrite, retrieveItems, underParent, updateItems, type ResourceSpec, type UpdateItem } from '../crud.js';
 import type { RefInput } from '../../query/refs.js';
 import { reachOf } from '../../auth/access.js';
-import { visibleSchema } from '../models/space-access.js';
+import { INSTANCES_ACL, visibleSchema } from '../models/space-access.js';
 import type { ProjectSchema } from '../models/schema-store.js';
 import type { ViewId } from '../models/identifiers.js';
 import { gatewayTableModel, gatewayUserModel, type ColumnType } from './model.js';
@@ -188,9 +188,13 @@ export async function createTables(services: Services, project: Project, usernam
   const principal = await sessionPrincipal(services, project, grant);
   const sessionSchema = await visibleSchema({ reach: reachOf(principal, project.name), reads: services.reads }, project.id, services.db);
   const requestSchema = await visibleSchema(services, project.id, services.db);
+  const instances = accessFor({ acl: INSTANCES_ACL, action: 'READ' }, grantsFor(principal, { acl: INSTANCES_ACL, action: 'READ' }, project.name));
   const sources = items.map((item, i) => {
     const path = ['items', i];
     if (item.type === 'raw_rows') throw badRequest(`${formatPath([...path, 'type'])}: raw_rows tables read Raw, which this server does not serve`);
+    if (!instances.all && instances.spaces.length === 0) {
+      throw badRequest(`${formatPath([...path, 'type'])}: the user's session may read no data modeling instances (dataModelInstancesAcl:READ), so a view table would show it nothing`);
+    }
     const { space, externalId, version } = item.options;
     if (space === undefined || externalId === undefined) throw badRequest(`${formatPath([...path, 'options'])}: a view table names its view by space and externalId`);
     const options = { space, externalId, ...(version !== undefined ? { version } : {}) };

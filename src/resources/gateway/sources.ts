@@ -62,6 +62,9 @@ export function builtInSource(b: BuiltIn): ViewSource {
   };
 }
 
+/** PostgreSQL keeps this much of a name (NAMEDATALEN - 1); a longer one would be cut short. */
+const MAX_IDENTIFIER_BYTES = 63;
+
 /** The column type and expression of a container property kept in `col` (see models/container-tables.ts). */
 function propertyColumn(t: PropertyType, col: string): { type: ColumnType; expr: string } {
   if (t.type !== 'enum' && isList(t)) return { type: 'JSON', expr: `${col}::json` };
@@ -109,8 +112,12 @@ export function viewSource(schema: ProjectSchema, view: ViewId, path: ReadonlyAr
     aliases.set(`${container.space}:${container.externalId}`, alias);
     joins.push(`JOIN ${ident(stored.layout.table)} ${alias} ON ${alias}.project_id = ${i}.project_id AND ${alias}.space = ${i}.space AND ${alias}.instance_id = ${i}.id`);
   }
+  // No property is named like those (models/identifiers.ts reserves the names).
   for (const [name, p] of resolved.properties) {
     if (p.kind !== 'mapped') continue;
+    if (Buffer.byteLength(name) > MAX_IDENTIFIER_BYTES) {
+      throw badRequest(`${formatPath(path)}: the property ${JSON.stringify(name)} of the view ${viewKey(view)} is longer than the ${MAX_IDENTIFIER_BYTES} bytes of a PostgreSQL column name`);
+    }
     const stored = schema.stored(p.container)!;
     const alias = aliases.get(`${p.container.space}:${p.container.externalId}`)!;
     const col = `${alias}.${ident(stored.layout.columns[p.containerPropertyIdentifier])}`;
