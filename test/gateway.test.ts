@@ -290,7 +290,7 @@ describe.runIf(postgres && hasProgram('psql', 'postgresql-client'))('a gateway u
 });
 
 describe.runIf(postgres)('a database role that may not create roles', () => {
-  it('makes a create answer 503 naming CREATEROLE, and creates nothing', async () => {
+  it('makes a create answer 503 naming CREATEROLE, creating nothing and keeping the nonce', async () => {
     const url = new URL(await newPostgresDatabase());
     const database = url.pathname.slice(1);
     const role = `${database}_owner`;
@@ -310,6 +310,9 @@ describe.runIf(postgres)('a database role that may not create roles', () => {
       const res = await limited.post('/postgresgateway', { items: [{ credentials: { nonce: session.body.items[0].nonce } }] });
       expect(errorMessage(res, 503)).toMatch(/CREATEROLE/);
       expect((await limited.get('/postgresgateway')).body.items).toEqual([]);
+      // The nonce is not used up by the refusal.
+      const [kept] = (await limited.post('/sessions/byids', { items: [{ id: session.body.items[0].id }] })).body.items;
+      expect(kept.status).toBe('READY');
     } finally {
       await limited.close();
     }

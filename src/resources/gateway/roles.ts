@@ -77,15 +77,22 @@ export async function writeScope(db: Queryable, projectId: number, username: str
 /** PostgreSQL's code for "insufficient privilege" (Strata's role may not create roles, say). */
 const INSUFFICIENT_PRIVILEGE = '42501';
 
+const cannotManageRoles = (detail: string) =>
+  new ApiError(503, `The database refused to manage the gateway's roles: Strata's database role needs the CREATEROLE attribute (${detail})`);
+
 async function ddl(db: Queryable, statement: string): Promise<void> {
   try {
     await db.run(Sql.raw(statement));
   } catch (error) {
-    if ((error as { code?: string }).code === INSUFFICIENT_PRIVILEGE) {
-      throw new ApiError(503, `The database refused to manage the gateway's roles: Strata's database role needs the CREATEROLE attribute (${(error as Error).message})`);
-    }
+    if ((error as { code?: string }).code === INSUFFICIENT_PRIVILEGE) throw cannotManageRoles((error as Error).message);
     throw error;
   }
+}
+
+/** Refuses, before anything is done (a session's nonce used up), when Strata's role may not create roles. */
+export async function requireRoleManagement(db: Queryable): Promise<void> {
+  const row = await db.get<{ allowed: boolean }>(sql`SELECT rolcreaterole OR rolsuper AS allowed FROM pg_roles WHERE rolname = current_user`);
+  if (!row?.allowed) throw cannotManageRoles('it has neither CREATEROLE nor SUPERUSER');
 }
 
 /** Creates the user's login role and its schema, which it may use and nothing more. */

@@ -26,7 +26,7 @@ import { INSTANCES_ACL, visibleSchema } from '../models/space-access.js';
 import type { ProjectSchema } from '../models/schema-store.js';
 import type { ViewId } from '../models/identifiers.js';
 import { gatewayTableModel, gatewayUserModel, type ColumnType } from './model.js';
-import { connectionInfo, createRole, createView, dropRole, dropView, endSessions, writeScope, type ScopeRow, type ViewSource } from './roles.js';
+import { connectionInfo, createRole, createView, dropRole, dropView, endSessions, requireRoleManagement, writeScope, type ScopeRow, type ViewSource } from './roles.js';
 import { BUILT_INS, builtInSource, SCOPED_ACLS, viewSource } from './sources.js';
 import { GATEWAY_SETTINGS } from './settings.js';
 import type { TableCreate } from './schema.js';
@@ -99,10 +99,11 @@ const columnsOf = (source: ViewSource): Record<string, { type: ColumnType }> => 
 
 /** Creates the user of the session of `nonce`, with its role and built-in tables on PostgreSQL. */
 export async function createUser(services: Services, project: Project, nonce: string) {
+  const postgres = isPostgres(services);
+  if (postgres) await requireRoleManagement(services.db);
   const grant = await services.api!.bind(project.name, nonce);
   const principal = await sessionPrincipal(services, project, grant);
   const username = newUsername(project.name);
-  const postgres = isPostgres(services);
   const password = postgres ? randomText(32, PASSWORD_ALPHABET) : '';
   const [user, connection] = await inWrite(services, async (services) => {
     const [user] = await createItems(userSpec, services, project.id, [{ username, sessionId: grant.sessionId, sessionGrant: grant }]);
