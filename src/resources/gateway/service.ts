@@ -10,7 +10,7 @@
  * clients need the PostgreSQL backend (`connectable: false`).
  */
 import { randomBytes } from 'node:crypto';
-import { accessFor } from '../../auth/access.js';
+import { accessFor, reachOf } from '../../auth/access.js';
 import { grantsFor, type Principal } from '../../auth/principal.js';
 import { ApiError, badRequest, formatPath } from '../../http/errors.js';
 import type { SessionGrant } from '../../http/self-calls.js';
@@ -21,7 +21,6 @@ import { sql } from '../../storage/sql.js';
 import type { Item } from '../../storage/items.js';
 import { createItems, deleteItems, fromModel, inWrite, retrieveItems, underParent, updateItems, type ResourceSpec, type UpdateItem } from '../crud.js';
 import type { RefInput } from '../../query/refs.js';
-import { reachOf } from '../../auth/access.js';
 import { INSTANCES_ACL, visibleSchema } from '../models/space-access.js';
 import type { ProjectSchema } from '../models/schema-store.js';
 import type { ViewId } from '../models/identifiers.js';
@@ -97,6 +96,8 @@ function scopeRows(principal: Principal, project: string): ScopeRow[] {
 
 const columnsOf = (source: ViewSource): Record<string, { type: ColumnType }> => Object.fromEntries(source.columns.map((c) => [c.name, { type: c.type }]));
 
+const NOT_CONNECTABLE = 'SQL clients connect to the gateway only when Strata keeps its data in PostgreSQL (STRATA_DATABASE_URL); this server uses the embedded store';
+
 /** Creates the user of the session of `nonce`, with its role and built-in tables on PostgreSQL. */
 export async function createUser(services: Services, project: Project, nonce: string) {
   const postgres = isPostgres(services);
@@ -120,8 +121,6 @@ export async function createUser(services: Services, project: Project, nonce: st
     : { host: '', connectable: false, message: NOT_CONNECTABLE };
   return { ...user, password, ...where };
 }
-
-export const NOT_CONNECTABLE = 'SQL clients connect to the gateway only when Strata keeps its data in PostgreSQL (STRATA_DATABASE_URL); this server uses the embedded store';
 
 /** The tables of the user `username` (a 400 naming it when there is no such user). */
 export function tablesOf(services: Services, projectId: number, username: string) {
@@ -167,7 +166,7 @@ export async function deleteUsers(services: Services, project: Project, items: R
   await deleteItems(spec, services, project.id, items as readonly RefInput[], ignoreUnknownIds);
 }
 
-/** The view's definition, for the schema as the session (and the request) see it. */
+/** The view a table names: the version it gives, or the latest version of the view in `schema`. */
 function latestVersion(schema: ProjectSchema, view: { space: string; externalId: string; version?: string }): ViewId | undefined {
   if (view.version !== undefined) return { space: view.space, externalId: view.externalId, version: view.version };
   let latest: { id: ViewId; time: number } | undefined;
