@@ -207,6 +207,18 @@ describe('postgres gateway tables', () => {
     ok(await h.post('/postgresgateway/delete', { items: [{ username: revoked.username }] }));
   });
 
+  it("lets a container under a view table be deleted: the table's view goes with it", async () => {
+    const gone = { space: 'gw_space', externalId: 'Gone' };
+    ok(await h.post('/models/containers', { items: [{ ...gone, properties: { name: { type: { type: 'text' } } } }] }));
+    const properties = { name: { container: { ...gone, type: 'container' }, containerPropertyIdentifier: 'name' } };
+    ok(await h.post('/models/views', { items: [{ ...gone, version: 'v1', properties }] }));
+    const path = `/postgresgateway/tables/${user.username}`;
+    ok(await h.post(path, { items: [{ type: 'view', tablename: 'gone', options: { ...gone, version: 'v1' } }] }));
+    ok(await h.post('/models/containers/delete', { items: [gone] }));
+    expect(ok(await h.post(`${path}/byids`, { items: [{ tablename: 'gone' }] })).items).toHaveLength(1);
+    ok(await h.post(`${path}/delete`, { items: [{ tablename: 'gone' }] }));
+  });
+
   it('refuses a view table to a user whose session may read no instances', async () => {
     const token = await namedClientToken(h, 'noinstances', [capability('sessionsAcl', ['CREATE']), capability('dataModelsAcl', ['READ'])]);
     const user = await createUser(token);
