@@ -330,3 +330,16 @@ describe.runIf(postgres)('a database role that may not create roles', () => {
     }
   });
 });
+
+describe('STRATA_GATEWAY_HOST', () => {
+  it('is the host a create answers on PostgreSQL; the embedded store answers none', async () => {
+    const named = await startHarness({}, { STRATA_GATEWAY_HOST: 'db.example.com' });
+    try {
+      const session = await named.post('/sessions', { items: [{ tokenExchange: true }] });
+      const res = await named.post('/postgresgateway', { items: [{ credentials: { nonce: session.body.items[0].nonce } }] });
+      expect(res.body.items[0].host).toBe(postgres ? 'db.example.com' : '');
+    } finally {
+      await named.close();
+    }
+  });
+});
