@@ -331,6 +331,28 @@ describe.runIf(postgres)('a database role that may not create roles', () => {
   });
 });
 
+describe.runIf(postgres)('a database where every role may create objects in a schema', () => {
+  it('makes a create answer 503 naming the schema and the REVOKE that closes it', async () => {
+    const url = await newPostgresDatabase();
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query('GRANT CREATE ON SCHEMA public TO PUBLIC');
+    } finally {
+      await admin.end();
+    }
+    const open = await startHarness({}, { STRATA_DATABASE_URL: url });
+    try {
+      const session = await open.post('/sessions', { items: [{ tokenExchange: true }] });
+      const res = await open.post('/postgresgateway', { items: [{ credentials: { nonce: session.body.items[0].nonce } }] });
+      expect(errorMessage(res, 503)).toMatch(/schema public, .*REVOKE CREATE ON SCHEMA "public" FROM PUBLIC/);
+      expect((await open.get('/postgresgateway')).body.items).toEqual([]);
+    } finally {
+      await open.close();
+    }
+  });
+});
+
 describe('STRATA_GATEWAY_HOST', () => {
   it('is the host a create answers on PostgreSQL; the embedded store answers none', async () => {
     const named = await startHarness({}, { STRATA_GATEWAY_HOST: 'db.example.com' });

@@ -89,10 +89,23 @@ async function ddl(db: Queryable, statement: string): Promise<void> {
   }
 }
 
-/** Refuses, before anything is done (a session's nonce used up), when Strata's role may not create roles. */
-export async function requireRoleManagement(db: Queryable): Promise<void> {
+/**
+ * Refuses, before anything is done (a session's nonce used up), when Strata's role may not create roles, or
+ * when every role may create objects in a schema (a grant to PUBLIC, which no REVOKE for one role undoes):
+ * a gateway role could then write there.
+ */
+export async function requireRolesCanBeConfined(db: Queryable): Promise<void> {
   const row = await db.get<{ allowed: boolean }>(sql`SELECT rolcreaterole OR rolsuper AS allowed FROM pg_roles WHERE rolname = current_user`);
   if (!row?.allowed) throw cannotManageRoles('it has neither CREATEROLE nor SUPERUSER');
+  const open = await db.all<{ name: string }>(sql`SELECT nspname AS name FROM pg_namespace WHERE has_schema_privilege('public', oid, 'CREATE') ORDER BY nspname`);
+  if (open.length) {
+    const names = open.map((s) => s.name);
+    throw new ApiError(
+      503,
+      `The database lets every role create objects in the schema${names.length > 1 ? 's' : ''} ${names.join(', ')}, so a gateway user could write there: ` +
+        `run REVOKE CREATE ON SCHEMA ${names.map(ident).join(', ')} FROM PUBLIC`,
+    );
+  }
 }
 
 /** Creates the user's login role and its schema, which it may use and nothing more. */

@@ -25,7 +25,7 @@ import { INSTANCES_ACL, visibleSchema } from '../models/space-access.js';
 import type { ProjectSchema } from '../models/schema-store.js';
 import type { ViewId } from '../models/identifiers.js';
 import { gatewayTableModel, gatewayUserModel, type ColumnType } from './model.js';
-import { connectionInfo, createRole, createView, dropRole, dropView, endSessions, requireRoleManagement, writeScope, type ScopeRow, type ViewSource } from './roles.js';
+import { connectionInfo, createRole, createView, dropRole, dropView, endSessions, requireRolesCanBeConfined, writeScope, type ScopeRow, type ViewSource } from './roles.js';
 import { BUILT_INS, builtInSource, SCOPED_ACLS, viewSource } from './sources.js';
 import { GATEWAY_SETTINGS } from './settings.js';
 import type { TableCreate } from './schema.js';
@@ -101,7 +101,7 @@ const NOT_CONNECTABLE = 'SQL clients connect to the gateway only when Strata kee
 /** Creates the user of the session of `nonce`, with its role and built-in tables on PostgreSQL. */
 export async function createUser(services: Services, project: Project, nonce: string) {
   const postgres = isPostgres(services);
-  if (postgres) await requireRoleManagement(services.db);
+  if (postgres) await requireRolesCanBeConfined(services.db);
   const grant = await services.api!.bind(project.name, nonce);
   const principal = await sessionPrincipal(services, project, grant);
   const username = newUsername(project.name);
