@@ -301,67 +301,61 @@ describe.runIf(postgres && hasProgram('psql', 'postgresql-client'))('a gateway u
   });
 });
 
+/** A new database of the run's cluster, prepared by `statements` (run as the cluster's administrator); its URL. */
+async function preparedDatabase(statements: (database: string) => string[]): Promise<URL> {
+  const url = new URL(await newPostgresDatabase());
+  const admin = new pg.Client({ connectionString: url.toString() });
+  await admin.connect();
+  try {
+    for (const statement of statements(url.pathname.slice(1))) await admin.query(statement);
+  } finally {
+    await admin.end();
+  }
+  return url;
+}
+
+/** Starts a server with these settings and asks it for a gateway user with a new session; `check` gets the session, the answer and the server. */
+async function createOn(env: Record<string, string>, check: (session: any, res: Response, server: Harness) => Promise<void>): Promise<void> {
+  const server = await startHarness({}, env);
+  try {
+    const [session] = (await server.post('/sessions', { items: [{ tokenExchange: true }] })).body.items;
+    await check(session, await server.post('/postgresgateway', { items: [{ credentials: { nonce: session.nonce } }] }), server);
+  } finally {
+    await server.close();
+  }
+}
+
 describe.runIf(postgres)('a database role that may not create roles', () => {
   it('makes a create answer 503 naming CREATEROLE, creating nothing and keeping the nonce', async () => {
-    const url = new URL(await newPostgresDatabase());
-    const database = url.pathname.slice(1);
-    const role = `${database}_owner`;
-    const admin = new pg.Client({ connectionString: url.toString() });
-    await admin.connect();
-    try {
-      await admin.query(`CREATE ROLE ${role} LOGIN NOCREATEROLE`);
-      await admin.query(`ALTER DATABASE ${database} OWNER TO ${role}`);
-      await admin.query(`ALTER SCHEMA public OWNER TO ${role}`);
-    } finally {
-      await admin.end();
-    }
-    url.username = role;
-    const limited = await startHarness({}, { STRATA_DATABASE_URL: url.toString() });
-    try {
-      const session = await limited.post('/sessions', { items: [{ tokenExchange: true }] });
-      const res = await limited.post('/postgresgateway', { items: [{ credentials: { nonce: session.body.items[0].nonce } }] });
+    const url = await preparedDatabase((database) => [
+      `CREATE ROLE ${database}_owner LOGIN NOCREATEROLE`,
+      `ALTER DATABASE ${database} OWNER TO ${database}_owner`,
+      `ALTER SCHEMA public OWNER TO ${database}_owner`,
+    ]);
+    url.username = `${url.pathname.slice(1)}_owner`;
+    await createOn({ STRATA_DATABASE_URL: url.toString() }, async (session, res, server) => {
       expect(errorMessage(res, 503)).toMatch(/CREATEROLE/);
-      expect((await limited.get('/postgresgateway')).body.items).toEqual([]);
+      expect((await server.get('/postgresgateway')).body.items).toEqual([]);
       // The nonce is not used up by the refusal.
-      const [kept] = (await limited.post('/sessions/byids', { items: [{ id: session.body.items[0].id }] })).body.items;
-      expect(kept.status).toBe('READY');
-    } finally {
-      await limited.close();
-    }
+      expect((await server.post('/sessions/byids', { items: [{ id: session.id }] })).body.items[0].status).toBe('READY');
+    });
   });
 });
 
 describe.runIf(postgres)('a database where every role may create objects in a schema', () => {
   it('makes a create answer 503 naming the schema and the REVOKE that closes it', async () => {
-    const url = await newPostgresDatabase();
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    try {
-      await admin.query('GRANT CREATE ON SCHEMA public TO PUBLIC');
-    } finally {
-      await admin.end();
-    }
-    const open = await startHarness({}, { STRATA_DATABASE_URL: url });
-    try {
-      const session = await open.post('/sessions', { items: [{ tokenExchange: true }] });
-      const res = await open.post('/postgresgateway', { items: [{ credentials: { nonce: session.body.items[0].nonce } }] });
+    const url = await preparedDatabase(() => ['GRANT CREATE ON SCHEMA public TO PUBLIC']);
+    await createOn({ STRATA_DATABASE_URL: url.toString() }, async (_session, res, server) => {
       expect(errorMessage(res, 503)).toMatch(/schema public, .*REVOKE CREATE ON SCHEMA "public" FROM PUBLIC/);
-      expect((await open.get('/postgresgateway')).body.items).toEqual([]);
-    } finally {
-      await open.close();
-    }
+      expect((await server.get('/postgresgateway')).body.items).toEqual([]);
+    });
   });
 });
 
 describe('STRATA_GATEWAY_HOST', () => {
   it('is the host a create answers on PostgreSQL; the embedded store answers none', async () => {
-    const named = await startHarness({}, { STRATA_GATEWAY_HOST: 'db.example.com' });
-    try {
-      const session = await named.post('/sessions', { items: [{ tokenExchange: true }] });
-      const res = await named.post('/postgresgateway', { items: [{ credentials: { nonce: session.body.items[0].nonce } }] });
-      expect(res.body.items[0].host).toBe(postgres ? 'db.example.com' : '');
-    } finally {
-      await named.close();
-    }
+    await createOn({ STRATA_GATEWAY_HOST: 'db.example.com' }, async (_session, res) => {
+      expect(ok(res).items[0].host).toBe(postgres ? 'db.example.com' : '');
+    });
   });
 });
