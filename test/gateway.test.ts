@@ -1,9 +1,10 @@
 /**
  * The Postgres gateway over HTTP, on both backends: users created from a session (create, list, filter, by
  * ids, update, delete) and their tables (create, list with and without the built-in ones, by ids, delete),
- * with the refusals of bad input. On PostgreSQL, `psql` connects as a gateway user and reads its tables: the
- * rows in its session's scope and nothing else (another project's rows, another user's tables, Strata's own
- * tables, a write: the database itself refuses).
+ * with the refusals of bad input, of views the caller or the user's session cannot see, and of a revoked
+ * session. On PostgreSQL, `psql` connects as a gateway user and reads its tables: the rows in its session's
+ * scope and nothing else (another project's rows, another user's tables, Strata's own tables, a write: the
+ * database itself refuses); a database where the gateway cannot confine its roles is refused with a 503.
  */
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
