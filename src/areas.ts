@@ -13,6 +13,7 @@ import { eventsArea } from './resources/events/area.js';
 import { extpipesArea } from './resources/extpipes/area.js';
 import { filesArea } from './resources/files/area.js';
 import { functionsArea } from './resources/functions/area.js';
+import { gatewayArea } from './resources/gateway/area.js';
 import { groupsArea } from './resources/groups/area.js';
 import { modelsArea } from './resources/models/area.js';
 import { projectsArea } from './resources/projects/area.js';
@@ -27,7 +28,7 @@ import { unitsArea } from './resources/units/area.js';
 import { workflowsArea } from './resources/workflows/area.js';
 import { writebackArea } from './resources/writeback/area.js';
 
-export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea, workflowsArea, transformationsArea, writebackArea];
+export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea, workflowsArea, transformationsArea, writebackArea, gatewayArea];
 
 /** The areas' configuration sections, for `loadConfig` and `strata help`. */
 export const CONFIG_SECTIONS: readonly ConfigSection<unknown>[] = AREAS.flatMap((a) => (a.config ? [a.config] : []));

@@ -54,6 +54,11 @@ export interface Dialect {
    * per row for a page that visits 20,000 rows). PostgreSQL keeps the composite key and an index on the id.
    */
   readonly integerRowKey: boolean;
+  /**
+   * What a `DROP TABLE` ends with so that the views reading the table go with it (PostgreSQL's `CASCADE`: the
+   * Postgres gateway's views read Strata's tables); SQLite's views are not checked when a table is dropped.
+   */
+  readonly dropDependents: string;
   /** SQL of the JSON text of a text expression (a JSON string literal, escaped as JSON.stringify does). */
   jsonQuote(expr: string): string;
   /** SQL that is true when the JSON array text `expr` holds a value other than null at position `index`. */
@@ -224,6 +229,7 @@ export const sqliteDialect: Dialect = {
   types: { id: 'INTEGER PRIMARY KEY AUTOINCREMENT', integer: 'INTEGER', real: 'REAL', text: 'TEXT', blob: 'BLOB', document: 'BLOB' },
   withoutRowid: ' WITHOUT ROWID',
   integerRowKey: true,
+  dropDependents: '',
   tableStatistics: (table) =>
     sql`SELECT coalesce((SELECT CAST(stat AS INTEGER) FROM sqlite_stat1 WHERE tbl = ${table} LIMIT 1), -1) AS rows, NULL AS changed`,
   analyze: (table) => [`ANALYZE ${table}`, 'CREATE TABLE strata_replan (x)', 'DROP TABLE strata_replan'],
@@ -298,6 +304,7 @@ export const postgresDialect: Dialect = {
   types: { id: 'BIGINT PRIMARY KEY', integer: 'BIGINT', real: 'DOUBLE PRECISION', text: 'TEXT', blob: 'BYTEA', document: 'JSONB' },
   withoutRowid: '',
   integerRowKey: false,
+  dropDependents: ' CASCADE',
   jsonQuote: (e) => `to_json(${e})::text`,
   jsonArrayHasValue: (e, i) => `coalesce(jsonb_typeof(${e}::jsonb -> ${Math.trunc(i)}), 'null') <> 'null'`,
   greatest: (a, b) => `greatest(${a}, ${b})`,

@@ -254,5 +254,5 @@ export async function dropIndex(db: Queryable, name: string): Promise<void> {
 }
 
 export async function dropContainerTable(db: Queryable, layout: ContainerLayout): Promise<void> {
-  await db.run(sql`DROP TABLE IF EXISTS ${ident(layout.table)}`);
+  await db.run(sql`DROP TABLE IF EXISTS ${ident(layout.table)}${Sql.raw(db.dialect.dropDependents)}`);
 }
