@@ -87,7 +87,7 @@ export const simulatorRoutes: ApiRoute[] = [
     path: '/simulators/list',
     capability: can('READ'),
     body: ListSimulatorsBody,
-    handler: async ({ services, project, body }) => ({ items: (await listItems(simulatorSpec, services, project.id, { limit: body.limit }, undefined)).items }),
+    handler: async ({ services, project, body }) => ({ items: (await listItems(simulatorSpec, services, project.id, { limit: body.limit ?? 1000 }, undefined)).items }),
   }),
   route({
     method: 'POST',

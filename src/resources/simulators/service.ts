@@ -5,7 +5,7 @@
  * at most 200 revisions; a run is `ready` for the integration its routine names, or `queued` until a
  * connector of its simulator takes it; connectors report a run's status and data, at most 100 KB per run.
  */
-import { accessFor, inScope } from '../../auth/access.js';
+import { accessFor, inScope, scopeCondition } from '../../auth/access.js';
 import { formatCapability, grantsFor, type Capability, type Principal } from '../../auth/principal.js';
 import { ApiError, badRequest, forbidden, formatPath } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
@@ -149,6 +149,8 @@ async function createLogs(services: Services, projectId: number, logs: ReadonlyA
 }
 
 const sortOf = (sort: Sort) => sort?.map((s) => ({ property: [s.property], order: s.order }));
+/** A list request as the shared list reads it: the reference's default limit is 1000 here. */
+const listInput = <F>(body: ListBody<F>, defaultLimit = 1000) => ({ ...body, limit: body.limit ?? defaultLimit, sort: sortOf(body.sort) });
 
 // Simulators.
 
@@ -177,7 +179,7 @@ export async function listIntegrations(services: Services, projectId: number, bo
   const f = body.filter ?? {};
   const since = services.now() - SIMULATOR_LIMITS.activeHeartbeatMs;
   const active = f.active === undefined ? undefined : f.active ? rangeLeaf(c, 'heartbeat', { min: since }) : rangeLeaf(c, 'heartbeat', { max: since - 1 });
-  const page = await listItems(integrationSpec, services, projectId, { limit: body.limit }, and([inLeaf(c, 'simulatorExternalId', f.simulatorExternalIds), active]));
+  const page = await listItems(integrationSpec, services, projectId, { limit: body.limit ?? 1000 }, and([inLeaf(c, 'simulatorExternalId', f.simulatorExternalIds), active]));
   return { items: page.items.map((item) => integrationJson(services, item)) };
 }
 
@@ -200,7 +202,7 @@ export function modelFilterNode(f: ModelFilter | undefined): FilterNode | undefi
 }
 
 export function listModels(services: Services, projectId: number, body: ListBody<ModelFilter>) {
-  return listItems(modelSpec, services, projectId, { ...body, sort: sortOf(body.sort) }, modelFilterNode(body.filter));
+  return listItems(modelSpec, services, projectId, listInput(body), modelFilterNode(body.filter));
 }
 
 export function countModels(services: Services, projectId: number, filter: ModelFilter | undefined) {
@@ -220,10 +222,15 @@ function newestNode(table: string, parentColumn: string, catalog: typeof modelRe
   return { op: 'inSet', target: propertyTarget(catalog, 'id'), ids };
 }
 
-/** The newest revision of a model or routine, if it has one. */
-async function newestRevision(services: Services, projectId: number, spec: ResourceSpec<unknown>, parentField: string, parent: string): Promise<Item | undefined> {
-  const node = equalsLeaf(spec.catalog, parentField, parent);
-  return (await listItems(spec, services, projectId, { sort: [{ property: ['versionNumber'], order: 'desc' }], limit: 1 }, node)).items[0];
+/** The newest revision of a model or routine that the request sees, if it has one. */
+async function newestRevision(services: Services, projectId: number, spec: ResourceSpec<unknown>, parentColumn: string, parent: string): Promise<Item | undefined> {
+  const t = spec.table.table;
+  const scope = scopeCondition(services.access, spec.catalog, t);
+  const row = await services.db.get<{ id: number | string }>(
+    sql`SELECT id FROM ${Sql.raw(t)} WHERE project_id = ${projectId} AND ${Sql.raw(parentColumn)} = ${parent}${scope ? sql` AND ${scope}` : Sql.raw('')}
+      ORDER BY version_number DESC LIMIT 1`,
+  );
+  return row && (await retrieveItems(spec, services, projectId, [{ id: Number(row.id) }]))[0];
 }
 
 async function revisionCount(db: Queryable, projectId: number, table: string, parentColumn: string, parent: string) {
@@ -301,7 +308,7 @@ export function modelRevisionFilterNode(projectId: number, f: ModelRevisionFilte
 }
 
 export function listModelRevisions(services: Services, projectId: number, body: ListBody<ModelRevisionFilter>) {
-  return listItems(modelRevisionSpec, services, projectId, { ...body, sort: sortOf(body.sort) }, modelRevisionFilterNode(projectId, body.filter));
+  return listItems(modelRevisionSpec, services, projectId, listInput(body), modelRevisionFilterNode(projectId, body.filter));
 }
 
 // Routines.
@@ -337,7 +344,7 @@ export function routineFilterNode(f: RoutineFilter | undefined): FilterNode | un
 }
 
 export function listRoutines(services: Services, projectId: number, body: ListBody<RoutineFilter>) {
-  return listItems(routineSpec, services, projectId, { ...body, sort: sortOf(body.sort) }, routineFilterNode(body.filter));
+  return listItems(routineSpec, services, projectId, listInput(body), routineFilterNode(body.filter));
 }
 
 export function countRoutines(services: Services, projectId: number, filter: RoutineFilter | undefined) {
@@ -392,7 +399,7 @@ export async function listRoutineRevisions(services: Services, projectId: number
     rangeLeaf(c, 'createdTime', f?.createdTime),
     f?.allVersions ? undefined : newestNode('simulator_routine_revisions', 'routine_external_id', c, projectId),
   ]);
-  const page = await listItems(routineRevisionSpec, services, projectId, { ...body, limit: body.limit ?? 10, sort: sortOf(body.sort) }, node);
+  const page = await listItems(routineRevisionSpec, services, projectId, listInput(body, 10), node);
   return { ...page, items: page.items.map((item) => routineRevisionJson(item, body.includeAllFields ?? false)) };
 }
 
@@ -408,9 +415,9 @@ function valueTypeOf(value: unknown): ValueType {
 async function runTarget(services: Services, projectId: number, item: RunCreate, path: Path) {
   if ('routineExternalId' in item) {
     const routine = await existing(routineSpec, services, projectId, item.routineExternalId, [...path, 'routineExternalId']);
-    const routineRevision = await newestRevision(services, projectId, routineRevisionSpec, 'routineExternalId', routine.externalId as string);
+    const routineRevision = await newestRevision(services, projectId, routineRevisionSpec, 'routine_external_id', routine.externalId as string);
     if (!routineRevision) throw badRequest(`${formatPath([...path, 'routineExternalId'])}: the simulator routine ${JSON.stringify(item.routineExternalId)} has no revision to run`);
-    const modelRevision = await newestRevision(services, projectId, modelRevisionSpec, 'modelExternalId', routine.modelExternalId as string);
+    const modelRevision = await newestRevision(services, projectId, modelRevisionSpec, 'model_external_id', routine.modelExternalId as string);
     if (!modelRevision) throw badRequest(`${formatPath([...path, 'routineExternalId'])}: the simulator model ${JSON.stringify(routine.modelExternalId)} of the routine has no revision to run`);
     return { routine, routineRevision, modelRevision };
   }
@@ -490,7 +497,7 @@ export function runFilterNode(f: RunFilter | undefined): FilterNode | undefined 
 }
 
 export function listRuns(services: Services, projectId: number, body: ListBody<RunFilter>) {
-  return listItems(runSpec, services, projectId, { ...body, sort: sortOf(body.sort) }, runFilterNode(body.filter));
+  return listItems(runSpec, services, projectId, listInput(body), runFilterNode(body.filter));
 }
 
 /** The runs named, as the request sees them: a 400 listing those `missing`. */
@@ -517,15 +524,12 @@ export function claimRuns(services: Services, projectId: number, body: { simulat
   return inWrite(services, async (services) => {
     const { db } = services;
     const integration = await existing(integrationSpec, services, projectId, body.simulatorIntegrationExternalId, ['simulatorIntegrationExternalId']);
-    const c = runModel.catalog;
-    const queued = await listItems(
-      runSpec,
-      services,
-      projectId,
-      { sort: [{ property: ['createdTime'], order: 'asc' }], limit: body.limit ?? 1 },
-      and([equalsLeaf(c, 'status', 'queued'), equalsLeaf(c, 'simulatorExternalId', integration.simulatorExternalId as string)]),
+    const scope = scopeCondition(services.access, runModel.catalog, 'simulation_runs');
+    const queued = await db.all<{ id: number | string }>(
+      sql`SELECT id FROM simulation_runs WHERE project_id = ${projectId} AND status = 'queued' AND simulator_external_id = ${integration.simulatorExternalId as string}${scope ? sql` AND ${scope}` : Sql.raw('')}
+        ORDER BY created_time, id LIMIT ${body.limit ?? 1}`,
     );
-    const ids = queued.items.map((r) => r.id);
+    const ids = queued.map((r) => Number(r.id));
     const now = services.now();
     await db.run(sql`UPDATE simulation_runs SET status = 'ready', simulator_integration_external_id = ${body.simulatorIntegrationExternalId}, last_updated_time = ${now}
       WHERE project_id = ${projectId} AND status = 'queued' AND id IN (${ids})`);
