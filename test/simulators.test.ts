@@ -334,6 +334,8 @@ describe('access', () => {
     expect(listed.body.items.map((m: { externalId: string }) => m.externalId)).toEqual(['model-acc']);
     const hidden = await h.request('POST', '/simulators/models/byids', { items: [{ externalId: 'model-acc-other' }] }, reader);
     expect(hidden.body.error.missing).toEqual([{ externalId: 'model-acc-other' }]);
+    const simulators = (await h.request('POST', '/simulators/list', {}, reader)).body.items;
+    expect(simulators.map((s: { externalId: string }) => s.externalId)).toContain('sim-acc');
     expect(errorMessage(await h.request('POST', '/simulators/models', { items: [{ externalId: 'x', simulatorExternalId: 'sim-acc', name: 'x', dataSetId, type: 't' }] }, reader), 403)).toMatch(
       /simulatorsAcl:WRITE/,
     );

@@ -4,7 +4,7 @@
  * official clients and their tests call them.
  */
 import { route, type ApiRoute } from '../../http/route.js';
-import { deleteItems, retrieveItems, retrieveItemsJson, updateItems } from '../crud.js';
+import { createItems, deleteItems, listItems, retrieveItems, retrieveItemsJson, updateItems } from '../crud.js';
 import { SIMULATOR_LIMITS } from './model.js';
 import {
   AggregateModelsBody,
@@ -45,7 +45,7 @@ import {
   createRoutineRevisions,
   createRoutines,
   createRun,
-  createSimulators,
+  forSimulators,
   integrationSpec,
   listIntegrations,
   listModelRevisions,
@@ -65,7 +65,6 @@ import {
   simulatorSpec,
   updateIntegrations,
 } from './service.js';
-import { listItems } from '../crud.js';
 
 type Action = 'READ' | 'WRITE' | 'DELETE' | 'RUN' | 'MANAGE';
 const can = (action: Action) => ({ acl: 'simulatorsAcl', action });
@@ -80,14 +79,14 @@ export const simulatorRoutes: ApiRoute[] = [
     capability: can('MANAGE'),
     body: CreateSimulatorsBody,
     status: 201,
-    handler: async ({ services, project, body }) => ({ items: await createSimulators(services, project.id, body.items) }),
+    handler: async ({ services, project, body }) => ({ items: await createItems(simulatorSpec, forSimulators(services), project.id, body.items) }),
   }),
   route({
     method: 'POST',
     path: '/simulators/list',
     capability: can('READ'),
     body: ListSimulatorsBody,
-    handler: async ({ services, project, body }) => ({ items: (await listItems(simulatorSpec, services, project.id, { limit: body.limit ?? 1000 }, undefined)).items }),
+    handler: async ({ services, project, body }) => ({ items: (await listItems(simulatorSpec, forSimulators(services), project.id, { limit: body.limit ?? 1000 }, undefined)).items }),
   }),
   route({
     method: 'POST',
@@ -95,7 +94,7 @@ export const simulatorRoutes: ApiRoute[] = [
     summary: 'Update simulators (called by connectors)',
     capability: can('MANAGE'),
     body: UpdateSimulatorsBody,
-    handler: async ({ services, project, body }) => ({ items: await updateItems(simulatorSpec, services, project.id, body.items) }),
+    handler: async ({ services, project, body }) => ({ items: await updateItems(simulatorSpec, forSimulators(services), project.id, body.items) }),
   }),
   route({
     method: 'POST',
@@ -104,7 +103,7 @@ export const simulatorRoutes: ApiRoute[] = [
     capability: can('MANAGE'),
     body: RefsBody,
     handler: async ({ services, project, body }) => {
-      await deleteItems(simulatorSpec, services, project.id, body.items);
+      await deleteItems(simulatorSpec, forSimulators(services), project.id, body.items);
       return {};
     },
   }),

@@ -5,7 +5,7 @@
  * at most 200 revisions; a run is `ready` for the integration its routine names, or `queued` until a
  * connector of its simulator takes it; connectors report a run's status and data, at most 100 KB per run.
  */
-import { accessFor, inScope, scopeCondition } from '../../auth/access.js';
+import { accessFor, FULL_ACCESS, inScope, scopeCondition } from '../../auth/access.js';
 import { formatCapability, grantsFor, type Capability, type Principal } from '../../auth/principal.js';
 import { ApiError, badRequest, forbidden, formatPath } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
@@ -154,9 +154,11 @@ const listInput = <F>(body: ListBody<F>, defaultLimit = 1000) => ({ ...body, lim
 
 // Simulators.
 
-export function createSimulators(services: Services, projectId: number, items: readonly unknown[]) {
-  return createItems(simulatorSpec, services, projectId, items);
-}
+/**
+ * The request's services for a simulator's own operations: a simulator is in no data set, and describes a
+ * kind of connector rather than data, so any grant of the operation's action reaches every simulator.
+ */
+export const forSimulators = (services: Services): Services => ({ ...services, access: FULL_ACCESS });
 
 // Integrations.
 
@@ -167,7 +169,7 @@ function integrationJson(services: Services, item: Item): Item {
 
 export function createIntegrations(services: Services, projectId: number, items: readonly IntegrationCreate[]) {
   return inWrite(services, async (services) => {
-    for (const [i, item] of items.entries()) await existing(simulatorSpec, services, projectId, item.simulatorExternalId, ['items', i, 'simulatorExternalId']);
+    for (const [i, item] of items.entries()) await existing(simulatorSpec, forSimulators(services), projectId, item.simulatorExternalId, ['items', i, 'simulatorExternalId']);
     const logIds = await createLogs(services, projectId, items.map((item) => ({ dataSetId: item.dataSetId })));
     const created = await createItems(integrationSpec, services, projectId, items.map((item, i) => ({ ...item, logId: logIds[i] })));
     return created.map((item) => integrationJson(services, item));
@@ -191,7 +193,7 @@ export async function updateIntegrations(services: Services, projectId: number, 
 
 export function createModels(services: Services, projectId: number, items: readonly ModelCreate[]) {
   return inWrite(services, async (services) => {
-    for (const [i, item] of items.entries()) await existing(simulatorSpec, services, projectId, item.simulatorExternalId!, ['items', i, 'simulatorExternalId']);
+    for (const [i, item] of items.entries()) await existing(simulatorSpec, forSimulators(services), projectId, item.simulatorExternalId!, ['items', i, 'simulatorExternalId']);
     return createItems(modelSpec, services, projectId, items);
   });
 }
