@@ -226,7 +226,6 @@ describe('simulation runs', () => {
 describe('limits', () => {
   const revisions = (from: number, to: number) =>
     Array.from({ length: to - from + 1 }, (_, k) => ({ externalId: `model-lim-r${from + k}`, modelExternalId: 'model-lim', fileId }));
-  const NEW = { 'svc-version': '20260707' };
 
   it('keep at most 200 revisions per model: the 201st is refused, or replaces the oldest with deleteOldest and simulatorsAcl:DELETE', async () => {
     await chain('lim');
@@ -234,9 +233,9 @@ describe('limits', () => {
     expect((await h.post('/simulators/models/revisions', { items: revisions(101, 200) })).status).toBe(201);
     const count = async () => (await h.post('/simulators/models/revisions/list', { filter: { modelExternalIds: ['model-lim'], allVersions: true } })).body.items.length;
     expect(await count()).toBe(200);
-    const over = await h.request('POST', '/simulators/models/revisions', { items: revisions(201, 201) }, NEW);
+    const over = await h.post('/simulators/models/revisions', { items: revisions(201, 201) });
     expect(errorMessage(over, 400)).toMatch(/items\[0\]: the simulator model "model-lim" holds 200 revisions, the most a model keeps \(200\); send deleteOldest: true/);
-    const explicit = await h.request('POST', '/simulators/models/revisions', { items: [{ ...revisions(201, 201)[0], deleteOldest: false }] }, NEW);
+    const explicit = await h.post('/simulators/models/revisions', { items: revisions(201, 201), deleteOldest: false });
     expect(errorMessage(explicit, 400)).toMatch(/holds 200 revisions/);
 
     const signer = await builtInSigner(h);
@@ -245,10 +244,10 @@ describe('limits', () => {
     await createGroup(h, { name: 'sim deleter', members: ['sim deleter'], capabilities: caps(['READ', 'WRITE', 'DELETE']) });
     const writer = bearer(await signer.sign({ sub: 'sim writer' }));
     const deleter = bearer(await signer.sign({ sub: 'sim deleter' }));
-    const replace = { items: [{ ...revisions(201, 201)[0], deleteOldest: true }] };
-    expect(errorMessage(await h.request('POST', '/simulators/models/revisions', replace, { ...NEW, ...writer }), 403)).toMatch(/items\[0\]\.deleteOldest: .*simulatorsAcl:DELETE/);
+    const replace = { items: revisions(201, 201), deleteOldest: true };
+    expect(errorMessage(await h.request('POST', '/simulators/models/revisions', replace, writer), 403)).toMatch(/items\[0\]: deleteOldest removes revisions, which needs simulatorsAcl:DELETE/);
     expect(await count()).toBe(200);
-    const done = await h.request('POST', '/simulators/models/revisions', replace, { ...NEW, ...deleter });
+    const done = await h.request('POST', '/simulators/models/revisions', replace, deleter);
     expect(done.status).toBe(201);
     expect(done.body.items[0]).toMatchObject({ externalId: 'model-lim-r201', versionNumber: 201 });
     expect(await count()).toBe(200);
@@ -256,13 +255,11 @@ describe('limits', () => {
     expect(gone.body.error.missing).toEqual([{ externalId: 'model-lim-v1' }]);
   });
 
-  it('take deleteOldest from version 20260707 on', async () => {
+  it('take deleteOldest at every version, as the official Python SDK sends it', async () => {
     await chain('old');
-    const item = { externalId: 'model-old-v2', modelExternalId: 'model-old', fileId, deleteOldest: false };
-    expect(errorMessage(await h.request('POST', '/simulators/models/revisions', { items: [item] }, { 'svc-version': '20260706' }), 400)).toMatch(
-      /items\[0\]\.deleteOldest: .*20260707/,
-    );
-    expect((await h.request('POST', '/simulators/models/revisions', { items: [item] }, NEW)).status).toBe(201);
+    const body = { items: [{ externalId: 'model-old-v2', modelExternalId: 'model-old', fileId }], deleteOldest: false };
+    expect((await h.request('POST', '/simulators/models/revisions', body, { 'cdf-version': '20230101' })).status).toBe(201);
+    expect(errorMessage(await h.post('/simulators/models/revisions', { ...body, deleteOldest: 'yes' }), 400)).toMatch(/deleteOldest/);
   });
 
   it('refuse bodies past 50 KB for revision creation and runs, and connector reports past 100 KB per run, changing nothing', async () => {

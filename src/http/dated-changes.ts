@@ -34,13 +34,6 @@ export const DATED_CHANGES = [
     after: 'strict',
   },
   {
-    date: '20260707',
-    key: 'simulatorDeleteOldest',
-    change: 'Creating a simulator model revision: `deleteOldest` is refused as unknown before; taken from this date (default false)',
-    before: 'absent',
-    after: 'accepted',
-  },
-  {
     date: '20260828',
     key: 'externalDataSourceCreate',
     change: 'Creating a transformations external data source whose externalId exists: replaces it before; a 409 that creates nothing from this date',

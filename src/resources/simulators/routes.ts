@@ -200,7 +200,7 @@ export const simulatorRoutes: ApiRoute[] = [
     body: CreateModelRevisionsBody,
     bodyLimit,
     status: 201,
-    handler: async ({ services, principal, project, version, body }) => ({ items: await createModelRevisions(services, principal, project, version, body.items) }),
+    handler: async ({ services, principal, project, body }) => ({ items: await createModelRevisions(services, principal, project, body.items, body.deleteOldest) }),
   }),
   route({
     method: 'POST',

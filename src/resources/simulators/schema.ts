@@ -82,10 +82,13 @@ export const ModelRevisionCreate = obj({
   description: Type.Optional(modelRevisionModel.schemas.description),
   fileId: InternalId,
   externalDependencies: Type.Optional(modelRevisionModel.schemas.externalDependencies),
-  deleteOldest: Type.Optional(Type.Boolean()),
 });
 export type ModelRevisionCreate = Static<typeof ModelRevisionCreate>;
-export const CreateModelRevisionsBody = items(ModelRevisionCreate);
+export const CreateModelRevisionsBody = obj({
+  items: Type.Array(ModelRevisionCreate, { minItems: 1, maxItems: 1000 }),
+  // The official Python SDK sends it with every create, false unless asked.
+  deleteOldest: Type.Optional(Type.Boolean()),
+});
 export const UpdateModelRevisionsBody = modelRevisionModel.updateBody(1000);
 const ModelRevisionFilter = obj({
   modelExternalIds: ids(),

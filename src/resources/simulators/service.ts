@@ -9,7 +9,6 @@ import { accessFor, FULL_ACCESS, inScope, scopeCondition } from '../../auth/acce
 import { formatCapability, grantsFor, type Capability, type Principal } from '../../auth/principal.js';
 import { ApiError, badRequest, forbidden, formatPath } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
-import type { ApiVersion } from '../../http/versioning.js';
 import { and, inLeaf, prefixLeaf, propertyTarget, rangeLeaf, equalsLeaf } from '../../query/basic.js';
 import type { FilterNode } from '../../query/filter.js';
 import { runAggregate } from '../../query/aggregate.js';
@@ -246,21 +245,18 @@ async function revisionCount(db: Queryable, projectId: number, table: string, pa
 function requireDeleteOldest(principal: Principal, project: Project, model: Item, path: Path): void {
   const access = accessFor(DELETE, grantsFor(principal, DELETE, project.name));
   if (inScope(access, { dataSetId: model.dataSetId as number })) return;
-  throw forbidden(`${formatPath(path)}: deleteOldest removes a revision, which needs ${formatCapability(DELETE)} on the data set ${model.dataSetId as number} of the simulator model`);
+  throw forbidden(`${formatPath(path)}: deleteOldest removes revisions, which needs ${formatCapability(DELETE)} on the data set ${model.dataSetId as number} of the simulator model`);
 }
 
-export function createModelRevisions(services: Services, principal: Principal, project: Project, version: ApiVersion, items: readonly ModelRevisionCreate[]) {
+export function createModelRevisions(services: Services, principal: Principal, project: Project, items: readonly ModelRevisionCreate[], deleteOldest = false) {
   const projectId = project.id;
   return inWrite(services, async (services) => {
     const { db } = services;
     const out: Item[] = [];
-    for (const [i, { deleteOldest, ...item }] of items.entries()) {
+    for (const [i, item] of items.entries()) {
       const path: Path = ['items', i];
-      if (deleteOldest !== undefined && version.at('simulatorDeleteOldest') === 'absent') {
-        throw badRequest(`${formatPath([...path, 'deleteOldest'])}: not known at this API version; it is taken from version 20260707`);
-      }
       const model = await existing(modelSpec, services, projectId, item.modelExternalId, [...path, 'modelExternalId']);
-      if (deleteOldest) requireDeleteOldest(principal, project, model, [...path, 'deleteOldest']);
+      if (deleteOldest) requireDeleteOldest(principal, project, model, path);
       // Taking the model's row makes revisions of one model be created one at a time, so none is counted twice.
       await db.run(sql`UPDATE simulator_models SET last_updated_time = last_updated_time WHERE project_id = ${projectId} AND id = ${model.id}`);
       const { count, newest } = await revisionCount(db, projectId, 'simulator_model_revisions', 'model_external_id', item.modelExternalId);
