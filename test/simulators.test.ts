@@ -122,8 +122,18 @@ describe('simulators', () => {
     expect(dup.body.error.duplicated).toEqual([{ externalId: 'model-r' }]);
     const bad = await h.post('/simulators/routines/revisions', { items: [{ externalId: 'x', routineExternalId: 'routine-r', configuration: { ...CONFIGURATION, schedule: { enabled: true, cronExpression: 'every day' } }, script: [] }] });
     expect(errorMessage(bad, 400)).toMatch(/cronExpression/);
+    const revision = (configuration: Record<string, unknown>) => ({ items: [{ externalId: 'routine-r-v2', routineExternalId: 'routine-r', configuration: { ...CONFIGURATION, ...configuration }, script: [] }] });
+    expect(errorMessage(await h.post('/simulators/routines/revisions', revision({ schedule: { enabled: true } })), 400)).toMatch(
+      /items\[0\]\.configuration\.schedule\.cronExpression: an enabled schedule needs a cron expression/,
+    );
+    expect(errorMessage(await h.post('/simulators/routines/revisions', revision({ dataSampling: { enabled: true, granularity: 1 } })), 400)).toMatch(
+      /items\[0\]\.configuration\.dataSampling\.samplingWindow: enabled data sampling needs samplingWindow/,
+    );
+    const scheduled = revision({ schedule: { enabled: true, cronExpression: '*/10 * * * *' }, dataSampling: { enabled: true, samplingWindow: 15, granularity: 1, validationWindow: 5 } });
+    expect((await h.post('/simulators/routines/revisions', scheduled)).status).toBe(201);
     expect((await h.post('/simulators/routines/list', { filter: { modelExternalIds: ['model-r'] } })).body.items).toHaveLength(1);
     expect((await h.post('/simulators/routines/revisions/list', { filter: { routineExternalIds: ['routine-r'] }, allVersions: true })).status).toBe(400);
+    expect((await h.post('/simulators/routines/revisions/list', { filter: { routineExternalIds: ['routine-r'], allVersions: true } })).body.items).toHaveLength(2);
   });
 
   it('list only the newest revision of each model and routine unless asked for all versions', async () => {

@@ -119,15 +119,17 @@ export const AggregateRoutinesBody = obj({ filter: Type.Optional(RoutineFilter),
 const Ref50 = Type.String({ minLength: 1, maxLength: 50 });
 const Aggregate = Type.Union(['average', 'interpolation', 'stepInterpolation'].map((s) => Type.Literal(s)));
 const UnitWithQuantity = obj({ name: Ref50, quantity: Ref50 });
-const Disabled = obj({ enabled: Type.Literal(false) });
-// `@yearly` and the like, `@every 15m`, or 5 to 7 fields: the reference's pattern.
-const CRON = '^(@(annually|yearly|monthly|weekly|daily|hourly|reboot)|@every (\\d+(ns|us|µs|ms|s|m|h))+|((((\\d+,)+\\d+|(\\d+(\\/|-)\\d+)|\\d+|\\*) ?){5,7}))$';
+// `@yearly` and the like, `@every 15m`, or 5 to 7 fields of numbers, lists, ranges, steps and `*`.
+const CRON = '^(@(annually|yearly|monthly|weekly|daily|hourly|reboot)|@every (\\d+(ns|us|µs|ms|s|m|h))+|(((\\d+,)+\\d+|\\d+[/-]\\d+|\\d+|\\*(/\\d+)?) ?){5,7})$';
+// An enabled schedule needs its cron expression, and enabled sampling its windows (service.ts).
 export const RoutineConfiguration = obj({
-  schedule: Type.Union([Disabled, obj({ enabled: Type.Literal(true), cronExpression: Type.String({ pattern: CRON }) })]),
-  dataSampling: Type.Union([
-    Disabled,
-    obj({ enabled: Type.Literal(true), validationWindow: Type.Optional(Type.Integer({ minimum: 0 })), samplingWindow: Type.Integer({ minimum: 0 }), granularity: Type.Integer({ minimum: 0 }) }),
-  ]),
+  schedule: obj({ enabled: Type.Boolean(), cronExpression: Type.Optional(Type.String({ pattern: CRON })) }),
+  dataSampling: obj({
+    enabled: Type.Boolean(),
+    validationWindow: Type.Optional(Type.Integer({ minimum: 0 })),
+    samplingWindow: Type.Optional(Type.Integer({ minimum: 0 })),
+    granularity: Type.Optional(Type.Integer({ minimum: 0 })),
+  }),
   logicalCheck: Type.Array(
     obj({ enabled: Type.Literal(true), timeseriesExternalId: ExternalId, aggregate: Aggregate, operator: Type.Union(['eq', 'ne', 'gt', 'ge', 'lt', 'le'].map((s) => Type.Literal(s))), value: Type.Number() }),
     { maxItems: 1 },

@@ -359,10 +359,19 @@ export function routineRevisionJson({ lastUpdatedTime: _, ...item }: Item, allFi
   return { ...rest, configuration: config };
 }
 
+/** What the schema cannot say: an enabled schedule has its cron expression, enabled sampling its windows. */
+function checkConfiguration({ schedule, dataSampling }: RoutineConfiguration, path: Path): void {
+  if (schedule.enabled && schedule.cronExpression === undefined) throw badRequest(`${formatPath([...path, 'schedule', 'cronExpression'])}: an enabled schedule needs a cron expression`);
+  for (const field of ['samplingWindow', 'granularity'] as const) {
+    if (dataSampling.enabled && dataSampling[field] === undefined) throw badRequest(`${formatPath([...path, 'dataSampling', field])}: enabled data sampling needs ${field}`);
+  }
+}
+
 export function createRoutineRevisions(services: Services, principal: Principal, projectId: number, items: readonly RoutineRevisionCreate[]) {
   return inWrite(services, async (services) => {
     const out: Item[] = [];
     for (const [i, item] of items.entries()) {
+      checkConfiguration(item.configuration, ['items', i, 'configuration']);
       const routine = await existing(routineSpec, services, projectId, item.routineExternalId, ['items', i, 'routineExternalId']);
       await services.db.run(sql`UPDATE simulator_routines SET last_updated_time = last_updated_time WHERE project_id = ${projectId} AND id = ${routine.id}`);
       const { newest } = await revisionCount(services.db, projectId, 'simulator_routine_revisions', 'routine_external_id', item.routineExternalId);
