@@ -206,6 +206,13 @@ describe('simulation runs', () => {
     expect(taken.body.items).toEqual([expect.objectContaining({ id: run.id, status: 'ready', simulatorIntegrationExternalId: 'int-q' })]);
     expect((await h.post('/simulators/runs/claim', { simulatorIntegrationExternalId: 'int-q' })).body.items).toEqual([]);
     expect((await h.post('/simulators/run/callback', { items: [{ id: run.id, status: 'running' }] })).status).toBe(200);
+
+    for (let k = 0; k < 4; k++) expect((await h.post('/simulators/run', { items: [{ routineExternalId: 'routine-q' }] })).body.items[0].status).toBe('queued');
+    const claims = await Promise.all([1, 2].map(() => h.post('/simulators/runs/claim', { simulatorIntegrationExternalId: 'int-q', limit: 4 })));
+    const ids = claims.flatMap((c) => c.body.items.map((r: { id: number }) => r.id));
+    expect(ids).toHaveLength(4);
+    expect(new Set(ids).size).toBe(4);
+    expect((await h.post('/simulators/runs/list', { filter: { routineExternalIds: ['routine-q'], status: 'queued' } })).body.items).toEqual([]);
   });
 
   it('refuse a routine revision or model revision that does not exist, an unknown input, and a connector that is down unless queued', async () => {
@@ -230,6 +237,22 @@ describe('simulation runs', () => {
     expect(beat.body.items[0].active).toBe(true);
     expect((await h.post('/simulators/run', { items: [{ routineExternalId: 'routine-bad' }] })).status).toBe(201);
     expect((await h.post('/simulators/runs/list', { filter: { routineExternalIds: ['routine-bad'] } })).body.items.length).toBe(before + 2);
+  });
+});
+
+describe('bad input', () => {
+  it('is refused with a 400 naming what and where', async () => {
+    const model = { externalId: 'm', simulatorExternalId: 'sim-a', name: 'x', dataSetId, type: 't' };
+    expect(errorMessage(await h.post('/simulators/models', { items: [{ ...model, externalId: '' }] }), 400)).toMatch(/items\[0\]\.externalId/);
+    expect(errorMessage(await h.post('/simulators/models', { items: [{ ...model, name: 'n'.repeat(51) }] }), 400)).toMatch(/items\[0\]\.name/);
+    expect(errorMessage(await h.post('/simulators/runs/byids', { items: [{ id: 0 }] }), 400)).toMatch(/items\[0\]\.id/);
+    const many = Array.from({ length: 101 }, (_, k) => ({ id: k + 1 }));
+    expect(errorMessage(await h.post('/simulators/models/revisions/byids', { items: many }), 400)).toMatch(/items/);
+    expect(errorMessage(await h.post('/simulators/routines/revisions/list', { limit: 21 }), 400)).toMatch(/limit/);
+    expect(errorMessage(await h.post('/simulators/run', { items: [{ routineExternalId: 'routine-a' }, { routineExternalId: 'routine-a' }] }), 400)).toMatch(/items/);
+    expect(errorMessage(await h.post('/simulators/runs/list', { filter: { status: 'done' } }), 400)).toMatch(/filter\.status/);
+    const unknown = await h.post('/simulators/runs/data/list', { items: [{ runId: 123456789 }] });
+    expect(unknown.body.error.missing).toEqual([{ id: 123456789 }]);
   });
 });
 

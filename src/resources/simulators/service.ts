@@ -536,11 +536,15 @@ export function claimRuns(services: Services, projectId: number, body: { simulat
       sql`SELECT id FROM simulation_runs WHERE project_id = ${projectId} AND status = 'queued' AND simulator_external_id = ${integration.simulatorExternalId as string}${scope ? sql` AND ${scope}` : Sql.raw('')}
         ORDER BY created_time, id LIMIT ${body.limit ?? 1}`,
     );
-    const ids = queued.map((r) => Number(r.id));
     const now = services.now();
-    await db.run(sql`UPDATE simulation_runs SET status = 'ready', simulator_integration_external_id = ${body.simulatorIntegrationExternalId}, last_updated_time = ${now}
-      WHERE project_id = ${projectId} AND status = 'queued' AND id IN (${ids})`);
-    return { items: await retrieveItems(runSpec, services, projectId, ids.map((id) => ({ id })), true) };
+    const taken: number[] = [];
+    // A run another connector took meanwhile is no longer queued, and is not taken again.
+    for (const { id } of queued) {
+      const { changes } = await db.run(sql`UPDATE simulation_runs SET status = 'ready', simulator_integration_external_id = ${body.simulatorIntegrationExternalId},
+        last_updated_time = ${now} WHERE project_id = ${projectId} AND id = ${id} AND status = 'queued'`);
+      if (changes === 1) taken.push(Number(id));
+    }
+    return { items: await retrieveItems(runSpec, services, projectId, taken.map((id) => ({ id }))) };
   });
 }
 
