@@ -124,7 +124,7 @@ export const modelModel = defineModel({
   },
 });
 
-export const ModelRevisionStatus = Type.Union(['unknown', 'success', 'failure'].map((s) => Type.Literal(s)));
+const ModelRevisionStatus = Type.Union(['unknown', 'success', 'failure'].map((s) => Type.Literal(s)));
 const ExternalDependency = Type.Object(
   { file: Type.Object({ id: InternalId }, { additionalProperties: false }), arguments: Type.Record(Type.String({ maxLength: 255 }), Type.String({ maxLength: 255 })) },
   { additionalProperties: false },

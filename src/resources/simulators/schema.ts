@@ -9,7 +9,6 @@ import {
   ExternalId,
   integrationModel,
   LicenseStatus,
-  LogEntry,
   logModel,
   modelModel,
   modelRevisionModel,
@@ -41,7 +40,6 @@ export const IdsBody = (max: number) => items(obj({ id: InternalId }), max);
 
 // Simulators.
 export const SimulatorCreate = simulatorModel.createSchema;
-export type SimulatorCreate = Static<typeof SimulatorCreate>;
 export const CreateSimulatorsBody = items(SimulatorCreate);
 export const UpdateSimulatorsBody = simulatorModel.updateBody(1000);
 export const ListSimulatorsBody = obj({ filter: Type.Optional(obj({})), limit: Limit() });
@@ -254,4 +252,3 @@ export const RunCallbackBody = items(RunReport, 1);
 
 // Logs.
 export const UpdateLogsBody = logModel.updateBody(1000);
-export const LogData = Type.Array(LogEntry);
