@@ -288,6 +288,17 @@ describe('limits', () => {
     expect(gone.body.error.missing).toEqual([{ externalId: 'model-lim-v1' }]);
   });
 
+  it('count the revisions of requests that race for the last place once each: one is created, the other refused', async () => {
+    await chain('race');
+    const some = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, k) => ({ externalId: `model-race-r${from + k}`, modelExternalId: 'model-race', fileId }));
+    expect((await h.post('/simulators/models/revisions', { items: some(2, 199) })).status).toBe(201);
+    const raced = await Promise.all([200, 201].map((n) => h.post('/simulators/models/revisions', { items: some(n, n) })));
+    expect(raced.map((r) => r.status).sort()).toEqual([201, 400]);
+    const all = (await h.post('/simulators/models/revisions/list', { filter: { modelExternalIds: ['model-race'], allVersions: true } })).body.items;
+    expect(all).toHaveLength(200);
+    expect(new Set(all.map((r: { versionNumber: number }) => r.versionNumber)).size).toBe(200);
+  });
+
   it('take deleteOldest at every version, as the official Python SDK sends it', async () => {
     await chain('old');
     const body = { items: [{ externalId: 'model-old-v2', modelExternalId: 'model-old', fileId }], deleteOldest: false };
