@@ -319,7 +319,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         scope.route({
           method: def.method,
           url: def.path,
-          bodyLimit: config.bodyLimit,
+          bodyLimit: def.bodyLimit ?? config.bodyLimit,
           schema: {
             ...(def.body ? { body: def.body } : {}),
             ...(def.query ? { querystring: def.query } : {}),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the official JavaScript SDK's integration tests (core, data modeling, functions, and the alpha
-# package's workflows) against a Strata started from this checkout.
+# package's workflows and simulators) against a Strata started from this checkout.
 # Usage: scripts/sdk-tests/run-js.sh PATH_TO_COGNITE_SDK_JS [SPEC_FILE...]
 # The SDK checkout is not changed: its packages are copied to a scratch directory (STRATA_SDK_SCRATCH,
 # default /tmp/strata-sdk-js), where vitest and the tests' few dependencies are installed from the npm
@@ -27,6 +27,8 @@ if [ ${#SPECS[@]} -eq 0 ]; then
     $API/{spaces,containers,views,viewApi,datamodels,instances}.int.spec.ts
     $API/functions.int.spec.ts
     packages/alpha/src/__tests__/api/{workflows,workflowVersions,workflowExecutions}.int.spec.ts
+    packages/alpha/src/__tests__/api/{simulatorsApi,simulationRunsApi}.int.spec.ts
+    packages/alpha/src/__tests__/api/{simulatorIntegrationsApi,simulatorModelsApi,simulatorRoutinesApi}.spec.ts
     packages/beta/src/__tests__/cogniteClient.int.spec.ts)
 fi
 

@@ -85,6 +85,8 @@ export interface ApiRoute<BS extends TSchema = TSchema, QS extends TSchema = TSc
   exactIntegers?: boolean;
   /** What the operation does, in one line, for GET /openapi.json (which names the reference's operations by its ids). */
   summary?: string;
+  /** The largest body the operation takes, in bytes (413 past it); the server's `bodyLimit` unless stated. */
+  bodyLimit?: number;
   /** Success status; 200 unless stated. */
   status?: number;
   /** Stable unless stated. */
