@@ -44,7 +44,7 @@ async function predicted(body: Record<string, unknown>) {
   const result = await h.get(`/context/entitymatching/jobs/${res.body.jobId}`);
   expect(result.status).toBe(200);
   expect(result.body.status).toBe('Completed');
-  return result.body.items as Array<{ source: Record<string, unknown>; matches: Array<{ score: number; target: Record<string, unknown> }> }>;
+  return result.body.items as Array<{ source: Record<string, unknown>; matchFrom: Record<string, unknown>; matches: Array<{ score: number; target: Record<string, unknown> }> }>;
 }
 
 function best(items: Awaited<ReturnType<typeof predicted>>): Record<string, string | undefined> {
@@ -90,7 +90,7 @@ describe('fitting and predicting', () => {
     const strict = await predicted({ id: model.id, sources: [{ name: '21PA0012 and 23KA9101' }], targets: assets, numMatches: 3, scoreThreshold: 0.99 });
     expect(strict[0].matches).toEqual([]);
     // A source that shares nothing with any target has no match.
-    expect((await predicted({ id: model.id, sources: [{ name: 'zzz' }], targets: assets }))[0]).toEqual({ source: { name: 'zzz' }, matches: [] });
+    expect((await predicted({ id: model.id, sources: [{ name: 'zzz' }], targets: assets }))[0]).toEqual({ source: { name: 'zzz' }, matchFrom: { name: 'zzz' }, matches: [] });
   });
 
   it('confirmed matches teach the model what a match looks like', async () => {
@@ -142,7 +142,9 @@ describe('fitting and predicting', () => {
     });
     expect(model.matchFields).toEqual([{ source: 'name', target: 'bloop' }]);
     const items = await predicted({ externalId: undefined, id: model.id, sources: [{ name: 'foo-bar' }], targets: [{ bloop: 'foo-42' }] });
-    expect(Object.keys(items[0]).sort()).toEqual(['matches', 'source']);
+    expect(Object.keys(items[0]).sort()).toEqual(['matchFrom', 'matches', 'source']);
+    expect(items[0].matches[0]).toEqual({ score: expect.any(Number), target: { bloop: 'foo-42' }, matchTo: { bloop: 'foo-42' } });
+    expect(items[0].matchFrom).toEqual(items[0].source);
   });
 });
 

@@ -50,7 +50,7 @@ describe('entity matching through @cognite/sdk', () => {
     await settled();
     const result = await h.client.entityMatching.predictResult(response.jobId);
     expect(result.status).toBe('Completed');
-    const best = Object.fromEntries(result.items.map((i) => [i.source.externalId, i.matches[0]?.target.externalId]));
+    const best = Object.fromEntries(result.items.map((i) => [i.matchFrom.externalId, i.matches[0]?.matchTo.externalId]));
     expect(best).toEqual({ [assetA.externalId]: tsA.externalId, [assetB.externalId]: tsB.externalId });
   });
 
@@ -70,7 +70,7 @@ describe('entity matching through @cognite/sdk', () => {
     expect(await h.client.entityMatching.delete([{ externalId: modelExternalId }])).toEqual({});
     const gone = await h.client.entityMatching.retrieve([{ externalId: modelExternalId }]).catch((e: unknown) => e);
     expect(gone).toBeInstanceOf(CogniteMultiError);
-    expect((gone as CogniteMultiError).status).toBe(400);
-    expect((gone as CogniteMultiError).missing).toEqual([{ externalId: modelExternalId }]);
+    expect((gone as CogniteMultiError<unknown, unknown>).status).toBe(400);
+    expect((gone as CogniteMultiError<unknown, unknown>).missing).toEqual([{ externalId: modelExternalId }]);
   });
 });

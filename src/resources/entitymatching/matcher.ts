@@ -247,9 +247,14 @@ export function fit(population: Population, pairs: ReadonlyArray<[number, number
   return { weights: w, bias: b };
 }
 
+/**
+ * The matches of one source. The reference names the entities `source` and `target`; the JavaScript
+ * client's types read them as `matchFrom` and `matchTo`, so both names are given.
+ */
 export interface Prediction {
   source: Entity;
-  matches: Array<{ score: number; target: Entity }>;
+  matchFrom: Entity;
+  matches: Array<{ score: number; target: Entity; matchTo: Entity }>;
 }
 
 /** For each source, its best `numMatches` targets scoring at least `threshold` (and above 0), best first. */
@@ -269,6 +274,6 @@ export function predict(
       .filter((m) => m.score > 0 && m.score >= threshold)
       .sort((a, b) => b.score - a.score || a.t - b.t)
       .slice(0, numMatches);
-    return { source, matches: scored.map((m) => ({ score: m.score, target: population.targets[m.t] })) };
+    return { source, matchFrom: source, matches: scored.map((m) => ({ score: m.score, target: population.targets[m.t], matchTo: population.targets[m.t] })) };
   });
 }
