@@ -189,7 +189,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     clock,
     api: createSelfCaller({ app: serving, auth, db, now }),
   };
-  for (const area of AREAS) area.registerJobs?.({ jobs: platform.jobs, store: db, reads, now, api: services.api!, auth, blobs: platform.blobs, publicUrl: config.publicUrl, settings: config.sections });
+  for (const area of AREAS) area.registerJobs?.({ jobs: platform.jobs, store: db, reads, now, api: services.api!, auth, blobs: platform.blobs, outbound, publicUrl: config.publicUrl, settings: config.sections });
 
   const app = Fastify({
     logger: options.logger === false ? false : { level: config.logLevel },

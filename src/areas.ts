@@ -20,6 +20,7 @@ import { projectsArea } from './resources/projects/area.js';
 import { seismicArea } from './resources/seismic/area.js';
 import { sequencesArea } from './resources/sequences/area.js';
 import { sessionsArea } from './resources/sessions/area.js';
+import { signalsArea } from './resources/signals/area.js';
 import { streamsArea } from './resources/streams/area.js';
 import { subscriptionsArea } from './resources/subscriptions/area.js';
 import { syntheticArea } from './resources/synthetic/area.js';
@@ -28,7 +29,7 @@ import { transformationsArea } from './resources/transformations/area.js';
 import { unitsArea } from './resources/units/area.js';
 import { workflowsArea } from './resources/workflows/area.js';
 
-export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea, workflowsArea, transformationsArea, entityMatchingArea, seismicArea];
+export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea, workflowsArea, transformationsArea, entityMatchingArea, seismicArea, signalsArea];
 
 /** The areas' configuration sections, for `loadConfig` and `strata help`. */
 export const CONFIG_SECTIONS: readonly ConfigSection<unknown>[] = AREAS.flatMap((a) => (a.config ? [a.config] : []));

@@ -13,6 +13,7 @@ import type { Reader } from '../storage/read-pool.js';
 import type { TableDef } from '../storage/schema.js';
 import type { Store } from '../storage/store.js';
 import type { LinkRoute } from './links.js';
+import type { OutboundClient } from './outbound.js';
 import type { SelfCaller } from './self-calls.js';
 import type { ApiRoute } from './route.js';
 
@@ -26,6 +27,8 @@ export interface AreaRuntime {
   api: SelfCaller;
   auth: AuthRuntime;
   blobs: BlobStore;
+  /** Calls of other servers, with the deadline, size and address policy of the settings (outbound.ts); present in a built app. */
+  outbound?: OutboundClient;
   /** The origin clients reach this API at (STRATA_PUBLIC_URL). */
   publicUrl: string;
   /** The areas' configuration sections. */
