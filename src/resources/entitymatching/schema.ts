@@ -1,7 +1,15 @@
 /** Request shapes of entity matching, from the model's declaration. */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { Cursor, ExternalId, InternalId, Limit } from '../../http/common-schemas.js';
+import { Cursor, ExternalId, InternalId, Limit, orNull } from '../../http/common-schemas.js';
 import { Classifier, ENTITY_MATCHING_LIMITS as L, entityMatchingModel, FeatureType, MatchField } from './model.js';
+
+/**
+ * An optional field of a fit, refit or prediction, which the official Python SDK sends as null when not
+ * given: null means left out (`withoutNulls` in the service drops them).
+ */
+const optional = <T extends TSchema>(schema: T) => Type.Optional(orNull(schema));
+/** Feature types and classifiers as the Python SDK's users write them (`LogisticRegression`): any case. */
+const AnyCase = Type.String({ minLength: 1, maxLength: 64 });
 
 /** A source or target: any object; only its string values are matched. */
 export const Entity = Type.Record(Type.String(), Type.Unknown());
@@ -22,35 +30,35 @@ export const CreateModelBody = Type.Object(
   {
     sources: Sources,
     targets: Targets,
-    trueMatches: Type.Optional(TrueMatches),
-    externalId: Type.Optional(ExternalId),
-    name: Type.Optional(entityMatchingModel.schemas.name),
-    description: Type.Optional(entityMatchingModel.schemas.description),
-    featureType: Type.Optional(FeatureType),
-    matchFields: Type.Optional(Type.Array(MatchField, { minItems: 1, maxItems: 100 })),
-    classifier: Type.Optional(Classifier),
-    ignoreMissingFields: Type.Optional(Type.Boolean()),
+    trueMatches: optional(TrueMatches),
+    externalId: optional(ExternalId),
+    name: optional(entityMatchingModel.schemas.name),
+    description: optional(entityMatchingModel.schemas.description),
+    featureType: optional(AnyCase),
+    matchFields: optional(Type.Array(MatchField, { minItems: 1, maxItems: 100 })),
+    classifier: optional(AnyCase),
+    ignoreMissingFields: optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
 export type CreateModelBody = Static<typeof CreateModelBody>;
 
-const ModelRef = { id: Type.Optional(InternalId), externalId: Type.Optional(ExternalId) };
+const ModelRef = { id: optional(InternalId), externalId: optional(ExternalId) };
 
 export const PredictBody = Type.Object(
   {
     ...ModelRef,
-    sources: Type.Optional(Sources),
-    targets: Type.Optional(Targets),
-    numMatches: Type.Optional(Type.Integer({ minimum: 0, maximum: L.numMatches })),
-    scoreThreshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    sources: optional(Sources),
+    targets: optional(Targets),
+    numMatches: optional(Type.Integer({ minimum: 0, maximum: L.numMatches })),
+    scoreThreshold: optional(Type.Number({ minimum: 0, maximum: 1 })),
   },
   { additionalProperties: false },
 );
 export type PredictBody = Static<typeof PredictBody>;
 
 export const RefitBody = Type.Object(
-  { ...ModelRef, trueMatches: TrueMatches, newExternalId: Type.Optional(ExternalId), sources: Type.Optional(Sources), targets: Type.Optional(Targets) },
+  { ...ModelRef, trueMatches: TrueMatches, newExternalId: optional(ExternalId), sources: optional(Sources), targets: optional(Targets) },
   { additionalProperties: false },
 );
 export type RefitBody = Static<typeof RefitBody>;
@@ -63,15 +71,15 @@ export const ModelFilter = Type.Object(
   {
     featureType: Type.Optional(FeatureType),
     classifier: Type.Optional(Classifier),
-    originalId: Type.Optional(InternalId),
-    name: Type.Optional(entityMatchingModel.schemas.name),
-    description: Type.Optional(entityMatchingModel.schemas.description),
+    originalId: optional(InternalId),
+    name: optional(entityMatchingModel.schemas.name),
+    description: optional(entityMatchingModel.schemas.description),
   },
   { additionalProperties: false },
 );
 export type ModelFilter = Static<typeof ModelFilter>;
 export const ListModelsBody = Type.Object(
-  { filter: Type.Optional(ModelFilter), limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) },
+  { filter: optional(ModelFilter), limit: optional(Limit), cursor: optional(Cursor) },
   { additionalProperties: false },
 );
 export const ListModelsQuery = Type.Object({ limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) }, { additionalProperties: false });

@@ -16,8 +16,9 @@ import type { BlobStore } from '../../storage/blobs/blob-store.js';
 import type { Item } from '../../storage/items.js';
 import { JobFailure, type Job, type JobContext, type Jobs } from '../../storage/jobs/jobs.js';
 import { sql } from '../../storage/sql.js';
-import { createItems, fromModel, getItem, inWrite, type Path, type ResourceSpec } from '../crud.js';
-import { fit, Population, predict, type Classifier, type Entity, type FeatureType, type Fitted, type MatchField } from './matcher.js';
+import { createItems, fromModel, getItem, inWrite, retrieveItems, type Path, type ResourceSpec } from '../crud.js';
+import type { RefInput } from '../../query/refs.js';
+import { CLASSIFIERS, FEATURE_TYPES, fit, Population, predict, type Classifier, type Entity, type FeatureType, type Fitted, type MatchField } from './matcher.js';
 import { entityMatchingModel } from './model.js';
 import type { CreateModelBody, ModelFilter, PredictBody, RefitBody, TrueMatch } from './schema.js';
 
@@ -143,7 +144,21 @@ async function startModel(services: Services, projectId: number, values: Omit<Mo
   }
 }
 
-export function createModel(services: Services, projectId: number, body: CreateModelBody): Promise<Item> {
+/** The body without its null fields: the Python SDK sends null for what it was not given. */
+export function withoutNulls<T extends object>(body: T): { [K in keyof T]: Exclude<T[K], null> } {
+  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null)) as { [K in keyof T]: Exclude<T[K], null> };
+}
+
+/** One of the allowed values, in any case (the Python SDK's users write `LogisticRegression`), or a 400 naming them. */
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], fallback: T, name: string): T {
+  if (value === undefined) return fallback;
+  const found = allowed.find((a) => a === value.toLowerCase());
+  if (!found) throw badRequest(`${name}: ${JSON.stringify(value)} is not one of ${allowed.join(', ')}`);
+  return found;
+}
+
+export function createModel(services: Services, projectId: number, given: CreateModelBody): Promise<Item> {
+  const body = withoutNulls(given);
   const matchFields = body.matchFields ?? DEFAULT_MATCH_FIELDS;
   const ignoreMissingFields = body.ignoreMissingFields ?? false;
   checkFields(body.sources, 'sources', matchFields, ignoreMissingFields);
@@ -151,8 +166,30 @@ export function createModel(services: Services, projectId: number, body: CreateM
   const trueMatches = (body.trueMatches ?? []) as TrueMatch[];
   pairsOf(body, trueMatches, ['trueMatches']);
   const { sources, targets, trueMatches: _, ...rest } = body;
-  const values = { ...rest, featureType: body.featureType ?? 'simple', classifier: body.classifier ?? 'randomforest', matchFields, ignoreMissingFields };
+  const values = {
+    ...rest,
+    featureType: oneOf(body.featureType, FEATURE_TYPES, 'simple', 'featureType'),
+    classifier: oneOf(body.classifier, CLASSIFIERS, 'randomforest', 'classifier'),
+    matchFields,
+    ignoreMissingFields,
+  };
   return startModel(services, projectId, values, { sources, targets, trueMatches });
+}
+
+/**
+ * Models by id or external id, in the order asked; a model asked for twice is answered twice, as the Python
+ * SDK's tests ask (`retrieve_multiple(ids=[id, id])`).
+ */
+export async function retrieveModels(services: Services, projectId: number, refs: ReadonlyArray<{ id?: number; externalId?: string }>, ignoreUnknownIds = false) {
+  const key = (r: { id?: number; externalId?: string }) => (r.id !== undefined ? `id:${r.id}` : `x:${r.externalId}`);
+  const unique = [...new Map(refs.map((r) => [key(r), r])).values()];
+  const found = await retrieveItems(spec, services, projectId, unique as RefInput[], ignoreUnknownIds);
+  const byKey = new Map<string, Item>();
+  for (const m of found) {
+    byKey.set(`id:${m.id}`, m);
+    if (m.externalId !== undefined) byKey.set(`x:${m.externalId}`, m);
+  }
+  return { items: refs.flatMap((r) => byKey.get(key(r)) ?? []) };
 }
 
 function modelRef(body: { id?: number; externalId?: string }): { id: number } | { externalId: string } {
@@ -167,7 +204,8 @@ async function storedKey(services: Services, projectId: number, id: number): Pro
   return row!.key;
 }
 
-export async function refitModel(services: Services, projectId: number, body: RefitBody): Promise<Item> {
+export async function refitModel(services: Services, projectId: number, given: RefitBody): Promise<Item> {
+  const body = withoutNulls(given);
   const original = await getItem(spec, services, projectId, modelRef(body));
   const settings = original as unknown as ModelSettings & { id: number; name?: string; description?: string };
   const stored = await readJson<TrainingData>(services.blobs!, projectId, await storedKey(services, projectId, original.id));
@@ -207,7 +245,8 @@ function jobView(job: Job): Record<string, unknown> {
   };
 }
 
-export async function startPrediction(services: Services, projectId: number, body: PredictBody): Promise<Record<string, unknown>> {
+export async function startPrediction(services: Services, projectId: number, given: PredictBody): Promise<Record<string, unknown>> {
+  const body = withoutNulls(given);
   const { jobs } = needJobs(services);
   const model = (await getItem(spec, services, projectId, modelRef(body))) as Item & ModelSettings & { status: string };
   if (model.status !== 'Completed') {
@@ -232,9 +271,9 @@ export async function predictionResult(services: Services, projectId: number, jo
   return { ...jobView(job), items };
 }
 
-export function modelFilter(filter: ModelFilter | undefined): FilterNode | undefined {
+export function modelFilter(filter: ModelFilter | null | undefined): FilterNode | undefined {
   const c = entityMatchingModel.catalog;
-  const f = filter ?? {};
+  const f = withoutNulls(filter ?? {});
   return and([
     equalsLeaf(c, 'featureType', f.featureType),
     equalsLeaf(c, 'classifier', f.classifier),
