@@ -4,12 +4,13 @@
  * updates, deletes, lists with cursors and filters, and the refusals of bad input.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, capability, namedClients, namedClientToken } from './support/auth.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
 import { jobsDone } from './support/jobs.js';
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({}, { STRATA_CLIENTS: namedClients('em-reader', 'em-writer', 'em-results') });
 });
 afterAll(() => h.close());
 
@@ -263,6 +264,26 @@ describe('bad input', () => {
     const queued = await h.post('/context/entitymatching', { sources: series, targets: assets });
     const early = await h.post('/context/entitymatching/predict', { id: queued.body.id });
     if (early.status === 400) expect(errorMessage(early, 400)).toMatch(/needs a model whose fit has Completed/);
+    await jobsDone(h);
+  });
+});
+
+describe('capabilities', () => {
+  it('READ reads and lists, WRITE fits, predicts, updates and deletes; results need assetsAcl:READ besides', async () => {
+    const model = await fitted({ externalId: 'em-caps', sources: series, targets: assets });
+    const job = (await h.post('/context/entitymatching/predict', { id: model.id })).body.jobId;
+    await jobsDone(h);
+    const reader = bearer(await namedClientToken(h, 'em-reader', [capability('entityMatchingAcl', ['READ'])]));
+    const writer = bearer(await namedClientToken(h, 'em-writer', [capability('entityMatchingAcl', ['WRITE'])]));
+    const results = bearer(await namedClientToken(h, 'em-results', [capability('entityMatchingAcl', ['READ', 'WRITE']), capability('assetsAcl', ['READ'])]));
+    expect((await h.request('GET', '/context/entitymatching', undefined, reader)).status).toBe(200);
+    expect((await h.request('POST', '/context/entitymatching/byids', { items: [{ id: model.id }] }, reader)).status).toBe(200);
+    expect(errorMessage(await h.request('POST', '/context/entitymatching', { sources: series, targets: assets }, reader), 403)).toMatch(/entityMatchingAcl:WRITE/);
+    expect((await h.request('POST', '/context/entitymatching/predict', { id: model.id }, reader)).status).toBe(403);
+    expect((await h.request('POST', '/context/entitymatching/refit', { id: model.id, trueMatches: [{ sourceId: 1, targetId: 101 }] }, writer)).status).toBe(403);
+    expect((await h.request('GET', '/context/entitymatching', undefined, writer)).status).toBe(403);
+    expect(errorMessage(await h.request('GET', `/context/entitymatching/jobs/${job}`, undefined, writer), 403)).toMatch(/assetsAcl:READ/);
+    expect((await h.request('GET', `/context/entitymatching/jobs/${job}`, undefined, results)).body.status).toBe('Completed');
     await jobsDone(h);
   });
 });

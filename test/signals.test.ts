@@ -7,6 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, capability, namedClients, namedClientToken } from './support/auth.js';
 import { manualClock, startCustomHarness } from './support/custom-harness.js';
 import { errorMessage, type Harness } from './support/harness.js';
 import type { ManualClock } from './support/manual-clock.js';
@@ -39,7 +40,7 @@ beforeAll(async () => {
   await new Promise<void>((ready) => relay.listen(0, '127.0.0.1', ready));
   clock = manualClock();
   h = await startCustomHarness({
-    env: { STRATA_SIGNALS_EMAIL_URL: `http://127.0.0.1:${(relay.address() as AddressInfo).port}/send`, STRATA_OUTBOUND_ALLOW: 'loopback' },
+    env: { STRATA_CLIENTS: namedClients('sig-reader'), STRATA_SIGNALS_EMAIL_URL: `http://127.0.0.1:${(relay.address() as AddressInfo).port}/send`, STRATA_OUTBOUND_ALLOW: 'loopback' },
     build: { now: clock.now, clock },
   });
 });
@@ -60,6 +61,17 @@ describe('the channel', () => {
     expect((await get('/sinks', at('20230101-alpha'))).status).toBe(200);
     expect(errorMessage(await get('/sinks', at('20260504-beta')), 400)).toMatch(/is an alpha operation at version 20260325 \(the signals API is beta from 20260505\)/);
     expect(errorMessage(await post('/list', { sink: { type: 'current_user' } }, at('20250101-beta')), 400)).toMatch(/alpha operation/);
+  });
+});
+
+describe('capabilities', () => {
+  it('subscribeSignalsAcl:READ reads and lists, WRITE creates, updates and deletes', async () => {
+    const reader = { ...BETA, ...bearer(await namedClientToken(h, 'sig-reader', [capability('subscribeSignalsAcl', ['READ'])])) };
+    expect((await get('/sinks', reader)).status).toBe(200);
+    expect((await post('/subscriptions/list', {}, reader)).status).toBe(200);
+    expect(errorMessage(await post('/sinks', { items: [{ type: 'user', externalId: 'r' }] }, reader), 403)).toMatch(/subscribeSignalsAcl:WRITE/);
+    expect((await post('/subscriptions/delete', { items: [{ externalId: 'x' }] }, reader)).status).toBe(403);
+    expect((await h.request('GET', '/processes/signals/sinks', undefined, BETA)).status).toBe(200);
   });
 });
 
