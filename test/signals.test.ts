@@ -243,4 +243,16 @@ describe('signals', () => {
     ok(await post('/sinks', { items: [{ type: 'email', externalId: 'ops', emailAddress: 'ops@example.com' }] }));
     expect((await signalsOf({ type: 'email', externalId: 'ops' })).items).toEqual([]);
   });
+
+  it('are of what ends while the project has subscriptions', async () => {
+    ok(await post('/subscriptions/delete', { items: [{ externalId: 'wf-errors' }, { externalId: 'integrations' }, { externalId: 'all-wf' }], ignoreUnknownIds: true }));
+    await runWorkflow('sig-unwatched', [{ externalId: 'a', type: 'cdf', parameters: { cdfRequest: { resourcePath: '/events', method: 'GET' } } }]);
+    await scanned();
+    ok(await post('/subscriptions', { items: [{ externalId: 'again', sink: { type: 'email', externalId: 'ops' }, filter: { topic: 'cognite_workflows' } }] }));
+    await scanned();
+    expect((await signalsOf({ type: 'email', externalId: 'ops' })).items).toEqual([]);
+    await runWorkflow('sig-watched', [{ externalId: 'a', type: 'cdf', parameters: { cdfRequest: { resourcePath: '/events', method: 'GET' } } }]);
+    await scanned();
+    expect((await signalsOf({ type: 'email', externalId: 'ops' })).items.map((s: { resourceId: string }) => s.resourceId)).toEqual(['sig-watched']);
+  });
 });

@@ -5,7 +5,7 @@
 import { badRequest } from '../../http/errors.js';
 import { route, operationName, type ApiContext, type ApiRoute } from '../../http/route.js';
 import { VERSION_HEADER } from '../../http/versioning.js';
-import { createItems, deleteItems, listItemsJson } from '../crud.js';
+import { createItems, listItemsJson } from '../crud.js';
 import {
   CreateSinksBody,
   CreateSubscriptionsBody,
@@ -18,7 +18,7 @@ import {
   UpdateSinksBody,
   UpdateSubscriptionsBody,
 } from './schema.js';
-import { createSubscriptions, deleteSubscriptions, listSignals, listSubscriptions, retrieveSinks, sinkSpec, updateSinks, updateSubscriptions } from './service.js';
+import { createSubscriptions, deleteSinks, deleteSubscriptions, listSignals, listSubscriptions, retrieveSinks, sinkSpec, updateSinks, updateSubscriptions } from './service.js';
 
 const can = (action: 'READ' | 'WRITE') => ({ acl: 'subscribeSignalsAcl', action });
 
@@ -82,7 +82,7 @@ export const signalRoutes: ApiRoute[] = [
     body: DeleteSinksBody,
     handler: async ({ services, project, body }) => {
       const b = body as typeof DeleteSinksBody.static;
-      await deleteItems(sinkSpec, services, project.id, b.items, b.ignoreUnknownIds);
+      await deleteSinks(services, project.id, b.items, b.ignoreUnknownIds);
       return {};
     },
   }),

@@ -82,6 +82,9 @@ export function createSubscriptions(services: Services, projectId: number, items
     const values = items.map((i) => ({ ...i, sink: sinkKey(i.sink, principal) }));
     for (const [i, v] of values.entries()) await requireSink(services, projectId, v.sink, ['items', i, 'sink']);
     const created = await createItems(subscriptionSpec, services, projectId, values);
+    // Signals are of what ends from the project's first subscription on.
+    await services.db.run(sql`INSERT INTO signal_positions (project_id, source, end_time, last_id) VALUES (${projectId}, ${WORKFLOWS}, ${services.now()}, '')
+      ON CONFLICT DO NOTHING`);
     await jobs!.schedule(services.db, { projectId, name: SCAN_SCHEDULE, kind: SCAN_JOB, cron: '*/5 * * * * *', timeZone: 'UTC', payload: {} });
     return created;
   });
@@ -92,7 +95,28 @@ export function updateSubscriptions(services: Services, projectId: number, body:
 }
 
 export function deleteSubscriptions(services: Services, projectId: number, refs: Array<{ externalId: string }>, ignoreUnknownIds?: boolean): Promise<void> {
-  return deleteItems(subscriptionSpec, services, projectId, refs, ignoreUnknownIds);
+  return inWrite(services, async (services) => {
+    await deleteItems(subscriptionSpec, services, projectId, refs, ignoreUnknownIds);
+    await unscheduleUnused(services, projectId);
+  });
+}
+
+/**
+ * Without subscriptions the project's scan has nothing to push: it stops, and the next subscription starts
+ * from its own time, not from what ended meanwhile.
+ */
+async function unscheduleUnused(services: Services, projectId: number): Promise<void> {
+  const left = await services.db.get(sql`SELECT 1 AS one FROM signal_subscriptions WHERE project_id = ${projectId} LIMIT 1`);
+  if (left) return;
+  await services.jobs!.unschedule(services.db, projectId, SCAN_SCHEDULE);
+  await services.db.run(sql`DELETE FROM signal_positions WHERE project_id = ${projectId}`);
+}
+
+export function deleteSinks(services: Services, projectId: number, refs: SinkKey[], ignoreUnknownIds?: boolean): Promise<void> {
+  return inWrite(services, async (services) => {
+    await deleteItems(sinkSpec, services, projectId, refs, ignoreUnknownIds);
+    await unscheduleUnused(services, projectId);
+  });
 }
 
 interface Subscription {
