@@ -3,7 +3,8 @@
  * the alpha channel before it (the dated row `signalsChannel`).
  */
 import { badRequest } from '../../http/errors.js';
-import { route, operationName, type ApiContext, type ApiRoute } from '../../http/route.js';
+import type { TSchema } from '@sinclair/typebox';
+import { route, operationName, type ApiRoute } from '../../http/route.js';
 import { VERSION_HEADER } from '../../http/versioning.js';
 import { createItems, listItemsJson } from '../crud.js';
 import {
@@ -26,12 +27,12 @@ const can = (action: 'READ' | 'WRITE') => ({ acl: 'subscribeSignalsAcl', action 
  * The route, served on the beta channel (which the alpha channel reaches); at versions before the signals API
  * became beta, only on the alpha channel.
  */
-function signals<B, Q, P>(def: Omit<ApiRoute, 'channel' | 'handler'> & { handler: (ctx: ApiContext<B, Q, P>) => unknown }): ApiRoute {
+function signals<BS extends TSchema, QS extends TSchema, PS extends TSchema>(def: Omit<ApiRoute<BS, QS, PS>, 'channel'>): ApiRoute {
   const op = operationName(def);
-  return route({
+  return route<BS, QS, PS>({
     ...def,
     channel: 'beta',
-    handler: (ctx: ApiContext<B, Q, P>) => {
+    handler: (ctx) => {
       if (ctx.version.at('signalsChannel') === 'alpha' && ctx.version.channel !== 'alpha') {
         throw badRequest(
           `${op} is an alpha operation at version ${ctx.version.release} (the signals API is beta from 20260505); call it with the header ` +
@@ -40,7 +41,7 @@ function signals<B, Q, P>(def: Omit<ApiRoute, 'channel' | 'handler'> & { handler
       }
       return def.handler(ctx);
     },
-  } as ApiRoute);
+  });
 }
 
 export const signalRoutes: ApiRoute[] = [
@@ -49,31 +50,28 @@ export const signalRoutes: ApiRoute[] = [
     path: '/processes/signals/sinks',
     capability: can('WRITE'),
     body: CreateSinksBody,
-    handler: async ({ services, project, body }) => ({ items: await createItems(sinkSpec, services, project.id, (body as typeof CreateSinksBody.static).items) }),
+    handler: async ({ services, project, body }) => ({ items: await createItems(sinkSpec, services, project.id, body.items) }),
   }),
   signals({
     method: 'GET',
     path: '/processes/signals/sinks',
     capability: can('READ'),
     query: SinkListQuery,
-    handler: ({ services, project, query }) => listItemsJson(sinkSpec, services, project.id, query as typeof SinkListQuery.static, undefined),
+    handler: ({ services, project, query }) => listItemsJson(sinkSpec, services, project.id, query, undefined),
   }),
   signals({
     method: 'POST',
     path: '/processes/signals/sinks/byids',
     capability: can('READ'),
     body: SinkIdsBody,
-    handler: async ({ services, project, body, principal }) => {
-      const b = body as typeof SinkIdsBody.static;
-      return { items: await retrieveSinks(services, project.id, b.items, principal, b.ignoreUnknownIds) };
-    },
+    handler: async ({ services, project, body, principal }) => ({ items: await retrieveSinks(services, project.id, body.items, principal, body.ignoreUnknownIds) }),
   }),
   signals({
     method: 'POST',
     path: '/processes/signals/sinks/update',
     capability: can('WRITE'),
     body: UpdateSinksBody,
-    handler: async ({ services, project, body, principal }) => ({ items: await updateSinks(services, project.id, body as UpdateSinksBody, principal) }),
+    handler: async ({ services, project, body, principal }) => ({ items: await updateSinks(services, project.id, body, principal) }),
   }),
   signals({
     method: 'POST',
@@ -81,8 +79,7 @@ export const signalRoutes: ApiRoute[] = [
     capability: can('WRITE'),
     body: DeleteSinksBody,
     handler: async ({ services, project, body }) => {
-      const b = body as typeof DeleteSinksBody.static;
-      await deleteSinks(services, project.id, b.items, b.ignoreUnknownIds);
+      await deleteSinks(services, project.id, body.items, body.ignoreUnknownIds);
       return {};
     },
   }),
@@ -92,7 +89,7 @@ export const signalRoutes: ApiRoute[] = [
     capability: can('WRITE'),
     body: CreateSubscriptionsBody,
     handler: async ({ services, project, body, principal }) => ({
-      items: await createSubscriptions(services, project.id, (body as typeof CreateSubscriptionsBody.static).items, principal),
+      items: await createSubscriptions(services, project.id, body.items, principal),
     }),
   }),
   signals({
@@ -100,14 +97,14 @@ export const signalRoutes: ApiRoute[] = [
     path: '/processes/signals/subscriptions/list',
     capability: can('READ'),
     body: ListSubscriptionsBody,
-    handler: ({ services, project, body, principal }) => listSubscriptions(services, project.id, body as ListSubscriptionsBody, principal),
+    handler: ({ services, project, body, principal }) => listSubscriptions(services, project.id, body, principal),
   }),
   signals({
     method: 'POST',
     path: '/processes/signals/subscriptions/update',
     capability: can('WRITE'),
     body: UpdateSubscriptionsBody,
-    handler: async ({ services, project, body }) => ({ items: await updateSubscriptions(services, project.id, body as UpdateSubscriptionsBody) }),
+    handler: async ({ services, project, body }) => ({ items: await updateSubscriptions(services, project.id, body) }),
   }),
   signals({
     method: 'POST',
@@ -115,8 +112,7 @@ export const signalRoutes: ApiRoute[] = [
     capability: can('WRITE'),
     body: DeleteSubscriptionsBody,
     handler: async ({ services, project, body }) => {
-      const b = body as typeof DeleteSubscriptionsBody.static;
-      await deleteSubscriptions(services, project.id, b.items, b.ignoreUnknownIds);
+      await deleteSubscriptions(services, project.id, body.items, body.ignoreUnknownIds);
       return {};
     },
   }),
@@ -125,6 +121,6 @@ export const signalRoutes: ApiRoute[] = [
     path: '/processes/signals/list',
     capability: can('READ'),
     body: ListSignalsBody,
-    handler: ({ services, project, body, principal }) => listSignals(services, project.id, body as ListSignalsBody, principal),
+    handler: ({ services, project, body, principal }) => listSignals(services, project.id, body, principal),
   }),
 ];
