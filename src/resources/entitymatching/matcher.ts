@@ -108,53 +108,69 @@ export function fieldValue(entity: Entity, name: string): string {
   return typeof v === 'string' ? v : '';
 }
 
+/** Entities handled between two turns of the event loop: a large population does not hold up requests. */
+const CHUNK = 500;
+
+/** `fn` of each item, letting other work run every CHUNK items, and stopping when `signal` aborts. */
+async function mapYielding<T, R>(items: readonly T[], fn: (item: T, i: number) => R, signal?: AbortSignal): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0 && i % CHUNK === 0) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      signal?.throwIfAborted();
+    }
+    out.push(fn(items[i], i));
+  }
+  return out;
+}
+
 /** The features of every (source, target) pair of one population, and the bigram index that finds candidates. */
 export class Population {
   private readonly kinds: readonly Kind[];
-  private readonly sourceBags: Bag[][][];
-  private readonly targetBags: Bag[][][];
+  private sourceBags: Bag[][][] = [];
+  private targetBags: Bag[][][] = [];
   private readonly index = new Map<string, number[]>();
 
-  constructor(
+  private constructor(
     readonly sources: readonly Entity[],
     readonly targets: readonly Entity[],
     readonly fields: readonly MatchField[],
     featureType: FeatureType,
   ) {
     this.kinds = KINDS[featureType];
-    const sourceRaw = sources.map((s) => fields.map((f) => bagsOf(fieldValue(s, f.source))));
-    const targetRaw = targets.map((t) => fields.map((f) => bagsOf(fieldValue(t, f.target))));
+  }
+
+  static async build(sources: readonly Entity[], targets: readonly Entity[], fields: readonly MatchField[], featureType: FeatureType, signal?: AbortSignal): Promise<Population> {
+    const p = new Population(sources, targets, fields, featureType);
+    const sourceRaw = await mapYielding(sources, (s) => fields.map((f) => bagsOf(fieldValue(s, f.source))), signal);
+    const targetRaw = await mapYielding(targets, (t) => fields.map((f) => bagsOf(fieldValue(t, f.target))), signal);
     // Inverse document frequency over both sides, each entity one document.
     const df = new Map<string, number>();
-    for (const entity of [...sourceRaw, ...targetRaw]) {
+    await mapYielding([...sourceRaw, ...targetRaw], (entity) => {
       const seen = new Set<string>();
       for (const b of entity) for (const w of [...b.tokens, ...b.bigrams.map((x) => `#${x}`)]) seen.add(w);
       for (const w of seen) df.set(w, (df.get(w) ?? 0) + 1);
-    }
+    }, signal);
     const n = sourceRaw.length + targetRaw.length;
     const idf = (w: string) => Math.log((1 + n) / (1 + (df.get(w) ?? 0))) + 1;
     const bags = (b: Bags): Bag[] =>
-      this.kinds.map((k) => {
+      p.kinds.map((k) => {
         if (k === 'idfTokens') return count(b.tokens, idf);
         if (k === 'idfBigrams') return count(b.bigrams, (w) => idf(`#${w}`));
         return count(b[k]);
       });
-    this.sourceBags = sourceRaw.map((e) => e.map(bags));
-    this.targetBags = targetRaw.map((e) => e.map(bags));
-    targetRaw.forEach((entity, i) => {
+    p.sourceBags = await mapYielding(sourceRaw, (e) => e.map(bags), signal);
+    p.targetBags = await mapYielding(targetRaw, (e) => e.map(bags), signal);
+    await mapYielding(targetRaw, (entity, i) => {
       const keys = new Set<string>();
       for (const b of entity) for (const w of [...b.joined, ...b.lower]) keys.add(w);
       for (const k of keys) {
-        const list = this.index.get(k);
+        const list = p.index.get(k);
         if (list) list.push(i);
-        else this.index.set(k, [i]);
+        else p.index.set(k, [i]);
       }
-    });
-  }
-
-  /** How many features a pair has. */
-  get width(): number {
-    return this.kinds.length * this.fields.length;
+    }, signal);
+    return p;
   }
 
   features(source: number, target: number): number[] {
@@ -204,7 +220,7 @@ const L2 = 0.01;
  * other candidate target of a confirmed source is a negative, the most resembling ones first; positives
  * and negatives weigh the same in total.
  */
-export function fit(population: Population, pairs: ReadonlyArray<[number, number]>, classifier: Classifier, signal?: AbortSignal): Fitted {
+export async function fit(population: Population, pairs: ReadonlyArray<[number, number]>, classifier: Classifier, signal?: AbortSignal): Promise<Fitted> {
   const positives = new Set(pairs.map(([s, t]) => `${s}:${t}`));
   const xs: number[][] = [];
   const ys: number[] = [];
@@ -212,8 +228,7 @@ export function fit(population: Population, pairs: ReadonlyArray<[number, number
     xs.push(inputs(population.features(s, t), classifier));
     ys.push(1);
   }
-  for (const s of new Set(pairs.map(([s]) => s))) {
-    signal?.throwIfAborted();
+  await mapYielding([...new Set(pairs.map(([s]) => s))], (s) => {
     const others = population
       .candidates(s)
       .filter((t) => !positives.has(`${s}:${t}`))
@@ -224,7 +239,7 @@ export function fit(population: Population, pairs: ReadonlyArray<[number, number
       xs.push(inputs(f, classifier));
       ys.push(0);
     }
-  }
+  }, signal);
   const width = xs[0].length;
   const nPos = ys.filter((y) => y === 1).length;
   const nNeg = ys.length - nPos;
@@ -232,6 +247,9 @@ export function fit(population: Population, pairs: ReadonlyArray<[number, number
   const w = new Array<number>(width).fill(0);
   let b = 0;
   for (let epoch = 0; epoch < EPOCHS; epoch++) {
+    // An epoch reads every sample once: others' work runs between epochs.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    signal?.throwIfAborted();
     const gw = new Array<number>(width).fill(0);
     let gb = 0;
     for (let i = 0; i < xs.length; i++) {
@@ -265,9 +283,8 @@ export function predict(
   numMatches: number,
   threshold: number,
   signal?: AbortSignal,
-): Prediction[] {
-  return population.sources.map((source, s) => {
-    if (s % 64 === 0) signal?.throwIfAborted();
+): Promise<Prediction[]> {
+  return mapYielding(population.sources, (source, s) => {
     const scored = population
       .candidates(s)
       .map((t) => ({ t, score: score(population.features(s, t), fitted, classifier) }))
@@ -275,5 +292,5 @@ export function predict(
       .sort((a, b) => b.score - a.score || a.t - b.t)
       .slice(0, numMatches);
     return { source, matchFrom: source, matches: scored.map((m) => ({ score: m.score, target: population.targets[m.t], matchTo: population.targets[m.t] })) };
-  });
+  }, signal);
 }

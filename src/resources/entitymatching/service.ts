@@ -327,9 +327,9 @@ async function runFit(runtime: AreaRuntime, job: Job, { signal }: JobContext): P
   await setStatus(runtime, job.projectId, modelId, 'Running');
   try {
     const data = await readJson<TrainingData>(runtime.blobs, job.projectId, model.dataKey);
-    const population = new Population(data.sources, data.targets, model.matchFields, model.featureType);
+    const population = await Population.build(data.sources, data.targets, model.matchFields, model.featureType, signal);
     const pairs = pairsOf(data, data.trueMatches);
-    const fitted = pairs.length ? fit(population, pairs, model.classifier, signal) : null;
+    const fitted = pairs.length ? await fit(population, pairs, model.classifier, signal) : null;
     signal.throwIfAborted();
     await setStatus(runtime, job.projectId, modelId, 'Completed', { fitted });
     return {};
@@ -353,8 +353,8 @@ async function runPrediction(runtime: AreaRuntime, job: Job, { signal }: JobCont
   if (!model) throw new JobFailure(`The entity matching model ${p.modelId} was deleted before the prediction ran`);
   try {
     const stored = p.sources && p.targets ? undefined : await readJson<TrainingData>(runtime.blobs, job.projectId, model.dataKey);
-    const population = new Population(p.sources ?? stored!.sources, p.targets ?? stored!.targets, model.matchFields, model.featureType);
-    return { items: predict(population, model.fitted, model.classifier, p.numMatches, p.scoreThreshold, signal) };
+    const population = await Population.build(p.sources ?? stored!.sources, p.targets ?? stored!.targets, model.matchFields, model.featureType, signal);
+    return { items: await predict(population, model.fitted, model.classifier, p.numMatches, p.scoreThreshold, signal) };
   } catch (error) {
     failure(error, signal);
   }
