@@ -9,6 +9,7 @@ import { assetsArea } from './resources/assets/area.js';
 import { datapointsArea } from './resources/datapoints/area.js';
 import { dataProductsArea } from './resources/dataproducts/area.js';
 import { dataSetsArea } from './resources/datasets/area.js';
+import { entityMatchingArea } from './resources/entitymatching/area.js';
 import { eventsArea } from './resources/events/area.js';
 import { extpipesArea } from './resources/extpipes/area.js';
 import { filesArea } from './resources/files/area.js';
@@ -17,9 +18,11 @@ import { gatewayArea } from './resources/gateway/area.js';
 import { groupsArea } from './resources/groups/area.js';
 import { modelsArea } from './resources/models/area.js';
 import { projectsArea } from './resources/projects/area.js';
+import { seismicArea } from './resources/seismic/area.js';
 import { sequencesArea } from './resources/sequences/area.js';
 import { sessionsArea } from './resources/sessions/area.js';
 import { simulatorsArea } from './resources/simulators/area.js';
+import { signalsArea } from './resources/signals/area.js';
 import { streamsArea } from './resources/streams/area.js';
 import { subscriptionsArea } from './resources/subscriptions/area.js';
 import { syntheticArea } from './resources/synthetic/area.js';
@@ -29,7 +32,7 @@ import { unitsArea } from './resources/units/area.js';
 import { workflowsArea } from './resources/workflows/area.js';
 import { writebackArea } from './resources/writeback/area.js';
 
-export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea, workflowsArea, transformationsArea, writebackArea, gatewayArea, simulatorsArea];
+export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea, workflowsArea, transformationsArea, writebackArea, gatewayArea, simulatorsArea, entityMatchingArea, seismicArea, signalsArea];
 
 /** The areas' configuration sections, for `loadConfig` and `strata help`. */
 export const CONFIG_SECTIONS: readonly ConfigSection<unknown>[] = AREAS.flatMap((a) => (a.config ? [a.config] : []));

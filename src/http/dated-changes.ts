@@ -34,6 +34,20 @@ export const DATED_CHANGES = [
     after: 'strict',
   },
   {
+    date: '20260505',
+    key: 'signalsChannel',
+    change: 'Signals API (/processes/signals): an alpha API before; beta from this date (a -beta or -alpha version calls it)',
+    before: 'alpha',
+    after: 'beta',
+  },
+  {
+    date: '20260505',
+    key: 'seismicApi',
+    change: 'Seismic API (/seismic): not served (501, as any operation Strata does not implement) before; removed from this date (410 saying so)',
+    before: 'unimplemented',
+    after: 'removed',
+  },
+  {
     date: '20260828',
     key: 'externalDataSourceCreate',
     change: 'Creating a transformations external data source whose externalId exists: replaces it before; a 409 that creates nothing from this date',
