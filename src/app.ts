@@ -40,6 +40,7 @@ import { forbidden, malformedRequestResponse, routerError, unauthorized } from '
 import { decodeRequestBody } from './http/content-encoding.js';
 import { jsonResponseText } from './http/json-text.js';
 import { createApiLayers, type RouteLayers } from './http/layers.js';
+import type { AreaRuntime } from './http/area.js';
 import { createLinkSigner, registerLinkRoutes } from './http/links.js';
 import { registerOpenApi } from './http/openapi.js';
 import {
@@ -189,7 +190,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     clock,
     api: createSelfCaller({ app: serving, auth, db, now }),
   };
-  for (const area of AREAS) area.registerJobs?.({ jobs: platform.jobs, store: db, reads, now, api: services.api!, auth, blobs: platform.blobs, publicUrl: config.publicUrl, settings: config.sections });
+  const areaRuntime: AreaRuntime = { jobs: platform.jobs, store: db, reads, now, api: services.api!, auth, blobs: platform.blobs, publicUrl: config.publicUrl, settings: config.sections };
+  for (const area of AREAS) area.registerJobs?.(areaRuntime);
 
   const app = Fastify({
     logger: options.logger === false ? false : { level: config.logLevel },
@@ -276,6 +278,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   registerTokenEndpoint(app, idp, createTokenFailures(config.tokenFailures, now));
   registerAuthRoutes(app, auth, db);
+  for (const area of AREAS) await area.serve?.(app, areaRuntime);
   await registerLinkRoutes(app, AREAS.flatMap((a) => a.links ?? []), services);
 
   const layers = await createApiLayers({ enabled: options.apiLayers !== false, throttle: config.throttle, db, routes, now, log: app.log });

@@ -16,6 +16,7 @@ import { functionsArea } from './resources/functions/area.js';
 import { groupsArea } from './resources/groups/area.js';
 import { modelsArea } from './resources/models/area.js';
 import { projectsArea } from './resources/projects/area.js';
+import { identityArea } from './resources/identity/area.js';
 import { securityCategoriesArea } from './resources/securitycategories/area.js';
 import { sequencesArea } from './resources/sequences/area.js';
 import { sessionsArea } from './resources/sessions/area.js';
@@ -27,7 +28,7 @@ import { transformationsArea } from './resources/transformations/area.js';
 import { unitsArea } from './resources/units/area.js';
 import { workflowsArea } from './resources/workflows/area.js';
 
-export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea, workflowsArea, transformationsArea, securityCategoriesArea];
+export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea, workflowsArea, transformationsArea, securityCategoriesArea, identityArea];
 
 /** The areas' configuration sections, for `loadConfig` and `strata help`. */
 export const CONFIG_SECTIONS: readonly ConfigSection<unknown>[] = AREAS.flatMap((a) => (a.config ? [a.config] : []));
