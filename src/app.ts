@@ -41,6 +41,7 @@ import { decodeRequestBody } from './http/content-encoding.js';
 import { jsonResponseText } from './http/json-text.js';
 import { createApiLayers, type RouteLayers } from './http/layers.js';
 import type { AreaRuntime } from './http/area.js';
+import { IDENTITY_SETTINGS } from './resources/identity/settings.js';
 import { createLinkSigner, registerLinkRoutes } from './http/links.js';
 import { registerOpenApi } from './http/openapi.js';
 import {
@@ -263,7 +264,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     });
   }
   registerHealthRoutes(app, db, metrics);
-  registerLanding(app, config.publicUrl);
+  registerLanding(app, config.publicUrl, config.sections.of(IDENTITY_SETTINGS).url ?? config.publicUrl);
 
   registerBodyParsers(app, config.jsonMaxDepth);
 

@@ -243,3 +243,18 @@ describe('token inspection', () => {
     });
   });
 });
+
+describe('settings', () => {
+  it('names the identity service\'s base URL for clients, and the root organization and cluster', async () => {
+    const other = await startHarness({}, { STRATA_IDENTITY_URL: 'https://auth.example.com/', STRATA_ORGANIZATION: 'acme', STRATA_CLUSTER: 'west-1' });
+    try {
+      expect((await other.strata.app.inject({ method: 'GET', url: '/' })).json().identity).toBe('https://auth.example.com');
+      expect((await other.get('/api/v1/projects/dev')).body.organization).toBe('acme');
+      expect((await other.get('/api/v1/orgs/acme')).body).toMatchObject({ id: 'acme', allowedClusters: ['west-1'] });
+      expect((await other.get('/api/v1/orgs/acme/projects?includeAdminProperties=true')).body.items[0]).toMatchObject({ name: 'dev', clusterName: 'west-1' });
+    } finally {
+      await other.close();
+    }
+    await expect(startHarness({}, { STRATA_ORGANIZATION: 'Not An Id' })).rejects.toThrow(/STRATA_ORGANIZATION.*not an organization id/);
+  });
+});
