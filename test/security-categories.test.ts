@@ -8,7 +8,7 @@ import { errorMessage, startHarness, type Harness } from './support/harness.js';
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({}, { STRATA_CLIENTS: namedClients('lister') });
+  h = await startHarness({}, { STRATA_CLIENTS: namedClients('lister', 'scoped') });
 });
 afterAll(() => h.close());
 
@@ -62,6 +62,17 @@ describe('security categories', () => {
     expect(errorMessage(await h.request('POST', '/securitycategories', { items: [{ name: 'x' }] }, bearer(token)), 403)).toMatch(/securityCategoriesAcl:CREATE/);
     expect(errorMessage(await h.request('POST', '/securitycategories/delete', { items: [1] }, bearer(token)), 403)).toMatch(/securityCategoriesAcl:DELETE/);
     expect((await h.get('/securitycategories')).body.items).toEqual([]);
+  });
+
+  it('lists and deletes only the categories an idscope grant names', async () => {
+    const [a, b] = (await h.post('/securitycategories', { items: [{ name: 'scoped-a' }, { name: 'scoped-b' }] })).body.items;
+    const token = await namedClientToken(h, 'scoped', [capability('securityCategoriesAcl', ['LIST', 'DELETE'], { idscope: { ids: [a.id] } })]);
+    expect((await h.request('GET', '/securitycategories', undefined, bearer(token))).body.items).toEqual([a]);
+    const refused = await h.request('POST', '/securitycategories/delete', { items: [b.id] }, bearer(token));
+    expect(errorMessage(refused, 400)).toMatch(/not found/);
+    expect((await h.request('POST', '/securitycategories/delete', { items: [a.id] }, bearer(token))).status).toBe(200);
+    expect((await h.get('/securitycategories')).body.items).toEqual([b]);
+    await h.post('/securitycategories/delete', { items: [b.id] });
   });
 
   it('keeps each project\'s categories to itself', async () => {

@@ -1,13 +1,20 @@
 /**
- * Security categories of a project: list (by name, with a cursor), create, delete. A group grants
- * `securityCategoriesAcl:MEMBEROF` on some of them (`idscope`) or all; files in a category are visible only
- * to principals that are members of every category the file is in (files/visibility).
+ * Security categories of a project: list (by name, with a cursor), create, delete. A grant scoped by
+ * `idscope` reaches the categories it names: those are the ones listed, and the ones deleted (any other is
+ * unknown to it).
  */
+import type { Access } from '../../auth/access.js';
 import { missingItems } from '../../http/errors.js';
 import { route, type ApiRoute } from '../../http/route.js';
 import { allocateIds } from '../../storage/ids.js';
-import { sql } from '../../storage/sql.js';
+import { sql, type Sql } from '../../storage/sql.js';
 import { CreateSecurityCategoriesBody, DeleteSecurityCategoriesBody, ListSecurityCategoriesQuery } from './schema.js';
+
+/** The categories a grant scoped by `idscope` reaches; every category otherwise. */
+function inScope(access: Access | undefined): Sql {
+  if (access === undefined || access.all) return sql``;
+  return access.itemIds.length ? sql`AND id IN (${access.itemIds})` : sql`AND 1 = 0`;
+}
 
 interface SecurityCategory {
   id: number;
@@ -34,7 +41,7 @@ export const securityCategoryRoutes: ApiRoute[] = [
             : sql`AND (name > ${after.name} OR (name = ${after.name} AND id > ${after.id}))`;
       const order = desc ? sql`ORDER BY name DESC, id DESC` : sql`ORDER BY name, id`;
       const rows = await services.db.all<SecurityCategory>(
-        sql`SELECT id, name FROM security_categories WHERE project_id = ${project.id} ${from} ${order} LIMIT ${limit + 1}`,
+        sql`SELECT id, name FROM security_categories WHERE project_id = ${project.id} ${inScope(services.access)} ${from} ${order} LIMIT ${limit + 1}`,
       );
       const items = rows.slice(0, limit);
       if (rows.length <= limit) return { items };
@@ -64,7 +71,7 @@ export const securityCategoryRoutes: ApiRoute[] = [
     handler: async ({ services, project, body }) =>
       services.db.transaction(async (db) => {
         const found = new Set(
-          (await db.all<{ id: number }>(sql`SELECT id FROM security_categories WHERE project_id = ${project.id} AND id IN (${body.items})`)).map((r) => Number(r.id)),
+          (await db.all<{ id: number }>(sql`SELECT id FROM security_categories WHERE project_id = ${project.id} AND id IN (${body.items}) ${inScope(services.access)}`)).map((r) => Number(r.id)),
         );
         const missing = body.items.filter((id) => !found.has(id));
         if (missing.length) throw missingItems(missing.map((id) => ({ id })));
