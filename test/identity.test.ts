@@ -98,6 +98,7 @@ describe('organizations', () => {
       [{ ...PLANT, id: 'Bad_Id' }, /id/],
       [{ ...PLANT, id: 'ok-id', allowedClusters: ['elsewhere'] }, /items\[0\]\.allowedClusters\[0\]: cluster "elsewhere" is not allowed/],
       [{ id: 'ok-id' }, /idp/],
+      [{ ...PLANT, id: 'ok-id', idp: { issuer: 'not a url' } }, /items\[0\]\.idp\.issuer: "not a url" is not an http or https URL/],
       [{ ...PLANT, id: 'ok-id', extra: 1 }, /extra/],
     ];
     for (const [item, message] of bad) expect(errorMessage(await h.post('/api/v1/orgs/strata/orgs', { items: [item] }), 400)).toMatch(message);

@@ -55,6 +55,14 @@ function principalView(clientId: string, root: string, createdTime: number) {
   };
 }
 
+function isHttpUrl(text: unknown): boolean {
+  try {
+    return ['http:', 'https:'].includes(new URL(String(text)).protocol);
+  } catch {
+    return false;
+  }
+}
+
 const loginSessionView = (s: LoginSession) => ({
   id: String(s.id),
   createdTime: s.createdTime,
@@ -126,6 +134,7 @@ export async function registerIdentityRoutes(app: FastifyInstance, runtime: Area
         adminsCanCreateProjectsInSubtree?: boolean;
         allowedClusters?: string[];
       };
+      if (!isHttpUrl(item.idp.issuer)) throw badRequest(`items[0].idp.issuer: "${String(item.idp.issuer)}" is not an http or https URL`);
       const clusters = item.allowedClusters ?? [];
       clusters.forEach((c, i) => {
         if (!parent.allowedClusters.includes(c)) {

@@ -33,7 +33,7 @@ export const PrincipalParams = Type.Object({ org: OrgId, principal: Type.String(
 /** An external identity provider, as the reference describes one; Strata keeps it and verifies its own tokens only. */
 const Idp = Type.Object(
   {
-    issuer: Type.String({ minLength: 1, maxLength: 2048, format: 'uri' }),
+    issuer: Type.String({ minLength: 1, maxLength: 2048 }),
     idpVendor: Type.Optional(Type.Union(['AZURE_AD', 'AUTH0', 'KEYCLOAK', 'SAUTH', 'GENERIC'].map((v) => Type.Literal(v)))),
   },
   { additionalProperties: true },
