@@ -9,7 +9,7 @@ import http from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AREAS } from './areas.js';
 import type { Config } from './config.js';
-import { accessFor, FULL_ACCESS, ownedDataSets, reachOf } from './auth/access.js';
+import { accessFor, securityCategoriesOf, FULL_ACCESS, ownedDataSets, reachOf } from './auth/access.js';
 import { createAclRegistry } from './auth/acls.js';
 import { API_KEYS_REMOVED, registerAuthRoutes } from './auth/http-routes.js';
 import { createIdentityProvider, type IdentityProvider } from './auth/idp.js';
@@ -309,7 +309,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           req.grants = grants;
           req.services = {
             ...services,
-            access: def.capability ? accessFor(def.capability, grants) : FULL_ACCESS,
+            access: def.capability ? accessFor(def.capability, grants, securityCategoriesOf(principal, name)) : FULL_ACCESS,
             dataSetOwner: ownedDataSets(principal, name),
             reach: reachOf(principal, name),
           };

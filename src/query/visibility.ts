@@ -21,7 +21,7 @@ export function visibleAccess(request: RequestScope, catalog: ResourceCatalog): 
   if (!reach) return undefined;
   const granted = reach(catalog.acl);
   const visible = catalog.dataSetColumn === 'id' && access ? unionAccess(granted, dataSetsOf(access)) : granted;
-  return visible.all ? undefined : visible;
+  return visible.all && visible.memberOf === undefined ? undefined : visible;
 }
 
 /** The items of one resource a request may name. */
