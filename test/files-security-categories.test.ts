@@ -13,7 +13,7 @@ let b: number;
 const ids: Record<string, number> = {};
 
 beforeAll(async () => {
-  h = await startHarness({}, { STRATA_CLIENTS: namedClients('in-a', 'in-none', 'in-all', 'writer') });
+  h = await startHarness({}, { STRATA_CLIENTS: namedClients('in-a', 'in-none', 'in-all', 'writer', 'asset-reader') });
   [a, b] = (await h.post('/securitycategories', { items: [{ name: 'A' }, { name: 'B' }] })).body.items.map((c: { id: number }) => c.id);
   for (const [externalId, securityCategories] of [
     ['open', []],
@@ -74,5 +74,16 @@ describe('files in security categories', () => {
     await h.post('/securitycategories/delete', { items: [b] });
     const none = await namedClientToken(h, 'in-none', [READ]);
     expect(await seen(none)).toEqual(['in-b', 'open']);
+  });
+
+  it('leave resources without categories as they were for a principal in none', async () => {
+    const [root] = (await h.post('/assets', { items: [{ externalId: 'root', name: 'root' }] })).body.items;
+    await h.post('/assets', { items: [{ externalId: 'child', name: 'child', parentId: root.id }] });
+    const reader = await namedClientToken(h, 'asset-reader', [capability('assetsAcl', ['READ'])]);
+    const children = await h.request('POST', '/assets/list', { filter: { parentIds: [root.id] } }, bearer(reader));
+    expect(children.status, JSON.stringify(children.body)).toBe(200);
+    expect(children.body.items.map((x: { externalId: string }) => x.externalId)).toEqual(['child']);
+    const advanced = await h.request('POST', '/assets/list', { advancedFilter: { equals: { property: ['parentId'], value: root.id } } }, bearer(reader));
+    expect(advanced.body.items.map((x: { externalId: string }) => x.externalId)).toEqual(['child']);
   });
 });
