@@ -54,6 +54,8 @@ describe('files in security categories', () => {
     expect(errorMessage(hidden, 400)).toMatch(/not found/);
     expect(hidden.body.error.missing).toEqual([{ id: ids['in-a-b'] }]);
     expect(errorMessage(unknown, 400)).toMatch(/not found/);
+    const link = await h.request('POST', '/files/downloadlink', { items: [{ id: ids['in-b'] }] }, bearer(inA));
+    expect(link.body.error.missing).toEqual([{ id: ids['in-b'] }]);
     const byPath = await h.request('GET', `/files/${ids['in-b']}`, undefined, bearer(inA));
     const unknownByPath = await h.request('GET', '/files/987654321', undefined, bearer(inA));
     expect(byPath.status).toBe(unknownByPath.status);
