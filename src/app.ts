@@ -9,7 +9,7 @@ import http from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AREAS } from './areas.js';
 import type { Config } from './config.js';
-import { accessFor, FULL_ACCESS, ownedDataSets, reachOf } from './auth/access.js';
+import { accessFor, securityCategoriesOf, FULL_ACCESS, ownedDataSets, reachOf } from './auth/access.js';
 import { createAclRegistry } from './auth/acls.js';
 import { API_KEYS_REMOVED, registerAuthRoutes } from './auth/http-routes.js';
 import { createIdentityProvider, type IdentityProvider } from './auth/idp.js';
@@ -40,6 +40,8 @@ import { forbidden, malformedRequestResponse, routerError, unauthorized } from '
 import { decodeRequestBody } from './http/content-encoding.js';
 import { jsonResponseText } from './http/json-text.js';
 import { createApiLayers, type RouteLayers } from './http/layers.js';
+import type { AreaRuntime } from './http/area.js';
+import { IDENTITY_SETTINGS } from './resources/identity/settings.js';
 import { createLinkSigner, registerLinkRoutes } from './http/links.js';
 import { registerOpenApi } from './http/openapi.js';
 import {
@@ -189,7 +191,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     clock,
     api: createSelfCaller({ app: serving, auth, db, now }),
   };
-  for (const area of AREAS) area.registerJobs?.({ jobs: platform.jobs, store: db, reads, now, api: services.api!, auth, blobs: platform.blobs, outbound, publicUrl: config.publicUrl, settings: config.sections });
+  const areaRuntime: AreaRuntime = { jobs: platform.jobs, store: db, reads, now, api: services.api!, auth, blobs: platform.blobs, outbound, publicUrl: config.publicUrl, settings: config.sections };
+  for (const area of AREAS) area.registerJobs?.(areaRuntime);
 
   const app = Fastify({
     logger: options.logger === false ? false : { level: config.logLevel },
@@ -261,7 +264,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     });
   }
   registerHealthRoutes(app, db, metrics);
-  registerLanding(app, config.publicUrl);
+  registerLanding(app, config.publicUrl, config.sections.of(IDENTITY_SETTINGS).url ?? config.publicUrl);
 
   registerBodyParsers(app, config.jsonMaxDepth);
 
@@ -276,6 +279,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   registerTokenEndpoint(app, idp, createTokenFailures(config.tokenFailures, now));
   registerAuthRoutes(app, auth, db);
+  for (const area of AREAS) await area.serve?.(app, areaRuntime);
   await registerLinkRoutes(app, AREAS.flatMap((a) => a.links ?? []), services);
 
   const layers = await createApiLayers({ enabled: options.apiLayers !== false, throttle: config.throttle, db, routes, now, log: app.log });
@@ -305,7 +309,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           req.grants = grants;
           req.services = {
             ...services,
-            access: def.capability ? accessFor(def.capability, grants) : FULL_ACCESS,
+            access: def.capability ? accessFor(def.capability, grants, securityCategoriesOf(principal, name)) : FULL_ACCESS,
             dataSetOwner: ownedDataSets(principal, name),
             reach: reachOf(principal, name),
           };

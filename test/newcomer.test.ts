@@ -26,6 +26,7 @@ describe('GET /', () => {
     expect(res.json()).toEqual({
       name: 'Strata',
       api: `${origin}/api/v1/projects/{project}`,
+      identity: origin,
       tokenUrl: `${origin}/oauth2/token`,
       openidConfiguration: `${origin}/.well-known/openid-configuration`,
       openapi: `${origin}/openapi.json`,

@@ -33,8 +33,7 @@ describe('an operation of the reference that Strata does not serve', () => {
     expect(await named('GET', '/annotations/123')).toBe('GET /annotations/{annotationId}');
     expect(await named('GET', '/3d/models/1/revisions/2/nodes')).toBe('GET /3d/models/{modelId}/revisions/{revisionId}/nodes');
     expect(await named('GET', '/3d/models/1/revisions/2/logs')).toBe('GET /3d/models/{modelId}/revisions/{revisionId}/logs');
-    // Outside a project's address too.
-    expect(await named('GET', '/api/v1/orgs/acme')).toBe('GET /api/v1/orgs/{org}');
+    expect(await named('GET', '/raw/dbs/plant/tables')).toBe('GET /raw/dbs/{dbName}/tables');
   });
 
   it('matches as the router does: a literal segment before a parameter, a trailing slash or query string ignored', async () => {

@@ -45,8 +45,8 @@ describe('the version header', () => {
   it('answers with the release whose behaviour served the request, channel included', async () => {
     const cases: Array<[string, string]> = [
       ['20230101', '20230101'],
-      ['20250312', '20230101'],
-      ['20250925', '20230101'],
+      ['20250312', '20241011'],
+      ['20250925', '20241011'],
       ['20250926', '20250926'],
       ['20260324', '20250926'],
       ['20260325', '20260325'],
@@ -56,7 +56,7 @@ describe('the version header', () => {
       ['20260828', '20260828'],
       ['20261121', '20260828'],
       ['20250926-beta', '20250926-beta'],
-      ['20250101-alpha', '20230101-alpha'],
+      ['20250101-alpha', '20241011-alpha'],
       ['beta', `${LATEST_STABLE.release}-beta`],
       ['alpha', `${LATEST_STABLE.release}-alpha`],
       // The JavaScript client's legacy form, on every request: the newest stable release, whatever the date.
@@ -73,7 +73,7 @@ describe('the version header', () => {
   it('accepts cdf-version, the name existing clients send, as the same header', async () => {
     const res = await withVersion('20250101', 'cdf-version');
     expect(res.status).toBe(200);
-    expect(res.headers['svc-version']).toBe('20230101');
+    expect(res.headers['svc-version']).toBe('20241011');
     // What the official Python SDK sends with every request unless configured otherwise.
     const sdkDefault = await withVersion('20230101', 'cdf-version');
     expect(sdkDefault.status).toBe(200);
@@ -129,10 +129,10 @@ describe('the version header', () => {
     expect((await h.request('GET', '/events', undefined, { authorization: '', 'svc-version': 'x' })).status).toBe(400);
     const unauthenticated = await h.request('GET', '/events', undefined, { authorization: '', 'svc-version': '20250101-beta' });
     expect(unauthenticated.status).toBe(401);
-    expect(unauthenticated.headers['svc-version']).toBe('20230101-beta');
+    expect(unauthenticated.headers['svc-version']).toBe('20241011-beta');
     const invalid = await h.request('POST', '/events', { items: 'x' }, { 'svc-version': '20250101' });
     expect(invalid.status).toBe(400);
-    expect(invalid.headers['svc-version']).toBe('20230101');
+    expect(invalid.headers['svc-version']).toBe('20241011');
   });
 });
 
@@ -142,7 +142,7 @@ describe('channels', () => {
       `GET /test/beta is a beta operation; call it with the header "svc-version: ${LATEST_STABLE.release}-beta" (any version date followed by -beta (or -alpha))`,
     );
     expect(errorMessage(await h.request('GET', '/test/beta', undefined, { 'svc-version': '20250101' }), 400)).toMatch(
-      /call it with the header "svc-version: 20230101-beta"/,
+      /call it with the header "svc-version: 20241011-beta"/,
     );
     for (const v of ['20250101-beta', '20250926-alpha', 'beta']) {
       const res = await h.request('GET', '/test/beta', undefined, { 'svc-version': v });
@@ -167,7 +167,7 @@ describe('channels', () => {
 describe('dated behaviour', () => {
   it('switches on its date: the string data point limit', async () => {
     const at = async (v?: string) => (await h.request('GET', '/test/string-limit', undefined, v ? { 'svc-version': v } : {})).body;
-    expect(await at('20250925')).toEqual({ version: '20230101', limit: { max: 255, unit: 'characters' } });
+    expect(await at('20250925')).toEqual({ version: '20241011', limit: { max: 255, unit: 'characters' } });
     expect(await at('20250926')).toEqual({ version: '20250926', limit: { max: 1023, unit: 'utf8Bytes' } });
     expect(await at('20250926-beta')).toEqual({ version: '20250926-beta', limit: { max: 1023, unit: 'utf8Bytes' } });
     expect(await at()).toEqual({ version: LATEST_STABLE.name, limit: { max: 1023, unit: 'utf8Bytes' } });

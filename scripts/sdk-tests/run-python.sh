@@ -20,6 +20,8 @@ TESTS=tests/tests_integration/test_api
 ARGS=("$@")
 [ ${#ARGS[@]} -eq 0 ] && ARGS=($TESTS/test_data_modeling $TESTS/test_time_series.py $TESTS/test_datapoints.py)
 
+# Two more clients of the built-in provider: the principals tests list three principals.
+export STRATA_CLIENTS='[{"clientId":"sdk-reader","clientSecret":"sdk-reader-secret","groups":[]},{"clientId":"sdk-writer","clientSecret":"sdk-writer-secret","groups":[]}]'
 start_strata "${STRATA_SDK_SCRATCH:-/tmp/strata-sdk-python}/data"
 TOKEN=$(strata_token)
 $PY "$HERE/python/movie_model.py" "$BASE_URL" "$PROJECT" "$TOKEN"
@@ -30,5 +32,6 @@ PYTHONPATH="$HERE/python:$SDK" $PY "$HERE/python/standing_data.py" "$BASE_URL" "
 LOGIN_FLOW=client_credentials COGNITE_TOKEN_URL=$BASE_URL/oauth2/token COGNITE_CLIENT_ID=strata-admin \
   COGNITE_CLIENT_SECRET=$SECRET COGNITE_TOKEN_SCOPES=strata COGNITE_CLIENT_NAME=strata-sdk-tests \
   COGNITE_PROJECT=$PROJECT COGNITE_BASE_URL=$BASE_URL AUTHLIB_INSECURE_TRANSPORT=1 \
+  CDF_CLIENT_ID=strata-admin CDF_CLIENT_SECRET=$SECRET STRATA_IDENTITY_URL=$BASE_URL \
   PYTHONPATH="$HERE/python:$SDK" \
   $PY -m pytest "${ARGS[@]}" -p no:cacheprovider -o addopts= -q -rfE --tb=line

@@ -16,6 +16,8 @@ import { aclGrants, formatCapability, grantsFor, type Capability, type Grant, ty
 
 export interface FullAccess {
   readonly all: true;
+  /** The security categories the principal is a member of; absent: all of them (see `categoryCondition`). */
+  readonly memberOf?: readonly number[];
 }
 
 export interface ScopedAccess {
@@ -30,6 +32,8 @@ export interface ScopedAccess {
   readonly ownGroups: boolean;
   /** Data modeling spaces (`spaceIdScope`): schema and instances in these spaces. */
   readonly spaces: readonly string[];
+  /** As in FullAccess. */
+  readonly memberOf?: readonly number[];
 }
 
 /** Absent (outside a request: seeding, benchmarks, internal jobs) means everything. */
@@ -37,15 +41,30 @@ export type Access = FullAccess | ScopedAccess;
 
 export const FULL_ACCESS: FullAccess = Object.freeze({ all: true });
 
-/** The union of the scopes of the grants that satisfy one capability. */
-export function accessFor(capability: Capability, grants: readonly Grant[]): Access {
+const MEMBER_OF: Capability = { acl: 'securityCategoriesAcl', action: 'MEMBEROF' };
+
+/**
+ * The security categories a principal is a member of in a project (`securityCategoriesAcl:MEMBEROF`, by
+ * `idscope`); undefined when it is a member of every one.
+ */
+export function securityCategoriesOf(principal: Principal, project: string): readonly number[] | undefined {
+  const grants = grantsFor(principal, MEMBER_OF, project);
+  if (grants.some((g) => 'all' in g.scope)) return undefined;
+  return [...new Set(grants.flatMap((g) => ('idscope' in g.scope ? g.scope.idscope.ids : [])))].sort((a, b) => a - b);
+}
+
+/**
+ * The union of the scopes of the grants that satisfy one capability, for a principal that is a member of
+ * the security categories `memberOf` (all when undefined).
+ */
+export function accessFor(capability: Capability, grants: readonly Grant[], memberOf?: readonly number[]): Access {
   const dataSetIds = new Set<number>();
   const itemIds = new Set<number>();
   const spaces = new Set<string>();
   let ownGroups = false;
   for (const g of grants) {
     const s = g.scope;
-    if ('all' in s) return FULL_ACCESS;
+    if ('all' in s) return memberOf === undefined ? FULL_ACCESS : { all: true, memberOf };
     if ('datasetScope' in s) for (const id of s.datasetScope.ids) dataSetIds.add(id);
     else if ('idscope' in s) for (const id of s.idscope.ids) itemIds.add(id);
     // Pipeline ids: the runs and configurations under a pipeline are reached through it (catalog.parentScope).
@@ -60,6 +79,7 @@ export function accessFor(capability: Capability, grants: readonly Grant[]): Acc
     itemIds: [...itemIds].sort((a, b) => a - b),
     ownGroups,
     spaces: [...spaces].sort(),
+    ...(memberOf !== undefined ? { memberOf } : {}),
   };
 }
 
@@ -69,11 +89,18 @@ export function accessFor(capability: Capability, grants: readonly Grant[]): Acc
  * be reached by item ids. Items under a parent are reached through it (`ResourceCatalog.parentScope`).
  */
 export function scopeCondition(access: Access | undefined, catalog: ResourceCatalog, alias = catalog.alias): Sql | undefined {
-  if (access === undefined || access.all) return undefined;
+  if (access === undefined) return undefined;
+  const scope = access.all ? undefined : dataScopeCondition(access, catalog, alias);
+  // Items in security categories the principal is not a member of are hidden, whatever its scope.
+  const categories = access.memberOf !== undefined ? catalog.categoryCondition?.(alias, access.memberOf) : undefined;
+  return scope && categories ? Sql.and([scope, categories]) : (scope ?? categories);
+}
+
+function dataScopeCondition(access: ScopedAccess, catalog: ResourceCatalog, alias: string): Sql {
   const via = catalog.parentScope;
   if (via) {
     const parent = `${alias}_parent`;
-    const inParent = scopeCondition(access, via.catalog, parent)!;
+    const inParent = dataScopeCondition(access, via.catalog, parent);
     return sql`${Sql.raw(`${alias}.${via.column}`)} IN (SELECT ${Sql.raw(`${parent}.id`)} FROM ${Sql.raw(`${via.catalog.table} ${parent}`)} WHERE ${inParent})`;
   }
   const parts: Sql[] = [];
@@ -117,9 +144,10 @@ export type Reach = (acl: string) => Access;
  */
 export function reachOf(principal: Principal, project: string): Reach {
   const byAcl = new Map<string, Access>();
+  const memberOf = securityCategoriesOf(principal, project);
   return (acl) => {
     let access = byAcl.get(acl);
-    if (!access) byAcl.set(acl, (access = accessFor({ acl, action: '*' }, aclGrants(principal, acl, project))));
+    if (!access) byAcl.set(acl, (access = accessFor({ acl, action: '*' }, aclGrants(principal, acl, project), memberOf)));
     return access;
   };
 }

@@ -18,6 +18,7 @@ import { appIdOf, memberGroups, resolveGroups, type ResolvedGroup } from './memb
 import { builtInConfiguration, resolveConfiguration, type OidcConfiguration, type OidcConfigurationInput, type ProviderAccess } from './oidc-config.js';
 import type { Claims, Grant, Principal } from './principal.js';
 import { effectiveStatus, sessionById } from './session-store.js';
+import { LOGIN_SESSION_CLAIM, loginSessionRevoked } from './login-sessions.js';
 import { bearerToken, TOKEN_NOT_ACCEPTED, unverifiedClaims, verifyToken, type VerificationTarget } from './verify.js';
 
 export interface AuthRuntimeOptions {
@@ -74,6 +75,11 @@ export interface AuthRuntime {
   /** The audience of the access tokens of a project's sessions (they are valid in that project only). */
   sessionAudience(project: string): string;
   inspect(authorization: string | undefined): Promise<TokenInspection>;
+  /**
+   * The verified claims of a token the built-in provider issued (the identity service's operations, which
+   * belong to no project); 401 for any other token, and for one whose login session was revoked.
+   */
+  builtInClaims(authorization: string | undefined): Promise<JWTPayload>;
   /** The cached key set of a JWKS address (tests read its fetch count). */
   keySet(url: string): RemoteKeySet;
 }
@@ -162,7 +168,16 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
     return resolved;
   }
 
+  /** Refuses the claims of a built-in token whose login session was revoked (sessions delegate those claims too). */
+  async function requireLiveLoginSession(claims: Claims): Promise<void> {
+    if (claims.iss !== idp.issuer || claims[LOGIN_SESSION_CLAIM] === undefined) return;
+    if (await loginSessionRevoked(db, claims[LOGIN_SESSION_CLAIM])) {
+      throw unauthorized(`The login session ${String(claims[LOGIN_SESSION_CLAIM])} of this access token was revoked; get a new token`);
+    }
+  }
+
   async function principalForClaims(project: ProjectAuthRow, claims: Claims, expiresAt: number, sessionId?: number): Promise<Principal> {
+    await requireLiveLoginSession(claims);
     const p = await provider(project);
     const subject = String(claims.sub);
     const clientId = appIdOf(claims);
@@ -313,9 +328,18 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
     return { subject: accepted[0].subject, projects, capabilities };
   }
 
+  async function builtInClaims(authorization: string | undefined): Promise<JWTPayload> {
+    const token = bearerToken(authorization);
+    unverifiedClaims(token, now());
+    const claims = await verifiedClaims(token, builtInTarget);
+    await requireLiveLoginSession(claims);
+    return claims;
+  }
+
   return {
     idp,
     acls,
+    builtInClaims,
     now,
     cachedPrincipal,
     authenticate,

@@ -1,5 +1,5 @@
 /**
- * The tables of authentication: groups and sessions. (Each project's authentication version, bumped whenever
+ * The tables of authentication: groups, sessions, and the login sessions of the built-in provider's tokens. (Each project's authentication version, bumped whenever
  * what its tokens grant changes, is a column of `projects`; see storage/projects.ts.)
  */
 import type { TableDef } from '../storage/schema.js';
@@ -45,5 +45,18 @@ export const authTables: readonly TableDef[] = [
       { name: 'sessions_nonce', columns: ['nonce_hash'], unique: true },
       { name: 'sessions_parent', columns: ['parent_id'] },
     ],
+  },
+  {
+    // One per token the built-in identity provider issues (login-sessions.ts); revoking one refuses its tokens.
+    name: 'login_sessions',
+    columns: {
+      id: { type: 'id' },
+      principal: { type: 'text', notNull: true },
+      status: { type: 'text', notNull: true },
+      created_time: { type: 'integer', notNull: true },
+      expiration_time: { type: 'integer', notNull: true },
+      deactivated_time: { type: 'integer' },
+    },
+    indexes: [{ name: 'login_sessions_principal', columns: ['principal', 'id'] }],
   },
 ];

@@ -4,6 +4,7 @@
  * the one list of areas and builds the server, the schema and the configuration from it; nothing below the
  * root knows which areas exist, so adding one touches that list and the area's own folder.
  */
+import type { FastifyInstance } from 'fastify';
 import type { AuthRuntime } from '../auth/runtime.js';
 import type { BlobStore } from '../storage/blobs/blob-store.js';
 import type { ConfigSection, SectionValues } from '../config.js';
@@ -48,4 +49,9 @@ export interface Area {
   readonly config?: ConfigSection<unknown>;
   /** Registers the handlers of the job kinds the area's requests start (storage/jobs), once per app. */
   readonly registerJobs?: (runtime: AreaRuntime) => void;
+  /**
+   * Registers operations outside the project API (the identity service's `/api/v1/orgs/...`), which take
+   * care of their own authentication; once per app.
+   */
+  readonly serve?: (app: FastifyInstance, runtime: AreaRuntime) => Promise<void>;
 }

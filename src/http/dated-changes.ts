@@ -18,6 +18,13 @@ export const FIRST_VERSION = '20230101';
 
 export const DATED_CHANGES = [
   {
+    date: '20241011',
+    key: 'orgProjectListing',
+    change: "Listing an organization's projects: its admins only, names only, before; from this date every member of the organization, each project with its apiUrl",
+    before: 'admins',
+    after: 'members',
+  },
+  {
     date: '20250926',
     key: 'stringDatapointMaxLength',
     change: 'Longest string data point: 255 characters before, 1023 bytes of UTF-8 from this date',

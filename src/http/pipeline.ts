@@ -133,11 +133,13 @@ export function registerHealthRoutes(app: FastifyInstance, db: Store, metrics: M
   }
 }
 
-/** `GET /`: where a newcomer has arrived, for a client or a person with curl: the API's base, how to get a token, the operations served, the docs, health. */
-export function registerLanding(app: FastifyInstance, origin: string): void {
+/** `GET /`: where a newcomer has arrived, for a client or a person with curl: the API's base, the identity service, how to get a token, the operations served, the docs, health. */
+export function registerLanding(app: FastifyInstance, origin: string, identityUrl: string): void {
   const landing = {
     name: 'Strata',
     api: `${origin}${API_PREFIX.replace(':project', '{project}')}`,
+    /** The organization and identity service (`/api/v1/orgs/...`, `/api/v1/principals/me`), served on this origin. */
+    identity: identityUrl,
     tokenUrl: `${origin}/oauth2/token`,
     openidConfiguration: `${origin}/.well-known/openid-configuration`,
     openapi: `${origin}/openapi.json`,

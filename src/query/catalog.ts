@@ -83,6 +83,11 @@ export interface ResourceCatalog {
   /** The ACL whose grants reach this resource's items (`eventsAcl`); see auth/access.ts. */
   acl: string;
   /**
+   * For items that can be put in security categories: the condition that the row under `alias` is in none
+   * but `memberOf`, the categories the principal is a member of (auth/access.ts hides the others' items).
+   */
+  categoryCondition?(alias: string, memberOf: readonly number[]): Sql;
+  /**
    * Properties whose value depends on which items of this resource the request can see (an asset's parent
    * and root, when some of its ancestors are hidden from it). For a principal that does not see every item:
    * each one's expression over the row under the catalog's alias in `projectId`, given `visible(alias)`, the

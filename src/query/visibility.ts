@@ -21,7 +21,9 @@ export function visibleAccess(request: RequestScope, catalog: ResourceCatalog): 
   if (!reach) return undefined;
   const granted = reach(catalog.acl);
   const visible = catalog.dataSetColumn === 'id' && access ? unionAccess(granted, dataSetsOf(access)) : granted;
-  return visible.all ? undefined : visible;
+  // Scope `all` hides nothing, unless the resource's items can be in security categories the principal is not in.
+  const hides = !visible.all || (visible.memberOf !== undefined && catalog.categoryCondition !== undefined);
+  return hides ? visible : undefined;
 }
 
 /** The items of one resource a request may name. */

@@ -136,6 +136,8 @@ export interface ModelSpec<F extends Record<string, FieldSpec>> {
   fields: F;
   /** The field holding an item's data set, for data-set scopes; `id` for data sets themselves. */
   dataSetField?: (keyof F & string) | 'id';
+  /** See ResourceCatalog.categoryCondition. */
+  categoryCondition?: ResourceCatalog['categoryCondition'];
   /** Columns that are not API fields (kept by the resource's own rules, e.g. an asset's path). */
   extraColumns?: Readonly<Record<string, ColumnDef>>;
   /** Indexes over several columns, or over columns that are not fields. */
@@ -324,6 +326,7 @@ export function defineModel<F extends Record<string, FieldSpec>>(spec: ModelSpec
     ...(dataSetColumn ? { dataSetColumn } : {}),
     indexedColumns,
     ...(spec.visibleValues ? { visibleValues: spec.visibleValues } : {}),
+    ...(spec.categoryCondition ? { categoryCondition: spec.categoryCondition } : {}),
     ...(spec.parent ? { parentScope: { column: spec.parent.column, catalog: spec.parent.model.catalog } } : {}),
   };
   const table: ItemTable = {

@@ -9,6 +9,7 @@ import { GeoLocation } from '../../query/geo.js';
 import type { TableDef } from '../../storage/schema.js';
 import { InstanceId } from '../timeseries/model.js';
 import { defineModel, field } from '../model.js';
+import { inCategoriesOf } from '../securitycategories/visibility.js';
 
 const FILE_METADATA_LIMITS: MetadataLimits = { keyLength: 128, valueLength: 10_240, keys: 256, totalBytes: 10_240 };
 
@@ -42,6 +43,7 @@ export const fileModel = defineModel({
   table: 'files',
   alias: 'f',
   dataSetField: 'dataSetId',
+  categoryCondition: inCategoriesOf('security_categories'),
   maxPropertyElementLength: MAX_LEAF,
   fields: {
     externalId: field.string(ExternalId, { query: { maxValueLength: 255, sortable: true } }),

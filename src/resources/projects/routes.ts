@@ -15,6 +15,8 @@ import { authRuntime, type AuthRuntime } from '../../auth/runtime.js';
 import type { Queryable } from '../../storage/store.js';
 import { bumpAuthVersion, findProjectAuth, readProjectConfig, writeProjectConfigMember, type ProjectAuthRow } from '../../storage/projects.js';
 import { route, type ApiRoute, type Project } from '../../http/route.js';
+import type { Services } from '../../http/services.js';
+import { IDENTITY_SETTINGS } from '../identity/settings.js';
 import { ProjectUpdateBody } from './schema.js';
 
 interface ProjectView {
@@ -22,13 +24,16 @@ interface ProjectView {
   urlName: string;
   oidcConfiguration: OidcConfiguration;
   userProfilesConfiguration: { enabled: boolean };
+  /** The organization the project belongs to (the identity service's; clients find its address from here). */
+  organization: string;
 }
 
 async function authRow(db: Queryable, project: Project): Promise<ProjectAuthRow> {
   return (await findProjectAuth(db, project.name))!;
 }
 
-async function view(auth: AuthRuntime, db: Queryable, project: Project): Promise<ProjectView> {
+async function view(auth: AuthRuntime, services: Services, project: Project): Promise<ProjectView> {
+  const { db } = services;
   const config = await readProjectConfig(db, project.id);
   const profiles = config.userProfiles as { enabled?: boolean } | undefined;
   return {
@@ -36,6 +41,7 @@ async function view(auth: AuthRuntime, db: Queryable, project: Project): Promise
     urlName: project.name,
     oidcConfiguration: (await auth.provider(await authRow(db, project))).config,
     userProfilesConfiguration: { enabled: profiles?.enabled ?? false },
+    organization: typeof config.organization === 'string' ? config.organization : services.settings.of(IDENTITY_SETTINGS).organization,
   };
 }
 
@@ -45,7 +51,7 @@ export const projectRoutes: ApiRoute[] = [
     path: '/',
     summary: "The project's name and the OpenID Connect provider it trusts",
     capability: { acl: 'projectsAcl', action: 'READ' },
-    handler: ({ services, project }) => view(authRuntime(services), services.db, project),
+    handler: ({ services, project }) => view(authRuntime(services), services, project),
   }),
   route({
     method: 'POST',
@@ -80,7 +86,7 @@ export const projectRoutes: ApiRoute[] = [
         if (next !== undefined) await writeProjectConfigMember(db, project.id, 'oidc', next ?? undefined);
         await bumpAuthVersion(db, project.id);
       });
-      return view(auth, db, project);
+      return view(auth, services, project);
     },
   }),
 ];
