@@ -21,12 +21,13 @@ import { sessionsArea } from './resources/sessions/area.js';
 import { streamsArea } from './resources/streams/area.js';
 import { subscriptionsArea } from './resources/subscriptions/area.js';
 import { syntheticArea } from './resources/synthetic/area.js';
+import { threedArea } from './resources/threed/area.js';
 import { timeSeriesArea } from './resources/timeseries/area.js';
 import { transformationsArea } from './resources/transformations/area.js';
 import { unitsArea } from './resources/units/area.js';
 import { workflowsArea } from './resources/workflows/area.js';
 
-export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea, workflowsArea, transformationsArea];
+export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea, workflowsArea, transformationsArea, threedArea];
 
 /** The areas' configuration sections, for `loadConfig` and `strata help`. */
 export const CONFIG_SECTIONS: readonly ConfigSection<unknown>[] = AREAS.flatMap((a) => (a.config ? [a.config] : []));
