@@ -332,6 +332,58 @@ describe('3D revisions of other content', () => {
   });
 });
 
+describe('3D jobs over data modeling sources', () => {
+  const nonce = async () => (await ok(post('/sessions', { items: [{ tokenExchange: true }] }))).items[0].nonce as string;
+  const job = (externalId: string, extra: Record<string, unknown> = {}) => ({
+    space: 'threed_jobs',
+    externalId,
+    name: `job ${externalId}`,
+    type: 'ImageTextDetection',
+    source: { type: 'Cognite360ImageCollection', instanceId: { space: 'images', externalId: 'collection-1' } },
+    configuration: {},
+    ...extra,
+  });
+
+  it('are created with a session nonce, listed in pages and deleted', async () => {
+    const [created] = (await ok(post('/3d/jobs', { items: [{ ...job('j1'), nonce: await nonce() }] }), 201)).items;
+    expect(created).toEqual({ ...job('j1'), status: 'Failed', createdAt: expect.any(Number) });
+    await ok(post('/3d/jobs', { items: [{ ...job('j2'), nonce: await nonce() }] }), 201);
+    const first = await ok(post('/3d/jobs/list', { limit: 1 }));
+    expect(first.items.map((j: { externalId: string }) => j.externalId)).toEqual(['j1']);
+    const second = await ok(post('/3d/jobs/list', { limit: 1, cursor: first.nextCursor }));
+    expect(second.items.map((j: { externalId: string }) => j.externalId)).toEqual(['j2']);
+    expect(errorMessage(await post('/3d/jobs', { items: [{ ...job('j1'), nonce: await nonce() }] }), 400)).toMatch(/exist already/);
+    const missing = await post('/3d/jobs/delete', { items: [{ space: 'threed_jobs', externalId: 'j2' }, { space: 'threed_jobs', externalId: 'nope' }] });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.missing).toEqual([{ space: 'threed_jobs', externalId: 'nope' }]);
+    expect(await ok(post('/3d/jobs/delete', { items: [{ space: 'threed_jobs', externalId: 'j2' }] }))).toEqual({});
+    expect((await ok(post('/3d/jobs/list', {}))).items.map((j: { externalId: string }) => j.externalId)).toEqual(['j1']);
+  });
+
+  it('refuse a nonce that is not a session, a job type or source the reference does not name, and create nothing', async () => {
+    expect((await post('/3d/jobs', { items: [{ ...job('bad'), nonce: 'not-a-nonce' }] })).status).toBeGreaterThanOrEqual(400);
+    expect(errorMessage(await post('/3d/jobs', { items: [{ ...job('bad', { type: 'Other' }), nonce: await nonce() }] }), 400)).toMatch(/items\/0\/type|items\[0\]\.type/);
+    expect(errorMessage(await post('/3d/jobs', { items: [{ ...job('bad', { space: '1bad' }), nonce: await nonce() }] }), 400)).toMatch(/space/);
+    expect((await ok(post('/3d/jobs/list', {}))).items.map((j: { externalId: string }) => j.externalId)).not.toContain('bad');
+  });
+
+  it('list no results, and keep the rejected keys of a result', async () => {
+    await ok(post('/3d/jobs', { items: [{ ...job('j3'), nonce: await nonce() }] }), 201);
+    const ref = { space: 'threed_jobs', externalId: 'j3' };
+    const result = { instanceId: { space: 'images', externalId: 'file-1' } };
+    expect(await ok(post('/3d/job/results/list', { job: ref }))).toEqual({ items: [] });
+    expect(errorMessage(await post('/3d/job/results/list', { job: { space: 'threed_jobs', externalId: 'nope' } }), 400)).toMatch(/job: the job .* does not exist/);
+    await ok(post('/3d/job/result/rejections', { job: ref, result, add: ['k2', 'k1', 'k1'] }));
+    await ok(post('/3d/job/result/rejections', { job: ref, result, add: ['k3'] }));
+    await ok(post('/3d/job/result/rejections', { job: ref, result, remove: ['k2'] }));
+    expect(await ok(post('/3d/job/result/rejections/list', { job: ref, result }))).toEqual({ items: [{ rejectedKey: 'k1' }, { rejectedKey: 'k3' }] });
+    expect((await ok(post('/3d/job/result/rejections/list', { job: ref, result: { instanceId: { space: 'images', externalId: 'file-2' } } }))).items).toEqual([]);
+    expect(errorMessage(await post('/3d/job/result/rejections/list', { job: ref, result, cursor: 'garbage' }), 400)).toMatch(/cursor: not a cursor/);
+    await ok(post('/3d/jobs/delete', { items: [ref] }));
+    expect((await post('/3d/job/result/rejections/list', { job: ref, result })).status).toBe(400);
+  });
+});
+
 describe('3D revisions not yet processed', () => {
   it('answer 400 on the node endpoints, saying processing is not complete', async () => {
     await h.strata.services.jobs!.close();

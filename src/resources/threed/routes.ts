@@ -52,7 +52,11 @@ import {
   setThumbnail,
   threedFile,
 } from './service.js';
+import { createJobs, CreateJobsBody, deleteJobs, DeleteJobsBody, listJobs, ListJobsBody, listRejections, ListRejectionsBody, listResults, ListResultsBody, RejectionsBody, updateRejections } from './jobs.js';
 
+const instances = (action: 'READ' | 'WRITE') => ({ acl: 'dataModelInstancesAcl', action });
+// The reference names the core data model's spaces (`cdf_cdm`, `cdf_cdm_3d`) as what its schema must reach.
+const schemaRead = [{ acl: 'dataModelsAcl', action: 'READ' }];
 const models = modelSpec as ResourceSpec<unknown>;
 const can = (action: 'CREATE' | 'READ' | 'UPDATE' | 'DELETE') => ({ acl: 'threedAcl', action });
 
@@ -259,5 +263,51 @@ export const threedRoutes: ApiRoute[] = [
     capability: can('READ'),
     params: SubPathParams,
     handler: ({ services, project, params }) => threedFile(services, project.id, params.threedFileId, params.subPath),
+  }),
+  route({
+    method: 'POST',
+    path: '/3d/jobs',
+    capability: instances('WRITE'),
+    alsoNeeds: schemaRead,
+    body: CreateJobsBody,
+    status: 201,
+    handler: ({ services, project, body }) => createJobs(services, project.name, project.id, body),
+  }),
+  route({
+    method: 'POST',
+    path: '/3d/jobs/list',
+    capability: instances('READ'),
+    alsoNeeds: schemaRead,
+    body: ListJobsBody,
+    handler: ({ services, project, body }) => listJobs(services, project.id, body),
+  }),
+  route({
+    method: 'POST',
+    path: '/3d/jobs/delete',
+    capability: instances('WRITE'),
+    alsoNeeds: schemaRead,
+    body: DeleteJobsBody,
+    handler: ({ services, project, body }) => deleteJobs(services, project.id, body.items),
+  }),
+  route({
+    method: 'POST',
+    path: '/3d/job/results/list',
+    capability: instances('READ'),
+    body: ListResultsBody,
+    handler: ({ services, project, body }) => listResults(services, project.id, body),
+  }),
+  route({
+    method: 'POST',
+    path: '/3d/job/result/rejections',
+    capability: instances('WRITE'),
+    body: RejectionsBody,
+    handler: ({ services, project, body }) => updateRejections(services, project.id, body),
+  }),
+  route({
+    method: 'POST',
+    path: '/3d/job/result/rejections/list',
+    capability: instances('READ'),
+    body: ListRejectionsBody,
+    handler: ({ services, project, body }) => listRejections(services, project.id, body),
   }),
 ];

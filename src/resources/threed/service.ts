@@ -18,6 +18,7 @@ import { insertRows, type Item } from '../../storage/items.js';
 import { Sql, sql } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
 import { createItems, fromModel, getItem, inWrite, listItemsJson, underParent, upsertItems, type Path, type ResourceSpec } from '../crud.js';
+import { pageOf, readCursor } from './jobs.js';
 import { dataSetCatalog } from '../datasets/model.js';
 import { openContent } from '../files/content.js';
 import { mappingModel, nodeModel, revisionModel, THREED_LIMITS, threedModel, type BoundingBox, type RevisionStatus } from './model.js';
@@ -315,23 +316,18 @@ export async function filterMappings(services: Services, projectId: number, mode
 /** The models, revisions and nodes an asset is mapped to, across the models the request sees, in pages. */
 export async function nodesOfAsset(services: Services, projectId: number, assetId: number, query: { limit?: number; cursor?: string }) {
   const limit = query.limit ?? 100;
-  let after = 0;
-  if (query.cursor !== undefined) {
-    const decoded = Number(Buffer.from(query.cursor, 'base64url').toString('utf8'));
-    if (!Number.isSafeInteger(decoded) || decoded < 0) throw badRequest('query.cursor: not a cursor this list gave');
-    after = decoded;
-  }
+  const after = readCursor(query.cursor, 1, ['query', 'cursor']);
   const scope = scopeCondition(services.access, threedModel.catalog);
   const rows = await services.db.all<{ rid: number; model_id: number; revision_id: number; node_id: number }>(
     sql`SELECT tam.id AS rid, tr.model_id, tam.revision_id, tam.node_id FROM threed_asset_mappings tam
         JOIN threed_revisions tr ON tr.project_id = tam.project_id AND tr.id = tam.revision_id
         JOIN threed_models tm ON tm.project_id = tr.project_id AND tm.id = tr.model_id
-        WHERE tam.project_id = ${projectId} AND tam.asset_id = ${assetId} AND tam.id > ${after} ${scope ? sql`AND ${scope}` : sql``}
+        WHERE tam.project_id = ${projectId} AND tam.asset_id = ${assetId} ${after ? sql`AND tam.id > ${after[0]}` : sql``} ${scope ? sql`AND ${scope}` : sql``}
         ORDER BY tam.id LIMIT ${limit + 1}`,
   );
-  const page = rows.slice(0, limit);
+  const { page, nextCursor } = pageOf(rows, limit, (r) => [Number(r.rid)]);
   const items = page.map((r) => ({ modelId: Number(r.model_id), revisionId: Number(r.revision_id), nodeId: Number(r.node_id) }));
-  return rows.length > limit ? { items, nextCursor: Buffer.from(String(page[page.length - 1].rid)).toString('base64url') } : { items };
+  return nextCursor ? { items, nextCursor } : { items };
 }
 
 /** The revision's log entries of at least `severity` (5, warnings, unless given), oldest first. */
