@@ -318,6 +318,23 @@ describe('3D revisions of other content', () => {
     expect((await ok(get(`/3d/models/${modelId}/revisions`))).items).toEqual([]);
   });
 
+  it('are reached only under their own model, and nodes only under their own revision', async () => {
+    const a = await model('model a');
+    const b = await model('model b');
+    const ra = await processed(a, JSON.stringify(GLTF));
+    const rb = await processed(b, JSON.stringify(GLTF));
+    expect((await get(`/3d/models/${b}/revisions/${ra.id}`)).status).toBe(400);
+    expect((await get(`/3d/models/${b}/revisions/${ra.id}/nodes`)).status).toBe(400);
+    expect((await post(`/3d/models/${b}/revisions/update`, { items: [{ id: ra.id, update: { published: { set: true } } }] })).status).toBe(400);
+    const [nodeOfA] = (await ok(get(`/3d/models/${a}/revisions/${ra.id}/nodes?limit=1`))).items;
+    const other = `/3d/models/${b}/revisions/${rb.id}`;
+    expect((await get(`${other}/nodes?nodeId=${nodeOfA.id}`)).body.error.missing).toEqual([{ id: nodeOfA.id }]);
+    expect((await get(`${other}/nodes/${nodeOfA.id}/ancestors`)).status).toBe(400);
+    expect((await post(`${other}/nodes/byids`, { items: [{ id: nodeOfA.id }] })).status).toBe(400);
+    expect((await post(`${other}/mappings`, { items: [{ nodeId: nodeOfA.id, assetId: 1 }] })).status).toBe(400);
+    expect((await ok(get(`/3d/models/${a}/revisions/${ra.id}`))).published).toBe(false);
+  });
+
   it('are deleted with what they hold, and with their model', async () => {
     const modelId = await model('to delete');
     const revision = await processed(modelId, JSON.stringify(GLTF));

@@ -124,7 +124,7 @@ export const threedRoutes: ApiRoute[] = [
     capability: can('READ'),
     params: RevisionParams,
     handler: async ({ services, project, params }) =>
-      getItemJson((await revisionsOf(services, project.id, params.modelId)) as ResourceSpec<unknown>, services, project.id, params.revisionId),
+      getItemJson((await revisionsOf(services, project.id, params.modelId)) as ResourceSpec<unknown>, services, project.id, { id: params.revisionId }),
   }),
   route({
     method: 'POST',

@@ -75,7 +75,8 @@ export function revisionsOf(services: Services, projectId: number, modelId: numb
 /** Revision `revisionId` of model `modelId`, as a by-id read answers an unknown one (400 with `missing`). */
 export async function revisionOf(services: Services, projectId: number, modelId: number, revisionId: number): Promise<Item> {
   const spec = await revisionsOf(services, projectId, modelId);
-  return getItem(spec as ResourceSpec<unknown>, services, projectId, revisionId);
+  // By reference, not by bare id: a reference is looked up under the model only.
+  return getItem(spec as ResourceSpec<unknown>, services, projectId, { id: revisionId });
 }
 
 export function createModels(services: Services, projectId: number, items: readonly ModelCreate[]) {
@@ -180,7 +181,7 @@ export async function listNodes(services: Services, projectId: number, spec: Res
     const base =
       query.nodeId === undefined
         ? { treeIndex: 0, subtreeSize: Number.MAX_SAFE_INTEGER, depth: 0 }
-        : ((await getItem(spec, services, projectId, query.nodeId)) as Item & { treeIndex: number; subtreeSize: number; depth: number });
+        : ((await getItem(spec, services, projectId, { id: query.nodeId })) as Item & { treeIndex: number; subtreeSize: number; depth: number });
     subtree = and([
       { op: 'range', target: propertyTarget(catalog, 'treeIndex'), gte: base.treeIndex, lte: base.treeIndex + base.subtreeSize - 1 },
       query.depth === undefined ? undefined : { op: 'range', target: propertyTarget(catalog, 'depth'), lte: base.depth + query.depth },
@@ -203,7 +204,7 @@ export function filterNodes(services: Services, projectId: number, spec: Resourc
 
 /** The node and the nodes above it, from the root down. */
 export async function listAncestors(services: Services, projectId: number, spec: ResourceSpec<unknown>, nodeId: number, query: { limit?: number; cursor?: string }) {
-  const node = (await getItem(spec, services, projectId, nodeId)) as Item & { treeIndex: number };
+  const node = (await getItem(spec, services, projectId, { id: nodeId })) as Item & { treeIndex: number };
   const ids = sql`SELECT id FROM threed_nodes WHERE project_id = ${projectId} AND revision_id = ${spec.parentId!} AND tree_index <= ${node.treeIndex} AND tree_index + subtree_size > ${node.treeIndex}`;
   return listItemsJson(spec, services, projectId, { limit: query.limit, cursor: query.cursor, sort: TREE_ORDER }, { op: 'inSet', target: propertyTarget(nodeModel.catalog, 'id'), ids });
 }
