@@ -349,6 +349,41 @@ describe('3D revisions of other content', () => {
   });
 });
 
+describe('3D nodes of a data modeling CAD revision', () => {
+  it('are those named whose boxes intersect the box, for a revision of the model named', async () => {
+    const modelId = await model('cad model');
+    const revision = await processed(modelId, JSON.stringify(GLTF));
+    const nodes = (await ok(get(`/3d/models/${modelId}/revisions/${revision.id}/nodes`))).items;
+    await ok(post('/models/spaces', { items: [{ space: 'cad' }] }));
+    const view = (externalId: string) => ({ type: 'view', space: 'cdf_cdm', externalId, version: 'v1' });
+    await ok(
+      post('/models/instances', {
+        items: [
+          { instanceType: 'node', space: 'cad', externalId: 'plant', sources: [{ source: view('CogniteCADModel'), properties: { name: 'Plant', type: 'CAD' } }] },
+          { instanceType: 'node', space: 'cad', externalId: 'plant-r1', sources: [
+              { source: view('CogniteCADRevision'), properties: { revisionId: revision.id, model3D: { space: 'cad', externalId: 'plant' }, type: 'CAD', status: 'Done', published: true } },
+              // The view's filter, in Strata's core model, reads `type` of the Cognite3DModel container.
+              { source: view('CogniteCADModel'), properties: { name: 'Plant r1', type: 'CAD' } },
+            ],
+          },
+        ],
+      }),
+    );
+    const body = (box: Record<string, number>, revisionXid = 'plant-r1', modelXid = 'plant') => ({
+      model: { instanceId: { space: 'cad', externalId: modelXid } },
+      revision: { instanceId: { space: 'cad', externalId: revisionXid } },
+      filterNodesByBoundingBox: { boundingBox: box, nodeIds: nodes.map((n: { id: number }) => n.id) },
+    });
+    // Impeller spans x 10..12, Casing 8..10, Pipe 0..1 (z 5..8).
+    const found = await ok(post('/3d/nodes/list', body({ xMin: 10.5, xMax: 11, yMin: 0, yMax: 1, zMin: 0, zMax: 1 })));
+    expect(found.items.map((n: { name: string }) => n.name)).toEqual(['Plant', 'Pump', 'Impeller']);
+    expect(found.items[2]).toEqual({ id: nodes[2].id, treeIndex: 2, depth: 2, name: 'Impeller', subtreeSize: 1, boundingBox: nodes[2].boundingBox });
+    expect((await ok(post('/3d/nodes/list', body({ xMin: 100, xMax: 101, yMin: 0, yMax: 1, zMin: 0, zMax: 1 })))).items).toEqual([]);
+    expect(errorMessage(await post('/3d/nodes/list', body({ xMin: 0, xMax: 1, yMin: 0, yMax: 1, zMin: 0, zMax: 1 }, 'plant-r1', 'other')), 400)).toMatch(/is not a revision of the model/);
+    expect(errorMessage(await post('/3d/nodes/list', body({ xMin: 0, xMax: 1, yMin: 0, yMax: 1, zMin: 0, zMax: 1 }, 'nothing')), 400)).toMatch(/revision\.instanceId: the CAD revision .* does not exist/);
+  });
+});
+
 describe('3D jobs over data modeling sources', () => {
   const nonce = async () => (await ok(post('/sessions', { items: [{ tokenExchange: true }] }))).items[0].nonce as string;
   const job = (externalId: string, extra: Record<string, unknown> = {}) => ({

@@ -2,6 +2,7 @@
  * The 3D operations: models, their revisions, a processed revision's nodes, asset mappings, logs, outputs
  * and thumbnail, and the 3D files served under `/3d/files`.
  */
+import { bearerToken } from '../../auth/verify.js';
 import { route, type ApiRoute } from '../../http/route.js';
 import { deleteItems, getItemJson, retrieveItemsJson, updateItems, type ResourceSpec } from '../crud.js';
 import {
@@ -22,6 +23,7 @@ import {
   ModelParams,
   NodeIdsBody,
   NodeParams,
+  NodesInBoxBody,
   OutputsQuery,
   PageOnlyQuery,
   RevisionParams,
@@ -44,6 +46,7 @@ import {
   listRevisions,
   modelSpec,
   nodesOf,
+  nodesInBox,
   nodesOfAsset,
   revisionLogs,
   revisionOf,
@@ -263,6 +266,14 @@ export const threedRoutes: ApiRoute[] = [
     capability: can('READ'),
     params: SubPathParams,
     handler: ({ services, project, params }) => threedFile(services, project.id, params.threedFileId, params.subPath),
+  }),
+  route({
+    method: 'POST',
+    path: '/3d/nodes/list',
+    capability: can('READ'),
+    alsoNeeds: [instances('READ')],
+    body: NodesInBoxBody,
+    handler: ({ services, project, headers, body }) => nodesInBox(services, project, bearerToken(headers.authorization), body),
   }),
   route({
     method: 'POST',

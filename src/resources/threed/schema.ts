@@ -104,3 +104,24 @@ export const FilterMappingsBody = Type.Object(
   { additionalProperties: false },
 );
 export type FilterMappingsBody = Static<typeof FilterMappingsBody>;
+
+const DmInstance = Type.Object({ space: Type.String({ minLength: 1, maxLength: 43 }), externalId: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
+const Coordinate = Type.Number();
+export const NodesInBoxBody = Type.Object(
+  {
+    model: Type.Object({ instanceId: DmInstance }, { additionalProperties: false }),
+    revision: Type.Object({ instanceId: DmInstance }, { additionalProperties: false }),
+    filterNodesByBoundingBox: Type.Object(
+      {
+        boundingBox: Type.Object(
+          { xMin: Coordinate, xMax: Coordinate, yMin: Coordinate, yMax: Coordinate, zMin: Coordinate, zMax: Coordinate },
+          { additionalProperties: false },
+        ),
+        nodeIds: Type.Array(Id64, { maxItems: THREED_LIMITS.items }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type NodesInBoxBody = Static<typeof NodesInBoxBody>;

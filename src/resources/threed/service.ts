@@ -22,7 +22,7 @@ import { pageOf, readCursor } from './jobs.js';
 import { dataSetCatalog } from '../datasets/model.js';
 import { openContent } from '../files/content.js';
 import { mappingModel, nodeModel, revisionModel, THREED_LIMITS, threedModel, type BoundingBox, type RevisionStatus } from './model.js';
-import type { FilterMappingsBody, FilterNodesBody, ListMappingsQuery, ListNodesQuery, MappingCreate, ModelCreate, RevisionCreate } from './schema.js';
+import type { FilterMappingsBody, FilterNodesBody, ListMappingsQuery, ListNodesQuery, MappingCreate, ModelCreate, NodesInBoxBody, RevisionCreate } from './schema.js';
 
 export const PROCESS_KIND = 'threed.process';
 
@@ -424,4 +424,54 @@ export async function insertThreedFile(
     [id, projectId, f.revisionId, f.directory ?? null, f.name ?? null, f.format ?? null, f.mimeType ?? null, f.blobKey ?? null],
   ]);
   return id;
+}
+
+const CAD_REVISION_VIEW = { type: 'view', space: 'cdf_cdm', externalId: 'CogniteCADRevision', version: 'v1' } as const;
+
+/**
+ * The revision a data modeling CAD revision names (`revisionId` of `cdf_cdm:CogniteCADRevision/v1`), read
+ * through this API with the caller's own token, so that data modeling's scopes apply; it must belong to the
+ * model the request names (`model3D`).
+ */
+async function cadRevision(services: Services, project: string, token: string, body: NodesInBoxBody): Promise<number> {
+  const { instanceId } = body.revision;
+  const res = await services.api!.call({
+    project,
+    credential: { token },
+    method: 'POST',
+    path: '/models/instances/byids',
+    body: { items: [{ instanceType: 'node', ...instanceId }], sources: [{ source: CAD_REVISION_VIEW }] },
+  });
+  if (res.status !== 200) throw badRequest(`revision.instanceId: the CAD revision ${JSON.stringify(instanceId)} cannot be read (${JSON.stringify((res.body as { error?: unknown })?.error ?? res.status)})`);
+  const [node] = (res.body as { items: Array<{ properties?: Record<string, Record<string, Record<string, unknown>>> }> }).items;
+  const props = node?.properties?.cdf_cdm?.['CogniteCADRevision/v1'];
+  if (!node) throw badRequest(`revision.instanceId: the CAD revision ${JSON.stringify(instanceId)} does not exist`);
+  const model = props?.model3D as { space?: string; externalId?: string } | undefined;
+  if (!model || model.space !== body.model.instanceId.space || model.externalId !== body.model.instanceId.externalId) {
+    throw badRequest(`revision.instanceId: the CAD revision ${JSON.stringify(instanceId)} is not a revision of the model ${JSON.stringify(body.model.instanceId)}`);
+  }
+  if (typeof props?.revisionId !== 'number') throw badRequest(`revision.instanceId: the CAD revision ${JSON.stringify(instanceId)} has no revisionId`);
+  return props.revisionId;
+}
+
+/** `POST /3d/nodes/list`: of the nodes named, those whose bounding box intersects the box, in tree order. */
+export async function nodesInBox(services: Services, project: { id: number; name: string }, token: string, body: NodesInBoxBody) {
+  const revisionId = await cadRevision(services, project.name, token, body);
+  const row = await services.db.get<{ model_id: number }>(sql`SELECT model_id FROM threed_revisions WHERE project_id = ${project.id} AND id = ${revisionId}`);
+  if (!row) throw badRequest(`revision.instanceId: the 3D revision ${revisionId} its CAD revision names does not exist`);
+  const spec = await nodesOf(services, project.id, Number(row.model_id), revisionId);
+  const { nodeIds, boundingBox: b } = body.filterNodesByBoundingBox;
+  if (nodeIds.length === 0) return { items: [] };
+  const rows = await services.db.all<{ id: number; tree_index: number; depth: number; name: string; subtree_size: number; bounding_box: string | null }>(
+    sql`SELECT id, tree_index, depth, name, subtree_size, bounding_box FROM threed_nodes WHERE project_id = ${project.id} AND revision_id = ${spec.parentId!} AND id IN (${nodeIds}) ORDER BY tree_index`,
+  );
+  const min = [b.xMin, b.yMin, b.zMin];
+  const max = [b.xMax, b.yMax, b.zMax];
+  const items = rows.flatMap((r) => {
+    if (!r.bounding_box) return [];
+    const box = JSON.parse(r.bounding_box) as BoundingBox;
+    if (![0, 1, 2].every((i) => box.min[i] <= max[i] && box.max[i] >= min[i])) return [];
+    return [{ id: Number(r.id), treeIndex: Number(r.tree_index), depth: Number(r.depth), name: r.name, subtreeSize: Number(r.subtree_size), boundingBox: box }];
+  });
+  return { items };
 }
