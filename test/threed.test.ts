@@ -309,6 +309,24 @@ describe('3D revisions of other content', () => {
     expect(errorMessage(await post(`${base}/mappings`, { items: [{ nodeId: 1, assetId: 1 }] }), 400)).toMatch(/failed/);
   });
 
+  it('fail once every attempt to read the file has failed, rather than staying Processing', async () => {
+    const modelId = await model('unreadable');
+    const blobs = h.strata.services.blobs!;
+    // Making the revision reads only the file's size; processing reads its content.
+    const read = blobs.get.bind(blobs);
+    blobs.get = async () => {
+      throw new Error('the blob store is unreachable');
+    };
+    try {
+      const revision = await processed(modelId, JSON.stringify(GLTF));
+      expect(revision.status).toBe('Failed');
+      const [entry] = (await ok(get(`/3d/models/${modelId}/revisions/${revision.id}/logs`))).items;
+      expect(entry.info).toMatch(/stopped after 3 attempts: the blob store is unreachable/);
+    } finally {
+      blobs.get = read;
+    }
+  });
+
   it('refuse a file that was never uploaded, or does not exist, and create no revision', async () => {
     const modelId = await model('no file');
     const empty = (await ok(post('/files', { name: 'empty.gltf' }), 201)).id;

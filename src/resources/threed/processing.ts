@@ -72,7 +72,30 @@ async function insertTree(db: Queryable, projectId: number, revisionId: number, 
   await insertRows(db, 'threed_node_properties', ['project_id', 'revision_id', 'node_id', 'category', 'key', 'value'], properties);
 }
 
+/** Ends the revision `Failed`, with the reason in its logs, if it is still being processed. */
+async function fail(runtime: AreaRuntime, projectId: number, revisionId: number, reason: string): Promise<void> {
+  await runtime.store.transaction(async (tx) => {
+    const now = runtime.now();
+    if (await claim(tx, projectId, revisionId, 'Failed', now)) await log(tx, projectId, revisionId, now, SEVERITY.error, 'CONVERTER/FAILED', reason);
+  });
+}
+
+/**
+ * Processes the revision; an unforeseen error (the store, the blob store) is tried again, and once the job's
+ * attempts are spent the revision ends `Failed` rather than staying `Processing`.
+ */
 async function processRevision(runtime: AreaRuntime, job: Job, context: JobContext): Promise<unknown> {
+  try {
+    return await processOnce(runtime, job, context);
+  } catch (error) {
+    if (job.attempts < job.maxAttempts || context.signal.aborted) throw error;
+    const { revisionId } = job.payload as ProcessPayload;
+    await fail(runtime, job.projectId, revisionId, `Processing stopped after ${job.attempts} attempts: ${(error as Error).message}`);
+    return { status: 'Failed' };
+  }
+}
+
+async function processOnce(runtime: AreaRuntime, job: Job, context: JobContext): Promise<unknown> {
   const { revisionId, blobKey } = job.payload as ProcessPayload;
   const projectId = job.projectId;
   if (!(await runtime.store.transaction((tx) => claim(tx, projectId, revisionId, 'Processing', runtime.now())))) return { skipped: true };
@@ -83,10 +106,7 @@ async function processRevision(runtime: AreaRuntime, job: Job, context: JobConte
     tree = readTree(content, THREED_LIMITS.nodes);
   } catch (error) {
     if (!(error instanceof GltfError)) throw error;
-    await runtime.store.transaction(async (tx) => {
-      const now = runtime.now();
-      if (await claim(tx, projectId, revisionId, 'Failed', now)) await log(tx, projectId, revisionId, now, SEVERITY.error, 'CONVERTER/FAILED', `The file could not be processed: ${error.message}`);
-    });
+    await fail(runtime, projectId, revisionId, `The file could not be processed: ${error.message}`);
     return { status: 'Failed' };
   }
   if (context.signal.aborted) throw new Error('The processing was stopped');
@@ -111,5 +131,5 @@ async function processRevision(runtime: AreaRuntime, job: Job, context: JobConte
 }
 
 export function registerThreedJobs(runtime: AreaRuntime): void {
-  runtime.jobs.register(PROCESS_KIND, (job, context) => processRevision(runtime, job, context), { concurrency: 1, maxAttempts: 3, leaseMs: 5 * 60_000 });
+  runtime.jobs.register(PROCESS_KIND, (job, context) => processRevision(runtime, job, context), { concurrency: 1, maxAttempts: 3, backoffMs: 100, leaseMs: 5 * 60_000 });
 }
