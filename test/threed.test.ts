@@ -116,6 +116,16 @@ describe('3D models', () => {
     expect(await ids('published=true')).toContain(published);
     expect(await ids('published=false')).not.toContain(published);
   });
+
+  it('give their latest revision with includeRevisionInfo', async () => {
+    const modelId = await model('with revisions');
+    await processed(modelId, 'not glTF');
+    const latest = await processed(modelId, JSON.stringify(GLTF));
+    const found = (await ok(get('/3d/models?limit=1000&includeRevisionInfo=true'))).items.find((m: { id: number }) => m.id === modelId);
+    expect(found.lastRevisionInfo).toEqual({ status: 'Done', revisionId: latest.id, createdTime: latest.createdTime, revisionCount: 2, types: ['gltf-directory:1'] });
+    const plain = (await ok(get('/3d/models?limit=1000'))).items.find((m: { id: number }) => m.id === modelId);
+    expect(plain).not.toHaveProperty('lastRevisionInfo');
+  });
 });
 
 describe('3D revisions of a glTF file', () => {

@@ -17,7 +17,7 @@ import { allocateIds } from '../../storage/ids.js';
 import { insertRows, type Item } from '../../storage/items.js';
 import { Sql, sql } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
-import { createItems, fromModel, getItem, inWrite, listItemsJson, underParent, upsertItems, type Path, type ResourceSpec } from '../crud.js';
+import { createItems, fromModel, getItem, inWrite, listItems, listItemsJson, underParent, upsertItems, type Path, type ResourceSpec } from '../crud.js';
 import { pageOf, readCursor } from './jobs.js';
 import { dataSetCatalog } from '../datasets/model.js';
 import { openContent } from '../files/content.js';
@@ -83,11 +83,36 @@ export function createModels(services: Services, projectId: number, items: reado
   return createItems(modelSpec, services, projectId, items);
 }
 
-/** Models, with `published`: only those with (or without) a published revision. */
-export function listModels(services: Services, projectId: number, query: { limit?: number; cursor?: string; published?: boolean }) {
+/**
+ * Models, with `published`: only those with (or without) a published revision; with `includeRevisionInfo`,
+ * each with `lastRevisionInfo`, its latest revision (status, id, creation time, the model's count of
+ * revisions, the output formats it has as `format:version`).
+ */
+export async function listModels(services: Services, projectId: number, query: { limit?: number; cursor?: string; published?: boolean; includeRevisionInfo?: boolean }) {
   const published = publishedModels(projectId);
   const node: FilterNode | undefined = query.published === undefined ? undefined : query.published ? published : { op: 'not', arg: published };
-  return listItemsJson(modelSpec as ResourceSpec<unknown>, services, projectId, { limit: query.limit, cursor: query.cursor }, node);
+  const page = { limit: query.limit, cursor: query.cursor };
+  if (!query.includeRevisionInfo) return listItemsJson(modelSpec as ResourceSpec<unknown>, services, projectId, page, node);
+  const listed = await listItems(modelSpec as ResourceSpec<unknown>, services, projectId, page, node);
+  const ids = listed.items.map((m) => m.id);
+  const revisions = ids.length
+    ? await services.db.all<{ model_id: number; id: number; status: string; created_time: number }>(
+        sql`SELECT model_id, id, status, created_time FROM threed_revisions WHERE project_id = ${projectId} AND model_id IN (${ids}) ORDER BY created_time, id`,
+      )
+    : [];
+  const formats = revisions.length
+    ? await services.db.all<{ revision_id: number; format: string }>(
+        sql`SELECT revision_id, format FROM threed_files WHERE project_id = ${projectId} AND revision_id IN (${revisions.map((r) => r.id)}) AND format IS NOT NULL`,
+      )
+    : [];
+  const info = new Map<number, Record<string, unknown>>();
+  for (const r of revisions) {
+    const count = ((info.get(Number(r.model_id))?.revisionCount as number | undefined) ?? 0) + 1;
+    const types = formats.filter((f) => Number(f.revision_id) === Number(r.id)).map((f) => `${f.format}:1`);
+    info.set(Number(r.model_id), { status: r.status, revisionId: Number(r.id), createdTime: Number(r.created_time), revisionCount: count, types });
+  }
+  const items = listed.items.map((m) => (info.has(m.id) ? { ...m, lastRevisionInfo: info.get(m.id) } : m));
+  return listed.nextCursor ? { items, nextCursor: listed.nextCursor } : { items };
 }
 
 function publishedModels(projectId: number): LeafNode {
