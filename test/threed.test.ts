@@ -441,7 +441,9 @@ describe('3D jobs over data modeling sources', () => {
   });
 
   it('refuse a nonce that is not a session, a job type or source the reference does not name, and create nothing', async () => {
-    expect((await post('/3d/jobs', { items: [{ ...job('bad'), nonce: 'not-a-nonce' }] })).status).toBeGreaterThanOrEqual(400);
+    const refused = await post('/3d/jobs', { items: [{ ...job('bad'), nonce: 'not-a-nonce' }] });
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.message).toMatch(/nonce: not a nonce of a session/);
     expect(errorMessage(await post('/3d/jobs', { items: [{ ...job('bad', { type: 'Other' }), nonce: await nonce() }] }), 400)).toMatch(/items\/0\/type|items\[0\]\.type/);
     expect(errorMessage(await post('/3d/jobs', { items: [{ ...job('bad', { space: '1bad' }), nonce: await nonce() }] }), 400)).toMatch(/space/);
     expect((await ok(post('/3d/jobs/list', {}))).items.map((j: { externalId: string }) => j.externalId)).not.toContain('bad');
