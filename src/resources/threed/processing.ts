@@ -11,7 +11,7 @@ import type { AreaRuntime } from '../../http/area.js';
 import { allocateIds } from '../../storage/ids.js';
 import { insertItems, insertRows, type Values } from '../../storage/items.js';
 import type { Job, JobContext } from '../../storage/jobs/jobs.js';
-import { sql } from '../../storage/sql.js';
+import { Sql, sql } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
 import { PARENT_FIELD } from '../model.js';
 import { GltfError, readTree, type TreeNode } from './gltf.js';
@@ -127,6 +127,10 @@ async function processOnce(runtime: AreaRuntime, job: Job, context: JobContext):
     return true;
   });
   if (!done) await Promise.allSettled([runtime.blobs.delete(projectId, sceneKey), runtime.blobs.delete(projectId, indexKey)]);
+  // A tree is written at once, as many rows as the tables may have held before: without fresh statistics
+  // PostgreSQL plans the node lists as over empty tables (measured: 4.2 s for a page filtered by a property
+  // of 100,000 nodes, against 0.04 s once analyzed).
+  else for (const table of ['threed_nodes', 'threed_node_properties']) for (const statement of runtime.store.dialect.analyze(table)) await runtime.store.run(Sql.raw(statement));
   return { status: done ? 'Done' : 'skipped', nodes: tree.length };
 }
 
