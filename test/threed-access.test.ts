@@ -1,6 +1,7 @@
 /**
  * Who reaches which 3D models: `threedAcl` scoped to a data set reaches the models in it and everything
  * under them (revisions, nodes, mappings, 3D files); a model outside reads exactly as one that does not exist.
+ * The data modeling jobs stand in their spaces: an instance space scope reaches the jobs of its spaces only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, capability, namedClients, namedClientToken } from './support/auth.js';
@@ -9,6 +10,7 @@ import { jobsDone } from './support/jobs.js';
 
 let h: Harness;
 let scoped: Record<string, string>;
+let inSpace: Record<string, string>;
 const as = (method: string, path: string, body?: unknown) => h.request(method, `${h.base}${path}`, body, scoped);
 const GLTF = JSON.stringify({ asset: { version: '2.0' }, nodes: [{ name: 'only' }] });
 
@@ -35,11 +37,18 @@ async function place(dataSetId: number): Promise<Placed> {
 }
 
 beforeAll(async () => {
-  h = await startHarness({}, { STRATA_CLIENTS: namedClients('threed-a') });
+  h = await startHarness({}, { STRATA_CLIENTS: namedClients('threed-a', 'jobs-s1') });
   const [dsA, dsB] = (await h.post('/datasets', { items: [{ externalId: '3d-a' }, { externalId: '3d-b' }] })).body.items.map((d: { id: number }) => d.id);
   placed.a = await place(dsA);
   placed.b = await place(dsB);
   scoped = bearer(await namedClientToken(h, 'threed-a', [capability('threedAcl', ['READ', 'UPDATE'], { datasetScope: { ids: [dsA] } })]));
+  inSpace = bearer(
+    await namedClientToken(h, 'jobs-s1', [
+      capability('dataModelInstancesAcl', ['READ', 'WRITE'], { spaceIdScope: { spaceIds: ['s1'] } }),
+      capability('dataModelsAcl', ['READ']),
+      capability('sessionsAcl', ['CREATE']),
+    ]),
+  );
 });
 afterAll(() => h.close());
 
@@ -68,5 +77,32 @@ describe('3D under a data-set scope', () => {
   it('gives the nodes an asset is mapped to in the models in the scope only', async () => {
     expect((await as('GET', '/3d/mappings/77/modelnodes')).body.items).toEqual([{ modelId: placed.a.model, revisionId: placed.a.revision, nodeId: placed.a.node }]);
     expect((await h.get('/3d/mappings/77/modelnodes')).body.items).toHaveLength(2);
+  });
+});
+
+describe('3D jobs under an instance space scope', () => {
+  const job = (space: string, externalId: string, nonce: string) => ({
+    space,
+    externalId,
+    name: externalId,
+    type: 'ImageTextDetection',
+    source: { type: 'Cognite360ImageCollection', instanceId: { space: 'images', externalId: 'c' } },
+    configuration: {},
+    nonce,
+  });
+  const nonce = async () => (await h.post('/sessions', { items: [{ tokenExchange: true }] })).body.items[0].nonce as string;
+  const asJobs = (path: string, body: unknown) => h.request('POST', `${h.base}${path}`, body, inSpace);
+
+  it('lists, writes and reads only the jobs of the spaces in the scope', async () => {
+    for (const space of ['s1', 's2']) expect((await h.post('/3d/jobs', { items: [job(space, `j-${space}`, await nonce())] })).status).toBe(201);
+    expect((await asJobs('/3d/jobs/list', {})).body.items.map((j: { space: string }) => j.space)).toEqual(['s1']);
+    expect((await asJobs('/3d/jobs', { items: [job('s2', 'mine', 'n')] })).status).toBe(403);
+    expect((await asJobs('/3d/jobs/delete', { items: [{ space: 's2', externalId: 'j-s2' }] })).status).toBe(403);
+    const result = { instanceId: { space: 'images', externalId: 'f' } };
+    const hidden = await asJobs('/3d/job/result/rejections', { job: { space: 's2', externalId: 'j-s2' }, result, add: ['k'] });
+    const absent = await asJobs('/3d/job/result/rejections', { job: { space: 's1', externalId: 'j-none' }, result, add: ['k'] });
+    expect(hidden.status).toBe(400);
+    expect(hidden.body.error.message.replace('s2', 'X').replace('j-s2', 'Y')).toBe(absent.body.error.message.replace('s1', 'X').replace('j-none', 'Y'));
+    expect((await h.post('/3d/jobs/list', {})).body.items).toHaveLength(2);
   });
 });
