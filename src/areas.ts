@@ -28,13 +28,14 @@ import { signalsArea } from './resources/signals/area.js';
 import { streamsArea } from './resources/streams/area.js';
 import { subscriptionsArea } from './resources/subscriptions/area.js';
 import { syntheticArea } from './resources/synthetic/area.js';
+import { threedArea } from './resources/threed/area.js';
 import { timeSeriesArea } from './resources/timeseries/area.js';
 import { transformationsArea } from './resources/transformations/area.js';
 import { unitsArea } from './resources/units/area.js';
 import { workflowsArea } from './resources/workflows/area.js';
 import { writebackArea } from './resources/writeback/area.js';
 
-export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea, workflowsArea, transformationsArea, writebackArea, gatewayArea, simulatorsArea, entityMatchingArea, seismicArea, signalsArea, securityCategoriesArea, identityArea];
+export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea, workflowsArea, transformationsArea, writebackArea, gatewayArea, simulatorsArea, entityMatchingArea, seismicArea, signalsArea, securityCategoriesArea, identityArea, threedArea];
 
 /** The areas' configuration sections, for `loadConfig` and `strata help`. */
 export const CONFIG_SECTIONS: readonly ConfigSection<unknown>[] = AREAS.flatMap((a) => (a.config ? [a.config] : []));

@@ -31,14 +31,14 @@ describe('an operation of the reference that Strata does not serve', () => {
   it('answers 501 naming the operation, its parameters matched in any segment', async () => {
     expect(await named('POST', '/annotations/list')).toBe('POST /annotations/list');
     expect(await named('GET', '/annotations/123')).toBe('GET /annotations/{annotationId}');
-    expect(await named('GET', '/3d/models/1/revisions/2/nodes')).toBe('GET /3d/models/{modelId}/revisions/{revisionId}/nodes');
-    expect(await named('GET', '/3d/models/1/revisions/2/logs')).toBe('GET /3d/models/{modelId}/revisions/{revisionId}/logs');
+    expect(await named('GET', '/geospatial/featuretypes/ft1/features')).toBe('GET /geospatial/featuretypes/{featureTypeExternalId}/features');
+    expect(await named('POST', '/geospatial/featuretypes/ft1/features/list')).toBe('POST /geospatial/featuretypes/{featureTypeExternalId}/features/list');
     expect(await named('GET', '/raw/dbs/plant/tables')).toBe('GET /raw/dbs/{dbName}/tables');
   });
 
   it('matches as the router does: a literal segment before a parameter, a trailing slash or query string ignored', async () => {
     expect(await named('POST', '/annotations/byids')).toBe('POST /annotations/byids');
-    expect(await named('GET', '/3d/models/7/')).toBe('GET /3d/models/{modelId}');
+    expect(await named('GET', '/geospatial/featuretypes/ft7/features/')).toBe('GET /geospatial/featuretypes/{featureTypeExternalId}/features');
     expect(await named('GET', '/annotations/123?limit=5')).toBe('GET /annotations/{annotationId}');
     // GET /annotations/list is an annotation whose id is "list", as a router would read it.
     expect(await named('GET', '/annotations/list')).toBe('GET /annotations/{annotationId}');
