@@ -79,6 +79,7 @@ describe('a request through a mapping', () => {
     await mappedEndpoint('reshape', '{ "NotificationText": concat(upper(input.site), ": ", input.text), "Priority": string(int(input.level) + 1), }');
     await mappedEndpoint('scalar', 'input.text');
     await mappedEndpoint('runaway', '{ "NotificationText": "x", "n": input.list.map(a => input.list.map(b => input.list.map(c => input.list.map(d => a + b + c + d)))) }');
+    await mappedEndpoint('doubling', '{ "NotificationText": "x", "s": input.list.reduce((acc, v) => concat(acc, acc), "ab") }');
     await mappedEndpoint('doc-headers', '{ "BusinessObjectTypeName": "PMQMEL", "LinkedSAPObjectKey": string(input.key) }', 'attachment');
   });
 
@@ -101,7 +102,7 @@ describe('a request through a mapping', () => {
       { payload: { site: 'west', text: 'Not sent', level: 1 } },
     ]);
     expect(request.status).toBe('failed');
-    expect(request.errorMessage).toMatch(/^request\[1\]: the mapping "reshape" failed: line 1, column \d+: int cannot convert high \(string\)$/);
+    expect(request.errorMessage).toMatch(/^request\[1\]: the mapping "reshape" failed: line 1, column 87: int cannot convert high \(string\)$/);
     expect(received.map(json)).toEqual([{ NotificationText: 'EAST: Fine', Priority: '2' }]);
   });
 
@@ -117,6 +118,9 @@ describe('a request through a mapping', () => {
     expect(request.status).toBe('failed');
     expect(request.errorMessage).toMatch(/^request\[0\]: the mapping "runaway" failed: line 1, column \d+: .*(more work than it may|more than 100000 items)/);
     expect(received).toEqual([]);
+    const doubling = await sent('doubling', [{ payload: { list } }]);
+    expect(doubling.request.errorMessage).toMatch(/^request\[0\]: the mapping "doubling" failed: line 1, column \d+: a string would have more than 1000000 characters$/);
+    expect(doubling.received).toEqual([]);
     expect((await h.get(`${WB}/mappings`)).status).toBe(200);
   });
 
@@ -147,6 +151,8 @@ const TABLE: Array<[string, unknown]> = [
   ['input.nope.deeper', null],
   ['[...input.list, 4]', [1, 2, 3, 4]],
   ['{ ...input.a, "b": 6 }', { b: 6, 'with space': 'x' }],
+  ['{ "__proto__": 1 }.length()', 1],
+  ['join({}, parse_json("{\\"__proto__\\": 2}")).__proto__', 2],
   // Operators and precedence
   ['1 + 2 * 3', 7],
   ['(1 + 2) * 3', 9],
