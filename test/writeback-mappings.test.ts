@@ -62,6 +62,8 @@ describe('creating a mapping', () => {
       ['substring(input.a)', /items\[1\]\.expression: line 1, column 1: substring takes 2 to 3 arguments, given 1/],
       ['input.list.map(2)', /items\[1\]\.expression: line 1, column 16: argument 2 of map is a function/],
       ['"not closed', /items\[1\]\.expression: line 1, column 1: a string is not closed/],
+      ['{ "a": 1 "b": 2 }', /items\[1\]\.expression: line 1, column 10: expected "," or "}", found the string "b"/],
+      ['1e999', /items\[1\]\.expression: line 1, column 1: the number 1e999 is too large/],
       ['input input', /items\[1\]\.expression: line 1, column 7: expected the end of the expression/],
       ['input is thing', /items\[1\]\.expression: line 1, column 10: expected a type after "is"/],
       ['['.repeat(150), /items\[1\]\.expression: .*nests deeper than 100 levels/],
@@ -80,6 +82,7 @@ describe('a request through a mapping', () => {
     await mappedEndpoint('scalar', 'input.text');
     await mappedEndpoint('runaway', '{ "NotificationText": "x", "n": input.list.map(a => input.list.map(b => input.list.map(c => input.list.map(d => a + b + c + d)))) }');
     await mappedEndpoint('doubling', '{ "NotificationText": "x", "s": input.list.reduce((acc, v) => concat(acc, acc), "ab") }');
+    await mappedEndpoint('deep', '{ "NotificationText": "x", "v": input.list.reduce((acc, v) => [acc], null) }');
     await mappedEndpoint('doc-headers', '{ "BusinessObjectTypeName": "PMQMEL", "LinkedSAPObjectKey": string(input.key) }', 'attachment');
   });
 
@@ -121,6 +124,8 @@ describe('a request through a mapping', () => {
     const doubling = await sent('doubling', [{ payload: { list } }]);
     expect(doubling.request.errorMessage).toMatch(/^request\[0\]: the mapping "doubling" failed: line 1, column \d+: a string would have more than 1000000 characters$/);
     expect(doubling.received).toEqual([]);
+    const deep = await sent('deep', [{ payload: { list: Array.from({ length: 5000 }, () => 0) } }]);
+    expect(deep.request.errorMessage).toBe('request[0]: the mapping "deep" failed: the result: a value nests deeper than 1000 levels');
     expect((await h.get(`${WB}/mappings`)).status).toBe(200);
   });
 

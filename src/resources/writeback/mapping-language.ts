@@ -32,6 +32,8 @@ export const MAPPING_LIMITS = {
   output: 1_000_000,
   /** Nesting of the expression's syntax. */
   depth: 100,
+  /** Nesting of a value compared, serialised or made. */
+  valueDepth: 1000,
 } as const;
 
 // ---------------------------------------------------------------------------------------------- tokens
@@ -98,6 +100,7 @@ function tokenize(source: string): Token[] {
     NUMBER.lastIndex = i;
     const num = NUMBER.exec(source);
     if (num) {
+      if (!Number.isFinite(Number(num[0]))) fail(`the number ${num[0]} is too large`, i);
       tokens.push({ kind: 'num', text: num[0], value: Number(num[0]), at: i });
       i += num[0].length;
       continue;
@@ -172,6 +175,13 @@ class Parser {
     const t = this.peek();
     if (!this.is(text)) this.fail(`expected ${JSON.stringify(text)}, found ${describe(t)}`, t.at);
     return this.next();
+  }
+
+  /** The comma between items, where the closing `close` could also come. */
+  private separator(close: string): void {
+    const t = this.peek();
+    if (!this.is(',')) this.fail(`expected "," or ${JSON.stringify(close)}, found ${describe(t)}`, t.at);
+    this.next();
   }
 
   program(): Node {
@@ -306,7 +316,7 @@ class Parser {
     while (!this.is(']')) {
       const spread = this.is('...') && !!this.next();
       items.push({ spread, node: this.expression() });
-      if (!this.is(']')) this.expect(',');
+      if (!this.is(']')) this.separator(']');
     }
     this.next();
     return { kind: 'array', items, at };
@@ -324,7 +334,7 @@ class Parser {
         this.expect(':');
         items.push({ spread: false, key, value: this.expression() });
       }
-      if (!this.is('}')) this.expect(',');
+      if (!this.is('}')) this.separator('}');
     }
     this.next();
     return { kind: 'object', items, at };
@@ -371,7 +381,7 @@ class Parser {
     this.nested(() => {
       while (!this.is(')')) {
         args.push(this.argument());
-        if (!this.is(')')) this.expect(',');
+        if (!this.is(')')) this.separator(')');
       }
     }, open.at);
     this.next();
@@ -421,13 +431,14 @@ const typeOf = (v: Value): string => (v === null ? 'null' : Array.isArray(v) ? '
 const truthy = (v: Value): boolean => v !== null && v !== false;
 
 /** Walks a value, spending a unit per node, so a value shared many times over costs what it is, not what it looks. */
-function walk(v: Value, cx: Context): void {
+function walk(v: Value, cx: Context, depth = 0): void {
   cx.budget.spend(1 + (typeof v === 'string' ? v.length : 0));
-  if (Array.isArray(v)) for (const x of v) walk(x, cx);
+  if (depth > MAPPING_LIMITS.valueDepth) cx.fail(`a value nests deeper than ${MAPPING_LIMITS.valueDepth} levels`);
+  if (Array.isArray(v)) for (const x of v) walk(x, cx, depth + 1);
   else if (isObject(v)) {
     for (const [k, x] of Object.entries(v)) {
       cx.budget.spend(k.length);
-      walk(x, cx);
+      walk(x, cx, depth + 1);
     }
   }
 }
@@ -456,13 +467,14 @@ function toJson(v: Value, cx: Context): string {
   return text;
 }
 
-function equal(a: Value, b: Value, cx: Context): boolean {
+function equal(a: Value, b: Value, cx: Context, depth = 0): boolean {
   cx.budget.spend(1 + (typeof a === 'string' ? a.length : 0));
   if (a === b) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => equal(x, b[i], cx));
+  if (depth > MAPPING_LIMITS.valueDepth) cx.fail(`a value nests deeper than ${MAPPING_LIMITS.valueDepth} levels`);
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => equal(x, b[i], cx, depth + 1));
   if (isObject(a) && isObject(b)) {
     const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && equal(a[k], b[k], cx));
+    return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && equal(a[k], b[k], cx, depth + 1));
   }
   return false;
 }
