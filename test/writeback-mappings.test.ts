@@ -81,7 +81,7 @@ describe('a request through a mapping', () => {
     await mappedEndpoint('reshape', '{ "NotificationText": concat(upper(input.site), ": ", input.text), "Priority": string(int(input.level) + 1), }');
     await mappedEndpoint('scalar', 'input.text');
     await mappedEndpoint('runaway', '{ "NotificationText": "x", "n": input.list.map(a => input.list.map(b => input.list.map(c => input.list.map(d => a + b + c + d)))) }');
-    await mappedEndpoint('doubling', '{ "NotificationText": "x", "s": input.list.reduce((acc, v) => concat(acc, acc), "ab") }');
+    await mappedEndpoint('doubling', '{ "NotificationText": "x", "s": input.list.reduce((acc, v) => concat(acc, acc, acc, acc, acc, acc, acc, acc), "ab") }');
     await mappedEndpoint('deep', '{ "NotificationText": "x", "v": input.list.reduce((acc, v) => [acc], null) }');
     await mappedEndpoint('doc-headers', '{ "BusinessObjectTypeName": "PMQMEL", "LinkedSAPObjectKey": string(input.key) }', 'attachment');
   });

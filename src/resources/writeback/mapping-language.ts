@@ -22,8 +22,12 @@ export class MappingError extends Error {
 }
 
 export const MAPPING_LIMITS = {
-  /** Units of work one evaluation may spend: a unit per step, per element or character built, per node walked. */
-  work: 5_000_000,
+  /**
+   * Units of work one evaluation may spend: a unit per step, per element or character built, per node walked.
+   * A million is about a tenth of a second of one core; records are sent one after the other, awaiting the
+   * gateway between them, so a request of runaway records never holds the process for longer than that at once.
+   */
+  work: 1_000_000,
   /** Characters of one string built. */
   string: 1_000_000,
   /** Elements of one array, or keys of one object, built. */
