@@ -21,7 +21,7 @@ export class MappingError extends Error {
   }
 }
 
-export const MAPPING_LIMITS = {
+const MAPPING_LIMITS = {
   /**
    * Units of work one evaluation may spend: a unit per step, per element or character built, per node walked.
    * A million is about a tenth of a second of one core; records are sent one after the other, awaiting the
@@ -1062,9 +1062,6 @@ const FUNCTIONS: Record<string, Fn> = {
   to_unix_timestamp: plain(2, 2, ([x, f], cx) => parseTimestamp(str(x, 'to_unix_timestamp', cx), str(f, 'to_unix_timestamp', cx), cx)),
   format_timestamp: plain(2, 2, ([x, f], cx) => formatTimestamp(integer(x, 'format_timestamp', cx), str(f, 'format_timestamp', cx), cx)),
 };
-
-/** The names of the functions the language has here, for the docs and error messages. */
-export const MAPPING_FUNCTIONS = Object.keys(FUNCTIONS).sort();
 
 export interface CompiledMapping {
   /** Evaluates the expression with `input`; throws a MappingError saying what failed, and where. */
