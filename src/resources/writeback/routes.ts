@@ -99,6 +99,7 @@ export const writebackRoutes: ApiRoute[] = [
     path: '/writeback/sap/requests',
     capability: requests('LIST'),
     query: ListQuery,
+    status: 202,
     handler: ({ services, project, query }) => listRequests(services, project.id, query),
   }),
   route({

@@ -22,13 +22,12 @@ import { Sql, sql, TRUE } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
 import { createItems, deleteItems, fromModel, inWrite, listItems, retrieveItems, type Path, type ResourceSpec, type WriteContext } from '../crud.js';
 import { fileCatalog } from '../files/model.js';
+import { compileMapping, MappingError } from './mapping-language.js';
 import { endpointModel, instanceModel, mappingModel, requestModel, WRITEBACK_LIMITS, type RequestItem } from './model.js';
 import { openSession, SapFailure, type EndpointType, type Gateway } from './odata.js';
 import type { EndpointCreate, InstanceCreate, RequestCreate } from './schema.js';
 
 export const SEND_JOB = 'writeback.send';
-/** The one mapping expression Strata applies: the payload as it is. */
-export const IDENTITY_EXPRESSION = 'input';
 
 type Refs = ReadonlyArray<{ externalId: string }>;
 
@@ -76,6 +75,14 @@ const instanceSpec = (force = false): ResourceSpec<InstanceCreate> => ({
 
 const mappingSpec: ResourceSpec<unknown> = {
   ...fromModel(mappingModel),
+  check(values: Values, path: Path) {
+    try {
+      compileMapping(values.expression as string);
+    } catch (err) {
+      if (err instanceof MappingError) throw badRequest(`${formatPath([...path, 'expression'])}: ${err.message}`);
+      throw err;
+    }
+  },
   async beforeDelete(ids: number[], { db, projectId }: WriteContext) {
     const users = await endpointsUsing(db, projectId, 'mapping_id', await externalIdsOf(db, 'sap_writeback_mappings', projectId, ids));
     if (users.length === 0) return;
@@ -144,20 +151,21 @@ export async function gatewayOf(db: Queryable, projectId: number, externalId: st
 
 /**
  * Connects to the endpoint's gateway as a request would, and says how it went: `success`, or `failure` with
- * what failed. An endpoint whose gateway's address the outbound policy refuses is a 400.
+ * what failed, under `error` as the reference answers (its clients read it there, success included). An
+ * endpoint whose gateway's address the outbound policy refuses is a 400.
  */
-export async function verifyEndpoint(services: Services, projectId: number, externalId: string): Promise<{ externalId: string; status: 'success' | 'failure'; detail: string }> {
+export async function verifyEndpoint(services: Services, projectId: number, externalId: string): Promise<{ error: { status: 'success' | 'failure'; detail: string } }> {
   await retrieveItems(specs.endpoints, services, projectId, [{ externalId }]);
   const endpoint = (await endpointRow(services.db, projectId, externalId))!;
   const gateway = await gatewayOf(services.db, projectId, endpoint.instanceId);
   if (!gateway) throw badRequest(`externalId: the SAP instance ${JSON.stringify(endpoint.instanceId)} of the endpoint ${JSON.stringify(externalId)} does not exist`);
   try {
     await openSession(services.outbound!, gateway, endpoint.endpointType);
-    return { externalId, status: 'success', detail: `Connected to the SAP gateway of the instance ${JSON.stringify(endpoint.instanceId)} and opened its ${endpoint.endpointType} service` };
+    return { error: { status: 'success', detail: `Connected to the SAP gateway of the instance ${JSON.stringify(endpoint.instanceId)} and opened its ${endpoint.endpointType} service` } };
   } catch (err) {
     if (!(err instanceof SapFailure)) throw err;
     if (err.refusedAddress) throw badRequest(`externalId: the endpoint ${JSON.stringify(externalId)} cannot be verified: ${err.message}`);
-    return { externalId, status: 'failure', detail: err.message };
+    return { error: { status: 'failure', detail: err.message } };
   }
 }
 
@@ -194,14 +202,18 @@ async function attachmentFile(services: Services, projectId: number, fileId: str
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
 const HEADER_VALUE = /^[\x20-\x7e]{0,1024}$/;
 
-/** An attachment's payload describes the document in headers: names that are header names, text values. */
-function checkAttachmentPayload(payload: Record<string, unknown>, path: Path): void {
-  for (const [name, value] of Object.entries(payload)) {
-    if (!HEADER_NAME.test(name)) throw badRequest(`${formatPath([...path, name])}: an attachment's payload fields are sent as headers, and this name is not one (letters, digits and ${"!#$%&'*+.^_`|~-"})`);
+/**
+ * An attachment's payload describes the document in headers: names that are header names, text values. The
+ * first field that cannot be a header, and why; checked on a payload as given, or as its mapping made it.
+ */
+export function headerProblem(payload: Record<string, unknown>): { field: string; message: string } | undefined {
+  for (const [field, value] of Object.entries(payload)) {
+    if (!HEADER_NAME.test(field)) return { field, message: `an attachment's payload fields are sent as headers, and this name is not one (letters, digits and ${"!#$%&'*+.^_`|~-"})` };
     if (typeof value !== 'string' || !HEADER_VALUE.test(value)) {
-      throw badRequest(`${formatPath([...path, name])}: an attachment's payload fields are sent as headers: expected text of printable ASCII, at most 1024 characters`);
+      return { field, message: `an attachment's payload fields are sent as headers: expected text of printable ASCII, at most 1024 characters` };
     }
   }
+  return undefined;
 }
 
 /** Checks a request's items against its endpoint's type; what is kept of each. */
@@ -216,7 +228,9 @@ async function requestItems(services: Services, projectId: number, item: Request
       throw badRequest(`${formatPath(path)}: a request to the attachment endpoint ${JSON.stringify(endpoint.externalId)} names the file it sends`);
     }
     const file = given.fileId === undefined ? undefined : await attachmentFile(services, projectId, given.fileId, path);
-    if (file) checkAttachmentPayload(given.payload, ['items', 0, 'request', i, 'payload']);
+    // A payload its endpoint's mapping transforms is checked as the mapping made it, when it is sent.
+    const problem = file && endpoint.mappingId === null ? headerProblem(given.payload) : undefined;
+    if (problem) throw badRequest(`${formatPath(['items', 0, 'request', i, 'payload', problem.field])}: ${problem.message}`);
     kept.push({ ...given, ...(file ? { file } : {}) });
   }
   return kept;
@@ -226,17 +240,6 @@ async function requestItems(services: Services, projectId: number, item: Request
 export async function createRequest(services: Services, projectId: number, item: RequestCreate) {
   const endpoint = await endpointRow(services.db, projectId, item.endpointId);
   if (!endpoint) throw badRequest(`items[0].endpointId: the SAP endpoint ${JSON.stringify(item.endpointId)} does not exist`);
-  if (endpoint.mappingId !== null) {
-    const mapping = await services.db.get<{ expression: string }>(
-      sql`SELECT expression FROM sap_writeback_mappings WHERE project_id = ${projectId} AND external_id = ${endpoint.mappingId}`,
-    );
-    if (mapping && mapping.expression.trim() !== IDENTITY_EXPRESSION) {
-      throw badRequest(
-        `items[0].endpointId: the endpoint ${JSON.stringify(endpoint.externalId)} transforms payloads with the mapping ${JSON.stringify(endpoint.mappingId)}, ` +
-          `whose expression this server does not evaluate (it applies only the expression "${IDENTITY_EXPRESSION}", which sends each payload as it is)`,
-      );
-    }
-  }
   const request = await requestItems(services, projectId, item, endpoint);
   // Refused before anything is written, and counted again under the lock as the request is recorded.
   if ((await openRequests(services.db, projectId)) >= WRITEBACK_LIMITS.concurrentRequests) throw tooManyRequests();
