@@ -1,0 +1,190 @@
+/**
+ * The web console in headless Chromium against a Strata on a loopback port: sign-in with the authorization
+ * code grant, the event filters, a time series plot and its zoom, following an edge, the request log, and
+ * that every API request the console makes carries the signed-in user's token and no other credential.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { namedClients } from '../support/auth.js';
+import { artifact, hasChromium, launchChromium } from '../support/browser.js';
+import { startSdkHarness, tokenFor, type SdkHarness } from '../support/sdk.js';
+
+const HOUR = 3_600_000;
+const START = Date.UTC(2023, 0, 1);
+/** Two years of hourly points. */
+const POINTS = 2 * 365 * 24;
+
+describe.skipIf(!hasChromium())('web console in Chromium', () => {
+  let h: SdkHarness;
+  let browser: Browser;
+  let page: Page;
+  let seriesId: number;
+  const apiRequests: { url: string; headers: Record<string, string> }[] = [];
+
+  beforeAll(async () => {
+    h = await startSdkHarness({ name: 'console', env: { STRATA_CLIENTS: namedClients('reader') } });
+    await h.seed('POST', '/events', {
+      items: [
+        { externalId: 'e1', type: 'alarm', startTime: START, description: 'pump high pressure', metadata: { site: 'north' } },
+        { externalId: 'e2', type: 'alarm', startTime: START + HOUR, description: 'valve stuck', metadata: { site: 'south' } },
+        { externalId: 'e3', type: 'notice', startTime: START + 2 * HOUR, description: 'inspection', metadata: { site: 'north' } },
+      ],
+    });
+    const ts = await h.seed('POST', '/timeseries', { items: [{ externalId: 'temp', name: 'Temperature', unitExternalId: 'temperature:deg_c' }] });
+    seriesId = ts.items[0].id;
+    const datapoints = Array.from({ length: POINTS }, (_, i) => ({ timestamp: START + i * HOUR, value: 20 + 10 * Math.sin(i / 24) }));
+    for (let i = 0; i < POINTS; i += 10_000) await h.seed('POST', '/timeseries/data', { items: [{ id: seriesId, datapoints: datapoints.slice(i, i + 10_000) }] });
+    await h.seed('POST', '/models/spaces', { items: [{ space: 'plant' }] });
+    const node = (externalId: string) => ({ instanceType: 'node', space: 'plant', externalId });
+    const edge = (from: string, to: string) => ({
+      instanceType: 'edge',
+      space: 'plant',
+      externalId: `${from}-${to}`,
+      type: { space: 'plant', externalId: 'feeds' },
+      startNode: { space: 'plant', externalId: from },
+      endNode: { space: 'plant', externalId: to },
+    });
+    await h.seed('POST', '/models/instances', { items: [node('pump'), node('valve'), node('tank'), edge('pump', 'valve'), edge('valve', 'tank')] });
+    // A refusal for the request log: a principal that may read events asks for time series.
+    await h.seed('POST', '/groups', { items: [{ name: 'reader', sourceId: 'reader', capabilities: [{ eventsAcl: { actions: ['READ'], scope: { all: {} } } }] }] });
+    const readerToken = await tokenFor(h.origin, 'reader', 'reader-secret');
+    const refused = await fetch(`${h.origin}/api/v1/projects/dev/timeseries/list`, { method: 'POST', headers: { authorization: `Bearer ${readerToken}`, 'content-type': 'application/json', 'x-cdp-sdk': 'CogniteJavaScriptSDK:10.5.0' }, body: '{}' });
+    expect(refused.status).toBe(403);
+
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+    page.on('request', (req) => {
+      if (new URL(req.url()).pathname.startsWith('/api/')) apiRequests.push({ url: req.url(), headers: req.headers() });
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await h?.close();
+  });
+
+  async function shot(name: string): Promise<void> {
+    await page.screenshot({ path: artifact(`console-${name}.png`) });
+  }
+
+  it('signs in with the authorization code grant of the built-in provider and lists the projects', async () => {
+    await page.goto(`${h.origin}/console`);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/oauth2\/authorize/);
+    await page.getByLabel('Client secret').fill(h.strata.idp.devClient.secret);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('link', { name: 'dev' }).waitFor();
+    await shot('projects');
+  });
+
+  it('filters events by type and metadata, and searches them', async () => {
+    await page.getByRole('link', { name: 'dev' }).click();
+    await page.locator('table tbody tr').first().waitFor();
+    expect(await page.locator('table tbody tr').count()).toBe(3);
+    await page.getByLabel('Type').fill('alarm');
+    await page.getByLabel('Metadata key').fill('site');
+    await page.getByLabel('Metadata value').fill('north');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.locator('table tbody tr', { hasText: 'e1' }).waitFor();
+    expect(await page.locator('table tbody tr').count()).toBe(1);
+    await page.getByLabel('Type').fill('');
+    await page.getByLabel('Metadata key').fill('');
+    await page.getByLabel('Search').fill('stuck');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.locator('table tbody tr', { hasText: 'e2' }).waitFor();
+    expect(await page.locator('table tbody tr').count()).toBe(1);
+    await shot('events');
+  });
+
+  async function plotState(): Promise<{ start: number; end: number; mode: string; points: number; pixels: number }> {
+    const box = page.getByTestId('plot');
+    const d = await box.evaluate((el) => ({ ...(el as HTMLElement).dataset }));
+    return { start: Number(d.start), end: Number(d.end), mode: String(d.mode), points: Number(d.points), pixels: Number(d.pixels) };
+  }
+
+  async function nextPlot(before: { start: number; end: number }): Promise<void> {
+    await page.waitForFunction(
+      ([s, e]) => {
+        const el = document.querySelector('[data-testid=plot]') as HTMLElement | null;
+        return !!el && !el.hasAttribute('aria-busy') && el.dataset.start !== undefined && (el.dataset.start !== String(s) || el.dataset.end !== String(e));
+      },
+      [before.start, before.end],
+    );
+  }
+
+  it('plots a time series from aggregates, and fetches raw points for the range a zoom leaves', async () => {
+    await page.goto(`${h.origin}/console/#/p/dev/plot/${seriesId}`);
+    await nextPlot({ start: NaN, end: NaN });
+    const all = await plotState();
+    expect(all.start).toBe(START);
+    expect(all.end).toBe(START + (POINTS - 1) * HOUR);
+    expect(all.mode).toMatch(/^\d+[smhd]$/);
+    expect(all.points).toBeLessThanOrEqual(2 * all.pixels);
+    await shot('plot');
+
+    // Drag across the middle fifth of the plotting area.
+    const over = page.locator('.u-over');
+    const area = (await over.boundingBox())!;
+    const y = area.y + area.height / 2;
+    await page.mouse.move(area.x + area.width * 0.4, y);
+    await page.mouse.down();
+    await page.mouse.move(area.x + area.width * 0.5, y, { steps: 5 });
+    await page.mouse.move(area.x + area.width * 0.6, y, { steps: 5 });
+    await page.mouse.up();
+    await nextPlot(all);
+    const zoomed = await plotState();
+    const span = all.end - all.start;
+    expect(zoomed.start).toBeGreaterThan(all.start + span * 0.35);
+    expect(zoomed.end).toBeLessThan(all.start + span * 0.65);
+    expect(zoomed.end - zoomed.start).toBeGreaterThan(span * 0.15);
+    expect(zoomed.points).toBeLessThanOrEqual(2 * zoomed.pixels);
+
+    // Zoomed in far enough, the range holds fewer points than two per pixel: raw points.
+    let state = zoomed;
+    while (state.mode !== 'raw') {
+      await page.getByRole('button', { name: 'Zoom in' }).click();
+      await nextPlot(state);
+      state = await plotState();
+    }
+    expect(state.points).toBeGreaterThan(0);
+    expect(state.points).toBeLessThanOrEqual(2 * state.pixels);
+    await shot('plot-raw');
+  });
+
+  it('opens a node and follows an edge to its neighbour', async () => {
+    await page.goto(`${h.origin}/console/#/p/dev/node/plant/valve`);
+    await page.locator('svg.graph [data-node="plant:pump"]').waitFor();
+    expect(await page.locator('svg.graph .neighbour').count()).toBe(2);
+    await shot('node');
+    await page.locator('svg.graph [data-node="plant:tank"]').click();
+    await page.getByRole('heading', { name: 'Node plant:tank' }).waitFor();
+    await page.locator('svg.graph [data-node="plant:valve"]').waitFor();
+    expect(await page.locator('svg.graph .neighbour').count()).toBe(1);
+  });
+
+  it('shows the refused request, its principal, SDK and the capability it lacked', async () => {
+    await page.goto(`${h.origin}/console/#/p/dev/requests`);
+    await page.locator('table.requests tbody tr').first().waitFor();
+    await page.getByLabel('refused only').check();
+    const row = page.locator('table.requests tbody tr', { hasText: 'POST /timeseries/list' });
+    await row.waitFor();
+    const text = await row.innerText();
+    expect(text).toContain('403');
+    expect(text).toContain('reader');
+    expect(text).toContain('CogniteJavaScriptSDK:10.5.0');
+    expect(text).toContain('timeSeriesAcl:READ');
+    await shot('requests');
+  });
+
+  it("sends the user's token, and no other credential, with every API request", async () => {
+    const session = JSON.parse((await page.evaluate(() => sessionStorage.getItem('strata-console.session')))!) as { token: string };
+    const claims = JSON.parse(Buffer.from(session.token.split('.')[1], 'base64url').toString());
+    expect(claims.sub).toBe('strata-admin');
+    expect(apiRequests.length).toBeGreaterThan(10);
+    for (const req of apiRequests) {
+      expect(req.headers.authorization, req.url).toBe(`Bearer ${session.token}`);
+      expect(req.headers.cookie, req.url).toBeUndefined();
+      expect(req.headers['api-key'], req.url).toBeUndefined();
+    }
+  });
+});
