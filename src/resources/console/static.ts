@@ -3,7 +3,7 @@
  * are read when asked for: a server whose console is never opened reads none of them.
  */
 import { readFile } from 'node:fs/promises';
-import { extname, resolve, sep } from 'node:path';
+import { extname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { notFound } from '../../http/errors.js';
@@ -24,7 +24,7 @@ const TYPES: Record<string, string> = {
 
 async function send(reply: FastifyReply, relative: string): Promise<FastifyReply> {
   const file = resolve(ROOT, relative);
-  if (!file.startsWith(ROOT) && file + sep !== ROOT) return sendError(reply, notFound(`No console file ${relative}`));
+  if (!file.startsWith(ROOT)) return sendError(reply, notFound(`No console file ${relative}`));
   let body: Buffer;
   try {
     body = await readFile(file);
