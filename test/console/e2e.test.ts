@@ -19,6 +19,7 @@ describe.skipIf(!hasChromium())('web console in Chromium', () => {
   let browser: Browser;
   let page: Page;
   let seriesId: number;
+  let valveId: number;
   const apiRequests: { url: string; headers: Record<string, string> }[] = [];
 
   beforeAll(async () => {
@@ -30,10 +31,19 @@ describe.skipIf(!hasChromium())('web console in Chromium', () => {
         { externalId: 'e3', type: 'notice', startTime: START + 2 * HOUR, description: 'inspection', metadata: { site: 'north' } },
       ],
     });
-    const ts = await h.seed('POST', '/timeseries', { items: [{ externalId: 'temp', name: 'Temperature', unitExternalId: 'temperature:deg_c' }] });
-    seriesId = ts.items[0].id;
-    const datapoints = Array.from({ length: POINTS }, (_, i) => ({ timestamp: START + i * HOUR, value: 20 + 10 * Math.sin(i / 24) }));
-    for (let i = 0; i < POINTS; i += 10_000) await h.seed('POST', '/timeseries/data', { items: [{ id: seriesId, datapoints: datapoints.slice(i, i + 10_000) }] });
+    const ts = await h.seed('POST', '/timeseries', {
+      items: [
+        { externalId: 'temp', name: 'Outdoor temperature', unitExternalId: 'temperature:deg_c' },
+        { externalId: 'valve', name: 'Valve opening', unitExternalId: 'dimensionless_ratio:percent', isStep: true },
+      ],
+    });
+    [seriesId, valveId] = ts.items.map((t: { id: number }) => t.id);
+    // A season, a day and some noise in each hour; the valve moves every few weeks.
+    const noise = (i: number) => Math.sin(i * 12.9898) * 43758.5453 - Math.floor(Math.sin(i * 12.9898) * 43758.5453) - 0.5;
+    const temp = Array.from({ length: POINTS }, (_, i) => ({ timestamp: START + i * HOUR, value: 8 - 10 * Math.cos((2 * Math.PI * i) / 8760) + 4 * Math.sin((2 * Math.PI * i) / 24) + 2 * noise(i) }));
+    const valve = Array.from({ length: POINTS / 400 }, (_, i) => ({ timestamp: START + i * 400 * HOUR, value: Math.round(50 + 45 * Math.sin(i * 1.7)) }));
+    for (let i = 0; i < POINTS; i += 10_000) await h.seed('POST', '/timeseries/data', { items: [{ id: seriesId, datapoints: temp.slice(i, i + 10_000) }] });
+    await h.seed('POST', '/timeseries/data', { items: [{ id: valveId, datapoints: valve }] });
     await h.seed('POST', '/models/spaces', { items: [{ space: 'plant' }] });
     const node = (externalId: string) => ({ instanceType: 'node', space: 'plant', externalId });
     const edge = (from: string, to: string) => ({
@@ -112,15 +122,17 @@ describe.skipIf(!hasChromium())('web console in Chromium', () => {
     );
   }
 
-  it('plots a time series from aggregates, and fetches raw points for the range a zoom leaves', async () => {
-    await page.goto(`${h.origin}/console/#/p/dev/plot/${seriesId}`);
+  it('plots time series from aggregates, and fetches raw points for the range a zoom leaves', async () => {
+    await page.goto(`${h.origin}/console/#/p/dev/plot/${seriesId},${valveId}`);
     await nextPlot({ start: NaN, end: NaN });
     const all = await plotState();
     expect(all.start).toBe(START);
     expect(all.end).toBe(START + (POINTS - 1) * HOUR);
-    expect(all.mode).toMatch(/^\d+[smhd]$/);
-    expect(all.points).toBeLessThanOrEqual(2 * all.pixels);
+    // The temperature's 17520 points come as daily aggregates; the valve's few as they are.
+    expect(all.mode).toMatch(/^raw, \d+[smhd]$|^\d+[smhd], raw$/);
+    expect(all.points).toBeLessThanOrEqual(2 * 2 * all.pixels);
     await shot('plot');
+    await page.getByTestId('plot').screenshot({ path: artifact('console-plot-only.png') });
 
     // Drag across the middle fifth of the plotting area.
     const over = page.locator('.u-over');
@@ -137,7 +149,7 @@ describe.skipIf(!hasChromium())('web console in Chromium', () => {
     expect(zoomed.start).toBeGreaterThan(all.start + span * 0.35);
     expect(zoomed.end).toBeLessThan(all.start + span * 0.65);
     expect(zoomed.end - zoomed.start).toBeGreaterThan(span * 0.15);
-    expect(zoomed.points).toBeLessThanOrEqual(2 * zoomed.pixels);
+    expect(zoomed.points).toBeLessThanOrEqual(2 * 2 * zoomed.pixels);
 
     // Zoomed in far enough, the range holds fewer points than two per pixel: raw points.
     let state = zoomed;
@@ -147,7 +159,9 @@ describe.skipIf(!hasChromium())('web console in Chromium', () => {
       state = await plotState();
     }
     expect(state.points).toBeGreaterThan(0);
-    expect(state.points).toBeLessThanOrEqual(2 * state.pixels);
+    expect(state.points).toBeLessThanOrEqual(2 * 2 * state.pixels);
+    await page.getByLabel('Unit of Outdoor temperature').selectOption('temperature:deg_f');
+    await page.locator('.u-legend', { hasText: 'Outdoor temperature [temperature:deg_f]' }).waitFor();
     await shot('plot-raw');
   });
 
