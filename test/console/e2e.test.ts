@@ -190,6 +190,47 @@ describe.skipIf(!hasChromium())('web console in Chromium', () => {
     await shot('requests');
   });
 
+  it('browses assets as a tree, data sets, files with a preview, sequences, streams and data models', async () => {
+    const [root] = (await h.seed('POST', '/assets', { items: [{ externalId: 'site', name: 'Site' }] })).items;
+    await h.seed('POST', '/assets', { items: [{ externalId: 'pump-a', name: 'Pump A', parentId: root.id }] });
+    await h.seed('POST', '/datasets', { items: [{ externalId: 'ds-plant', name: 'Plant data' }] });
+    const file = await h.seed('POST', '/files', { externalId: 'manual', name: 'manual.txt', mimeType: 'text/plain' });
+    expect((await fetch(file.uploadUrl, { method: 'PUT', body: 'Check the seal every 500 hours.' })).status).toBeLessThan(300);
+    await h.seed('POST', '/sequences', { items: [{ externalId: 'curve', name: 'Pump curve', columns: [{ externalId: 'flow', valueType: 'DOUBLE' }] }] });
+    await h.seed('POST', '/sequences/data', { items: [{ externalId: 'curve', columns: ['flow'], rows: [{ rowNumber: 1, values: [12.5] }] }] });
+    await h.seed('POST', '/streams', { items: [{ externalId: 'readings', settings: { template: { name: 'BasicLiveData' } } }] });
+    const open = async (section: string) => {
+      await page.goto(`${h.origin}/console/#/p/dev/${section}`);
+      await page.locator('main section').first().waitFor();
+      await page.waitForFunction(() => !document.querySelector('main')!.textContent!.includes('Loading…'));
+      expect(await page.locator('.error').count(), section).toBe(0);
+    };
+    await open('assets');
+    await page.getByRole('button', { name: 'Expand Site' }).click();
+    await page.getByText('Pump A').waitFor();
+    await open('datasets');
+    await page.getByText('Plant data').waitFor();
+    await open('files');
+    await page.getByRole('cell', { name: 'manual.txt' }).click();
+    await page.locator('pre.preview', { hasText: 'Check the seal every 500 hours.' }).waitFor();
+    await open('sequences');
+    await page.getByRole('cell', { name: 'Pump curve' }).click();
+    await page.getByRole('cell', { name: '12.5' }).waitFor();
+    await open('streams');
+    await page.getByRole('cell', { name: 'readings' }).click();
+    await page.getByRole('heading', { name: 'Records of readings' }).waitFor();
+    await page.locator('.paged p, .paged table').first().waitFor();
+    expect(await page.locator('.error').count()).toBe(0);
+    await open('models');
+    await open('instances');
+    await page.getByRole('cell', { name: 'pump', exact: true }).click();
+    await page.getByRole('heading', { name: 'Node plant:pump' }).waitFor();
+    await open('reference');
+    await page.getByText('/api/v1/projects/{project}/events/list').click();
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.locator('pre.result', { hasText: '"externalId": "e1"' }).waitFor();
+  });
+
   it("sends the user's token, and no other credential, with every API request", async () => {
     const session = JSON.parse((await page.evaluate(() => sessionStorage.getItem('strata-console.session')))!) as { token: string };
     const claims = JSON.parse(Buffer.from(session.token.split('.')[1], 'base64url').toString());
