@@ -17,7 +17,7 @@ import { canAccessProject, requireCapability, type Grant, type Principal } from 
 import { createAuthRuntime, type AuthRuntime } from './auth/runtime.js';
 import { authTables } from './auth/schema.js';
 import { registerTokenEndpoint } from './auth/token-endpoint.js';
-import { createRequestLog } from './resources/console/request-log.js';
+import { createRequestLog } from './http/request-log.js';
 import { registerConsole } from './resources/console/static.js';
 import { MISSING_AUTHORIZATION } from './auth/verify.js';
 import { createCursorCodec } from './query/cursor.js';

@@ -11,7 +11,7 @@ import type { BlobStore } from '../storage/blobs/blob-store.js';
 import type { ChangeFeed } from '../storage/changes.js';
 import type { Clock } from '../storage/clock.js';
 import type { Jobs } from '../storage/jobs/jobs.js';
-import type { RequestLog } from '../resources/console/request-log.js';
+import type { RequestLog } from './request-log.js';
 
 /**
  * What route handlers reach: the store and the shared mechanisms built once per app. Each request gets its

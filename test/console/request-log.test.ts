@@ -4,7 +4,7 @@
  * token or body.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REQUEST_LOG_CAPACITY } from '../../src/resources/console/request-log.js';
+import { REQUEST_LOG_CAPACITY } from '../../src/http/request-log.js';
 import { bearer, capability, namedClients, namedClientToken } from '../support/auth.js';
 import { startHarness, type Harness } from '../support/harness.js';
 

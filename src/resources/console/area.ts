@@ -1,5 +1,5 @@
 /**
- * The web console's part of the project API: the request log (request-log.ts). The console itself is
+ * The web console's part of the project API: the request log (src/http/request-log.ts). The console itself is
  * static files (static.ts) that use the public API with the signed-in user's token.
  */
 import { Type } from '@sinclair/typebox';

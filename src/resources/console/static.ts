@@ -44,9 +44,6 @@ async function send(reply: FastifyReply, relative: string): Promise<FastifyReply
 
 export function registerConsole(app: FastifyInstance): void {
   app.get('/console', { schema: { summary: 'The web console (sign-in, data browsers, time series plots, request log, API reference)' } }, (_req, reply) => send(reply, 'index.html'));
-  app.get('/console/*', { schema: { summary: "The web console's files" } }, (req, reply) => {
-    const rest = (req.params as { '*': string })['*'];
-    // Paths without a file extension are the console's pages: its one HTML document routes them.
-    return send(reply, rest === '' || extname(rest) === '' ? 'index.html' : rest);
-  });
+  // The console routes its pages in the URL's fragment: its one document and its built assets are all there is.
+  app.get('/console/assets/:file', { schema: { summary: "The web console's scripts and styles" } }, (req, reply) => send(reply, `assets/${(req.params as { file: string }).file}`));
 }

@@ -1,14 +1,14 @@
 /**
- * The recent requests of each project, for the web console's request view: a bounded ring buffer per
+ * The recent requests of each project, for the web console's request view (GET /console/requests): a bounded ring buffer per
  * project, in this process's memory only (each process of a deployment keeps its own). An entry keeps what a
  * person needs to see why a request went as it did, and nothing a request carried: no token, no body, no
  * query string. A refusal keeps the error message the client got.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { grantsFor, type Capability, type Principal } from '../../auth/principal.js';
-import { findProjectAuthRecent } from '../../storage/projects.js';
-import type { Queryable } from '../../storage/store.js';
-import { API_PREFIX, operationName, type ApiRoute } from '../../http/route.js';
+import { grantsFor, type Capability, type Principal } from '../auth/principal.js';
+import { findProjectAuthRecent } from '../storage/projects.js';
+import type { Queryable } from '../storage/store.js';
+import { API_PREFIX, operationName, type ApiRoute } from './route.js';
 
 /** Entries kept per project: the oldest goes when a new one comes. */
 export const REQUEST_LOG_CAPACITY = 1000;
