@@ -56,7 +56,7 @@ export function requestsView(project: string): HTMLElement {
     {},
     h('h2', {}, 'Recent requests'),
     h('p', { class: 'muted' }, 'Kept in the server’s memory, the latest 1000 per project; you see those whose operation your groups may use on the whole project.'),
-    h('div', { class: 'filters' }, h('label', {}, refusedOnly, ' refused only'), filter, h('button', { onclick: () => void load() }, 'Refresh')),
+    h('div', { class: 'filters' }, h('label', { class: 'inline' }, refusedOnly, ' refused only'), filter, h('button', { onclick: () => void load() }, 'Refresh')),
     table,
   );
 }
