@@ -97,13 +97,33 @@ describe.skipIf(!hasChromium())('web console in Chromium', () => {
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.locator('table tbody tr', { hasText: 'e1' }).waitFor();
     expect(await page.locator('table tbody tr').count()).toBe(1);
-    await page.getByLabel('Type').fill('');
     await page.getByLabel('Metadata key').fill('');
+    await page.getByLabel('From').fill('2023-01-01 00:30');
+    await page.getByLabel('To').fill('2023-01-01 01:30');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.locator('table tbody tr', { hasText: 'e2' }).waitFor();
+    expect(await page.locator('table tbody tr').count()).toBe(1);
+    await page.getByLabel('From').fill('');
+    await page.getByLabel('To').fill('');
+    await page.getByLabel('Type').fill('');
     await page.getByLabel('Search').fill('stuck');
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.locator('table tbody tr', { hasText: 'e2' }).waitFor();
     expect(await page.locator('table tbody tr').count()).toBe(1);
     await shot('events');
+  });
+
+  it("pages with the API's cursors", async () => {
+    await h.seed('POST', '/events', { items: Array.from({ length: 30 }, (_, i) => ({ externalId: `bulk-${i}`, type: 'bulk' })) });
+    await page.getByLabel('Search').fill('');
+    await page.getByLabel('Type').fill('bulk');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('page 1 · 25 items').waitFor();
+    await page.getByTestId('next-page').click();
+    await page.getByText('page 2 · 5 items').waitFor();
+    expect(await page.getByTestId('next-page').isDisabled()).toBe(true);
+    await page.getByRole('button', { name: '← Back' }).click();
+    await page.getByText('page 1 · 25 items').waitFor();
   });
 
   async function plotState(): Promise<{ start: number; end: number; mode: string; points: number; pixels: number }> {
@@ -205,6 +225,10 @@ describe.skipIf(!hasChromium())('web console in Chromium', () => {
       await page.waitForFunction(() => !document.querySelector('main')!.textContent!.includes('Loading…'));
       expect(await page.locator('.error').count(), section).toBe(0);
     };
+    // A 2×1 PNG: the preview shows it as an image.
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAYAAAD0In+KAAAAEUlEQVR4nGP4z8DwnwEImBgAIPEC/3FZvnEAAAAASUVORK5CYII=', 'base64');
+    const image = await h.seed('POST', '/files', { externalId: 'photo', name: 'photo.png', mimeType: 'image/png' });
+    expect((await fetch(image.uploadUrl, { method: 'PUT', body: png })).status).toBeLessThan(300);
     await open('assets');
     await page.getByRole('button', { name: 'Expand Site' }).click();
     await page.getByText('Pump A').waitFor();
@@ -213,6 +237,8 @@ describe.skipIf(!hasChromium())('web console in Chromium', () => {
     await open('files');
     await page.getByRole('cell', { name: 'manual.txt' }).click();
     await page.locator('pre.preview', { hasText: 'Check the seal every 500 hours.' }).waitFor();
+    await page.getByRole('cell', { name: 'photo.png' }).click();
+    await page.waitForFunction(() => (document.querySelector('img.preview') as HTMLImageElement | null)?.naturalWidth === 2);
     await open('sequences');
     await page.getByRole('cell', { name: 'Pump curve' }).click();
     await page.getByRole('cell', { name: '12.5' }).waitFor();
