@@ -17,7 +17,7 @@ export function requestsView(project: string): HTMLElement {
       h(
         'table',
         { class: 'requests' },
-        h('thead', {}, h('tr', {}, ['time', 'principal', 'operation', 'status', 'ms', 'SDK', 'app', 'error'].map((t) => h('th', {}, t)))),
+        h('thead', {}, h('tr', {}, ['time', 'principal', 'operation', 'status', 'ms', 'SDK', 'app', 'version', 'error'].map((t) => h('th', {}, t)))),
         h(
           'tbody',
           {},
@@ -32,6 +32,7 @@ export function requestsView(project: string): HTMLElement {
               h('td', {}, e.durationMs),
               h('td', {}, e.sdk ?? ''),
               h('td', {}, e.app ?? ''),
+              h('td', {}, e.version ?? ''),
               h('td', { class: 'message' }, e.error ?? ''),
             ),
           ),

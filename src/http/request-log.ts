@@ -1,8 +1,8 @@
 /**
  * The recent requests of each project, for the web console's request view (GET /console/requests): a bounded ring buffer per
  * project, in this process's memory only (each process of a deployment keeps its own). An entry keeps what a
- * person needs to see why a request went as it did, and nothing a request carried: no token, no body, no
- * query string. A refusal keeps the error message the client got.
+ * person needs to see why a request went as it did, and nothing else a request carried: no token, no body,
+ * no query string. A refusal keeps the error message the client got.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { grantsFor, type Capability, type Principal } from '../auth/principal.js';
@@ -25,6 +25,8 @@ export interface RequestLogEntry {
   /** The client's `x-cdp-sdk` and `x-cdp-app` headers, as sent (cut at 200 characters). */
   sdk?: string;
   app?: string;
+  /** The API version the client asked for (`cdf-version` or `svc-version`). */
+  version?: string;
   /** The error message of a refusal (status 400 and above). */
   error?: string;
   requestId: string;
@@ -105,6 +107,7 @@ export function createRequestLog(now: () => number, capacity = REQUEST_LOG_CAPAC
           durationMs: Math.round(reply.elapsedTime * 10) / 10,
           sdk: header(req, 'x-cdp-sdk'),
           app: header(req, 'x-cdp-app'),
+          version: header(req, 'cdf-version') ?? header(req, 'svc-version'),
           error: req.loggedError,
           requestId: req.id,
           capability: def.capability,

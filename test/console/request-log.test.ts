@@ -30,11 +30,11 @@ const log = async (token = h.token, project = 'dev') => {
 describe('request log', () => {
   it('keeps time, principal, operation, status, duration, SDK headers and the refusal message, newest first', async () => {
     const before = Date.now();
-    await h.request('POST', '/events', { items: [{ externalId: 'secret-body-value' }] }, { 'x-cdp-sdk': 'CogniteJavaScriptSDK:10.5.0', 'x-cdp-app': 'my-app' });
+    await h.request('POST', '/events', { items: [{ externalId: 'secret-body-value' }] }, { 'x-cdp-sdk': 'CogniteJavaScriptSDK:10.5.0', 'x-cdp-app': 'my-app', 'cdf-version': '20230101' });
     const refused = await h.request('POST', '/timeseries/list', {}, bearer(events));
     expect(refused.status).toBe(403);
     const [last, first] = (await log()).filter((e) => e.operation !== 'GET /console/requests');
-    expect(first).toMatchObject({ principal: 'strata-admin', operation: 'POST /events', status: 201, sdk: 'CogniteJavaScriptSDK:10.5.0', app: 'my-app' });
+    expect(first).toMatchObject({ principal: 'strata-admin', operation: 'POST /events', status: 201, sdk: 'CogniteJavaScriptSDK:10.5.0', app: 'my-app', version: '20230101' });
     expect(first.error).toBeUndefined();
     expect(first.time).toBeGreaterThanOrEqual(before - 1000);
     expect(first.durationMs).toBeGreaterThanOrEqual(0);
