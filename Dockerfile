@@ -6,6 +6,7 @@ FROM node:20-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY console ./console
 RUN npm ci && npm prune --omit=dev
 
 FROM node:20-bookworm-slim

@@ -16,6 +16,7 @@ const once = [
   'test/storage/blob-memory-s3.test.ts',
   'test/storage/file-memory-file.test.ts',
   'test/storage/file-memory-s3.test.ts',
+  'test/console/e2e.test.ts',
 ];
 
 // The suite runs on SQLite, and again on PostgreSQL where its server programs are installed (each harness then

@@ -17,6 +17,8 @@ import { canAccessProject, requireCapability, type Grant, type Principal } from 
 import { createAuthRuntime, type AuthRuntime } from './auth/runtime.js';
 import { authTables } from './auth/schema.js';
 import { registerTokenEndpoint } from './auth/token-endpoint.js';
+import { createRequestLog } from './http/request-log.js';
+import { registerConsole } from './resources/console/static.js';
 import { MISSING_AUTHORIZATION } from './auth/verify.js';
 import { createCursorCodec } from './query/cursor.js';
 import { migrate, type Schema } from './storage/migrate.js';
@@ -190,6 +192,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ...platform,
     clock,
     api: createSelfCaller({ app: serving, auth, db, now }),
+    requestLog: createRequestLog(now),
   };
   const areaRuntime: AreaRuntime = { jobs: platform.jobs, store: db, reads, now, api: services.api!, auth, blobs: platform.blobs, outbound, publicUrl: config.publicUrl, settings: config.sections };
   for (const area of AREAS) area.registerJobs?.(areaRuntime);
@@ -277,15 +280,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     void sendError(reply, noOperation(req.method, req.url));
   });
 
-  registerTokenEndpoint(app, idp, createTokenFailures(config.tokenFailures, now));
+  registerTokenEndpoint(app, idp, createTokenFailures(config.tokenFailures, now), now);
   registerAuthRoutes(app, auth, db);
   for (const area of AREAS) await area.serve?.(app, areaRuntime);
+  registerConsole(app);
   await registerLinkRoutes(app, AREAS.flatMap((a) => a.links ?? []), services);
 
   const layers = await createApiLayers({ enabled: options.apiLayers !== false, throttle: config.throttle, db, routes, now, log: app.log });
   await app.register(
     async (scope) => {
       layers.register(scope);
+      services.requestLog!.register(scope, routes, db);
       // One hook per operation, in order: the version header, authentication, the route's capability (a
       // caller without it learns nothing about the operation, not even how its request would be validated;
       // the grants found decide the request's scope), the channel gate, the throttle.

@@ -6,6 +6,7 @@ import type { Area } from './http/area.js';
 import type { ConfigSection } from './config.js';
 import { agentsArea } from './resources/agents/area.js';
 import { assetsArea } from './resources/assets/area.js';
+import { consoleArea } from './resources/console/area.js';
 import { datapointsArea } from './resources/datapoints/area.js';
 import { dataProductsArea } from './resources/dataproducts/area.js';
 import { dataSetsArea } from './resources/datasets/area.js';
@@ -35,7 +36,7 @@ import { unitsArea } from './resources/units/area.js';
 import { workflowsArea } from './resources/workflows/area.js';
 import { writebackArea } from './resources/writeback/area.js';
 
-export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea, workflowsArea, transformationsArea, writebackArea, gatewayArea, simulatorsArea, entityMatchingArea, seismicArea, signalsArea, securityCategoriesArea, identityArea, threedArea];
+export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea, workflowsArea, transformationsArea, writebackArea, gatewayArea, simulatorsArea, entityMatchingArea, seismicArea, signalsArea, securityCategoriesArea, identityArea, threedArea, consoleArea];
 
 /** The areas' configuration sections, for `loadConfig` and `strata help`. */
 export const CONFIG_SECTIONS: readonly ConfigSection<unknown>[] = AREAS.flatMap((a) => (a.config ? [a.config] : []));

@@ -1,6 +1,6 @@
 /**
- * The built-in OpenID Connect identity provider: discovery document, JWKS and a client-credentials token
- * endpoint, on the server's own origin. Its signing key and the dev client's secret are kept in the database
+ * The built-in OpenID Connect identity provider: discovery document, JWKS and a token endpoint (client
+ * credentials, and authorization codes with PKCE: authorize.ts), on the server's own origin. Its signing key and the dev client's secret are kept in the database
  * (`server_meta`), so tokens stay valid across restarts and every process on the database signs and accepts
  * the same tokens. Besides the administrator it serves the configured extra clients, whose tokens carry a
  * `groups` claim, and it signs the access tokens of sessions.
@@ -60,6 +60,8 @@ export interface IdentityProvider {
   discovery(): Record<string, unknown>;
   /** Returns the client when id and secret match a configured client. */
   authenticate(clientId: string, secret: string): BuiltInClient | undefined;
+  /** The configured client with this id (a redeemed authorization code names it). */
+  client(clientId: string): BuiltInClient | undefined;
   /**
    * A token for a client. Every claim comes from the client's configuration, none from the request (a
    * requested `scope` is not echoed): a project may name any claim as an access claim, and a claim the
@@ -131,14 +133,17 @@ export async function createIdentityProvider(opts: IdentityProviderOptions): Pro
       issuer,
       jwks_uri: `${issuer}/.well-known/jwks.json`,
       token_endpoint: `${issuer}/oauth2/token`,
-      grant_types_supported: ['client_credentials'],
-      response_types_supported: ['token'],
+      authorization_endpoint: `${issuer}/oauth2/authorize`,
+      grant_types_supported: ['client_credentials', 'authorization_code'],
+      response_types_supported: ['token', 'code'],
+      code_challenge_methods_supported: ['S256'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: ['RS256'],
       token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
       claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'nbf', 'client_id', GROUPS_CLAIM],
     }),
     authenticate: (clientId, secret) => clients.find((c) => c.clientId === clientId && secretsEqual(c.secret, secret)),
+    client: (clientId) => clients.find((c) => c.clientId === clientId),
     async issueToken(client) {
       const now = Math.floor((opts.now ?? Date.now)() / 1000);
       const loginSession = await openLoginSession(opts.db, client.clientId, now * 1000, (now + TOKEN_LIFETIME_SECONDS) * 1000);

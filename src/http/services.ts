@@ -11,6 +11,7 @@ import type { BlobStore } from '../storage/blobs/blob-store.js';
 import type { ChangeFeed } from '../storage/changes.js';
 import type { Clock } from '../storage/clock.js';
 import type { Jobs } from '../storage/jobs/jobs.js';
+import type { RequestLog } from './request-log.js';
 
 /**
  * What route handlers reach: the store and the shared mechanisms built once per app. Each request gets its
@@ -55,6 +56,8 @@ export interface Services {
   outbound?: OutboundClient;
   /** Calls of the API on a user's behalf (self-calls.ts); present in the services of a built app. */
   api?: SelfCaller;
+  /** The project API's recent requests, for the web console; present in the services of a built app. */
+  requestLog?: RequestLog;
   /** The areas' configuration sections (see config.ts `ConfigSection`); their defaults outside a built app. */
   settings: SectionValues;
 }
