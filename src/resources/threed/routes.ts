@@ -55,6 +55,19 @@ import {
   setThumbnail,
   threedFile,
 } from './service.js';
+import {
+  CadLinksBody,
+  Image360LinksBody,
+  Image360UnlinksBody,
+  linkCadNodes,
+  linkImages,
+  linkVolumes,
+  PointCloudLinksBody,
+  PointCloudUnlinksBody,
+  unlinkCadNodes,
+  unlinkImages,
+  unlinkVolumes,
+} from './contextualization.js';
 import { createJobs, CreateJobsBody, deleteJobs, DeleteJobsBody, listJobs, ListJobsBody, listRejections, ListRejectionsBody, listResults, ListResultsBody, RejectionsBody, updateRejections } from './jobs.js';
 
 const instances = (action: 'READ' | 'WRITE') => ({ acl: 'dataModelInstancesAcl', action });
@@ -321,4 +334,24 @@ export const threedRoutes: ApiRoute[] = [
     body: ListRejectionsBody,
     handler: ({ services, project, body }) => listRejections(services, project.id, body),
   }),
+  ...(
+    [
+      ['/3d/contextualization/cad', CadLinksBody, linkCadNodes, 'Links CAD nodes of a revision to CogniteAsset instances'],
+      ['/3d/contextualization/cad/delete', CadLinksBody, unlinkCadNodes, 'Removes links between CAD nodes of a revision and CogniteAsset instances'],
+      ['/3d/contextualization/image360', Image360LinksBody, linkImages, 'Links 360 images of a revision to CogniteAsset instances with annotation polygons'],
+      ['/3d/contextualization/image360/delete', Image360UnlinksBody, unlinkImages, 'Removes the annotations between 360 images of a revision and CogniteAsset instances'],
+      ['/3d/contextualization/pointcloud', PointCloudLinksBody, linkVolumes, 'Links point cloud volumes of a revision to CogniteAsset instances'],
+      ['/3d/contextualization/pointcloud/delete', PointCloudUnlinksBody, unlinkVolumes, 'Removes links between point cloud volumes of a revision and CogniteAsset instances'],
+    ] as const
+  ).map(([path, body, handle, summary]) =>
+    route({
+      method: 'POST',
+      path,
+      summary,
+      capability: instances('WRITE'),
+      alsoNeeds: [instances('READ')],
+      body,
+      handler: ({ services, project, headers, body }) => (handle as (...args: unknown[]) => Promise<object>)(services, project, bearerToken(headers.authorization), body),
+    }),
+  ),
 ];

@@ -105,7 +105,7 @@ export const FilterMappingsBody = Type.Object(
 );
 export type FilterMappingsBody = Static<typeof FilterMappingsBody>;
 
-const DmInstance = Type.Object({ space: Type.String({ minLength: 1, maxLength: 43 }), externalId: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
+export const DmInstance = Type.Object({ space: Type.String({ minLength: 1, maxLength: 43 }), externalId: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
 const Coordinate = Type.Number();
 export const NodesInBoxBody = Type.Object(
   {
