@@ -51,6 +51,7 @@ beforeAll(async () => {
       items: [
         node('cad', 'CogniteCADModel', { name: 'Plant', type: 'CAD' }),
         node('cad-r1', 'CogniteCADRevision', { revisionId, model3D: ref('cad'), type: 'CAD', status: 'Done', published: true }, [{ source: 'CogniteCADModel', properties: { name: 'r1', type: 'CAD' } }]),
+        node('cad-r9', 'CogniteCADRevision', { revisionId: 424242, model3D: ref('cad'), type: 'CAD', status: 'Done' }, [{ source: 'CogniteCADModel', properties: { name: 'r9', type: 'CAD' } }]),
         node('pc', 'CognitePointCloudModel', { name: 'Scan', type: 'PointCloud' }),
         node('pc-r1', 'CognitePointCloudRevision', { revisionId: 1, model3D: ref('pc'), type: 'PointCloud', status: 'Done' }, [{ source: 'CognitePointCloudModel', properties: { name: 'r1', type: 'PointCloud' } }]),
         node('img', 'Cognite360ImageModel', { name: 'Walk', type: 'Image360' }),
@@ -73,10 +74,11 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-const config = (revision: string, cad = false) => ({
+/** The release candidate bodies name the revision `revision.instanceId`; the deprecated ones `revisionInstanceId`. */
+const config = (revision: string, rc = true) => ({
   object3DSpace: 'objects',
   contextualizationSpace: 'links',
-  ...(cad ? { revision: { instanceId: ref(revision) } } : { revisionInstanceId: ref(revision) }),
+  ...(rc ? { revision: { instanceId: ref(revision) } } : { revisionInstanceId: ref(revision) }),
 });
 
 /** Every instance of the two spaces the links are written to, as `space:externalId`. */
@@ -97,7 +99,7 @@ async function read(space: string, externalId: string, source: string, instanceT
 describe('CAD contextualization', () => {
   it('links a node to an asset as a CogniteCADNode showing the asset\'s 3D object, and unlinks it', async () => {
     const impeller = nodes.find((n) => n.name === 'Impeller')!;
-    const body = { items: [{ asset: { instanceId: ref('pump') }, nodeId: impeller.id }], dmsContextualizationConfig: config('cad-r1', true) };
+    const body = { items: [{ asset: { instanceId: ref('pump') }, nodeId: impeller.id }], dmsContextualizationConfig: config('cad-r1') };
     expect(await ok(post('/3d/contextualization/cad', body))).toEqual({});
     const object3D = (await read('plant', 'pump', 'CogniteAsset')).object3D;
     expect(object3D.space).toBe('objects');
@@ -134,14 +136,15 @@ describe('CAD contextualization', () => {
     const before = await written();
     const good = { asset: { instanceId: ref('pipe') }, nodeId: nodes[1].id };
     const cases: Array<[unknown, RegExp]> = [
-      [{ items: [], dmsContextualizationConfig: config('cad-r1', true) }, /items/],
-      [{ items: Array(101).fill(good), dmsContextualizationConfig: config('cad-r1', true) }, /items/],
-      [{ items: [good, { asset: { instanceId: ref('pipe') }, nodeId: 'x' }], dmsContextualizationConfig: config('cad-r1', true) }, /items\[1\]\.nodeId/],
+      [{ items: [], dmsContextualizationConfig: config('cad-r1') }, /items/],
+      [{ items: Array(101).fill(good), dmsContextualizationConfig: config('cad-r1') }, /items/],
+      [{ items: [good, { asset: { instanceId: ref('pipe') }, nodeId: 'x' }], dmsContextualizationConfig: config('cad-r1') }, /items\[1\]\.nodeId/],
       [{ items: [good], dmsContextualizationConfig: { object3DSpace: 'objects', contextualizationSpace: 'links' } }, /dmsContextualizationConfig\.revisionInstanceId/],
-      [{ items: [good], dmsContextualizationConfig: config('nothing', true) }, /dmsContextualizationConfig\.revision\.instanceId: the revision .* does not exist/],
-      [{ items: [good], dmsContextualizationConfig: config('pc-r1', true) }, /dmsContextualizationConfig\.revision\.instanceId: the revision .* does not exist as a CogniteCADRevision/],
-      [{ items: [good, { asset: { instanceId: ref('pipe') }, nodeId: 999999 }], dmsContextualizationConfig: config('cad-r1', true) }, /items\[1\]\.nodeId: the node 999999 is not in the revision/],
-      [{ items: [good, { asset: { instanceId: ref('ghost') }, nodeId: nodes[1].id }], dmsContextualizationConfig: config('cad-r1', true) }, /items\[1\]\.asset\.instanceId: the asset .*ghost.* does not exist/],
+      [{ items: [good], dmsContextualizationConfig: config('nothing') }, /dmsContextualizationConfig\.revision\.instanceId: the revision .* does not exist/],
+      [{ items: [good], dmsContextualizationConfig: config('cad-r9') }, /the 3D revision 424242 its CAD revision names does not exist/],
+      [{ items: [good], dmsContextualizationConfig: config('pc-r1') }, /dmsContextualizationConfig\.revision\.instanceId: the revision .* does not exist as a CogniteCADRevision/],
+      [{ items: [good, { asset: { instanceId: ref('pipe') }, nodeId: 999999 }], dmsContextualizationConfig: config('cad-r1') }, /items\[1\]\.nodeId: the node 999999 is not in the revision/],
+      [{ items: [good, { asset: { instanceId: ref('ghost') }, nodeId: nodes[1].id }], dmsContextualizationConfig: config('cad-r1') }, /items\[1\]\.asset\.instanceId: the asset .*ghost.* does not exist/],
     ];
     for (const [body, message] of cases) expect(errorMessage(await post('/3d/contextualization/cad', body), 400)).toMatch(message);
     expect(await written()).toEqual(before);
@@ -149,7 +152,7 @@ describe('CAD contextualization', () => {
 
   it('refuses a caller who may not write the contextualization space, writing nothing', async () => {
     const before = await written();
-    const res = await h.request('POST', `${h.base}/3d/contextualization/cad`, { items: [{ asset: { instanceId: ref('pipe') }, nodeId: nodes[1].id }], dmsContextualizationConfig: config('cad-r1', true) }, readOnly);
+    const res = await h.request('POST', `${h.base}/3d/contextualization/cad`, { items: [{ asset: { instanceId: ref('pipe') }, nodeId: nodes[1].id }], dmsContextualizationConfig: config('cad-r1') }, readOnly);
     expect(res.status).toBe(403);
     expect(await written()).toEqual(before);
     expect((await read('plant', 'pipe', 'CogniteAsset')).object3D ?? null).toBeNull();
@@ -178,7 +181,7 @@ describe('360 image contextualization', () => {
     expect(props.map((p: { polygon: number[] }) => p.polygon).sort()).toEqual([polygon.data, [4, 0, 0, 1, 0, 1, 1, 0, 1]].sort());
     expect(props[0]).toMatchObject({ formatVersion: '2.0.0', status: 'Approved' });
 
-    expect(await ok(post('/3d/contextualization/image360/delete', { items: [{ asset: item.asset, image360: item.image360 }], dmsContextualizationConfig: config('img-r1') }))).toEqual({});
+    expect(await ok(post('/3d/contextualization/image360/delete', { items: [{ asset: item.asset, image360: item.image360 }], dmsContextualizationConfig: config('img-r1', false) }))).toEqual({});
     expect((await written()).filter((x) => x.startsWith('links:'))).toEqual([]);
   });
 
@@ -186,6 +189,9 @@ describe('360 image contextualization', () => {
     const before = await written();
     const cases: Array<[unknown, RegExp]> = [
       [{ items: [{ ...item, polygon: { version: '2.0.0', data: [] } }], dmsContextualizationConfig: config('img-r1') }, /items\[0\]\.polygon\.data/],
+      [{ items: [{ ...item, polygon: { version: '1.0.0', data: polygon.data } }], dmsContextualizationConfig: config('img-r1') }, /items\[0\]\.polygon\.version/],
+      [{ items: [item, { ...item, polygon: { version: '2.0.0', data: [...polygon.data, 2, 0, 0, 1, 1] } }], dmsContextualizationConfig: config('img-r1') }, /items\[1\]\.polygon\.data\[9\]: a polygon starts with its number of vertices, at least 3/],
+      [{ items: [{ ...item, polygon: { version: '2.0.0', data: [4, 0, 0, 1, 0, 1, 1] } }], dmsContextualizationConfig: config('img-r1') }, /items\[0\]\.polygon\.data\[0\]: the polygon of 4 vertices needs 8 numbers/],
       [{ items: [{ ...item, polygon: undefined }], dmsContextualizationConfig: config('img-r1') }, /polygon/],
       [{ items: [item], dmsContextualizationConfig: config('img-r2') }, /items\[0\]\.image360\.instanceId: the 360 image .* is not in the revision/],
       [{ items: [item, { ...item, image360: { instanceId: ref('nothing') } }], dmsContextualizationConfig: config('img-r1') }, /items\[1\]\.image360\.instanceId: .* does not exist/],
@@ -200,9 +206,10 @@ describe('360 image contextualization', () => {
 describe('point cloud contextualization', () => {
   const volume = { type: 'Box', version: '1.0.0', data: [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 5, 5, 5, 1] };
   const item = { assetInstanceId: ref('pump'), volumeReference: 'vol-1', volume };
+  const rcItem = { asset: { instanceId: ref('pump') }, volumeReference: 'vol-1', volume };
 
   it('links a volume to an asset as a CognitePointCloudVolume showing its 3D object, and unlinks it', async () => {
-    expect(await ok(post('/3d/contextualization/pointcloud', { items: [item], dmsContextualizationConfig: config('pc-r1') }))).toEqual({});
+    expect(await ok(post('/3d/contextualization/pointcloud', { items: [rcItem], dmsContextualizationConfig: config('pc-r1') }))).toEqual({});
     const object3D = (await read('plant', 'pump', 'CogniteAsset')).object3D;
     const { items } = await ok(
       post('/models/instances/list', { instanceType: 'node', sources: [{ source: view('CognitePointCloudVolume') }], filter: { equals: { property: ['cdf_cdm', 'CognitePointCloudVolume/v1', 'object3D'], value: object3D } } }),
@@ -218,9 +225,9 @@ describe('point cloud contextualization', () => {
       volume: volume.data,
     });
     // Another asset's pair is not a link: nothing goes.
-    await ok(post('/3d/contextualization/pointcloud/delete', { items: [{ assetInstanceId: ref('pipe'), volumeReference: 'vol-1' }], dmsContextualizationConfig: config('pc-r1') }));
+    await ok(post('/3d/contextualization/pointcloud/delete', { items: [{ asset: { instanceId: ref('pipe') }, volumeReference: 'vol-1' }], dmsContextualizationConfig: config('pc-r1') }));
     expect((await written()).filter((x) => x.startsWith('links:'))).toHaveLength(1);
-    expect(await ok(post('/3d/contextualization/pointcloud/delete', { items: [{ assetInstanceId: ref('pump'), volumeReference: 'vol-1' }], dmsContextualizationConfig: config('pc-r1') }))).toEqual({});
+    expect(await ok(post('/3d/contextualization/pointcloud/delete', { items: [{ assetInstanceId: ref('pump'), volumeReference: 'vol-1' }], dmsContextualizationConfig: config('pc-r1', false) }))).toEqual({});
     expect((await written()).filter((x) => x.startsWith('links:'))).toEqual([]);
   });
 
@@ -229,7 +236,10 @@ describe('point cloud contextualization', () => {
     const cases: Array<[unknown, RegExp]> = [
       [{ items: [{ ...item, volume: { ...volume, type: 'Sphere' } }], dmsContextualizationConfig: config('pc-r1') }, /items\[0\]\.volume\.type/],
       [{ items: [{ ...item, volumeReference: '' }], dmsContextualizationConfig: config('pc-r1') }, /items\[0\]\.volumeReference/],
-      [{ items: [item], dmsContextualizationConfig: config('cad-r1') }, /revisionInstanceId: the revision .* does not exist as a CognitePointCloudRevision/],
+      [{ items: [item, { ...item, volume: { ...volume, type: 'Cylinder' } }], dmsContextualizationConfig: config('pc-r1') }, /items\[1\]\.volume\.data: a Cylinder is given by 7 numbers, not 16/],
+      [{ items: [{ ...item, ...rcItem }], dmsContextualizationConfig: config('pc-r1') }, /items\[0\]: give the asset as asset\.instanceId or as assetInstanceId, not both/],
+      [{ items: [{ volumeReference: 'v', volume }], dmsContextualizationConfig: config('pc-r1') }, /items\[0\]\.asset: the asset is required/],
+      [{ items: [item], dmsContextualizationConfig: config('cad-r1', false) }, /dmsContextualizationConfig\.revisionInstanceId: the revision .* does not exist as a CognitePointCloudRevision/],
       [{ items: [item, { ...item, assetInstanceId: ref('ghost') }], dmsContextualizationConfig: config('pc-r1') }, /items\[1\]\.assetInstanceId: the asset .* does not exist/],
     ];
     for (const [body, message] of cases) expect(errorMessage(await post('/3d/contextualization/pointcloud', body), 400)).toMatch(message);

@@ -15,15 +15,19 @@ import { DmInstance } from './schema.js';
 
 /** Items per contextualization request: each may write three instances, within one instance write. */
 export const CONTEXTUALIZATION_ITEMS = 100;
-/** Numbers in a polygon or a volume: the longest list a core model container holds. */
-const MAX_NUMBERS = 1000;
+/** Numbers in a polygon list: the reference's limit, and the longest list a core model container holds. */
+const MAX_POLYGON_NUMBERS = 1000;
+/** Numbers of a volume of each shape (`1.0.0`): a 4×4 box matrix; a cylinder's two end points and radius. */
+const VOLUME_NUMBERS = { Box: 16, Cylinder: 7 } as const;
 
 type Ref = { space: string; externalId: string };
 const InstanceRef = Type.Object({ instanceId: DmInstance }, { additionalProperties: false });
-const Numbers = Type.Array(Type.Number(), { minItems: 1, maxItems: MAX_NUMBERS });
 const items = <T extends Parameters<typeof Type.Array>[0]>(item: T) => Type.Array(item, { minItems: 1, maxItems: CONTEXTUALIZATION_ITEMS });
 
-/** Where the links go and the revision they are for; CAD names it `revision.instanceId`, the others `revisionInstanceId`. */
+/**
+ * Where the links go and the revision they are for: `revision.instanceId` in the release candidate bodies,
+ * `revisionInstanceId` in the deprecated ones; either is accepted by every operation.
+ */
 const Config = Type.Object(
   {
     object3DSpace: DmInstance.properties.space,
@@ -39,29 +43,40 @@ const body = <T extends Parameters<typeof Type.Array>[0]>(item: T) =>
 
 export const CadLinksBody = body(Type.Object({ asset: InstanceRef, nodeId: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) }, { additionalProperties: false }));
 export type CadLinksBody = Static<typeof CadLinksBody>;
-export const Image360LinksBody = body(
-  Type.Object(
-    { asset: InstanceRef, image360: InstanceRef, polygon: Type.Object({ version: Type.String({ minLength: 1, maxLength: 64 }), data: Numbers }, { additionalProperties: false }) },
-    { additionalProperties: false },
-  ),
-);
+const Polygon = Type.Object({ version: Type.Literal('2.0.0'), data: Type.Array(Type.Number(), { minItems: 7, maxItems: MAX_POLYGON_NUMBERS }) }, { additionalProperties: false });
+export const Image360LinksBody = body(Type.Object({ asset: InstanceRef, image360: InstanceRef, polygon: Polygon }, { additionalProperties: false }));
 export type Image360LinksBody = Static<typeof Image360LinksBody>;
 export const Image360UnlinksBody = body(Type.Object({ asset: InstanceRef, image360: InstanceRef }, { additionalProperties: false }));
 export type Image360UnlinksBody = Static<typeof Image360UnlinksBody>;
 const VolumeReference = Type.String({ minLength: 1, maxLength: 255 });
-export const PointCloudLinksBody = body(
-  Type.Object(
-    {
-      assetInstanceId: DmInstance,
-      volumeReference: VolumeReference,
-      volume: Type.Object({ type: Type.Union([Type.Literal('Box'), Type.Literal('Cylinder')]), version: Type.String({ minLength: 1, maxLength: 64 }), data: Numbers }, { additionalProperties: false }),
-    },
-    { additionalProperties: false },
-  ),
+/** The asset as `asset.instanceId` (release candidate bodies) or `assetInstanceId` (deprecated ones). */
+const PointCloudAsset = { asset: Type.Optional(InstanceRef), assetInstanceId: Type.Optional(DmInstance) };
+const Volume = Type.Object(
+  { type: Type.Union([Type.Literal('Box'), Type.Literal('Cylinder')]), version: Type.Literal('1.0.0'), data: Type.Array(Type.Number(), { minItems: 7, maxItems: 16 }) },
+  { additionalProperties: false },
 );
+export const PointCloudLinksBody = body(Type.Object({ ...PointCloudAsset, volumeReference: VolumeReference, volume: Volume }, { additionalProperties: false }));
 export type PointCloudLinksBody = Static<typeof PointCloudLinksBody>;
-export const PointCloudUnlinksBody = body(Type.Object({ assetInstanceId: DmInstance, volumeReference: VolumeReference }, { additionalProperties: false }));
+export const PointCloudUnlinksBody = body(Type.Object({ ...PointCloudAsset, volumeReference: VolumeReference }, { additionalProperties: false }));
 export type PointCloudUnlinksBody = Static<typeof PointCloudUnlinksBody>;
+
+/** A polygon list: each polygon is its vertex count (at least 3) and that many (phi, theta) pairs. */
+function checkPolygons(data: number[], path: string) {
+  for (let at = 0; at < data.length; ) {
+    const count = data[at];
+    if (!Number.isInteger(count) || count < 3) throw badRequest(`${path}[${at}]: a polygon starts with its number of vertices, at least 3 (got ${count})`);
+    if (at + 1 + 2 * count > data.length) throw badRequest(`${path}[${at}]: the polygon of ${count} vertices needs ${2 * count} numbers after its count; ${data.length - at - 1} follow`);
+    at += 1 + 2 * count;
+  }
+}
+
+/** The asset of a point cloud item, given one way or the other. */
+function pointCloudAsset(item: { asset?: { instanceId: Ref }; assetInstanceId?: Ref }, i: number): { ref: Ref; path: string } {
+  if (item.asset && item.assetInstanceId) throw badRequest(`items[${i}]: give the asset as asset.instanceId or as assetInstanceId, not both`);
+  if (item.asset) return { ref: item.asset.instanceId, path: `items[${i}].asset.instanceId` };
+  if (item.assetInstanceId) return { ref: item.assetInstanceId, path: `items[${i}].assetInstanceId` };
+  throw badRequest(`items[${i}].asset: the asset is required (as asset.instanceId or assetInstanceId)`);
+}
 
 const view = (externalId: string) => ({ type: 'view', space: 'cdf_cdm', externalId, version: 'v1' }) as const;
 const IMAGE_ANNOTATION_TYPE: Ref = { space: 'cdf_cdm', externalId: 'image-360-annotation' };
@@ -275,6 +290,7 @@ async function ensureAnnotationType(services: Services, projectId: number) {
 
 /** `POST /3d/contextualization/image360`: an annotation edge from the asset's 3D object to the image, with the polygon. */
 export async function linkImages(services: Services, project: { id: number; name: string }, token: string, body: Image360LinksBody) {
+  body.items.forEach((item, i) => checkPolygons(item.polygon.data, `items[${i}].polygon.data`));
   const dms = caller(services, project, token);
   const config = body.dmsContextualizationConfig;
   const revision = await readRevision(dms, config, 'Cognite360ImageCollection');
@@ -340,19 +356,19 @@ const volumeRef = (space: string, revision: Ref, volumeReference: string): Ref =
 
 /** `POST /3d/contextualization/pointcloud`: each volume becomes a `CognitePointCloudVolume` showing the asset's 3D object. */
 export async function linkVolumes(services: Services, project: { id: number; name: string }, token: string, body: PointCloudLinksBody) {
+  const assets = body.items.map(pointCloudAsset);
+  body.items.forEach(({ volume }, i) => {
+    const expected = VOLUME_NUMBERS[volume.type];
+    if (volume.data.length !== expected) throw badRequest(`items[${i}].volume.data: a ${volume.type} is given by ${expected} numbers, not ${volume.data.length}`);
+  });
   const dms = caller(services, project, token);
   const config = body.dmsContextualizationConfig;
   const revision = await readRevision(dms, config, 'CognitePointCloudRevision');
   const writes: Write[] = [];
-  const objects = await objectsOf(
-    dms,
-    body.items.map((item, i) => ({ ref: item.assetInstanceId, path: `items[${i}].assetInstanceId` })),
-    config.object3DSpace,
-    writes,
-  );
-  for (const item of body.items) {
+  const objects = await objectsOf(dms, assets, config.object3DSpace, writes);
+  for (const [i, item] of body.items.entries()) {
     const properties = {
-      object3D: objects.get(key(item.assetInstanceId)),
+      object3D: objects.get(key(assets[i].ref)),
       model3D: revision.props.model3D,
       revisions: [revision.ref],
       volumeReferences: [item.volumeReference],
@@ -368,17 +384,15 @@ export async function linkVolumes(services: Services, project: { id: number; nam
 
 /** `POST /3d/contextualization/pointcloud/delete`: the volumes that show the asset's 3D object go. */
 export async function unlinkVolumes(services: Services, project: { id: number; name: string }, token: string, body: PointCloudUnlinksBody) {
+  const assets = body.items.map(pointCloudAsset);
   const dms = caller(services, project, token);
   const config = body.dmsContextualizationConfig;
   const revision = await readRevision(dms, config, 'CognitePointCloudRevision');
-  const objects = await existingObjectsOf(
-    dms,
-    body.items.map((item, i) => ({ ref: item.assetInstanceId, path: `items[${i}].assetInstanceId` })),
-  );
+  const objects = await existingObjectsOf(dms, assets);
   const refs = body.items.map((item) => volumeRef(config.contextualizationSpace, revision.ref, item.volumeReference));
   const found = await dms.nodes(refs, 'CognitePointCloudVolume');
-  const gone = body.items.flatMap((item, i) => {
-    const object = objects.get(key(item.assetInstanceId));
+  const gone = body.items.flatMap((_, i) => {
+    const object = objects.get(key(assets[i].ref));
     const props = found.get(key(refs[i]));
     return object && props && same(props.object3D, object) ? [{ instanceType: 'node' as const, ...refs[i] }] : [];
   });
