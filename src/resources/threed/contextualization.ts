@@ -187,6 +187,8 @@ async function existingObjectsOf(caller: Caller, assets: Array<{ ref: Ref; path:
   return objects;
 }
 
+const assetRefs = (items: Array<{ asset: { instanceId: Ref } }>) => items.map((item, i) => ({ ref: item.asset.instanceId, path: `items[${i}].asset.instanceId` }));
+
 const cadNodeRef = (space: string, nodeId: number): Ref => ({ space, externalId: `cog_3d_cadnode_${nodeId}` });
 
 /** The 3D revision a CAD revision instance names: one of this project's, processed, holding the nodes. */
@@ -212,23 +214,12 @@ export async function linkCadNodes(services: Services, project: { id: number; na
   const dms = caller(services, project, token);
   const config = body.dmsContextualizationConfig;
   const revision = await readRevision(dms, config, 'CogniteCADRevision');
-  const nodes = await cadNodes(
-    services,
-    project.id,
-    revision.ref,
-    revision.props,
-    body.items.map((i) => i.nodeId),
-  );
+  const nodes = await cadNodes(services, project.id, revision.ref, revision.props, body.items.map((i) => i.nodeId));
   body.items.forEach((item, i) => {
     if (!nodes.has(item.nodeId)) throw badRequest(`items[${i}].nodeId: the node ${item.nodeId} is not in the revision ${shown(revision.ref)}`);
   });
   const writes: Write[] = [];
-  const objects = await objectsOf(
-    dms,
-    body.items.map((item, i) => ({ ref: item.asset.instanceId, path: `items[${i}].asset.instanceId` })),
-    config.object3DSpace,
-    writes,
-  );
+  const objects = await objectsOf(dms, assetRefs(body.items), config.object3DSpace, writes);
   for (const item of body.items) {
     const node = nodes.get(item.nodeId)!;
     const properties = {
@@ -251,10 +242,7 @@ export async function unlinkCadNodes(services: Services, project: { id: number; 
   const dms = caller(services, project, token);
   const config = body.dmsContextualizationConfig;
   await readRevision(dms, config, 'CogniteCADRevision');
-  const objects = await existingObjectsOf(
-    dms,
-    body.items.map((item, i) => ({ ref: item.asset.instanceId, path: `items[${i}].asset.instanceId` })),
-  );
+  const objects = await existingObjectsOf(dms, assetRefs(body.items));
   const refs = body.items.map((item) => cadNodeRef(config.contextualizationSpace, item.nodeId));
   const found = await dms.nodes(refs, 'CogniteCADNode');
   const gone = body.items.flatMap((item, i) => {
@@ -294,18 +282,9 @@ export async function linkImages(services: Services, project: { id: number; name
   const dms = caller(services, project, token);
   const config = body.dmsContextualizationConfig;
   const revision = await readRevision(dms, config, 'Cognite360ImageCollection');
-  await checkImages(
-    dms,
-    revision.ref,
-    body.items.map((i) => i.image360.instanceId),
-  );
+  await checkImages(dms, revision.ref, body.items.map((i) => i.image360.instanceId));
   const writes: Write[] = [];
-  const objects = await objectsOf(
-    dms,
-    body.items.map((item, i) => ({ ref: item.asset.instanceId, path: `items[${i}].asset.instanceId` })),
-    config.object3DSpace,
-    writes,
-  );
+  const objects = await objectsOf(dms, assetRefs(body.items), config.object3DSpace, writes);
   for (const item of body.items) {
     const object = objects.get(key(item.asset.instanceId))!;
     const image = item.image360.instanceId;
@@ -329,15 +308,8 @@ export async function unlinkImages(services: Services, project: { id: number; na
   const dms = caller(services, project, token);
   const config = body.dmsContextualizationConfig;
   const revision = await readRevision(dms, config, 'Cognite360ImageCollection');
-  await checkImages(
-    dms,
-    revision.ref,
-    body.items.map((i) => i.image360.instanceId),
-  );
-  const objects = await existingObjectsOf(
-    dms,
-    body.items.map((item, i) => ({ ref: item.asset.instanceId, path: `items[${i}].asset.instanceId` })),
-  );
+  await checkImages(dms, revision.ref, body.items.map((i) => i.image360.instanceId));
+  const objects = await existingObjectsOf(dms, assetRefs(body.items));
   const gone: Array<{ instanceType: 'edge' } & Ref> = [];
   for (const item of body.items) {
     const object = objects.get(key(item.asset.instanceId));
