@@ -12,6 +12,7 @@ let h: Harness;
 let readOnly: Record<string, string>;
 let nodes: Array<{ id: number; name: string; treeIndex: number; subtreeSize: number }>;
 let revisionId: number;
+let failedRevisionId: number;
 
 const post = (path: string, body: unknown) => h.post(path, body);
 const view = (externalId: string) => ({ type: 'view', space: 'cdf_cdm', externalId, version: 'v1' });
@@ -43,6 +44,10 @@ beforeAll(async () => {
   const { pathname, search } = new URL(file.uploadUrl);
   await h.strata.app.inject({ method: 'PUT', url: pathname + search, payload: GLTF });
   revisionId = (await ok(post(`/3d/models/${modelId}/revisions`, { items: [{ fileId: file.id }] }), 201)).items[0].id;
+  const broken = await ok(post('/files', { name: 'broken.gltf' }), 201);
+  const at = new URL(broken.uploadUrl);
+  await h.strata.app.inject({ method: 'PUT', url: at.pathname + at.search, payload: 'not glTF' });
+  failedRevisionId = (await ok(post(`/3d/models/${modelId}/revisions`, { items: [{ fileId: broken.id }] }), 201)).items[0].id;
   await jobsDone(h);
   nodes = (await ok(h.get(`/3d/models/${modelId}/revisions/${revisionId}/nodes`))).items;
   await ok(post('/models/spaces', { items: [{ space: 'plant' }, { space: 'objects' }, { space: 'links' }] }));
@@ -51,6 +56,7 @@ beforeAll(async () => {
       items: [
         node('cad', 'CogniteCADModel', { name: 'Plant', type: 'CAD' }),
         node('cad-r1', 'CogniteCADRevision', { revisionId, model3D: ref('cad'), type: 'CAD', status: 'Done', published: true }, [{ source: 'CogniteCADModel', properties: { name: 'r1', type: 'CAD' } }]),
+        node('cad-bad', 'CogniteCADRevision', { revisionId: failedRevisionId, model3D: ref('cad'), type: 'CAD', status: 'Failed' }, [{ source: 'CogniteCADModel', properties: { name: 'bad', type: 'CAD' } }]),
         node('cad-r9', 'CogniteCADRevision', { revisionId: 424242, model3D: ref('cad'), type: 'CAD', status: 'Done' }, [{ source: 'CogniteCADModel', properties: { name: 'r9', type: 'CAD' } }]),
         node('pc', 'CognitePointCloudModel', { name: 'Scan', type: 'PointCloud' }),
         node('pc-r1', 'CognitePointCloudRevision', { revisionId: 1, model3D: ref('pc'), type: 'PointCloud', status: 'Done' }, [{ source: 'CognitePointCloudModel', properties: { name: 'r1', type: 'PointCloud' } }]),
@@ -141,6 +147,7 @@ describe('CAD contextualization', () => {
       [{ items: [good, { asset: { instanceId: ref('pipe') }, nodeId: 'x' }], dmsContextualizationConfig: config('cad-r1') }, /items\[1\]\.nodeId/],
       [{ items: [good], dmsContextualizationConfig: { object3DSpace: 'objects', contextualizationSpace: 'links' } }, /dmsContextualizationConfig\.revisionInstanceId/],
       [{ items: [good], dmsContextualizationConfig: config('nothing') }, /dmsContextualizationConfig\.revision\.instanceId: the revision .* does not exist/],
+      [{ items: [good], dmsContextualizationConfig: config('cad-bad') }, /the 3D revision \d+ has no nodes \(its status is Failed\)/],
       [{ items: [good], dmsContextualizationConfig: config('cad-r9') }, /the 3D revision 424242 its CAD revision names does not exist/],
       [{ items: [good], dmsContextualizationConfig: config('pc-r1') }, /dmsContextualizationConfig\.revision\.instanceId: the revision .* does not exist as a CogniteCADRevision/],
       [{ items: [good, { asset: { instanceId: ref('pipe') }, nodeId: 999999 }], dmsContextualizationConfig: config('cad-r1') }, /items\[1\]\.nodeId: the node 999999 is not in the revision/],

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { ApiError, badRequest } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
+import { holdLock } from '../../storage/locks.js';
 import { inProcessReader } from '../../storage/read-pool.js';
 import { sql } from '../../storage/sql.js';
 import { applySystemInstances } from '../models/instance-writes-store.js';
@@ -271,6 +272,9 @@ async function checkImages(dms: Caller, revision: Ref, images: Ref[]) {
  */
 async function ensureAnnotationType(services: Services, projectId: number) {
   await services.db.transaction(async (db) => {
+    // The lock under which the service writes its own nodes into a project (unit-nodes.ts): two first
+    // links at once then apply the node one after the other.
+    await holdLock(db, 'unitNodes', projectId);
     const system: Services = { db, reads: inProcessReader(db), cursors: services.cursors, now: services.now, settings: services.settings };
     await applySystemInstances(db, system, projectId, { items: [{ instanceType: 'node', ...IMAGE_ANNOTATION_TYPE }] });
   });
