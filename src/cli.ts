@@ -85,6 +85,7 @@ async function serve(config: Config): Promise<void> {
   Projects:       ${config.projects.join(', ')}
   Base URL:       ${base}/api/v1/projects/${project}
   Token URL:      ${base}/oauth2/token
+  Web console:    ${base}/console
   Client id:      ${clientId}
   Client secret:  ${shown}
 

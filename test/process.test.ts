@@ -66,6 +66,7 @@ describe('strata serve', () => {
     const first = await start(port);
     expect(first.output).toContain(`Base URL:       ${base}/api/v1/projects/dev`);
     expect(first.output).toContain(`Token URL:      ${base}/oauth2/token`);
+    expect(first.output).toContain(`Web console:    ${base}/console`);
     expect(first.output).toContain('Client id:      strata-admin');
     expect(first.output).toMatch(/curl -s http:\/\/localhost:\d+\/api\/v1\/projects\/dev\/events -H "Authorization: Bearer \$TOKEN"/);
     const secret = /Client secret:\s+(\S+)  \(generated now and shown only this once; `strata admin-secret`/.exec(first.output)![1];

@@ -8,56 +8,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, builtInSigner, capability, createGroup } from './support/auth.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
 import { ManualClock } from './support/manual-clock.js';
+import { CONFIGURATION, created as createdItem, SCRIPT, SIMULATOR, simulatorChain } from './support/simulators.js';
 
 let h: Harness;
 const clock = new ManualClock(Date.now());
 let dataSetId: number;
 let fileId: number;
 
-async function created(path: string, item: Record<string, unknown>, headers: Record<string, string> = {}) {
-  const res = await h.request('POST', path, { items: [item] }, headers);
-  if (res.status !== 201) throw new Error(`${path}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.items[0];
-}
-
-const SIMULATOR = {
-  name: 'DWSIM',
-  fileExtensionTypes: ['dwxmz'],
-  modelTypes: [{ name: 'Steady state', key: 'SteadyState' }],
-  stepFields: [{ stepType: 'get/set', fields: [{ name: 'objectName', label: 'Object', info: 'the object' }] }],
-  unitQuantities: [{ name: 'temperature', label: 'Temperature', units: [{ label: 'C', name: 'C' }] }],
-};
-const CONFIGURATION = {
-  schedule: { enabled: false },
-  dataSampling: { enabled: false },
-  logicalCheck: [],
-  steadyStateDetection: [],
-  inputs: [{ name: 'Cold water temperature', referenceId: 'CWT', value: 10, valueType: 'DOUBLE', unit: { name: 'C', quantity: 'temperature' } }],
-  outputs: [{ name: 'Shower temperature', referenceId: 'ST', valueType: 'DOUBLE', unit: { name: 'C', quantity: 'temperature' } }],
-};
-const SCRIPT = [{ order: 1, steps: [{ order: 1, stepType: 'Set', arguments: { referenceId: 'CWT', objectName: 'cold' } }, { order: 2, stepType: 'Command', arguments: { command: 'Solve' } }] }];
-
-/** A simulator, an integration with a fresh heartbeat, a model with one revision, a routine on the integration with one revision. */
-async function chain(x: string, routine: { integration?: boolean } = { integration: true }) {
-  await created('/simulators', { externalId: `sim-${x}`, ...SIMULATOR });
-  const integration = await created('/simulators/integrations', {
-    externalId: `int-${x}`,
-    simulatorExternalId: `sim-${x}`,
-    heartbeat: clock.now(),
-    dataSetId,
-    connectorVersion: '1.0.0',
-  });
-  await created('/simulators/models', { externalId: `model-${x}`, simulatorExternalId: `sim-${x}`, name: 'Model', dataSetId, type: 'SteadyState' });
-  await created('/simulators/models/revisions', { externalId: `model-${x}-v1`, modelExternalId: `model-${x}`, fileId });
-  await created('/simulators/routines', {
-    externalId: `routine-${x}`,
-    modelExternalId: `model-${x}`,
-    name: 'Routine',
-    ...(routine.integration ? { simulatorIntegrationExternalId: `int-${x}` } : {}),
-  });
-  await created('/simulators/routines/revisions', { externalId: `routine-${x}-v1`, routineExternalId: `routine-${x}`, configuration: CONFIGURATION, script: SCRIPT });
-  return { integration };
-}
+/** The chain of `simulatorChain`, in this file's data set, with a heartbeat now. */
+const chain = (x: string, routine: { integration?: boolean } = { integration: true }) => simulatorChain(h, x, { dataSetId, fileId, heartbeat: clock.now() }, routine);
+const created = (path: string, item: Record<string, unknown>, headers: Record<string, string> = {}) => createdItem(h, path, item, headers);
 
 beforeAll(async () => {
   h = await startHarness({}, {}, { clock });

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorMessage, startHarness, type Harness } from '../support/harness.js';
 import { ManualClock } from '../support/manual-clock.js';
+import { simulatorChain } from '../support/simulators.js';
 import { dueJobsDone, nonce, ok } from '../support/workflows.js';
 
 const clock = new ManualClock(Date.UTC(2026, 0, 1));
@@ -232,16 +233,49 @@ describe('executions', () => {
     expect(errorMessage(refused, 400)).toMatch(/requestTimeoutInMillis must be a number of at least 100/);
   });
 
-  it('fails function and transformation tasks that name nothing with the answer of the operation they call, and simulation tasks as not run here', async () => {
+  it('fails function, transformation and simulation tasks that name nothing with the answer of the operation they call', async () => {
     await version('wf-elsewhere', [
       { externalId: 'fn', type: 'function', parameters: { function: { externalId: 'my-function' } }, retries: 0, onFailure: 'skipTask' },
       { externalId: 'tr', type: 'transformation', parameters: { transformation: { externalId: 'my-transformation' } }, retries: 0, onFailure: 'skipTask' },
-      { externalId: 'sim', type: 'simulation', parameters: { simulation: { routineExternalId: 'routine' } }, onFailure: 'skipTask' },
+      { externalId: 'sim', type: 'simulation', parameters: { simulation: { routineExternalId: 'routine' } }, retries: 0, onFailure: 'skipTask' },
     ]);
     const e = await execution(await run('wf-elsewhere'));
     expect(e.status).toBe('COMPLETED');
     expect(task(e, 'fn')).toMatchObject({ status: 'COMPLETED_WITH_ERRORS', reasonForIncompletion: 'POST /functions/byids answered 400: An item was not found: {"externalId":"my-function"}' });
     expect(task(e, 'tr')).toMatchObject({ status: 'COMPLETED_WITH_ERRORS', reasonForIncompletion: 'POST /transformations/byids answered 400: An item was not found: {"externalId":"my-transformation"}' });
-    expect(task(e, 'sim').reasonForIncompletion).toMatch(/simulation tasks are not run by this server/);
+    expect(task(e, 'sim').reasonForIncompletion).toMatch(/^POST \/simulators\/run answered 400: .*routine/);
+  });
+});
+
+describe('simulation tasks', () => {
+  it('run the routine, queued until a connector takes it, and end as the run ends', async () => {
+    const dataSetId = ok(await h.post('/datasets', { items: [{ externalId: 'wf-sim-ds' }] })).items[0].id;
+    const fileId = ok(await h.post('/files', { name: 'model.dwxmz', dataSetId }), 201).id;
+    await simulatorChain(h, 'wf', { dataSetId, fileId, heartbeat: clock.now() }, { integration: false });
+    const inputs = [{ referenceId: 'CWT', value: 12, unit: { name: 'C' } }];
+    await version('wf-sim', [{ externalId: 'sim', type: 'simulation', parameters: { simulation: { routineExternalId: 'routine-wf', inputs, runTime: 1234 } }, retries: 0, onFailure: 'skipTask' }]);
+
+    const connector = async (status: 'success' | 'failure', statusMessage: string) => {
+      const [claimed] = ok(await h.post('/simulators/runs/claim', { simulatorIntegrationExternalId: 'int-wf' })).items;
+      expect(claimed).toMatchObject({ routineExternalId: 'routine-wf', runTime: 1234, status: 'ready' });
+      ok(await h.post('/simulators/run/callback', { items: [{ id: claimed.id, status, statusMessage }] }));
+      return claimed;
+    };
+    const done = await run('wf-sim');
+    expect(task(await execution(done), 'sim').status).toBe('IN_PROGRESS');
+    const taken = await connector('success', 'solved');
+    const data = ok(await h.post('/simulators/runs/data/list', { items: [{ runId: taken.id }] })).items[0];
+    expect(data.inputs).toEqual([expect.objectContaining({ referenceId: 'CWT', value: 12 })]);
+    clock.advance(2000);
+    await dueJobsDone(h);
+    const e = await execution(done);
+    expect(e.status).toBe('COMPLETED');
+    expect(task(e, 'sim')).toMatchObject({ status: 'COMPLETED', output: { runId: taken.id, logId: taken.logId, statusMessage: 'solved' } });
+
+    const failing = await run('wf-sim');
+    await connector('failure', 'did not converge');
+    clock.advance(2000);
+    await dueJobsDone(h);
+    expect(task(await execution(failing), 'sim')).toMatchObject({ status: 'COMPLETED_WITH_ERRORS', reasonForIncompletion: expect.stringMatching(/^the simulation run \d+ failed: did not converge$/) });
   });
 });

@@ -177,6 +177,34 @@ async function transformation(run: TaskRun): Promise<Outcome> {
   return { kind: 'wait', output: known, afterMs: POLL_MS };
 }
 
+/**
+ * Runs the routine (queued until a connector takes it, whatever its connector's heartbeat) and follows the
+ * run until it ends: `success` completes the task, `failure` fails it with the run's message.
+ */
+async function simulation(run: TaskRun): Promise<Outcome> {
+  const params = run.input.simulation as { routineExternalId: string; runTime?: number | null; inputs?: unknown[] };
+  const known = run.output as { runId?: number; logId?: number } | undefined;
+  if (known?.runId === undefined) {
+    const item = {
+      routineExternalId: params.routineExternalId,
+      ...(typeof params.runTime === 'number' ? { runTime: params.runTime } : {}),
+      ...(params.inputs?.length ? { inputs: params.inputs } : {}),
+      queue: true,
+    };
+    const started = await call(run, { method: 'POST', path: '/simulators/run', body: { items: [item] } });
+    if (!ok(started.status)) return { kind: 'fail', reason: refusal('POST /simulators/run', started) };
+    const created = (started.body as { items: Array<{ id: number; logId?: number }> }).items[0];
+    return { kind: 'wait', output: { runId: created.id, ...(created.logId !== undefined ? { logId: created.logId } : {}) }, afterMs: POLL_MS };
+  }
+  const res = await call(run, { method: 'POST', path: '/simulators/runs/byids', body: { items: [{ id: known.runId }] } });
+  if (!ok(res.status)) return { kind: 'fail', reason: refusal('POST /simulators/runs/byids', res), output: known };
+  const state = (res.body as { items: Array<{ status: string; statusMessage?: string }> }).items[0];
+  const output = { ...known, ...(state.statusMessage !== undefined ? { statusMessage: state.statusMessage } : {}) };
+  if (state.status === 'success') return { kind: 'complete', output };
+  if (state.status === 'failure') return { kind: 'fail', reason: `the simulation run ${known.runId} failed${state.statusMessage ? `: ${state.statusMessage}` : ''}`, output };
+  return { kind: 'wait', output: known, afterMs: POLL_MS };
+}
+
 function expand(run: TaskRun, tasks: unknown, output: unknown): Outcome {
   const problem = taskListProblem(tasks);
   if (problem) return { kind: 'fail', terminal: true, reason: problem };
@@ -208,7 +236,7 @@ export async function runTask(run: TaskRun): Promise<Outcome> {
     case 'subworkflow':
       return subworkflow(run);
     case 'simulation':
-      return { kind: 'fail', terminal: true, reason: 'simulation tasks are not run by this server: it has no simulators' };
+      return simulation(run);
   }
 }
 
