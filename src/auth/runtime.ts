@@ -19,6 +19,7 @@ import { builtInConfiguration, resolveConfiguration, type OidcConfiguration, typ
 import type { Claims, Grant, Principal } from './principal.js';
 import { effectiveStatus, sessionById } from './session-store.js';
 import { LOGIN_SESSION_CLAIM, loginSessionRevoked } from './login-sessions.js';
+import { createProfileRecorder } from './user-profiles.js';
 import { bearerToken, TOKEN_NOT_ACCEPTED, unverifiedClaims, verifyToken, type VerificationTarget } from './verify.js';
 
 export interface AuthRuntimeOptions {
@@ -120,6 +121,7 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
   const providers = new Map<number, { version: number; provider: ProjectProvider }>();
   const groups = new Map<number, { version: number; groups: ResolvedGroup[] }>();
   const keySets = new Map<string, RemoteKeySet>();
+  const recordProfile = createProfileRecorder(db, now);
 
   const localKeys = createLocalJWKSet(idp.jwks);
   const builtInKeys: KeyLookup = async (header, token) => {
@@ -242,6 +244,7 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
   async function authenticate(authorization: string | undefined, project: ProjectAuthRow): Promise<Principal> {
     const token = bearerToken(authorization);
     const principal = await principalForToken(token, project);
+    await recordProfile(project.id, principal.claims);
     const entry: CachedPrincipal = { version: project.authVersion, principal, until: principal.expiresAt ?? 0 };
     const byProject = principals.get(authorization!);
     if (byProject) byProject.set(project.id, entry);
