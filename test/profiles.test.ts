@@ -1,5 +1,7 @@
 /**
- * User profiles: recorded from the tokens of people (a token with a person's claims) where tokens are
+ * Login sessions are pruned where tokens are issued: a week after they expired they are gone from the
+ * listing, revoked ones are kept, and a principal keeps the time it first got a token. Last here, since the
+ * clock then moves on by days. User profiles: recorded from the tokens of people (a token with a person's claims) where tokens are
  * authenticated, once and again only when the claims change; listed by name with a cursor, found by user
  * identifier (unknown ones named), searched by name prefix, the caller's own (404 for a client). Deprecated
  * from 2025-02-15: a Deprecation header from that version on, and served on both sides of the date.
@@ -135,5 +137,46 @@ describe('user profiles', () => {
     expect((await ext('POST', '/profiles/search', JANE, {})).headers.deprecation).toBe('@1739577600');
     // Only the profiles operations are deprecated.
     expect((await h.get('/groups')).headers.deprecation).toBeUndefined();
+  });
+});
+
+describe('login sessions', () => {
+  const admin = () => clientToken(h, h.strata.idp.devClient.clientId, h.strata.idp.devClient.secret);
+  const sessions = async () => {
+    const res = await h.request('GET', '/api/v1/orgs/strata/principals/reader/sessions?limit=1000', undefined, bearer(await admin()));
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body.items as Array<{ id: number; status: string }>;
+  };
+  const latest = async () => (await sessions())[0];
+  const createdTime = async () =>
+    (await h.request('POST', '/api/v1/orgs/strata/principals/byids', { items: [{ id: 'reader' }] }, bearer(await admin()))).body.items[0].createdTime as number;
+
+  it('deletes expired ones a week after they expired, keeps revoked ones, and keeps when the principal first got a token', async () => {
+    clock.catchUp();
+    const firstToken = await createdTime();
+    clock.advance(1000);
+    await clientToken(h, 'reader', 'reader-secret');
+    const expiring = await latest();
+    await clientToken(h, 'reader', 'reader-secret');
+    const revoked = await latest();
+    const revoke = await h.request('POST', '/api/v1/orgs/strata/principals/reader/sessions/revoke', { items: [{ id: revoked.id }] }, bearer(await admin()));
+    expect(revoke.status).toBe(204);
+    const before = (await sessions()).map((s) => s.id);
+    expect(before).toEqual(expect.arrayContaining([expiring.id, revoked.id]));
+
+    // Expired for less than a week: still listed, as EXPIRED.
+    clock.advance(3600_000 + 6 * 24 * 3600_000);
+    await clientToken(h, 'reader', 'reader-secret');
+    const recent = await latest();
+    expect((await sessions()).find((s) => s.id === expiring.id)?.status).toBe('EXPIRED');
+
+    clock.advance(2 * 24 * 3600_000);
+    await clientToken(h, 'reader', 'reader-secret');
+    const ids = (await sessions()).map((s) => s.id);
+    expect(ids).not.toContain(expiring.id);
+    expect(before.filter((id) => ids.includes(id))).toEqual([revoked.id]);
+    expect(ids).toContain(recent.id);
+    expect((await sessions()).find((s) => s.id === revoked.id)?.status).toBe('REVOKED');
+    expect(await createdTime()).toBe(firstToken);
   });
 });

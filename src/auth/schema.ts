@@ -60,6 +60,15 @@ export const authTables: readonly TableDef[] = [
     indexes: [{ name: 'login_sessions_principal', columns: ['principal', 'id'] }],
   },
   {
+    // When each principal first got a token (the principals' createdTime); login sessions are pruned.
+    name: 'principal_first_logins',
+    columns: {
+      principal: { type: 'text', notNull: true },
+      created_time: { type: 'integer', notNull: true },
+    },
+    primaryKey: ['principal'],
+  },
+  {
     // The people who called a project (user-profiles.ts), written when first seen and when their claims change.
     name: 'user_profiles',
     columns: {
