@@ -11,7 +11,7 @@ import { bearer, capability, clientToken, createGroup } from './support/auth.js'
 import { manualClock } from './support/custom-harness.js';
 import { errorMessage, startHarness, type Harness } from './support/harness.js';
 import type { ManualClock } from './support/manual-clock.js';
-import { LOOPBACK_PROVIDERS, startTestIssuer, type TestIssuer } from './support/oidc-issuer.js';
+import { LOOPBACK_PROVIDERS, startTestIssuer, trustedIssuer, type TestIssuer } from './support/oidc-issuer.js';
 
 const CLIENTS = [{ clientId: 'reader', clientSecret: 'reader-secret', groups: ['readers'] }];
 
@@ -27,7 +27,7 @@ beforeAll(async () => {
   await createGroup(h, { name: 'People', sourceId: 'people', capabilities: [capability('userProfilesAcl', ['READ'])] }, 'ext');
   await createGroup(h, { name: 'Others', sourceId: 'others', capabilities: [capability('eventsAcl', ['READ'])] }, 'ext');
   const configured = await h.post('/api/v1/projects/ext/update', {
-    update: { oidcConfiguration: { set: { issuer: idp.issuer, audience: idp.audience, accessClaims: [{ claimName: 'groups' }], scopeClaims: [], logClaims: [] } } },
+    update: { oidcConfiguration: { set: trustedIssuer(idp) } },
   });
   expect(configured.status).toBe(200);
 });

@@ -8,7 +8,7 @@
  */
 import type { CogniteClient } from '@cognite/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOOPBACK_PROVIDERS, startTestIssuer, type TestIssuer } from '../support/oidc-issuer.js';
+import { LOOPBACK_PROVIDERS, startTestIssuer, trustedIssuer, type TestIssuer } from '../support/oidc-issuer.js';
 import { clientFailure, sdkClient, startSdkHarness, type SdkHarness } from '../support/sdk.js';
 
 const CLIENTS = [{ clientId: 'sdk-member', clientSecret: 'sdk-member-secret', groups: ['sdk-members'] }];
@@ -90,7 +90,7 @@ describe('user profiles', () => {
     });
     // The project then accepts the tokens of its own provider (the test issuer) only.
     await h.client.post('/api/v1/projects/other/update', {
-      data: { update: { oidcConfiguration: { set: { issuer: idp.issuer, audience: idp.audience, accessClaims: [{ claimName: 'groups' }], scopeClaims: [], logClaims: [] } } } },
+      data: { update: { oidcConfiguration: { set: trustedIssuer(idp) } } },
     });
     const person = async (claims: Record<string, unknown>) => sdkClient(h.baseUrl, 'other', await idp.sign({ ...claims, groups: ['people'] }));
     const jane = await person({ sub: 'sdk-jane', name: 'Jane Doe', given_name: 'Jane', family_name: 'Doe', email: 'jane@example.com' });
