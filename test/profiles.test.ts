@@ -2,7 +2,7 @@
  * Login sessions are pruned where tokens are issued: a week after they expired they are gone from the
  * listing, revoked ones are kept, and a principal keeps the time it first got a token. Last here, since the
  * clock then moves on by days. User profiles: recorded from the tokens of people (a token with a person's claims) where tokens are
- * authenticated, once and again only when the claims change; listed by name with a cursor, found by user
+ * authenticated, in projects that collect them, once and again only when the claims change; listed by name with a cursor, found by user
  * identifier (unknown ones named), searched by name prefix, the caller's own (404 for a client). Deprecated
  * from 2025-02-15: a Deprecation header from that version on, and served on both sides of the date.
  */
@@ -21,15 +21,18 @@ let clock: ManualClock;
 
 beforeAll(async () => {
   clock = manualClock();
-  h = await startHarness({ jwksRefreshIntervalMs: 0 }, { ...LOOPBACK_PROVIDERS, STRATA_CLIENTS: JSON.stringify(CLIENTS), STRATA_PROJECTS: 'dev,ext' }, { now: clock.now, clock });
+  h = await startHarness({ jwksRefreshIntervalMs: 0 }, { ...LOOPBACK_PROVIDERS, STRATA_CLIENTS: JSON.stringify(CLIENTS), STRATA_PROJECTS: 'dev,ext,off' }, { now: clock.now, clock });
   idp = await startTestIssuer();
   await createGroup(h, { name: 'Readers', sourceId: 'readers', capabilities: [capability('userProfilesAcl', ['READ'])] });
   await createGroup(h, { name: 'People', sourceId: 'people', capabilities: [capability('userProfilesAcl', ['READ'])] }, 'ext');
   await createGroup(h, { name: 'Others', sourceId: 'others', capabilities: [capability('eventsAcl', ['READ'])] }, 'ext');
+  await createGroup(h, { name: 'Admins', sourceId: 'admins', capabilities: [capability('userProfilesAcl', ['READ']), capability('projectsAcl', ['UPDATE'])] }, 'off');
   const configured = await h.post('/api/v1/projects/ext/update', {
-    update: { oidcConfiguration: { set: trustedIssuer(idp) } },
+    update: { oidcConfiguration: { set: trustedIssuer(idp) }, userProfilesConfiguration: { set: { enabled: true } } },
   });
   expect(configured.status).toBe(200);
+  // Project off trusts the same provider and does not collect profiles until told to.
+  expect((await h.post('/api/v1/projects/off/update', { update: { oidcConfiguration: { set: trustedIssuer(idp) } } })).status).toBe(200);
 });
 afterAll(async () => {
   await h.close();
@@ -39,10 +42,12 @@ afterAll(async () => {
 const JANE = { sub: 'u-jane', name: 'Jane Doe', given_name: 'Jane', family_name: 'Doe', email: 'jane.doe@example.com', job_title: 'Engineer', groups: ['people'] };
 let tokens = 0;
 /** A request to project ext with a fresh token of these claims (a token seen before would be served from the cache). */
-const ext = async (method: string, path: string, claims: Record<string, unknown>, body?: unknown, headers: Record<string, string> = {}) => {
+const inProject = async (project: string, method: string, path: string, claims: Record<string, unknown>, body?: unknown, headers: Record<string, string> = {}) => {
   clock.catchUp();
-  return h.request(method, `/api/v1/projects/ext${path}`, body, { ...bearer(await idp.sign({ ...claims, jti: String(++tokens) })), ...headers });
+  return h.request(method, `/api/v1/projects/${project}${path}`, body, { ...bearer(await idp.sign({ ...claims, jti: String(++tokens) })), ...headers });
 };
+const ext = (method: string, path: string, claims: Record<string, unknown>, body?: unknown, headers: Record<string, string> = {}) =>
+  inProject('ext', method, path, claims, body, headers);
 
 describe('user profiles', () => {
   it('records a person on first use, and again only when their claims change', async () => {
@@ -74,13 +79,26 @@ describe('user profiles', () => {
   it('keeps no profile for applications: a client-credentials token, or one marked as an app', async () => {
     const app = await ext('GET', '/profiles/me', { sub: 'svc-1', groups: ['people'] });
     expect(errorMessage(app, 404)).toBe(
-      'The principal "svc-1" has no user profile: profiles are kept for people, whose tokens carry a name or an email, not for applications (client credentials)',
+      'The principal "svc-1" has no user profile in project "ext": profiles are collected when the project\'s userProfilesConfiguration is enabled, ' +
+        'for people, whose tokens carry a name or an email, not for applications (client credentials)',
     );
     expect(errorMessage(await ext('GET', '/profiles/me', { sub: 'svc-2', name: 'Pipeline', idtyp: 'app', groups: ['people'] }), 404)).toMatch(/"svc-2" has no user profile/);
     const reader = await clientToken(h, 'reader', 'reader-secret');
     expect(errorMessage(await h.request('GET', '/profiles/me', undefined, bearer(reader)), 404)).toMatch(/"reader" has no user profile/);
     const all = await ext('GET', '/profiles?identityType=ALL', JANE);
     expect(all.body.items.map((p: { userIdentifier: string }) => p.userIdentifier)).not.toContain('svc-2');
+  });
+
+  it('collects profiles only in a project whose userProfilesConfiguration is enabled', async () => {
+    const admin = { sub: 'u-admin', name: 'Ada Admin', groups: ['admins'] };
+    expect(errorMessage(await inProject('off', 'GET', '/profiles/me', admin), 404)).toMatch(/"u-admin" has no user profile in project "off"/);
+    expect((await inProject('off', 'GET', '/profiles', admin)).body.items).toEqual([]);
+    const enabled = await inProject('off', 'POST', '/update', admin, { update: { userProfilesConfiguration: { set: { enabled: true } } } });
+    expect(enabled.status, JSON.stringify(enabled.body)).toBe(200);
+    expect(enabled.body.userProfilesConfiguration).toEqual({ enabled: true });
+    expect((await inProject('off', 'GET', '/profiles/me', admin)).body).toMatchObject({ userIdentifier: 'u-admin', displayName: 'Ada Admin' });
+    await inProject('off', 'POST', '/update', admin, { update: { userProfilesConfiguration: { set: { enabled: false } } } });
+    expect((await inProject('off', 'GET', '/profiles/me', { ...admin, name: 'Ada Renamed' })).body.displayName).toBe('Ada Admin');
   });
 
   it('lists by name with a cursor, retrieves by identifier, and searches by name prefix', async () => {

@@ -2,8 +2,9 @@
  * User profiles: the people who called a project. A token stands for a person when its identity provider
  * put a person's claims in it (`name`, `given_name`, `family_name` or `email`) and did not mark it as an
  * application's (`idtyp: app`, as Microsoft Entra ID does); the built-in provider issues tokens to clients
- * only, so its tokens never make a profile. A profile is written where tokens are authenticated, when a
- * person is first seen in a project and when their claims change; otherwise nothing is written.
+ * only, so its tokens never make a profile. A profile is written where tokens are authenticated (runtime.ts),
+ * in a project whose userProfilesConfiguration is enabled, when a person is first seen there and when their
+ * claims change; otherwise nothing is written.
  */
 import { sql } from '../storage/sql.js';
 import type { Queryable } from '../storage/store.js';
@@ -24,6 +25,7 @@ type ProfileFields = Omit<UserProfile, 'userIdentifier' | 'identityType' | 'last
 
 const PERSON_CLAIMS = ['name', 'given_name', 'family_name', 'email'];
 
+/** A claim's text, kept to 1024 characters: the provider is trusted, its claims need not be bounded. */
 function text(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value.slice(0, 1024) : undefined;
 }

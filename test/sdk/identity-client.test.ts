@@ -90,7 +90,7 @@ describe('user profiles', () => {
     });
     // The project then accepts the tokens of its own provider (the test issuer) only.
     await h.client.post('/api/v1/projects/other/update', {
-      data: { update: { oidcConfiguration: { set: trustedIssuer(idp) } } },
+      data: { update: { oidcConfiguration: { set: trustedIssuer(idp) }, userProfilesConfiguration: { set: { enabled: true } } } },
     });
     const person = async (claims: Record<string, unknown>) => sdkClient(h.baseUrl, 'other', await idp.sign({ ...claims, groups: ['people'] }));
     const jane = await person({ sub: 'sdk-jane', name: 'Jane Doe', given_name: 'Jane', family_name: 'Doe', email: 'jane@example.com' });

@@ -64,7 +64,8 @@ export const profileRoutes: ApiRoute[] = [
       const row = await services.db.get<ProfileRow>(sql`SELECT * FROM user_profiles WHERE project_id = ${project.id} AND user_identifier = ${principal.subject}`);
       if (!row) {
         throw notFound(
-          `The principal "${principal.subject}" has no user profile: profiles are kept for people, whose tokens carry a name or an email, not for applications (client credentials)`,
+          `The principal "${principal.subject}" has no user profile in project "${project.name}": profiles are collected when the project's ` +
+            'userProfilesConfiguration is enabled, for people, whose tokens carry a name or an email, not for applications (client credentials)',
         );
       }
       return profileView(row);
