@@ -1,10 +1,11 @@
 /**
- * Login sessions are pruned where tokens are issued: a week after they expired they are gone from the
- * listing, revoked ones are kept, and a principal keeps the time it first got a token. Last here, since the
- * clock then moves on by days. User profiles: recorded from the tokens of people (a token with a person's claims) where tokens are
- * authenticated, in projects that collect them, once and again only when the claims change; listed by name with a cursor, found by user
- * identifier (unknown ones named), searched by name prefix, the caller's own (404 for a client). Deprecated
- * from 2025-02-15: a Deprecation header from that version on, and served on both sides of the date.
+ * User profiles: recorded from people's tokens (a token with a person's claims) where tokens are
+ * authenticated, in projects that collect them, once and again only when the claims change; listed by name
+ * with a cursor, found by user identifier (unknown ones named), searched by name prefix, the caller's own
+ * (404 for an application). Deprecated from 2025-02-15: a Deprecation header from that version on, served on
+ * both sides of the date. Login sessions are pruned where tokens are issued: a week after they expired they
+ * are gone from the listing, revoked ones are kept, and a principal keeps the time it first got a token (last
+ * here, since the clock then moves on by days).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, capability, clientToken, createGroup } from './support/auth.js';
