@@ -22,6 +22,7 @@ import { projectsArea } from './resources/projects/area.js';
 import { seismicArea } from './resources/seismic/area.js';
 import { identityArea } from './resources/identity/area.js';
 import { securityCategoriesArea } from './resources/securitycategories/area.js';
+import { profilesArea } from './resources/profiles/area.js';
 import { sequencesArea } from './resources/sequences/area.js';
 import { sessionsArea } from './resources/sessions/area.js';
 import { simulatorsArea } from './resources/simulators/area.js';
@@ -36,7 +37,7 @@ import { unitsArea } from './resources/units/area.js';
 import { workflowsArea } from './resources/workflows/area.js';
 import { writebackArea } from './resources/writeback/area.js';
 
-export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea, workflowsArea, transformationsArea, writebackArea, gatewayArea, simulatorsArea, entityMatchingArea, seismicArea, signalsArea, securityCategoriesArea, identityArea, threedArea, consoleArea];
+export const AREAS: readonly Area[] = [eventsArea, dataSetsArea, timeSeriesArea, assetsArea, projectsArea, groupsArea, sessionsArea, datapointsArea, subscriptionsArea, syntheticArea, unitsArea, modelsArea, dataProductsArea, filesArea, sequencesArea, extpipesArea, streamsArea, functionsArea, agentsArea, workflowsArea, transformationsArea, writebackArea, gatewayArea, simulatorsArea, entityMatchingArea, seismicArea, signalsArea, securityCategoriesArea, identityArea, profilesArea, threedArea, consoleArea];
 
 /** The areas' configuration sections, for `loadConfig` and `strata help`. */
 export const CONFIG_SECTIONS: readonly ConfigSection<unknown>[] = AREAS.flatMap((a) => (a.config ? [a.config] : []));

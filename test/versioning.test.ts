@@ -45,8 +45,10 @@ describe('the version header', () => {
   it('answers with the release whose behaviour served the request, channel included', async () => {
     const cases: Array<[string, string]> = [
       ['20230101', '20230101'],
-      ['20250312', '20241011'],
-      ['20250925', '20241011'],
+      ['20250214', '20241011'],
+      ['20250215', '20250215'],
+      ['20250312', '20250215'],
+      ['20250925', '20250215'],
       ['20250926', '20250926'],
       ['20260324', '20250926'],
       ['20260325', '20260325'],
@@ -167,7 +169,7 @@ describe('channels', () => {
 describe('dated behaviour', () => {
   it('switches on its date: the string data point limit', async () => {
     const at = async (v?: string) => (await h.request('GET', '/test/string-limit', undefined, v ? { 'svc-version': v } : {})).body;
-    expect(await at('20250925')).toEqual({ version: '20241011', limit: { max: 255, unit: 'characters' } });
+    expect(await at('20250925')).toEqual({ version: '20250215', limit: { max: 255, unit: 'characters' } });
     expect(await at('20250926')).toEqual({ version: '20250926', limit: { max: 1023, unit: 'utf8Bytes' } });
     expect(await at('20250926-beta')).toEqual({ version: '20250926-beta', limit: { max: 1023, unit: 'utf8Bytes' } });
     expect(await at()).toEqual({ version: LATEST_STABLE.name, limit: { max: 1023, unit: 'utf8Bytes' } });

@@ -31,10 +31,26 @@ interface Row {
   deactivated_time: number | null;
 }
 
+/** How long a login session that expired is still listed (and kept). */
+export const EXPIRED_LOGIN_SESSION_KEPT_MS = 7 * 24 * 3600_000;
+/** The most expired login sessions one new token deletes: a few at a time, so that no issue waits long. */
+const PRUNE_BATCH = 100;
+
+/**
+ * Opens the login session of a new token, and deletes the principal's login sessions that expired a week
+ * ago or more: the table grows with issued tokens only, so pruning where they are issued keeps it bounded.
+ * A revoked login session is kept: the sessions created with its token (which may outlive it) stay refused
+ * because it is there.
+ */
 export async function openLoginSession(db: Queryable, principal: string, createdTime: number, expirationTime: number): Promise<number> {
-  const [id] = await allocateIds(db, 'login_sessions', 1);
-  await db.run(sql`INSERT INTO login_sessions (id, principal, status, created_time, expiration_time) VALUES (${id}, ${principal}, 'ACTIVE', ${createdTime}, ${expirationTime})`);
-  return id;
+  return db.transaction(async (tx) => {
+    const [id] = await allocateIds(tx, 'login_sessions', 1);
+    await tx.run(sql`INSERT INTO login_sessions (id, principal, status, created_time, expiration_time) VALUES (${id}, ${principal}, 'ACTIVE', ${createdTime}, ${expirationTime})`);
+    await tx.run(sql`INSERT INTO principal_first_logins (principal, created_time) VALUES (${principal}, ${createdTime}) ON CONFLICT (principal) DO NOTHING`);
+    await tx.run(sql`DELETE FROM login_sessions WHERE id IN (SELECT id FROM login_sessions WHERE principal = ${principal} AND status <> 'REVOKED'
+      AND expiration_time < ${createdTime - EXPIRED_LOGIN_SESSION_KEPT_MS} LIMIT ${PRUNE_BATCH})`);
+    return id;
+  });
 }
 
 /** Whether the login session a token names was revoked (a token naming none, or an unknown one, was not). */
@@ -69,9 +85,13 @@ export async function loginSessionsByIds(db: Queryable, principal: string, ids: 
   return (await db.all<Row>(sql`SELECT * FROM login_sessions WHERE principal = ${principal} AND id IN (${ids})`)).map((r) => view(r, now));
 }
 
-/** When each principal first logged in (the time Strata first issued it a token). */
+/**
+ * When each principal first logged in (the time Strata first issued it a token): kept apart from the login
+ * sessions, which are pruned; a store written before that was kept has it in its oldest login session.
+ */
 export async function firstLogins(db: Queryable): Promise<Map<string, number>> {
-  const rows = await db.all<{ principal: string; t: number }>(sql`SELECT principal, MIN(created_time) AS t FROM login_sessions GROUP BY principal`);
+  const rows = await db.all<{ principal: string; t: number }>(sql`SELECT principal, MIN(t) AS t FROM
+    (SELECT principal, created_time AS t FROM principal_first_logins UNION ALL SELECT principal, created_time AS t FROM login_sessions) AS logins GROUP BY principal`);
   return new Map(rows.map((r) => [r.principal, Number(r.t)]));
 }
 

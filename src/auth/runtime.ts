@@ -19,6 +19,7 @@ import { builtInConfiguration, resolveConfiguration, type OidcConfiguration, typ
 import type { Claims, Grant, Principal } from './principal.js';
 import { effectiveStatus, sessionById } from './session-store.js';
 import { LOGIN_SESSION_CLAIM, loginSessionRevoked } from './login-sessions.js';
+import { createProfileRecorder } from './user-profiles.js';
 import { bearerToken, TOKEN_NOT_ACCEPTED, unverifiedClaims, verifyToken, type VerificationTarget } from './verify.js';
 
 export interface AuthRuntimeOptions {
@@ -38,6 +39,8 @@ export interface ProjectProvider {
   builtIn: boolean;
   target: VerificationTarget;
   accessClaims: string[];
+  /** Whether the project collects user profiles (its `userProfilesConfiguration`). */
+  collectsProfiles: boolean;
 }
 
 export interface TokenInspection {
@@ -120,6 +123,7 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
   const providers = new Map<number, { version: number; provider: ProjectProvider }>();
   const groups = new Map<number, { version: number; groups: ResolvedGroup[] }>();
   const keySets = new Map<string, RemoteKeySet>();
+  const recordProfile = createProfileRecorder(db, now);
 
   const localKeys = createLocalJWKSet(idp.jwks);
   const builtInKeys: KeyLookup = async (header, token) => {
@@ -142,7 +146,8 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
   async function provider(project: ProjectAuthRow): Promise<ProjectProvider> {
     const cached = providers.get(project.id);
     if (cached && cached.version === project.authVersion) return cached.provider;
-    const stored = (await readProjectConfig(db, project.id)).oidc as OidcConfiguration | undefined;
+    const projectConfig = await readProjectConfig(db, project.id);
+    const stored = projectConfig.oidc as OidcConfiguration | undefined;
     const config = stored ?? builtInConfiguration(idp);
     const builtIn = config.issuer === idp.issuer;
     const p: ProjectProvider = {
@@ -155,6 +160,7 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
         keysUrl: builtIn ? builtInKeysUrl : config.jwksUrl,
       },
       accessClaims: config.accessClaims.map((c) => c.claimName),
+      collectsProfiles: (projectConfig.userProfiles as { enabled?: boolean } | undefined)?.enabled === true,
     };
     providers.set(project.id, { version: project.authVersion, provider: p });
     return p;
@@ -242,6 +248,7 @@ export function createAuthRuntime(opts: AuthRuntimeOptions): AuthRuntime {
   async function authenticate(authorization: string | undefined, project: ProjectAuthRow): Promise<Principal> {
     const token = bearerToken(authorization);
     const principal = await principalForToken(token, project);
+    if ((await provider(project)).collectsProfiles) await recordProfile(project.id, principal.claims);
     const entry: CachedPrincipal = { version: project.authVersion, principal, until: principal.expiresAt ?? 0 };
     const byProject = principals.get(authorization!);
     if (byProject) byProject.set(project.id, entry);

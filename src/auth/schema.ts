@@ -59,4 +59,30 @@ export const authTables: readonly TableDef[] = [
     },
     indexes: [{ name: 'login_sessions_principal', columns: ['principal', 'id'] }],
   },
+  {
+    // When each principal first got a token (the principals' createdTime); login sessions are pruned.
+    name: 'principal_first_logins',
+    columns: {
+      principal: { type: 'text', notNull: true },
+      created_time: { type: 'integer', notNull: true },
+    },
+    primaryKey: ['principal'],
+  },
+  {
+    // The people who called a project (user-profiles.ts), written when first seen and when their claims change.
+    name: 'user_profiles',
+    columns: {
+      project_id: { type: 'integer', notNull: true, references: 'projects' },
+      user_identifier: { type: 'text', notNull: true },
+      given_name: { type: 'text' },
+      surname: { type: 'text' },
+      email: { type: 'text' },
+      display_name: { type: 'text' },
+      job_title: { type: 'text' },
+      sort_name: { type: 'text', notNull: true },
+      last_updated_time: { type: 'integer', notNull: true },
+    },
+    primaryKey: ['project_id', 'user_identifier'],
+    indexes: [{ name: 'user_profiles_name', columns: ['project_id', 'sort_name', 'user_identifier'] }],
+  },
 ];

@@ -25,6 +25,13 @@ export const DATED_CHANGES = [
     after: 'members',
   },
   {
+    date: '20250215',
+    key: 'userProfilesApi',
+    change: 'User profiles (/profiles): served as they are before; from this date deprecated in favour of the principals operations, each answer with a Deprecation header',
+    before: 'current',
+    after: 'deprecated',
+  },
+  {
     date: '20250926',
     key: 'stringDatapointMaxLength',
     change: 'Longest string data point: 255 characters before, 1023 bytes of UTF-8 from this date',

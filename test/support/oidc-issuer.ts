@@ -142,3 +142,8 @@ export async function startTestIssuer(audience = 'https://strata.test/api'): Pro
   await api.rotate('RS256');
   return api;
 }
+
+/** The `oidcConfiguration` that makes a project trust the issuer's tokens, its `groups` claim naming their groups. */
+export function trustedIssuer(issuer: TestIssuer): Record<string, unknown> {
+  return { issuer: issuer.issuer, audience: issuer.audience, accessClaims: [{ claimName: 'groups' }], scopeClaims: [], logClaims: [] };
+}
