@@ -17,6 +17,7 @@ const once = [
   'test/storage/file-memory-file.test.ts',
   'test/storage/file-memory-s3.test.ts',
   'test/console/e2e.test.ts',
+  'test/console/e2e-external.test.ts',
 ];
 
 // The suite runs on SQLite, and again on PostgreSQL where its server programs are installed (each harness then

@@ -1,8 +1,10 @@
 /**
  * A small but real OpenID Connect issuer for tests, on a loopback port: a discovery document, a JWKS that
- * can rotate, a client-credentials token endpoint, and signing of arbitrary tokens with RS256, ES256 or
+ * can rotate, a token endpoint for client credentials and for the authorization code grant with PKCE (its
+ * authorization endpoint signs a known client in at once), and signing of arbitrary tokens with RS256, ES256 or
  * PS256 keys. It counts JWKS fetches so tests can check how often Strata asks.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, exportJWK, generateKeyPair, type JWK } from 'jose';
@@ -69,14 +71,38 @@ export async function startTestIssuer(audience = 'https://strata.test/api'): Pro
     return { kid, alg, privateKey, publicJwk };
   }
 
+  // Codes of the authorization code grant: what each was issued for.
+  const codes = new Map<string, { clientId: string; redirectUri: string; challenge: string }>();
+
   server = createServer((req, res) => {
+    // A browser app (the web console) reads the discovery document and calls the token endpoint from its origin.
     const send = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
+      res.writeHead(status, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
       res.end(JSON.stringify(body));
     };
     const url = req.url ?? '/';
     if (req.method === 'GET' && url === '/.well-known/openid-configuration') {
-      return send(200, { issuer: api.issuer, jwks_uri: api.jwksUrl, token_endpoint: api.tokenUrl, grant_types_supported: ['client_credentials'] });
+      return send(200, {
+        issuer: api.issuer,
+        jwks_uri: api.jwksUrl,
+        token_endpoint: api.tokenUrl,
+        authorization_endpoint: `${api.issuer}/authorize`,
+        grant_types_supported: ['client_credentials', 'authorization_code'],
+      });
+    }
+    // The authorization code grant with PKCE, signing in at once (no page): a known client is sent back with a code.
+    if (req.method === 'GET' && url.startsWith('/authorize?')) {
+      const q = new URL(url, api.issuer).searchParams;
+      const clientId = q.get('client_id') ?? '';
+      const redirectUri = q.get('redirect_uri') ?? '';
+      if (!state.clients.has(clientId) || q.get('response_type') !== 'code' || q.get('code_challenge_method') !== 'S256' || !redirectUri) return send(400, { error: 'invalid_request' });
+      const code = randomBytes(16).toString('hex');
+      codes.set(code, { clientId, redirectUri, challenge: q.get('code_challenge') ?? '' });
+      const back = new URL(redirectUri);
+      back.searchParams.set('code', code);
+      back.searchParams.set('state', q.get('state') ?? '');
+      res.writeHead(302, { location: back.toString() });
+      return res.end();
     }
     if (req.method === 'GET' && url === '/keys') {
       state.jwksFetches++;
@@ -88,6 +114,19 @@ export async function startTestIssuer(audience = 'https://strata.test/api'): Pro
       req.on('end', () => {
         const form = new URLSearchParams(raw);
         const client = state.clients.get(form.get('client_id') ?? '');
+        if (form.get('grant_type') === 'authorization_code') {
+          const issued = codes.get(form.get('code') ?? '');
+          codes.delete(form.get('code') ?? '');
+          const verifier = form.get('code_verifier') ?? '';
+          const proof = createHash('sha256').update(verifier).digest('base64url');
+          if (!issued || !client || issued.clientId !== form.get('client_id') || issued.redirectUri !== form.get('redirect_uri') || issued.challenge !== proof) {
+            return send(400, { error: 'invalid_grant', error_description: 'the code, its client, redirect URI or verifier do not match' });
+          }
+          void api
+            .sign({ sub: `user-of-${issued.clientId}`, name: 'Test User', groups: client.groups })
+            .then((token) => send(200, { access_token: token, token_type: 'Bearer', expires_in: 600 }));
+          return;
+        }
         if (form.get('grant_type') !== 'client_credentials') return send(400, { error: 'unsupported_grant_type' });
         if (!client || client.secret !== form.get('client_secret')) return send(401, { error: 'invalid_client', error_description: 'bad credentials' });
         void api
