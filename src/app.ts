@@ -310,7 +310,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           req.project = project;
           // An operation without a capability reads no project data (see ApiRoute.capability): nothing to scope.
           const grants = def.capability ? requireCapability(principal, def.capability, name) : [];
-          for (const also of def.alsoNeeds ?? []) requireCapability(principal, also, name);
+          if (!def.alsoNeedsWaived?.({ headers: req.headers, params: req.params, principal, project, services })) {
+            for (const also of def.alsoNeeds ?? []) requireCapability(principal, also, name);
+          }
           req.grants = grants;
           req.services = {
             ...services,
@@ -351,6 +353,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
               get signal() {
                 return (signal ??= clientGone(req, reply));
               },
+              setHeader: (header, value) => void reply.header(header, value),
             });
             reply.code(def.status ?? 200);
             return sendResult(reply, result);

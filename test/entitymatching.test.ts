@@ -10,7 +10,7 @@ import { jobsDone } from './support/jobs.js';
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({}, { STRATA_CLIENTS: namedClients('em-reader', 'em-writer', 'em-results') });
+  h = await startHarness({}, { STRATA_CLIENTS: namedClients('em-reader', 'em-writer', 'em-results', 'em-token-writer', 'em-token-other') });
 });
 afterAll(() => h.close());
 
@@ -285,5 +285,26 @@ describe('capabilities', () => {
     expect(errorMessage(await h.request('GET', `/context/entitymatching/jobs/${job}`, undefined, writer), 403)).toMatch(/assetsAcl:READ/);
     expect((await h.request('GET', `/context/entitymatching/jobs/${job}`, undefined, results)).body.status).toBe('Completed');
     await jobsDone(h);
+  });
+
+  it('answers a prediction with an X-Job-Token, with which its starter reads the results without assetsAcl:READ', async () => {
+    const model = await fitted({ externalId: 'em-token', sources: series, targets: assets });
+    const writer = bearer(await namedClientToken(h, 'em-token-writer', [capability('entityMatchingAcl', ['WRITE'])]));
+    const other = bearer(await namedClientToken(h, 'em-token-other', [capability('entityMatchingAcl', ['WRITE'])]));
+    const started = await h.request('POST', '/context/entitymatching/predict', { id: model.id }, writer);
+    expect(started.status).toBe(200);
+    const token = started.headers['x-job-token'] as string;
+    expect(token).toMatch(/^[\w-]{20,}$/);
+    const second = await h.request('POST', '/context/entitymatching/predict', { id: model.id }, writer);
+    await jobsDone(h);
+    const read = (jobId: number, auth: Record<string, string>, jobToken?: string) =>
+      h.request('GET', `/context/entitymatching/jobs/${jobId}`, undefined, { ...auth, ...(jobToken ? { 'x-job-token': jobToken } : {}) });
+    expect((await read(started.body.jobId, writer, token)).body.status).toBe('Completed');
+    expect(errorMessage(await read(started.body.jobId, writer), 403)).toMatch(/assetsAcl:READ/);
+    // Bound to its job and to the principal that started it.
+    expect(errorMessage(await read(second.body.jobId, writer, token), 403)).toMatch(/assetsAcl:READ/);
+    expect(errorMessage(await read(started.body.jobId, other, token), 403)).toMatch(/assetsAcl:READ/);
+    expect(errorMessage(await read(started.body.jobId, writer, 'not-a-token'), 403)).toMatch(/assetsAcl:READ/);
+    expect((await read(second.body.jobId, writer, second.headers['x-job-token'] as string)).status).toBe(200);
   });
 });

@@ -23,7 +23,7 @@ export const CORS_REQUEST_HEADERS = [
 ];
 
 /** Response headers a client reads: the request id to report, the version served, when to retry. */
-export const CORS_EXPOSED_HEADERS = ['x-request-id', VERSION_HEADER, 'retry-after'];
+export const CORS_EXPOSED_HEADERS = ['x-request-id', VERSION_HEADER, 'retry-after', 'x-job-token'];
 
 /** How long a browser may keep a preflight's answer, in seconds. */
 const PREFLIGHT_MAX_AGE = 600;

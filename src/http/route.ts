@@ -30,6 +30,17 @@ export interface ApiContext<B, Q, P> {
   headers: IncomingHttpHeaders;
   /** Aborts when the client goes away before the answer is sent: a long wait ends early. */
   signal: AbortSignal;
+  /** Sets a header of the answer (`X-Job-Token`). */
+  setHeader(name: string, value: string): void;
+}
+
+/** What a route's `alsoNeedsWaived` sees of a request, after its token and `capability` were checked. */
+export interface WaiverContext {
+  headers: IncomingHttpHeaders;
+  params: unknown;
+  principal: Principal;
+  project: Project;
+  services: Services;
 }
 
 /** Release channel of an operation; beta and alpha operations need the channel's suffix on the version header. */
@@ -70,6 +81,11 @@ export interface ApiRoute<BS extends TSchema = TSchema, QS extends TSchema = TSc
    * written and read through containers: `dataModelsAcl:READ`). The request's scope is `capability`'s.
    */
   alsoNeeds?: readonly Capability[];
+  /**
+   * When it holds for a request, `alsoNeeds` are not asked of it: a job's results read with the job token
+   * that the request starting the job answered with.
+   */
+  alsoNeedsWaived?: (ctx: WaiverContext) => boolean;
   body?: BS;
   query?: QS;
   params?: PS;

@@ -2,7 +2,7 @@
 import { route, type ApiRoute } from '../../http/route.js';
 import { deleteItems, getItemJson, listItemsJson, updateItems } from '../crud.js';
 import { CreateModelBody, JobParams, ListModelsBody, ListModelsQuery, ModelIdsBody, ModelParams, PredictBody, RefitBody, UpdateModelsBody } from './schema.js';
-import { createModel, modelFilter, modelSpec, predictionResult, refitModel, retrieveModels, startPrediction, withoutNulls } from './service.js';
+import { createModel, jobToken, modelFilter, modelSpec, predictionResult, refitModel, retrieveModels, startPrediction, validJobToken, withoutNulls } from './service.js';
 import type { ResourceSpec } from '../crud.js';
 
 const spec = modelSpec as ResourceSpec<unknown>;
@@ -71,13 +71,19 @@ export const entityMatchingRoutes: ApiRoute[] = [
     path: '/context/entitymatching/predict',
     capability: can('WRITE'),
     body: PredictBody,
-    handler: ({ services, project, body }) => startPrediction(services, project.id, body),
+    handler: async ({ services, project, principal, body, setHeader }) => {
+      const started = await startPrediction(services, project.id, body);
+      setHeader('X-Job-Token', jobToken(services, project.id, started.jobId as number, principal.subject));
+      return started;
+    },
   }),
   route({
     method: 'GET',
     path: '/context/entitymatching/jobs/:jobId',
     capability: can('WRITE'),
     alsoNeeds: [{ acl: 'assetsAcl', action: 'READ' }],
+    alsoNeedsWaived: ({ headers, params, principal, project, services }) =>
+      validJobToken(services, project.id, Number((params as { jobId: string }).jobId), principal.subject, headers['x-job-token']),
     params: JobParams,
     handler: ({ services, project, params }) => predictionResult(services, project.id, params.jobId),
   }),

@@ -264,6 +264,25 @@ export async function startPrediction(services: Services, projectId: number, giv
   return jobView(job!);
 }
 
+/** What a job token is bound to: one prediction job of the project, for the principal that started it. */
+const jobTokenBinding = (projectId: number, jobId: number, subject: string) => ({ entityMatchingJob: [projectId, jobId, subject] });
+
+/** The token a prediction's start answers with (`X-Job-Token`): its results may then be read without assetsAcl:READ. */
+export function jobToken(services: Services, projectId: number, jobId: number, subject: string): string {
+  return services.cursors.encode({ jobId }, jobTokenBinding(projectId, jobId, subject));
+}
+
+/** Whether `token` is the job token of that job for that principal. */
+export function validJobToken(services: Services, projectId: number, jobId: number, subject: string, token: unknown): boolean {
+  if (typeof token !== 'string' || !Number.isSafeInteger(jobId)) return false;
+  try {
+    services.cursors.decode(token, jobTokenBinding(projectId, jobId, subject));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function predictionResult(services: Services, projectId: number, jobId: number): Promise<Record<string, unknown>> {
   const job = await needJobs(services).jobs.get(services.db, projectId, jobId);
   if (!job || job.kind !== PREDICT_JOB) throw missingItems([{ jobId }]);
