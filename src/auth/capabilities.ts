@@ -8,6 +8,7 @@ import { badRequest, formatPath } from '../http/errors.js';
 import { MAX_SAFE_ID } from '../http/common-schemas.js';
 import { SUPPORTED_SCOPES, actionKey, type AclRegistry } from './acls.js';
 import type { Grant, Scope } from './principal.js';
+import { isObject } from '../http/validation.js';
 
 type Path = Array<string | number>;
 
@@ -15,10 +16,6 @@ type Path = Array<string | number>;
 export type CapabilityObject = Record<string, unknown>;
 
 const MAX_SCOPE_IDS = 10_000;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function fail(path: Path, message: string): never {
   throw badRequest(`${formatPath(path)}: ${message}`);

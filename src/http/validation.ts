@@ -189,3 +189,8 @@ function toApiError(errors: ErrorObject[], httpPart: string): ApiError {
       return badRequest(`${location()}: ${error.message ?? 'is invalid'}`);
   }
 }
+
+/** A JSON object: not null, not an array. */
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -6,6 +6,7 @@
 import { ConfigError, integer, type ConfigSection } from '../../config.js';
 import type { Services } from '../../http/services.js';
 import { BUILT_IN_TEMPLATES, isoDurationMs, type StreamTemplate } from './templates.js';
+import { isObject } from '../../http/validation.js';
 
 export interface StreamsSettings {
   templates: Readonly<Record<string, StreamTemplate>>;
@@ -49,7 +50,6 @@ function templatesSetting(raw: string | undefined, where: string): Record<string
   } catch (err) {
     throw new ConfigError(`${where} is not valid JSON: ${(err as Error).message}`);
   }
-  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
   if (!isObject(parsed)) throw new ConfigError(`${where} must be a JSON object of templates by name, such as ${EXAMPLE}`);
   const out: Record<string, StreamTemplate> = {};
   for (const [name, t] of Object.entries(parsed)) {

@@ -10,6 +10,8 @@
  * A node's properties are its `extras`: an object value is a category of properties, any other value goes in
  * the category `extras`; values are given as strings.
  */
+import { isObject } from '../../http/validation.js';
+
 export class GltfError extends Error {}
 
 export interface TreeNode {
@@ -87,7 +89,6 @@ function union(a: { min: number[]; max: number[] } | null, b: { min: number[]; m
   return { min: a.min.map((v, i) => Math.min(v, b.min[i])), max: a.max.map((v, i) => Math.max(v, b.max[i])) };
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const text = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
 

@@ -23,6 +23,7 @@ import { dataSetCatalog } from '../datasets/model.js';
 import { openContent } from '../files/content.js';
 import { mappingModel, nodeModel, revisionModel, THREED_LIMITS, threedModel, type BoundingBox, type RevisionStatus } from './model.js';
 import type { FilterMappingsBody, FilterNodesBody, ListMappingsQuery, ListNodesQuery, MappingCreate, ModelCreate, NodesInBoxBody, RevisionCreate } from './schema.js';
+import { isObject } from '../../http/validation.js';
 
 export const PROCESS_KIND = 'threed.process';
 
@@ -155,7 +156,6 @@ export async function nodesOf(services: Services, projectId: number, modelId: nu
   return { ...nodeSpec, parentId: revision.id };
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The `properties` query parameter: a JSON object of categories of properties, each with one value. */
 function propertiesQuery(text: string): Record<string, Record<string, string[]>> {

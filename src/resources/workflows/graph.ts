@@ -5,10 +5,10 @@
  */
 import { Value } from '@sinclair/typebox/value';
 import { TaskDefinition, type TaskType } from './schema.js';
+import { isObject } from '../../http/validation.js';
 
 const REFERENCE = /^\$\{[^}]+\}$/;
 const isReference = (v: unknown) => typeof v === 'string' && REFERENCE.test(v);
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 type Check = (p: Record<string, unknown>, nested: boolean) => string | undefined;
