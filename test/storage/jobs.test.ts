@@ -17,7 +17,7 @@ import { JobFailure, Jobs, type Job, type JobContext, type JobState } from '../.
 import { migrate } from '../../src/storage/migrate.js';
 import { openStore } from '../../src/storage/open.js';
 import { ensureProjects } from '../../src/storage/projects.js';
-import { sql } from '../../src/storage/sql.js';
+import { sql, type Sql } from '../../src/storage/sql.js';
 import type { Store } from '../../src/storage/store.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { newPostgresDatabase, openTestStore, testEngine } from '../support/test-store.js';
@@ -229,6 +229,33 @@ describe('jobs', () => {
     const second = runner();
     second.jobs.register('handed', async (job) => `attempt ${job.attempts}`);
     expect(await second.until(id, 'succeeded')).toMatchObject({ attempts: 1, result: 'attempt 1' });
+  });
+
+  it('runs a job that falls due while the runner is looking for when work is next due', async () => {
+    // The clock moves on while the runner reads when the next job is due: that time has then passed, and the
+    // runner must still look again at it rather than wait for its next poll.
+    let moveOn: (() => void) | undefined;
+    const db = new Proxy(store, {
+      get(target, prop) {
+        if (prop === 'get') {
+          return async (query: Sql) => {
+            const row = await target.get(query);
+            if (query.text.includes('min(run_after)') && moveOn) [moveOn, moveOn = undefined][0]!();
+            return row;
+          };
+        }
+        const value = Reflect.get(target, prop, target) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const { jobs, until, clock } = runner(db);
+    jobs.register('soon', async () => 'ran');
+    await jobs.settled();
+    moveOn = () => clock.advance(1000);
+    const id = await store.transaction((tx) => jobs.start(tx, { projectId, kind: 'soon', runAfter: clock.now() + 1000 }));
+    const outcome = await Promise.race([until(id, 'succeeded'), new Promise<'not run'>((resolve) => setTimeout(resolve, 5000, 'not run'))]);
+    expect(moveOn).toBeUndefined();
+    expect(outcome).toMatchObject({ state: 'succeeded', result: 'ran' });
   });
 
   it('fires a schedule at its times in its time zone, across the start of daylight saving time', async () => {

@@ -275,13 +275,16 @@ export class Jobs {
     let next: number;
     do {
       this.again = false;
+      // Work due by the time the look began is claimed now; anything due later (even if that time has passed
+      // by the end of the look, as the clock moves meanwhile) sets the next look.
+      const began = this.clock.now();
       try {
         await this.fireSchedules();
         await this.endOverdue();
-        await this.claimDue();
+        await this.claimDue(began);
         await this.pruneEnded();
         await this.checkRunning();
-        next = Math.min(await this.nextDue(), this.clock.now() + this.pollMs);
+        next = Math.min(await this.nextDue(began), this.clock.now() + this.pollMs);
       } catch {
         // The database is away for now (StoreUnavailable): look again at the next poll.
         next = this.clock.now() + this.pollMs;
@@ -319,17 +322,16 @@ export class Jobs {
     }
   }
 
-  private async claimDue(): Promise<void> {
+  private async claimDue(now: number): Promise<void> {
     const free = [...this.kinds].filter(([, k]) => k.running < k.options.concurrency).map(([name]) => name);
     if (free.length === 0) return;
-    const now = this.clock.now();
     const candidates = await this.db.all<JobRow>(sql`SELECT ${COLUMNS} FROM jobs WHERE kind IN (${free})
       AND ((state = 'queued' AND run_after <= ${now}) OR (state = 'running' AND lease_until <= ${now}))
       AND (deadline IS NULL OR deadline > ${now}) ORDER BY run_after, id LIMIT ${BATCH}`);
     for (const row of candidates) {
       const kind = this.kinds.get(row.kind)!;
       if (kind.running >= kind.options.concurrency || this.closed) continue;
-      const job = await this.claim(toJob(row), kind, now);
+      const job = await this.claim(toJob(row), kind, this.clock.now());
       if (job) this.run(job, kind);
     }
   }
@@ -480,16 +482,15 @@ export class Jobs {
     await this.finish(job, sql`state = 'queued', attempts = attempts - 1, run_after = ${this.clock.now()}`);
   }
 
-  /** When there may next be work: a queued job's time, a lease's end, a deadline, a schedule's time. */
-  private async nextDue(): Promise<number> {
+  /** When there may next be work after `since`: a queued job's time, a lease's end, a deadline, a schedule's time. */
+  private async nextDue(since: number): Promise<number> {
     const kinds = [...this.kinds.keys()];
     const row = await this.db.get<{ queued: number | null; lease: number | null; deadline: number | null }>(sql`SELECT
       (SELECT min(run_after) FROM jobs WHERE state = 'queued' AND kind IN (${kinds})) AS queued,
       (SELECT min(lease_until) FROM jobs WHERE state = 'running' AND kind IN (${kinds})) AS lease,
       (SELECT min(deadline) FROM jobs WHERE state IN ('queued', 'running') AND deadline IS NOT NULL) AS deadline`);
     // Work already due waits for a free slot, and a slot that frees looks again (run's end wakes the runner).
-    const now = this.clock.now();
-    const times = [row?.queued, row?.lease, row?.deadline, await nextScheduleTime(this.db)].filter((t): t is number => typeof t === 'number' && t > now);
+    const times = [row?.queued, row?.lease, row?.deadline, await nextScheduleTime(this.db)].filter((t): t is number => typeof t === 'number' && t > since);
     return times.length ? Math.min(...times) : Infinity;
   }
 }
