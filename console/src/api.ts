@@ -2,7 +2,7 @@
  * Every call of the console goes through here: the public API, with the signed-in user's token as its one
  * credential (no cookies), so the console can do no more than the user can with curl.
  */
-import { currentSession } from './auth';
+import { currentSession, sessionEnded } from './auth';
 
 export class ApiFailure extends Error {
   constructor(
@@ -15,7 +15,10 @@ export class ApiFailure extends Error {
 
 export async function call<T = any>(path: string, body?: unknown, method?: string): Promise<T> {
   const session = currentSession();
-  if (!session) throw new ApiFailure(401, 'Not signed in');
+  if (!session) {
+    sessionEnded('Your sign-in has expired: sign in again to go on.');
+    throw new ApiFailure(401, 'Not signed in');
+  }
   const res = await fetch(path, {
     method: method ?? (body === undefined ? 'GET' : 'POST'),
     credentials: 'omit',
@@ -24,7 +27,10 @@ export async function call<T = any>(path: string, body?: unknown, method?: strin
   });
   const text = await res.text();
   const parsed = text ? JSON.parse(text) : undefined;
-  if (!res.ok) throw new ApiFailure(res.status, `${res.status}: ${parsed?.error?.message ?? res.statusText}`);
+  const message = `${res.status}: ${parsed?.error?.message ?? res.statusText}`;
+  // 401: the token expired or was revoked since sign-in (a 403 is a refusal of this operation only).
+  if (res.status === 401) sessionEnded(`The API no longer accepts your sign-in (${message}): sign in again to go on.`);
+  if (!res.ok) throw new ApiFailure(res.status, message);
   return parsed as T;
 }
 

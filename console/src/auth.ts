@@ -41,6 +41,15 @@ export function signOut(): void {
   sessionStorage.removeItem(SESSION_KEY);
 }
 
+/** The event the shell listens for to show the sign-in page again; its detail says why. */
+export const SIGNED_OUT = 'strata-console:signed-out';
+
+/** Ends the session that expired or that the API no longer accepts, and sends the user back to sign in. */
+export function sessionEnded(reason: string): void {
+  signOut();
+  window.dispatchEvent(new CustomEvent<string>(SIGNED_OUT, { detail: reason }));
+}
+
 function base64url(bytes: Uint8Array): string {
   return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }

@@ -1,7 +1,7 @@
 /** The console's shell: sign-in, the project picker and a hash router over the views. */
 import './style.css';
 import { call } from './api';
-import { completeSignIn, currentSession, savedProvider, signIn, signOut } from './auth';
+import { completeSignIn, currentSession, savedProvider, sessionEnded, signIn, signOut, SIGNED_OUT } from './auth';
 import { errorBox, h, replace } from './dom';
 import { nodeView } from './graph';
 import { plotView } from './plot';
@@ -101,14 +101,24 @@ function route(parts: string[]): [string | undefined, string | undefined, HTMLEl
   return [project, section === 'plot' ? 'timeseries' : section === 'node' ? 'instances' : section, view()];
 }
 
+/** The session's end, when the sign-in page comes back by itself. */
+let expiry: ReturnType<typeof setTimeout> | undefined;
+
 function render(): void {
-  if (!currentSession()) return replace(app, signInPage());
+  clearTimeout(expiry);
+  const session = currentSession();
+  if (!session) return replace(app, signInPage());
+  expiry = setTimeout(() => sessionEnded('Your sign-in has expired: sign in again to go on.'), Math.min(session.expiresAt - Date.now(), 2 ** 31 - 1));
   const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   const [project, section, content] = route(parts);
   replace(app, layout(project, section, content));
 }
 
 window.addEventListener('hashchange', render);
+window.addEventListener(SIGNED_OUT, (event) => {
+  clearTimeout(expiry);
+  replace(app, signInPage(new Error((event as CustomEvent<string>).detail)));
+});
 completeSignIn()
   .then((returnTo) => {
     if (returnTo && returnTo !== location.hash) location.hash = returnTo;

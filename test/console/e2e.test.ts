@@ -268,4 +268,35 @@ describe.skipIf(!hasChromium())('web console in Chromium', () => {
       expect(req.headers['api-key'], req.url).toBeUndefined();
     }
   });
+
+  it('goes back to sign-in when the API no longer accepts the token, and then to where the user was', async () => {
+    await page.goto(`${h.origin}/console/#/p/dev/events`);
+    await page.getByText('pump high pressure').waitFor();
+    // A token the server refuses (its signature changed), as a revoked or expired one is refused.
+    await page.evaluate(() => {
+      const session = JSON.parse(sessionStorage.getItem('strata-console.session')!) as { token: string; expiresAt: number };
+      sessionStorage.setItem('strata-console.session', JSON.stringify({ ...session, token: `${session.token.slice(0, -4)}AAAA` }));
+    });
+    await page.goto(`${h.origin}/console/#/p/dev/timeseries`);
+    await page.getByRole('alert').filter({ hasText: 'no longer accepts your sign-in (401' }).waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('strata-console.session'))).toBeNull();
+    await shot('signed-out');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/oauth2\/authorize/);
+    await page.getByLabel('Client secret').fill(h.strata.idp.devClient.secret);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('Outdoor temperature').waitFor();
+    expect(new URL(page.url()).hash).toBe('#/p/dev/timeseries');
+  });
+
+  it('shows the sign-in page by itself once the token expires', async () => {
+    await page.evaluate(() => {
+      const session = JSON.parse(sessionStorage.getItem('strata-console.session')!) as { token: string; expiresAt: number };
+      sessionStorage.setItem('strata-console.session', JSON.stringify({ ...session, expiresAt: Date.now() + 1000 }));
+    });
+    await page.goto(`${h.origin}/console/#/p/dev/events`);
+    await page.getByText('pump high pressure').waitFor();
+    await page.getByRole('alert').filter({ hasText: 'Your sign-in has expired' }).waitFor({ timeout: 10_000 });
+    expect(await page.getByRole('button', { name: 'Sign in' }).count()).toBe(1);
+  });
 });
