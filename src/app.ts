@@ -185,6 +185,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     reads,
     cursors: createCursorCodec(await serverSecret(db, 'cursor-secret')),
     links: createLinkSigner(await serverSecret(db, 'link-secret'), config.publicUrl),
+    publicUrl: config.publicUrl,
     now,
     auth,
     outbound,

@@ -254,7 +254,8 @@ describe('3D revisions of a glTF file', () => {
     expect(await ok(post(`${base()}/thumbnail`, { fileId }))).toEqual({});
     const updated = await ok(get(base()));
     expect(updated.thumbnailThreedFileId).toEqual(expect.any(Number));
-    expect(updated.thumbnailURL).toBe(`${h.base}/3d/files/${updated.thumbnailThreedFileId}`);
+    expect(updated.thumbnailURL).toBe(`${h.strata.services.publicUrl}${h.base}/3d/files/${updated.thumbnailThreedFileId}`);
+    expect(updated.thumbnailURL).toMatch(/^http:\/\/localhost:\d+\/api\/v1\/projects\/dev\/3d\/files\/\d+$/);
     const served = await h.strata.app.inject({ method: 'GET', url: `${h.base}/3d/files/${updated.thumbnailThreedFileId}`, headers: { authorization: `Bearer ${h.token}` } });
     expect(served.headers['content-type']).toBe('image/png');
     expect(served.rawPayload.equals(png)).toBe(true);

@@ -44,6 +44,8 @@ export interface Services {
   blobs?: BlobStore;
   /** Recording changes and waiting for them (storage/changes.ts); present in the services of a built app. */
   changes?: ChangeFeed;
+  /** The address clients reach this server at (`STRATA_PUBLIC_URL`), for the absolute URLs answers carry; present in a built app. */
+  publicUrl?: string;
   /** Signs the links areas hand out (links.ts); present in the services of a built app. */
   links?: LinkSigner;
   /** Durable jobs and schedules (storage/jobs); present in the services of a built app. */

@@ -427,7 +427,7 @@ export async function setThumbnail(services: Services, projectId: number, projec
       );
       const id = await insertThreedFile(db, projectId, { revisionId: revision.id, mimeType: type.mime, blobKey: key });
       await db.run(sql`DELETE FROM threed_files WHERE project_id = ${projectId} AND id IN (${old.map((o) => o.id).concat([0])})`);
-      const url = `/api/v1/projects/${projectName}/3d/files/${id}`;
+      const url = `${services.publicUrl ?? ''}/api/v1/projects/${projectName}/3d/files/${id}`;
       await db.run(sql`UPDATE threed_revisions SET thumbnail_threed_file_id = ${id}, thumbnail_url = ${url} WHERE project_id = ${projectId} AND id = ${revision.id}`);
       db.afterCommit(() => void Promise.allSettled(old.map((o) => blobs.delete(projectId, o.blob_key))));
     });
