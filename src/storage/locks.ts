@@ -13,8 +13,8 @@ const LOCKS = {
   assetHierarchy: 2,
   /** Seeding the definitions every project shares (key 0). */
   globalLayer: 3,
-  /** Seeding the unit nodes of a project (key: the project id). */
-  unitNodes: 4,
+  /** Seeding the system nodes of a project (key: the project id). */
+  systemNodes: 4,
   /**
    * Changing a project's data modeling schema (key: the project id): a change reads the containers and
    * views it rewrites whole, so two at once would lose one's change.

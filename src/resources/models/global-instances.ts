@@ -1,5 +1,5 @@
 /**
- * Global instances: the nodes the system keeps in its own spaces (the unit nodes of `cdf_cdm_units`), which
+ * Global instances: the nodes the system keeps in its own spaces (system-nodes.ts), which
  * every project reads as its own. As in the reference, a list, a search or an aggregate leaves them out unless
  * its filter asks for their space by `equals` on the space property, at the top of the filter or as a
  * condition of a top-level `and` (an `in` does not): a project's listing is its own data, and the unit
@@ -18,9 +18,14 @@ function spacesAskedFor(filter: DmFilter): string[] {
   return [];
 }
 
+/** The condition on `column` (an instance's space) of an instance outside the system spaces: a project's own. */
+export function inUserSpace(column: string): Sql {
+  return sql`${Sql.raw(column)} NOT LIKE ${`${SYSTEM_SPACE_PREFIX.replace('_', '\\_')}%`} ESCAPE '\\'`;
+}
+
 /** The condition on `column` (an instance's space) that keeps global instances out unless `filter` asks for their space. */
 export function globalInstancesCondition(filter: DmFilter | undefined, column: string): Sql {
-  const outside = sql`${Sql.raw(column)} NOT LIKE ${`${SYSTEM_SPACE_PREFIX.replace('_', '\\_')}%`} ESCAPE '\\'`;
+  const outside = inUserSpace(column);
   const asked = filter ? spacesAskedFor(filter) : [];
   return asked.length ? Sql.or([outside, sql`${Sql.raw(column)} IN (${asked})`]).wrap() : outside;
 }

@@ -23,7 +23,7 @@ import type { Queryable } from '../../storage/store.js';
 import { coreModelRequests, systemModels } from './core-model.js';
 import { GLOBAL_PROJECT_ID } from './schema-store.js';
 import { applyContainers, applyDataModels, applySpaces, applyViews } from './schema-service.js';
-import { ensureUnitNodes } from './unit-nodes.js';
+import { ensureSystemNodes } from './system-nodes.js';
 import { sectionValues } from '../../config.js';
 
 const META_KEY = 'global-layer';
@@ -69,7 +69,7 @@ export function ensureGlobalLayer(services: Services): Promise<void> {
 }
 
 /**
- * The route with the global layer, and then the project's unit nodes (which are written through its views),
+ * The route with the global layer, and then the project's system nodes (which are written through its views),
  * made sure of before its handler runs.
  */
 export function withGlobalLayer(def: ApiRoute): ApiRoute {
@@ -78,7 +78,7 @@ export function withGlobalLayer(def: ApiRoute): ApiRoute {
     ...def,
     handler: async (ctx) => {
       await ensureGlobalLayer(ctx.services);
-      await ensureUnitNodes(ctx.services, ctx.project.id);
+      await ensureSystemNodes(ctx.services, ctx.project.id);
       return handler(ctx);
     },
   };

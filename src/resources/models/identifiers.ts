@@ -146,7 +146,7 @@ export const isSystemSpace = (space: string): boolean => space.startsWith(SYSTEM
 
 /**
  * The system space of the unit nodes time series point at: one node per unit of the units catalog, which the
- * service keeps in every project (unit-nodes.ts) and users read but do not write.
+ * service keeps in every project (system-nodes.ts) and users read but do not write.
  */
 export const UNITS_SPACE = 'cdf_cdm_units';
 

@@ -20,7 +20,8 @@ import { deleteManagedSeries } from '../timeseries/instances.js';
 import { claimChanges } from './changes.js';
 import { containerRowKey, toColumn } from './container-tables.js';
 import type { Constraint, ContainerDefinition } from './containers.js';
-import { containerKey, fail, instanceKey, nodeKey, requireUserSpaces, UNITS_SPACE, type DirectRelationReference, type InstanceType, type Path } from './identifiers.js';
+import { containerKey, fail, instanceKey, nodeKey, requireUserSpaces, type DirectRelationReference, type InstanceType, type Path } from './identifiers.js';
+import { inUserSpace } from './global-instances.js';
 import { hierarchyUpdates, maintainedProperties, MAINTAINED_HIERARCHIES, type HierarchyUpdate, type HierarchyWriter } from './instance-hierarchy.js';
 import type { ApplyInstancesBody, InstanceDeleteItem } from './instance-schema.js';
 import { FILE_CONTAINERS, syncFilesOfNodes } from './instance-files.js';
@@ -675,8 +676,8 @@ async function requireInstanceLimits(db: Queryable, projectId: number, services:
   const limits = projectLimits(modelsSettings(services).limits);
   const highest = await db.get<{ id: number | null }>(sql`SELECT max(id) AS id FROM dm_instances`);
   if (Number(highest?.id ?? 0) <= Math.min(created ? limits.instances : Infinity, deleted ? limits.softDeletedInstances : Infinity)) return;
-  // The unit nodes are the service's, kept in every project, and count against none (unit-nodes.ts).
-  if (created) await requireWithinLimit(db, projectId, 'dm_instances', limits.instances, 'instances', sql`deleted_time IS NULL AND space <> ${UNITS_SPACE}`);
+  // The nodes of the system spaces are the service's, kept in every project, and count against none (system-nodes.ts).
+  if (created) await requireWithinLimit(db, projectId, 'dm_instances', limits.instances, 'instances', sql`deleted_time IS NULL AND ${inUserSpace('space')}`);
   if (deleted) await requireWithinLimit(db, projectId, 'dm_instances', limits.softDeletedInstances, 'soft-deleted instances', sql`deleted_time IS NOT NULL`);
 }
 

@@ -1,12 +1,12 @@
 /**
  * Usage of the data modeling service: the project's counts with their limits, and each space's counts.
  * Views and data models count every version; soft-deleted instances are the tombstones kept of deleted ones.
- * The global layer (the core data model) and the unit nodes kept in every project (unit-nodes.ts) are the
- * system's and count against no project.
+ * The global layer (the core data model) and the nodes kept in every project's system spaces (system-nodes.ts)
+ * are the system's and count against no project.
  */
 import type { Services } from '../../http/services.js';
 import { Sql, sql } from '../../storage/sql.js';
-import { UNITS_SPACE } from './identifiers.js';
+import { inUserSpace } from './global-instances.js';
 import { projectLimits } from './limits.js';
 import { readSchema } from './schema-store.js';
 import { spaceCondition } from './space-access.js';
@@ -17,7 +17,7 @@ export async function projectStatistics(services: Services, projectId: number) {
   const scope = spaceCondition(services.access, 'space');
   const inScope = scope ? sql` AND ${scope}` : Sql.raw('');
   const count = (table: string, extra: Sql = Sql.raw('')) => sql`(SELECT count(*) FROM ${Sql.raw(table)} WHERE project_id = ${projectId}${extra}${inScope})`;
-  const instances = (where: string) => count('dm_instances', sql` AND ${Sql.raw(where)} AND space <> ${UNITS_SPACE}`);
+  const instances = (where: string) => count('dm_instances', sql` AND ${Sql.raw(where)} AND ${inUserSpace('space')}`);
   const counts = (await services.reads.all<Record<string, number>>(sql`SELECT
     ${count('dm_spaces')} AS spaces,
     ${count('dm_containers')} AS containers,

@@ -104,8 +104,8 @@ export const dmTables: readonly TableDef[] = [
     ],
   },
   {
-    // What the service has put in a project's instances itself (`unit-nodes`), with the digest of the catalog
-    // it came from: seeded again when the catalog changes.
+    // What the service has put in a project's instances itself (`system-nodes`), with the digest of what was
+    // seeded: seeded again when that changes.
     name: 'dm_seeds',
     columns: { project_id: { type: 'integer', notNull: true }, name: { type: 'text', notNull: true }, digest: { type: 'text', notNull: true } },
     indexes: [{ name: 'dm_seeds_key', columns: ['project_id', 'name'], unique: true }],

@@ -8,10 +8,7 @@ import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { ApiError, badRequest } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
-import { holdLock } from '../../storage/locks.js';
-import { inProcessReader } from '../../storage/read-pool.js';
 import { sql } from '../../storage/sql.js';
-import { applySystemInstances } from '../models/instance-writes-store.js';
 import { DmInstance } from './schema.js';
 
 /** Items per contextualization request: each may write three instances, within one instance write. */
@@ -80,6 +77,7 @@ function pointCloudAsset(item: { asset?: { instanceId: Ref }; assetInstanceId?: 
 }
 
 const view = (externalId: string) => ({ type: 'view', space: 'cdf_cdm', externalId, version: 'v1' }) as const;
+/** The type of the annotation edges, a system node of every project (models/system-nodes.ts). */
 const IMAGE_ANNOTATION_TYPE: Ref = { space: 'cdf_cdm', externalId: 'image-360-annotation' };
 const key = (r: Ref) => `${r.space}\u0000${r.externalId}`;
 const same = (a: unknown, b: Ref) => typeof a === 'object' && a !== null && key(a as Ref) === key(b);
@@ -265,21 +263,6 @@ async function checkImages(dms: Caller, revision: Ref, images: Ref[]) {
   });
 }
 
-/**
- * The type node of the annotation edges (`cdf_cdm:image-360-annotation`, which `Cognite3DObject.images360`
- * follows) is the service's, in a system space no request writes: it is put in the project before the
- * first link (applying it again changes nothing).
- */
-async function ensureAnnotationType(services: Services, projectId: number) {
-  await services.db.transaction(async (db) => {
-    // The lock under which the service writes its own nodes into a project (unit-nodes.ts): two first
-    // links at once then apply the node one after the other.
-    await holdLock(db, 'unitNodes', projectId);
-    const system: Services = { db, reads: inProcessReader(db), cursors: services.cursors, now: services.now, settings: services.settings };
-    await applySystemInstances(db, system, projectId, { items: [{ instanceType: 'node', ...IMAGE_ANNOTATION_TYPE }] });
-  });
-}
-
 /** `POST /3d/contextualization/image360`: an annotation edge from the asset's 3D object to the image, with the polygon. */
 export async function linkImages(services: Services, project: { id: number; name: string }, token: string, body: Image360LinksBody) {
   body.items.forEach((item, i) => checkPolygons(item.polygon.data, `items[${i}].polygon.data`));
@@ -302,7 +285,6 @@ export async function linkImages(services: Services, project: { id: number; name
       sources: [{ source: view('Cognite360ImageAnnotation'), properties: { polygon: item.polygon.data, formatVersion: item.polygon.version, status: 'Approved' } }],
     });
   }
-  await ensureAnnotationType(services, project.id);
   await dms.write(writes);
   return {};
 }

@@ -1,7 +1,9 @@
 /**
- * The unit nodes of `cdf_cdm_units`: every project reads one node per unit of the units catalog, with
- * `cdf_cdm:CogniteUnit` data taken from the catalog, through by ids, lists, search, aggregates and queries;
- * no request writes or deletes them; direct relations and time series point at them.
+ * The system nodes of every project. The unit nodes of `cdf_cdm_units`: one node per unit of the units
+ * catalog, with `cdf_cdm:CogniteUnit` data taken from the catalog, read through by ids, lists, search,
+ * aggregates and queries; direct relations and time series point at them. The type nodes of the core
+ * model's edges (`cdf_cdm:image-360-annotation`). No request writes or deletes them; they count against no
+ * project.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureGlobalLayer } from '../../src/resources/models/global-layer.js';
 import { applySystemInstances } from '../../src/resources/models/instance-writes-store.js';
-import { seedUnitNodes } from '../../src/resources/models/unit-nodes.js';
+import { seedSystemNodes } from '../../src/resources/models/system-nodes.js';
 import { appSchema } from '../../src/app.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { openStore } from '../../src/storage/open.js';
@@ -239,6 +241,29 @@ describe('the unit nodes of cdf_cdm_units', () => {
   });
 });
 
+describe('the type nodes of the core model edges', () => {
+  const annotationType = { instanceType: 'node', space: 'cdf_cdm', externalId: 'image-360-annotation' };
+
+  it('are in a project from its first data modeling request, read by id, kept out of lists and statistics', async () => {
+    const found = (await ok('/models/instances/byids', { items: [annotationType] })).items;
+    expect(found).toEqual([expect.objectContaining({ ...annotationType, version: 1 })]);
+    const listed = await listAll({ instanceType: 'node', filter: { equals: { property: ['node', 'space'], value: 'cdf_cdm' } } });
+    expect(listed.map((n) => n.externalId)).toEqual(['image-360-annotation']);
+    const unfiltered = await listAll({ instanceType: 'node' });
+    expect(unfiltered.filter((n) => n.space.startsWith('cdf_'))).toEqual([]);
+    const stats = await ok('/models/statistics');
+    expect(stats.instances.nodes).toBe(unfiltered.length);
+  });
+
+  it('are not written or deleted by a request', async () => {
+    const write = await h.post('/models/instances', { items: [annotationType] });
+    expect(errorMessage(write, 400)).toMatch(/system space "cdf_cdm"/);
+    const gone = await h.post('/models/instances/delete', { items: [annotationType] });
+    expect(errorMessage(gone, 400)).toMatch(/system space "cdf_cdm"/);
+    expect((await ok('/models/instances/byids', { items: [annotationType] })).items).toHaveLength(1);
+  });
+});
+
 describe('seeding the unit nodes', () => {
   const unitRows = (store: Queryable, projectId: number) =>
     store.all<{ external_id: string; version: number; change_seq: number }>(
@@ -260,7 +285,7 @@ describe('seeding the unit nodes', () => {
 
       // Seeding again (a project seeded by an earlier build: its digest differs) applies the same nodes and changes nothing.
       await store.run(sql`UPDATE dm_seeds SET digest = 'older' WHERE project_id = ${project}`);
-      await store.transaction((db) => seedUnitNodes(db, { cursors: first.strata.services.cursors, now: () => Date.now() + 1000, settings: first.strata.services.settings }, project));
+      await store.transaction((db) => seedSystemNodes(db, { cursors: first.strata.services.cursors, now: () => Date.now() + 1000, settings: first.strata.services.settings }, project));
       expect(await unitRows(store, project)).toEqual(rows);
     } finally {
       await store.close();
