@@ -19,6 +19,7 @@ import {
   CreateSimulatorsBody,
   IdsBody,
   ListIntegrationsBody,
+  ListModelRevisionDataBody,
   ListModelRevisionsBody,
   ListModelsBody,
   ListRoutineRevisionsBody,
@@ -31,6 +32,7 @@ import {
   RunDataBody,
   UpdateIntegrationsBody,
   UpdateLogsBody,
+  UpdateModelRevisionDataBody,
   UpdateModelRevisionsBody,
   UpdateModelsBody,
   UpdateSimulatorsBody,
@@ -48,6 +50,7 @@ import {
   forSimulators,
   integrationSpec,
   listIntegrations,
+  listModelRevisionData,
   listModelRevisions,
   listModels,
   listRoutineRevisions,
@@ -64,6 +67,7 @@ import {
   runSpec,
   simulatorSpec,
   updateIntegrations,
+  updateModelRevisionData,
 } from './service.js';
 
 type Action = 'READ' | 'WRITE' | 'DELETE' | 'RUN' | 'MANAGE';
@@ -223,6 +227,36 @@ export const simulatorRoutes: ApiRoute[] = [
     capability: can('WRITE'),
     body: UpdateModelRevisionsBody,
     handler: async ({ services, project, body }) => ({ items: await updateItems(modelRevisionSpec, services, project.id, body.items) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/simulators/models/revisions/delete',
+    summary: 'Delete simulator model revisions, with their data and the runs made on them',
+    capability: can('DELETE'),
+    body: RefsBody,
+    handler: async ({ services, project, body }) => {
+      await deleteItems(modelRevisionSpec, services, project.id, body.items);
+      return {};
+    },
+  }),
+
+  // Model revision data.
+  route({
+    method: 'POST',
+    path: '/simulators/models/revisions/data/list',
+    summary: 'Retrieve the data connectors read from model revisions: flowsheets and other information',
+    capability: can('READ'),
+    body: ListModelRevisionDataBody,
+    handler: ({ services, project, body }) => listModelRevisionData(services, project.id, body.items.map((i) => i.modelRevisionExternalId)),
+  }),
+  route({
+    method: 'POST',
+    path: '/simulators/models/revisions/data/update',
+    summary: "Write the data a connector read from model revisions' files (called by connectors)",
+    capability: can('MANAGE'),
+    body: UpdateModelRevisionDataBody,
+    bodyLimit: SIMULATOR_LIMITS.revisionDataBytes,
+    handler: ({ services, project, body }) => updateModelRevisionData(services, project.id, body.items),
   }),
 
   // Routines.
