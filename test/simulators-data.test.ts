@@ -90,6 +90,13 @@ describe('model revision data', () => {
     expect(items.map((d: { modelRevisionExternalId: string }) => d.modelRevisionExternalId)).toEqual(['model-d2-v1', 'model-d2-v3']);
   });
 
+  it('is created once when connectors race to write a revision\'s first data', async () => {
+    await chain('race');
+    const raced = await Promise.all([1, 2, 3].map((k) => update([{ modelRevisionExternalId: 'model-race-v1', update: { info: { set: { writer: String(k) } } } }])));
+    expect(raced.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect((await list(['model-race-v1'])).body.items).toEqual([expect.objectContaining({ modelRevisionExternalId: 'model-race-v1', info: { writer: expect.any(String) } })]);
+  });
+
   it('refuses bad input with a 400 naming what and where, and writes nothing', async () => {
     await chain('bad');
     const edge = { ...FLOWSHEET.simulatorObjectEdges[0], connectionType: 'Water' };

@@ -358,7 +358,7 @@ export function updateModelRevisionData(services: Services, projectId: number, i
     for (const [i, item] of items.entries()) {
       const externalId = item.modelRevisionExternalId!;
       const revision = await existing(modelRevisionSpec, services, projectId, externalId, ['items', i, 'modelRevisionExternalId']);
-      // Connectors racing to write a revision's first data create it once.
+      // Connectors racing to write a revision's first data wait here, so one creates it and the others find it.
       await takeRow(services.db, projectId, 'simulator_model_revisions', revision.id);
       absent.set(externalId, { modelRevisionExternalId: externalId, dataSetId: revision.dataSetId });
     }
