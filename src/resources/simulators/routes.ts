@@ -4,7 +4,7 @@
  * official clients and their tests call them.
  */
 import { route, type ApiRoute } from '../../http/route.js';
-import { createItems, deleteItems, listItems, retrieveItems, retrieveItemsJson, updateItems } from '../crud.js';
+import { createItems, deleteItems, listItems, retrieveItems, retrieveItemsJson, updateItems, type ResourceSpec } from '../crud.js';
 import { SIMULATOR_LIMITS } from './model.js';
 import {
   AggregateModelsBody,
@@ -74,6 +74,20 @@ type Action = 'READ' | 'WRITE' | 'DELETE' | 'RUN' | 'MANAGE';
 const can = (action: Action) => ({ acl: 'simulatorsAcl', action });
 const bodyLimit = SIMULATOR_LIMITS.requestBytes;
 
+/** `POST <path>` with `simulatorsAcl:DELETE`: deletes the items named with what hangs off them (service.ts). */
+const deleteRoute = (path: string, spec: ResourceSpec<unknown>, summary?: string) =>
+  route({
+    method: 'POST',
+    path,
+    ...(summary ? { summary } : {}),
+    capability: can('DELETE'),
+    body: RefsBody,
+    handler: async ({ services, project, body }) => {
+      await deleteItems(spec, services, project.id, body.items);
+      return {};
+    },
+  });
+
 export const simulatorRoutes: ApiRoute[] = [
   // Simulators.
   route({
@@ -137,16 +151,7 @@ export const simulatorRoutes: ApiRoute[] = [
     body: ListIntegrationsBody,
     handler: ({ services, project, body }) => listIntegrations(services, project.id, body),
   }),
-  route({
-    method: 'POST',
-    path: '/simulators/integrations/delete',
-    capability: can('DELETE'),
-    body: RefsBody,
-    handler: async ({ services, project, body }) => {
-      await deleteItems(integrationSpec, services, project.id, body.items);
-      return {};
-    },
-  }),
+  deleteRoute('/simulators/integrations/delete', integrationSpec),
 
   // Models.
   route({
@@ -185,16 +190,7 @@ export const simulatorRoutes: ApiRoute[] = [
     body: UpdateModelsBody,
     handler: async ({ services, project, body }) => ({ items: await updateItems(modelSpec, services, project.id, body.items) }),
   }),
-  route({
-    method: 'POST',
-    path: '/simulators/models/delete',
-    capability: can('DELETE'),
-    body: RefsBody,
-    handler: async ({ services, project, body }) => {
-      await deleteItems(modelSpec, services, project.id, body.items);
-      return {};
-    },
-  }),
+  deleteRoute('/simulators/models/delete', modelSpec),
 
   // Model revisions.
   route({
@@ -228,17 +224,7 @@ export const simulatorRoutes: ApiRoute[] = [
     body: UpdateModelRevisionsBody,
     handler: async ({ services, project, body }) => ({ items: await updateItems(modelRevisionSpec, services, project.id, body.items) }),
   }),
-  route({
-    method: 'POST',
-    path: '/simulators/models/revisions/delete',
-    summary: 'Delete simulator model revisions, with their data and the runs made on them',
-    capability: can('DELETE'),
-    body: RefsBody,
-    handler: async ({ services, project, body }) => {
-      await deleteItems(modelRevisionSpec, services, project.id, body.items);
-      return {};
-    },
-  }),
+  deleteRoute('/simulators/models/revisions/delete', modelRevisionSpec, 'Delete simulator model revisions, with their data and the runs made on them'),
 
   // Model revision data.
   route({
@@ -282,16 +268,7 @@ export const simulatorRoutes: ApiRoute[] = [
     body: AggregateRoutinesBody,
     handler: ({ services, project, body }) => countRoutines(services, project.id, body.filter),
   }),
-  route({
-    method: 'POST',
-    path: '/simulators/routines/delete',
-    capability: can('DELETE'),
-    body: RefsBody,
-    handler: async ({ services, project, body }) => {
-      await deleteItems(routineSpec, services, project.id, body.items);
-      return {};
-    },
-  }),
+  deleteRoute('/simulators/routines/delete', routineSpec),
 
   // Routine revisions.
   route({
