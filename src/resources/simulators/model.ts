@@ -24,6 +24,8 @@ export const SIMULATOR_LIMITS = {
   modelRevisions: 200,
   /** Bodies of model revision creation, routine revision creation and run requests. */
   requestBytes: 50 * 1024,
+  /** Bodies of model revision data updates: the flowsheets and information a connector read from a model file. */
+  revisionDataBytes: 1024 * 1024,
   /** What a connector reports of one run (status message, inputs and outputs), all its reports together. */
   reportBytes: 100 * 1024,
   logMessage: 4096,
@@ -153,6 +155,69 @@ export const modelRevisionModel = defineModel({
   },
 });
 
+const Label = Type.String({ minLength: 1, maxLength: 255 });
+const UnitReference = Type.Object({ name: Label, quantity: Type.Optional(Label), externalId: Type.Optional(ExternalId) }, { additionalProperties: false });
+const FlowsheetProperty = Type.Object(
+  {
+    name: Label,
+    referenceObject: Type.Record(Type.String({ maxLength: 255 }), Type.String({ maxLength: 1024 })),
+    valueType: ValueType,
+    value: Value,
+    unit: Type.Optional(UnitReference),
+    readOnly: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+const GraphicalObject = Type.Object(
+  {
+    position: Type.Optional(Type.Object({ x: Type.Number(), y: Type.Number() }, { additionalProperties: false })),
+    ...Object.fromEntries(['height', 'width', 'scaleX', 'scaleY', 'angle'].map((k) => [k, Type.Optional(Type.Number())])),
+    active: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+const Flowsheet = Type.Object(
+  {
+    simulatorObjectNodes: Type.Array(
+      Type.Object(
+        { id: Label, name: Type.Optional(Label), type: Label, graphicalObject: Type.Optional(GraphicalObject), properties: Type.Array(FlowsheetProperty, { maxItems: 10_000 }) },
+        { additionalProperties: false },
+      ),
+      { maxItems: 10_000 },
+    ),
+    simulatorObjectEdges: Type.Array(
+      Type.Object(
+        { id: Label, name: Type.Optional(Label), sourceId: Label, targetId: Label, connectionType: Type.Union(['Material', 'Energy', 'Information'].map((s) => Type.Literal(s))) },
+        { additionalProperties: false },
+      ),
+      { maxItems: 10_000 },
+    ),
+    thermodynamics: Type.Object({ propertyPackages: Type.Array(Label, { maxItems: 1000 }), components: Type.Array(Label, { maxItems: 1000 }) }, { additionalProperties: false }),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * What a connector read from a model revision's file (its flowsheets and other information), one per
+ * revision, named by the revision's external id and in its data set. It is written by the connector only,
+ * and is absent until it first does.
+ */
+export const modelRevisionDataModel = defineModel({
+  noun: 'simulator model revision data',
+  nouns: 'simulator model revision data',
+  acl: ACL,
+  table: 'simulator_model_revision_data',
+  alias: 'smdata',
+  dataSetField: 'dataSetId',
+  key: ['modelRevisionExternalId'],
+  fields: {
+    modelRevisionExternalId: field.string(ExternalId, { required: true, notNull: true, ...fixed }),
+    dataSetId: field.integer(InternalId, { notNull: true, ...fixed }),
+    flowsheets: field.json(Type.Array(Flowsheet, { maxItems: 100 }), { patch: 'required' }),
+    info: field.json(Type.Record(Label, Type.String({ maxLength: 1024 })), { patch: 'required' }),
+  },
+});
+
 export const routineModel = defineModel({
   noun: 'simulator routine',
   acl: ACL,
@@ -240,4 +305,10 @@ export const logModel = defineModel({
   },
 });
 
-export const SIMULATOR_MODELS = [simulatorModel, integrationModel, modelModel, modelRevisionModel, routineModel, routineRevisionModel, runModel, logModel];
+export const SIMULATOR_MODELS = [
+  simulatorModel,
+  integrationModel,
+  modelModel,
+  modelRevisionModel,
+  modelRevisionDataModel,
+  routineModel, routineRevisionModel, runModel, logModel];

@@ -4,7 +4,7 @@
  * official clients and their tests call them.
  */
 import { route, type ApiRoute } from '../../http/route.js';
-import { createItems, deleteItems, listItems, retrieveItems, retrieveItemsJson, updateItems } from '../crud.js';
+import { createItems, deleteItems, listItems, retrieveItems, retrieveItemsJson, updateItems, type ResourceSpec } from '../crud.js';
 import { SIMULATOR_LIMITS } from './model.js';
 import {
   AggregateModelsBody,
@@ -19,6 +19,7 @@ import {
   CreateSimulatorsBody,
   IdsBody,
   ListIntegrationsBody,
+  ListModelRevisionDataBody,
   ListModelRevisionsBody,
   ListModelsBody,
   ListRoutineRevisionsBody,
@@ -31,6 +32,7 @@ import {
   RunDataBody,
   UpdateIntegrationsBody,
   UpdateLogsBody,
+  UpdateModelRevisionDataBody,
   UpdateModelRevisionsBody,
   UpdateModelsBody,
   UpdateSimulatorsBody,
@@ -48,6 +50,7 @@ import {
   forSimulators,
   integrationSpec,
   listIntegrations,
+  listModelRevisionData,
   listModelRevisions,
   listModels,
   listRoutineRevisions,
@@ -64,11 +67,26 @@ import {
   runSpec,
   simulatorSpec,
   updateIntegrations,
+  updateModelRevisionData,
 } from './service.js';
 
 type Action = 'READ' | 'WRITE' | 'DELETE' | 'RUN' | 'MANAGE';
 const can = (action: Action) => ({ acl: 'simulatorsAcl', action });
 const bodyLimit = SIMULATOR_LIMITS.requestBytes;
+
+/** `POST <path>` with `simulatorsAcl:DELETE`: deletes the items named with what hangs off them (service.ts). */
+const deleteRoute = (path: string, spec: ResourceSpec<unknown>, summary?: string) =>
+  route({
+    method: 'POST',
+    path,
+    ...(summary ? { summary } : {}),
+    capability: can('DELETE'),
+    body: RefsBody,
+    handler: async ({ services, project, body }) => {
+      await deleteItems(spec, services, project.id, body.items);
+      return {};
+    },
+  });
 
 export const simulatorRoutes: ApiRoute[] = [
   // Simulators.
@@ -133,16 +151,7 @@ export const simulatorRoutes: ApiRoute[] = [
     body: ListIntegrationsBody,
     handler: ({ services, project, body }) => listIntegrations(services, project.id, body),
   }),
-  route({
-    method: 'POST',
-    path: '/simulators/integrations/delete',
-    capability: can('DELETE'),
-    body: RefsBody,
-    handler: async ({ services, project, body }) => {
-      await deleteItems(integrationSpec, services, project.id, body.items);
-      return {};
-    },
-  }),
+  deleteRoute('/simulators/integrations/delete', integrationSpec),
 
   // Models.
   route({
@@ -181,16 +190,7 @@ export const simulatorRoutes: ApiRoute[] = [
     body: UpdateModelsBody,
     handler: async ({ services, project, body }) => ({ items: await updateItems(modelSpec, services, project.id, body.items) }),
   }),
-  route({
-    method: 'POST',
-    path: '/simulators/models/delete',
-    capability: can('DELETE'),
-    body: RefsBody,
-    handler: async ({ services, project, body }) => {
-      await deleteItems(modelSpec, services, project.id, body.items);
-      return {};
-    },
-  }),
+  deleteRoute('/simulators/models/delete', modelSpec),
 
   // Model revisions.
   route({
@@ -224,6 +224,26 @@ export const simulatorRoutes: ApiRoute[] = [
     body: UpdateModelRevisionsBody,
     handler: async ({ services, project, body }) => ({ items: await updateItems(modelRevisionSpec, services, project.id, body.items) }),
   }),
+  deleteRoute('/simulators/models/revisions/delete', modelRevisionSpec, 'Delete simulator model revisions, with their data and the runs made on them'),
+
+  // Model revision data.
+  route({
+    method: 'POST',
+    path: '/simulators/models/revisions/data/list',
+    summary: 'Retrieve the data connectors read from model revisions: flowsheets and other information',
+    capability: can('READ'),
+    body: ListModelRevisionDataBody,
+    handler: ({ services, project, body }) => listModelRevisionData(services, project.id, body.items.map((i) => i.modelRevisionExternalId)),
+  }),
+  route({
+    method: 'POST',
+    path: '/simulators/models/revisions/data/update',
+    summary: "Write the data a connector read from model revisions' files (called by connectors)",
+    capability: can('MANAGE'),
+    body: UpdateModelRevisionDataBody,
+    bodyLimit: SIMULATOR_LIMITS.revisionDataBytes,
+    handler: ({ services, project, body }) => updateModelRevisionData(services, project.id, body.items),
+  }),
 
   // Routines.
   route({
@@ -248,16 +268,7 @@ export const simulatorRoutes: ApiRoute[] = [
     body: AggregateRoutinesBody,
     handler: ({ services, project, body }) => countRoutines(services, project.id, body.filter),
   }),
-  route({
-    method: 'POST',
-    path: '/simulators/routines/delete',
-    capability: can('DELETE'),
-    body: RefsBody,
-    handler: async ({ services, project, body }) => {
-      await deleteItems(routineSpec, services, project.id, body.items);
-      return {};
-    },
-  }),
+  deleteRoute('/simulators/routines/delete', routineSpec),
 
   // Routine revisions.
   route({

@@ -11,6 +11,7 @@ import {
   LicenseStatus,
   logModel,
   modelModel,
+  modelRevisionDataModel,
   modelRevisionModel,
   RunStatus,
   RunType,
@@ -97,6 +98,8 @@ const ModelRevisionFilter = obj({
 });
 export type ModelRevisionFilter = Static<typeof ModelRevisionFilter>;
 export const ListModelRevisionsBody = obj({ filter: Type.Optional(ModelRevisionFilter), limit: Limit(), cursor: Type.Optional(Cursor), sort: Sort('createdTime') });
+export const ListModelRevisionDataBody = items(obj({ modelRevisionExternalId: ExternalId }), SIMULATOR_LIMITS.byIds);
+export const UpdateModelRevisionDataBody = modelRevisionDataModel.updateBody(SIMULATOR_LIMITS.byIds);
 
 // Routines.
 export const RoutineCreate = obj({

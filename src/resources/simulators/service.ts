@@ -7,15 +7,16 @@
  */
 import { accessFor, FULL_ACCESS, inScope, scopeCondition } from '../../auth/access.js';
 import { formatCapability, grantsFor, type Capability, type Principal } from '../../auth/principal.js';
-import { ApiError, badRequest, forbidden, formatPath } from '../../http/errors.js';
+import { ApiError, badRequest, forbidden, formatPath, missingItems } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
 import { and, inLeaf, prefixLeaf, propertyTarget, rangeLeaf, equalsLeaf } from '../../query/basic.js';
 import type { FilterNode } from '../../query/filter.js';
+import type { RefInput } from '../../query/refs.js';
 import { runAggregate } from '../../query/aggregate.js';
 import type { Item, Values } from '../../storage/items.js';
 import { Sql, sql } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
-import { createItems, fromModel, inWrite, listItems, retrieveItems, updateItems, type Path, type ResourceSpec, type UpdateItem, type WriteContext } from '../crud.js';
+import { createItems, fromModel, inWrite, listItems, retrieveItems, retrieveItemsJson, updateItems, type Path, type ResourceSpec, type UpdateItem, type WriteContext } from '../crud.js';
 import { dataSetCatalog } from '../datasets/model.js';
 import { fileCatalog } from '../files/model.js';
 import {
@@ -23,6 +24,7 @@ import {
   integrationModel,
   logModel,
   modelModel,
+  modelRevisionDataModel,
   modelRevisionModel,
   routineModel,
   routineRevisionModel,
@@ -58,14 +60,17 @@ export interface ListBody<F> {
 
 const dataSetRef = [{ field: 'dataSetId', catalog: dataSetCatalog }];
 
-// Deleting what hangs off an item. Logs belong to integrations, model revisions and runs.
+// Deleting what hangs off an item. Logs belong to integrations, model revisions and runs; data to model revisions.
 
 const LOGGED = new Set(['simulator_integrations', 'simulator_model_revisions', 'simulation_runs']);
 
-/** Deletes the rows of `table` that `where` selects, with their logs. */
+/** Deletes the rows of `table` that `where` selects, with their logs and data. */
 async function removeWhere(db: Queryable, projectId: number, table: string, where: Sql): Promise<void> {
   const rows = sql`FROM ${Sql.raw(table)} WHERE project_id = ${projectId} AND ${where}`;
   if (LOGGED.has(table)) await db.run(sql`DELETE FROM simulator_logs WHERE project_id = ${projectId} AND id IN (SELECT log_id ${rows})`);
+  if (table === 'simulator_model_revisions') {
+    await db.run(sql`DELETE FROM simulator_model_revision_data WHERE project_id = ${projectId} AND model_revision_external_id IN (SELECT external_id ${rows})`);
+  }
   await db.run(sql`DELETE ${rows}`);
 }
 
@@ -122,7 +127,17 @@ export const modelSpec: ResourceSpec<unknown> = {
   },
 };
 
-export const modelRevisionSpec: ResourceSpec<unknown> = { ...fromModel(modelRevisionModel), references: [{ field: 'fileId', catalog: fileCatalog }] };
+export const modelRevisionSpec: ResourceSpec<unknown> = {
+  ...fromModel(modelRevisionModel),
+  references: [{ field: 'fileId', catalog: fileCatalog }],
+  async beforeDelete(ids, { db, projectId }: WriteContext) {
+    const revisions = await externalIdsOf(db, projectId, 'simulator_model_revisions', ids);
+    await removeWhere(db, projectId, 'simulation_runs', within('model_revision_external_id', revisions));
+    await removeWhere(db, projectId, 'simulator_model_revisions', sql`id IN (${ids})`);
+  },
+};
+
+export const modelRevisionDataSpec: ResourceSpec<unknown> = fromModel(modelRevisionDataModel);
 
 export const routineSpec: ResourceSpec<unknown> = {
   ...fromModel(routineModel),
@@ -140,6 +155,14 @@ async function existing(spec: ResourceSpec<unknown>, services: Services, project
   const [found] = await retrieveItems(spec, services, projectId, [{ externalId }], true);
   if (!found) throw badRequest(`${formatPath(path)}: the ${spec.catalog.noun} ${JSON.stringify(externalId)} does not exist`);
   return found;
+}
+
+/**
+ * Takes the row of item `id` of `table` until the write ends, so that writes that count or create what hangs
+ * off it (revisions of a model or routine, the data of a model revision) run one at a time.
+ */
+async function takeRow(db: Queryable, projectId: number, table: string, id: number): Promise<void> {
+  await db.run(sql`UPDATE ${Sql.raw(table)} SET last_updated_time = last_updated_time WHERE project_id = ${projectId} AND id = ${id}`);
 }
 
 /** Logs for new items, in the items' data sets; their ids in order. */
@@ -257,8 +280,8 @@ export function createModelRevisions(services: Services, principal: Principal, p
       const path: Path = ['items', i];
       const model = await existing(modelSpec, services, projectId, item.modelExternalId, [...path, 'modelExternalId']);
       if (deleteOldest) requireDeleteOldest(principal, project, model, path);
-      // Taking the model's row makes revisions of one model be created one at a time, so none is counted twice.
-      await db.run(sql`UPDATE simulator_models SET last_updated_time = last_updated_time WHERE project_id = ${projectId} AND id = ${model.id}`);
+      // Revisions of one model are created one at a time, so none is counted twice.
+      await takeRow(db, projectId, 'simulator_models', model.id);
       const { count, newest } = await revisionCount(db, projectId, 'simulator_model_revisions', 'model_external_id', item.modelExternalId);
       if (count >= SIMULATOR_LIMITS.modelRevisions) {
         if (!deleteOldest) {
@@ -307,6 +330,42 @@ export function modelRevisionFilterNode(projectId: number, f: ModelRevisionFilte
 
 export function listModelRevisions(services: Services, projectId: number, body: ListBody<ModelRevisionFilter>) {
   return listItems(modelRevisionSpec, services, projectId, listInput(body), modelRevisionFilterNode(projectId, body.filter));
+}
+
+// Model revision data.
+
+const dataRefs = (externalIds: Iterable<string>) => [...externalIds].map((modelRevisionExternalId) => ({ modelRevisionExternalId }) as RefInput);
+
+/**
+ * The data of the model revisions named, in the request's order. Each revision must be one the request sees
+ * (a 400 with `missing` otherwise); one whose connector has written no data yet is left out.
+ */
+export async function listModelRevisionData(services: Services, projectId: number, externalIds: readonly string[]) {
+  const data = await retrieveItemsJson(modelRevisionDataSpec, services, projectId, dataRefs(externalIds), true);
+  const seen = new Set((await retrieveItems(modelRevisionSpec, services, projectId, externalIds.map((externalId) => ({ externalId })), true)).map((r) => r.externalId));
+  const missing = externalIds.filter((externalId) => !seen.has(externalId));
+  if (missing.length) throw missingItems(missing.map((modelRevisionExternalId) => ({ modelRevisionExternalId })));
+  return data;
+}
+
+/**
+ * A connector's update of model revisions' data: the first one creates the data, in its revision's data
+ * set; each `set` replaces the field whole.
+ */
+export function updateModelRevisionData(services: Services, projectId: number, items: ReadonlyArray<UpdateItem & { modelRevisionExternalId?: string }>) {
+  return inWrite(services, async (services) => {
+    const absent = new Map<string, Values>();
+    for (const [i, item] of items.entries()) {
+      const externalId = item.modelRevisionExternalId!;
+      const revision = await existing(modelRevisionSpec, services, projectId, externalId, ['items', i, 'modelRevisionExternalId']);
+      // Connectors racing to write a revision's first data wait here, so one creates it and the others find it.
+      await takeRow(services.db, projectId, 'simulator_model_revisions', revision.id);
+      absent.set(externalId, { modelRevisionExternalId: externalId, dataSetId: revision.dataSetId });
+    }
+    for (const stored of await retrieveItems(modelRevisionDataSpec, services, projectId, dataRefs(absent.keys()), true)) absent.delete(stored.modelRevisionExternalId as string);
+    if (absent.size) await createItems(modelRevisionDataSpec, services, projectId, [...absent.values()]);
+    return { items: await updateItems(modelRevisionDataSpec, services, projectId, items) };
+  });
 }
 
 // Routines.
@@ -373,7 +432,7 @@ export function createRoutineRevisions(services: Services, principal: Principal,
     for (const [i, item] of items.entries()) {
       checkConfiguration(item.configuration, ['items', i, 'configuration']);
       const routine = await existing(routineSpec, services, projectId, item.routineExternalId, ['items', i, 'routineExternalId']);
-      await services.db.run(sql`UPDATE simulator_routines SET last_updated_time = last_updated_time WHERE project_id = ${projectId} AND id = ${routine.id}`);
+      await takeRow(services.db, projectId, 'simulator_routines', routine.id);
       const { newest } = await revisionCount(services.db, projectId, 'simulator_routine_revisions', 'routine_external_id', item.routineExternalId);
       const values = {
         ...item,
