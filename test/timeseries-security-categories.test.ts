@@ -157,9 +157,25 @@ describe('time series in security categories', () => {
     }
   });
 
+  it('in a subscription, hide the changes made while the series was in them', async () => {
+    ok(await h.post('/timeseries', { items: [{ externalId: 'moved' }] }), 201);
+    ok(await h.post('/timeseries/subscriptions', { items: [{ externalId: 'moving', partitionCount: 1, timeSeriesIds: ['moved'] }] }), 201);
+    const write = async (timestamp: number) => ok(await h.post('/timeseries/data', { items: [{ externalId: 'moved', datapoints: [{ timestamp, value: 1 }] }] }));
+    await write(40);
+    ok(await h.post('/timeseries/update', { items: [{ externalId: 'moved', update: { securityCategories: { set: [a] } } }] }));
+    await write(50);
+    const read = async (who: Who) => {
+      const page = ok(await call(who, '/timeseries/subscriptions/data/list', { externalId: 'moving', partitions: [{ index: 0 }], pollTimeoutSeconds: 0, limit: 1000 }));
+      return page.updates.flatMap((u: { upserts: Array<{ timestamp: number }> }) => u.upserts.map((p) => p.timestamp));
+    };
+    expect(await read('none')).toEqual([40]);
+    expect(await read('inA')).toEqual([40, 50]);
+    expect(ok(await call('none', '/timeseries/subscriptions/members?externalId=moving', undefined, 'GET')).items).toEqual([{ externalId: 'moved' }]);
+  });
+
   it('restrict nothing once their category is deleted', async () => {
     ok(await h.post('/securitycategories/delete', { items: [b] }));
-    expect(xids(ok(await call('inA', '/timeseries/list', { limit: 100 })).items)).toEqual(NAMES);
+    expect(xids(ok(await call('inA', '/timeseries/list', { limit: 100 })).items)).toEqual([...NAMES, 'moved'].sort());
     expect(xids(ok(await call('none', '/timeseries/list', { limit: 100 })).items)).toEqual(['ghost', 'open']);
   });
 });
