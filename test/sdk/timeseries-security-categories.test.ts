@@ -5,13 +5,13 @@
  */
 import type { CogniteClient } from '@cognite/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { capability } from '../support/auth.js';
 import { clientFailure, startSdkHarness, type SdkHarness } from '../support/sdk.js';
 
 const CLIENTS = [
   { clientId: 'sdk-outsider', clientSecret: 'sdk-outsider-secret', groups: ['sdk-outsiders'] },
   { clientId: 'sdk-member', clientSecret: 'sdk-member-secret', groups: ['sdk-members'] },
 ];
-const capability = (acl: string, actions: string[], scope: object = { all: {} }) => ({ [acl]: { actions, scope } });
 
 let h: SdkHarness;
 let outsider: CogniteClient;
