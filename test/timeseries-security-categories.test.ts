@@ -17,7 +17,7 @@ const GHOST = 4_000_000_001;
 const UNKNOWN_ID = 987654321;
 const NAMES = ['ghost', 'in-a', 'in-a-b', 'open'];
 
-type Who = 'none' | 'inA' | 'inAB' | 'admin';
+type Who = 'none' | 'inA' | 'inAB' | 'memberOfAll' | 'admin';
 const tokens = {} as Record<Who, Record<string, string>>;
 
 function ok(res: Response, status = 200): any {
@@ -46,7 +46,7 @@ const points = async (externalId: string) =>
   ok(await h.post('/timeseries/data/list', { items: [{ externalId }], start: 0, end: 1000 })).items[0].datapoints.map((p: { timestamp: number }) => p.timestamp);
 
 beforeAll(async () => {
-  h = await startHarness({}, { STRATA_CLIENTS: namedClients('ts-none', 'ts-in-a', 'ts-in-a-b') });
+  h = await startHarness({}, { STRATA_CLIENTS: namedClients('ts-none', 'ts-in-a', 'ts-in-a-b', 'ts-all') });
   [a, b] = ok(await h.post('/securitycategories', { items: [{ name: 'A' }, { name: 'B' }] }), 201).items.map((c: { id: number }) => c.id);
   const items = [
     { externalId: 'open', name: 'pump open' },
@@ -64,6 +64,7 @@ beforeAll(async () => {
   tokens.none = bearer(await namedClientToken(h, 'ts-none', rights));
   tokens.inA = bearer(await namedClientToken(h, 'ts-in-a', [...rights, member([a])]));
   tokens.inAB = bearer(await namedClientToken(h, 'ts-in-a-b', [...rights, member([a]), member([b])]));
+  tokens.memberOfAll = bearer(await namedClientToken(h, 'ts-all', [...rights, capability('securityCategoriesAcl', ['MEMBEROF'])]));
   tokens.admin = { authorization: `Bearer ${h.token}` };
 });
 afterAll(() => h.close());
@@ -73,6 +74,7 @@ const SEES: Record<Who, string[]> = {
   none: ['ghost', 'open'],
   inA: ['ghost', 'in-a', 'open'],
   inAB: NAMES,
+  memberOfAll: NAMES,
   admin: NAMES,
 };
 
