@@ -17,6 +17,8 @@ export interface SeriesInfo {
   unit: string | null;
   unitExternalId: string | null;
   dataSetId: number | null;
+  /** The series' security categories as its row keeps them (JSON text of ids), which subscriptions' changes keep too. */
+  securityCategories: string | null;
 }
 
 interface Row {
@@ -29,6 +31,7 @@ interface Row {
   unit: string | null;
   unit_external_id: string | null;
   data_set_id: number | null;
+  security_categories: string | null;
 }
 
 /**
@@ -47,7 +50,7 @@ export async function findSeries(db: Queryable, projectId: number, refs: readonl
   for (let i = 0; i < wanted.length; i += 500) {
     const part = wanted.slice(i, i + 500);
     const rows = await db.all<Row>(
-      sql`SELECT t.id, t.external_id, t.instance_space, t.instance_external_id, t.is_string, t.is_step, t.unit, t.unit_external_id, t.data_set_id
+      sql`SELECT t.id, t.external_id, t.instance_space, t.instance_external_id, t.is_string, t.is_step, t.unit, t.unit_external_id, t.data_set_id, t.security_categories
           FROM timeseries t WHERE t.project_id = ${projectId} AND t.id IN (${part}) AND ${scope} ORDER BY t.id${locking}`,
     );
     for (const r of rows) {
@@ -60,6 +63,7 @@ export async function findSeries(db: Queryable, projectId: number, refs: readonl
         unit: r.unit,
         unitExternalId: r.unit_external_id,
         dataSetId: r.data_set_id,
+        securityCategories: r.security_categories,
       });
     }
   }

@@ -21,6 +21,7 @@ import { sql } from '../../storage/sql.js';
 import type { Queryable } from '../../storage/store.js';
 import { encodeChunk } from '../datapoints/chunk-codec.js';
 import type { PointBlock } from '../datapoints/point-block.js';
+import { inCategoriesOf } from '../securitycategories/visibility.js';
 
 const COUNTER = 'subscription_positions';
 
@@ -43,6 +44,7 @@ export const changeLogTables: readonly TableDef[] = [
       instance_external_id: { type: 'text' },
       is_string: { type: 'integer', notNull: true },
       data_set_id: { type: 'integer' },
+      security_categories: { type: 'text' },
       data: { type: 'blob' },
     },
     primaryKey: ['project_id', 'subscription_id', 'part', 'pos', 'series_id', 'kind'],
@@ -57,6 +59,7 @@ export interface SeriesIdentity {
   instanceId: InstanceId | null;
   isString: boolean;
   dataSetId: number | null;
+  securityCategories: string | null;
 }
 
 export const KIND = { upsert: 0, delete: 1, added: 2, removed: 3 } as const;
@@ -88,6 +91,7 @@ const COLUMNS = [
   'instance_external_id',
   'is_string',
   'data_set_id',
+  'security_categories',
   'data',
 ];
 
@@ -113,7 +117,7 @@ async function record(services: LogWriter, projectId: number, entries: readonly 
   const time = services.now();
   const rows = entries.map((e) => {
     const s = e.series;
-    return [projectId, e.subscriptionId, e.part, pos, s.id, e.kind, e.n, time, s.externalId, s.instanceId?.space ?? null, s.instanceId?.externalId ?? null, s.isString ? 1 : 0, s.dataSetId, e.data];
+    return [projectId, e.subscriptionId, e.part, pos, s.id, e.kind, e.n, time, s.externalId, s.instanceId?.space ?? null, s.instanceId?.externalId ?? null, s.isString ? 1 : 0, s.dataSetId, s.securityCategories, e.data];
   });
   await insertRows(db, 'subscription_changes', COLUMNS, rows);
   const woken = [...new Set(entries.map((e) => e.subscriptionId))];
@@ -198,11 +202,18 @@ export function positionsAfter(db: Queryable, p: Partition, after: number, limit
   );
 }
 
-/** The partition's rows after `after`, up to and including `upTo`, in stream order. */
-export function changesBetween(db: Queryable, p: Partition, after: number, upTo: number): Promise<ChangeRow[]> {
+/** A change row keeps its series' security categories as they were, as JSON text. */
+const inCategories = inCategoriesOf('security_categories');
+
+/**
+ * The partition's rows after `after`, up to and including `upTo`, in stream order; with `memberOf`, only
+ * those of series that were in no category but these when the change was made.
+ */
+export function changesBetween(db: Queryable, p: Partition, after: number, upTo: number, memberOf?: readonly number[]): Promise<ChangeRow[]> {
+  const categories = memberOf === undefined ? sql`` : sql` AND ${inCategories('subscription_changes', memberOf)}`;
   return db.all<ChangeRow>(
     sql`SELECT pos, series_id, kind, n, external_id, instance_space, instance_external_id, is_string, data_set_id, data
-        FROM subscription_changes WHERE ${where(p)} AND pos > ${after} AND pos <= ${upTo} ORDER BY pos, series_id, kind`,
+        FROM subscription_changes WHERE ${where(p)} AND pos > ${after} AND pos <= ${upTo}${categories} ORDER BY pos, series_id, kind`,
   );
 }
 

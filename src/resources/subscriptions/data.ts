@@ -130,7 +130,7 @@ async function readPage(services: Services, projectId: number, sub: Definition, 
       taken++;
     }
     if (taken < positions.length) hasNext = true;
-    if (taken > 0) rows.push(...(await changesBetween(db, partition, s.after, upTo)));
+    if (taken > 0) rows.push(...(await changesBetween(db, partition, s.after, upTo, visible?.memberOf)));
     next.push({ index: s.index, after: upTo });
   }
   rows.sort((a, b) => a.pos - b.pos || a.series_id - b.series_id || a.kind - b.kind);

@@ -3,6 +3,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import { ExternalId, InternalId, type MetadataLimits } from '../../http/common-schemas.js';
+import type { ArrayProperty } from '../../query/catalog.js';
+import { inCategoriesOf } from '../securitycategories/visibility.js';
 import { unitCatalog } from '../units/catalog.js';
 import { defineModel, field, nameAndDescriptionQuery } from '../model.js';
 
@@ -27,6 +29,8 @@ export const InstanceId = Type.Object(
 const MAX_LEAF = 256;
 const SEARCH = { maxValueLength: 128 };
 
+const SECURITY_CATEGORIES: ArrayProperty = { kind: 'integerArray', table: 'timeseries_security_categories', itemColumn: 'timeseries_id', valueColumn: 'category' };
+
 export const timeSeriesModel = defineModel({
   noun: 'time series',
   nouns: 'time series',
@@ -34,6 +38,7 @@ export const timeSeriesModel = defineModel({
   table: 'timeseries',
   alias: 't',
   dataSetField: 'dataSetId',
+  categoryCondition: inCategoriesOf(SECURITY_CATEGORIES),
   maxPropertyElementLength: 256,
   fields: {
     externalId: field.string(ExternalId, { query: { maxValueLength: MAX_LEAF, sortable: true } }),
@@ -53,7 +58,7 @@ export const timeSeriesModel = defineModel({
     description: field.string(Type.String({ maxLength: TIME_SERIES_LIMITS.description }), { query: { maxValueLength: MAX_LEAF, search: SEARCH, sortable: true } }),
     securityCategories: field.list(
       Type.Array(InternalId, { maxItems: TIME_SERIES_LIMITS.securityCategories, uniqueItems: true }),
-      { kind: 'integerArray', table: 'timeseries_security_categories', itemColumn: 'timeseries_id', valueColumn: 'category' },
+      SECURITY_CATEGORIES,
       TIME_SERIES_LIMITS.securityCategories,
     ),
     dataSetId: field.integer(InternalId, { index: 'timeseries_data_set', query: { sortable: true, aggregatable: true } }),
