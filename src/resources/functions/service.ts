@@ -245,18 +245,6 @@ export async function startCall(
   return callId;
 }
 
-/**
- * Stops a running call, in the transaction `tx`: its job is cancelled, which kills its process, and the
- * call ends `Failed` with `message`. A call that has ended is left as it is.
- */
-export async function stopCall(tx: Queryable, jobs: Jobs, projectId: number, callId: number, message: string, now: number): Promise<void> {
-  const call = await tx.get<{ jobId: number | null }>(sql`SELECT job_id AS "jobId" FROM function_calls WHERE project_id = ${projectId} AND id = ${callId} AND status = 'Running'`);
-  if (!call) return;
-  if (call.jobId !== null) await jobs.cancel(tx, projectId, Number(call.jobId));
-  await tx.run(sql`UPDATE function_calls SET status = 'Failed', end_time = ${now}, error = ${JSON.stringify({ message })}, last_updated_time = ${now}
-    WHERE project_id = ${projectId} AND id = ${callId} AND status = 'Running'`);
-}
-
 /** Calls a function: the call, `Running`, answered at once. */
 export async function callFunction(services: Services, project: Project, functionId: number, body: CallBody) {
   if (!functionsSettings(services).execution) {

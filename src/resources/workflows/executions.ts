@@ -27,7 +27,6 @@ import {
   type ExecutionRow,
   type TaskRow,
 } from './engine.js';
-import { stopCall } from '../functions/service.js';
 import { pageOf } from './paging.js';
 import type { ListExecutionsBody, TaskDefinition } from './schema.js';
 
@@ -146,21 +145,11 @@ export async function getExecution(services: Services, projectId: number, id: st
   });
 }
 
-/** Stops the function calls that the execution's running tasks started. */
-async function stopStartedWork(services: Services, tx: Queryable, projectId: number, executionId: string): Promise<void> {
-  for (const t of await loadTasks(tx, projectId, executionId)) {
-    const output = parse<{ callId?: number }>(t.output);
-    if (t.task_type !== 'function' || t.status !== 'IN_PROGRESS' || output?.callId === undefined) continue;
-    await stopCall(tx, services.jobs!, projectId, output.callId, `The workflow execution "${executionId}" that made the call was cancelled`, services.now());
-  }
-}
-
 export async function cancelExecution(services: Services, projectId: number, id: string, reason: string | undefined) {
   return services.db.transaction(async (tx) => {
     const row = await existing(services, tx, projectId, id);
     if (row.status !== 'RUNNING') throw badRequest(`The workflow execution "${id}" is ${row.status}: only a RUNNING execution can be cancelled`);
     await lockExecution(tx, projectId, id, services.now());
-    await stopStartedWork(services, tx, projectId, id);
     await endExecution(tx, projectId, id, 'TERMINATED', reason ?? 'cancelled', services.now());
     return executionJson((await loadExecution(tx, projectId, id))!);
   });
