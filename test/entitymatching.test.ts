@@ -159,9 +159,14 @@ describe('refit', () => {
     await jobsDone(h);
     expect((await h.get(`/context/entitymatching/${res.body.id}`)).body.status).toBe('Completed');
     expect(best(await predicted({ id: res.body.id }))).toEqual(RIGHT);
-    // Without newExternalId the new model has none; the original is unchanged.
+    // Without newExternalId the new model has none (null, as the reference always answers externalId, name,
+    // description and errorMessage); the original is unchanged.
     const plain = await h.post('/context/entitymatching/refit', { id: original.id, trueMatches: [{ sourceId: 2, targetId: 102 }] });
-    expect(plain.body.externalId).toBeUndefined();
+    expect(plain.body).toMatchObject({ externalId: null, name: 'orig', description: null, errorMessage: null });
+    await jobsDone(h);
+    const [listed] = (await h.post('/context/entitymatching/list', { filter: { originalId: original.id, featureType: 'bigram' }, limit: 1000 })).body.items.filter((m: { id: number }) => m.id === plain.body.id);
+    expect(listed).toMatchObject({ externalId: null, description: null, errorMessage: null });
+    expect((await h.get(`/context/entitymatching/${plain.body.id}`)).body).toMatchObject({ externalId: null, description: null });
     expect((await h.get(`/context/entitymatching/${original.id}`)).body).toMatchObject({ externalId: 'em-orig', status: 'Completed' });
     const derived = await h.post('/context/entitymatching/list', { filter: { originalId: original.id } });
     expect(derived.body.items.map((m: { id: number }) => m.id).sort()).toEqual([res.body.id, plain.body.id].sort());

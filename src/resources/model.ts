@@ -58,6 +58,8 @@ interface Common<S extends TSchema> {
   default?: number | string;
   /** A create item must give it. */
   required?: boolean;
+  /** The JSON text an answer gives for the field when it has no value (`null`, `[]`); without it the field is left out. */
+  absent?: string;
   /**
    * Stored with the item for the resource's own rules (set by `createValues`), never part of a request or an
    * answer: the count of columns removed from a sequence, a lower-cased copy that a filter reads.
@@ -67,7 +69,7 @@ interface Common<S extends TSchema> {
 
 export type FieldSpec<S extends TSchema = TSchema> =
   | (Common<S> & { kind: ScalarKind; query?: Query })
-  | (Common<S> & { kind: 'json'; absent?: string })
+  | (Common<S> & { kind: 'json' })
   | (Common<S> & { kind: 'instanceId'; query?: Query })
   | (Common<S> & { kind: 'metadata'; limits: MetadataLimits; store: Omit<MetadataStore, 'maxFilterableLength'>; emptyAbsent?: boolean })
   | (Common<S> & { kind: 'list'; sideTable: ArrayProperty; maxItems: number });
@@ -248,7 +250,7 @@ export function defineModel<F extends Record<string, FieldSpec>>(spec: ModelSpec
   const createFields: Record<string, TSchema> = {};
   for (const [name, f] of Object.entries(spec.fields)) {
     const column = f.column ?? snake(name);
-    const absent = f.kind === 'metadata' ? (f.emptyAbsent ? undefined : '{}') : f.kind === 'json' ? f.absent : undefined;
+    const absent = f.kind === 'metadata' ? (f.emptyAbsent ? undefined : '{}') : f.absent;
     fields.push({ name, column, type: storageType(f), ...(absent ? { absent } : {}), ...(f.hidden ? { hidden: true } : {}) });
     if (f.index) indexes.push({ name: f.index, columns: ['project_id', column] });
     if (f.hidden) {

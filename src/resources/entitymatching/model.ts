@@ -29,9 +29,9 @@ export const entityMatchingModel = defineModel({
   table: 'entity_matching_models',
   alias: 'em',
   fields: {
-    externalId: field.string(ExternalId, { query: { maxValueLength: 255 }, patch: false }),
-    name: field.string(Type.String({ maxLength: ENTITY_MATCHING_LIMITS.name }), { query: { maxValueLength: ENTITY_MATCHING_LIMITS.name } }),
-    description: field.string(Type.String({ maxLength: ENTITY_MATCHING_LIMITS.description }), { query: { maxValueLength: ENTITY_MATCHING_LIMITS.description } }),
+    externalId: field.string(ExternalId, { query: { maxValueLength: 255 }, patch: false, absent: 'null' }),
+    name: field.string(Type.String({ maxLength: ENTITY_MATCHING_LIMITS.name }), { query: { maxValueLength: ENTITY_MATCHING_LIMITS.name }, absent: 'null' }),
+    description: field.string(Type.String({ maxLength: ENTITY_MATCHING_LIMITS.description }), { query: { maxValueLength: ENTITY_MATCHING_LIMITS.description }, absent: 'null' }),
     featureType: field.string(FeatureType, { notNull: true, patch: false, query: { maxValueLength: 32 } }),
     matchFields: field.json(Type.Array(MatchField, { minItems: 1, maxItems: 100 }), { notNull: true, patch: false }),
     ignoreMissingFields: field.boolean(Type.Boolean(), { notNull: true, default: 0, patch: false }),
@@ -40,7 +40,7 @@ export const entityMatchingModel = defineModel({
     status: field.string(ModelStatus, { notNull: true, patch: false, query: { maxValueLength: 16 } }),
     startTime: field.integer(Type.Integer({ minimum: 0 }), { notNull: true, patch: false }),
     statusTime: field.integer(Type.Integer({ minimum: 0 }), { notNull: true, patch: false }),
-    errorMessage: field.string(Type.String(), { patch: false }),
+    errorMessage: field.string(Type.String(), { patch: false, absent: 'null' }),
     // The blob of the training data, and what the fit learned (null unsupervised).
     dataKey: field.string(Type.String(), { notNull: true, hidden: true, patch: false }),
     fitted: field.json(Type.Unknown(), { hidden: true, patch: false }),
