@@ -195,7 +195,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     api: createSelfCaller({ app: serving, auth, db, now }),
     requestLog: createRequestLog(now),
   };
-  const areaRuntime: AreaRuntime = { jobs: platform.jobs, store: db, reads, now, api: services.api!, auth, blobs: platform.blobs, outbound, publicUrl: config.publicUrl, settings: config.sections };
+  const areaRuntime: AreaRuntime = { jobs: platform.jobs, store: db, reads, now, api: services.api!, auth, blobs: platform.blobs, outbound, publicUrl: config.publicUrl, cursors: services.cursors, settings: config.sections };
   for (const area of AREAS) area.registerJobs?.(areaRuntime);
 
   const app = Fastify({

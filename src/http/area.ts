@@ -13,6 +13,7 @@ import type { DataStep } from '../storage/migrate.js';
 import type { Reader } from '../storage/read-pool.js';
 import type { TableDef } from '../storage/schema.js';
 import type { Store } from '../storage/store.js';
+import type { CursorCodec } from '../query/cursor.js';
 import type { LinkRoute } from './links.js';
 import type { OutboundClient } from './outbound.js';
 import type { SelfCaller } from './self-calls.js';
@@ -32,6 +33,8 @@ export interface AreaRuntime {
   outbound: OutboundClient;
   /** The origin clients reach this API at (STRATA_PUBLIC_URL). */
   publicUrl: string;
+  /** The API's cursors (query/cursor.ts), for pages served outside the project API. */
+  cursors: CursorCodec;
   /** The areas' configuration sections. */
   settings: SectionValues;
 }

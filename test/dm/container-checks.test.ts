@@ -74,7 +74,7 @@ async function checksOn(h: Harness, overrides: Partial<Pick<Store, 'buildIndex' 
   } as unknown as Store;
   const jobs = new Jobs({ db: store, clock: systemClock, changes: h.strata.services.changes! });
   const s = h.strata.services;
-  registerContainerChecks({ jobs, store: checks, reads: inProcessReader(store), now: Date.now, api: s.api!, auth: s.auth!, blobs: s.blobs!, outbound: s.outbound!, publicUrl: 'http://localhost', settings: s.settings });
+  registerContainerChecks({ jobs, store: checks, reads: inProcessReader(store), now: Date.now, api: s.api!, auth: s.auth!, blobs: s.blobs!, outbound: s.outbound!, publicUrl: 'http://localhost', cursors: s.cursors, settings: s.settings });
   return jobs;
 }
 

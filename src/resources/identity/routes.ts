@@ -14,10 +14,9 @@ import type { TSchema } from '@sinclair/typebox';
 import type { AreaRuntime } from '../../http/area.js';
 import { badRequest, duplicatedItems, forbidden, formatPath, missingItems } from '../../http/errors.js';
 import { applyVersion } from '../../http/versioning.js';
-import { createCursorCodec } from '../../query/cursor.js';
 import { insertGroup } from '../../auth/group-store.js';
 import { firstLogins, loginSessionsByIds, loginSessionsPage, revokeLoginSessions, type LoginSession } from '../../auth/login-sessions.js';
-import { ensureProjects, findProjectAuth, serverSecret, writeProjectConfigMember } from '../../storage/projects.js';
+import { ensureProjects, findProjectAuth, writeProjectConfigMember } from '../../storage/projects.js';
 import { sql } from '../../storage/sql.js';
 import { orgView, Organizations, requireAdmin, type Organization } from './organizations.js';
 import {
@@ -74,7 +73,7 @@ export async function registerIdentityRoutes(app: FastifyInstance, runtime: Area
   const { auth, store: db } = runtime;
   const settings = runtime.settings.of(IDENTITY_SETTINGS);
   const orgs = new Organizations(settings, auth.idp.issuer);
-  const cursors = createCursorCodec(await serverSecret(db, 'cursor-secret'));
+  const { cursors } = runtime;
   const apiUrl = runtime.publicUrl;
 
   function serve(method: 'GET' | 'POST', url: string, summary: string, schema: Schemas, handler: Handler, status = 200): void {
