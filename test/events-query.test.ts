@@ -141,6 +141,25 @@ describe('relevance', () => {
     expect(ids(res.body.items)).toEqual(['r-none', 'r-both']);
   });
 
+  it('finds the words of a text joined by punctuation, on both backends alike', async () => {
+    await create([
+      { externalId: 'w-file', subtype: 'words', description: 'see notes.txt and /plant/pump-7' },
+      { externalId: 'w-mail', subtype: 'words', description: 'ops@north.example: valve_12 <tripped> v1.2.3' },
+    ]);
+    const found = async (text: string) => ids((await h.post('/events/search', { filter: { subtype: 'words' }, search: { description: text } })).body.items).sort();
+    expect(await found('notes')).toEqual(['w-file']);
+    expect(await found('txt')).toEqual(['w-file']);
+    expect(await found('plant')).toEqual(['w-file']);
+    expect(await found('7')).toEqual(['w-file']);
+    expect(await found('north')).toEqual(['w-mail']);
+    expect(await found('valve')).toEqual(['w-mail']);
+    expect(await found('tripped')).toEqual(['w-mail']);
+    expect(await found('v1')).toEqual(['w-mail']);
+    expect(await found('notes.txt')).toEqual(['w-file']);
+    const scored = await h.post('/events/list', { filter: { subtype: 'words' }, advancedFilter: { search: { property: ['description'], value: 'example' } } });
+    expect(ids(scored.body.items)).toEqual(['w-mail']);
+  });
+
   it('narrows search by the filter and honours the limit', async () => {
     const res = await h.post('/events/search', { filter: { type: 'valve' }, search: { description: 'pump' } });
     expect(ids(res.body.items)).toEqual(['r-none']);

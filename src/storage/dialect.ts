@@ -188,8 +188,21 @@ function fts5Query(index: TextIndex, search: TextSearch): string {
     .join(' OR ');
 }
 
+/** ASCII punctuation, each read as a space before PostgreSQL's parser sees a text. */
+const PUNCTUATION = '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~';
+
+/**
+ * The tsvector of a text expression for full-text search on PostgreSQL. Punctuation is read as space first:
+ * the parser would otherwise keep `notes.txt`, `a/b`, `x@y.z` or `1.2.3` whole (as a file, host, e-mail or
+ * version) and drop `<tag>`s, while a search's words are runs of letters and digits (searchWords), as
+ * SQLite's tokenizer reads a text.
+ */
+export function tsDocument(text: string): string {
+  return `to_tsvector('simple', translate(${text}, ${literal(PUNCTUATION)}, ${literal(' '.repeat(PUNCTUATION.length))}))`;
+}
+
 /** The tsvector of one column, exactly as its GIN index is declared (schema.ts), so the index serves it. */
-const tsvector = (alias: string, column: string) => `to_tsvector('simple', coalesce(${alias}.${column}, ''))`;
+const tsvector = (alias: string, column: string) => tsDocument(`coalesce(${alias}.${column}, '')`);
 /** A tsquery matching any of the words (runs of letters and digits need no quoting). */
 const tsquery = (words: readonly string[]) => sql`to_tsquery('simple', ${words.join(' | ')})`;
 
@@ -202,7 +215,7 @@ function tsRank(index: TextIndex, search: TextSearch): Sql {
   const words = [...new Set(search.flatMap((p) => p.words))];
   if (words.length === 0) return Sql.raw('0.0');
   const document = index.columns.map((c) => `coalesce(${index.alias}.${c}, '')`).join(` || ' ' || `);
-  return sql`(SELECT r / (1.0 + r) FROM (SELECT ts_rank(to_tsvector('simple', ${Sql.raw(document)}), ${tsquery(words)}) AS r) rank)`;
+  return sql`(SELECT r / (1.0 + r) FROM (SELECT ts_rank(${Sql.raw(tsDocument(document))}, ${tsquery(words)}) AS r) rank)`;
 }
 
 interface SqlitePlanStep {

@@ -7,7 +7,7 @@
  * Every table that holds a project's data has `project_id` in its keys, so a project never reaches another's
  * rows and the schema can be distributed by project (see docs/deployment.md).
  */
-import type { Dialect } from './dialect.js';
+import { tsDocument, type Dialect } from './dialect.js';
 import { Sql, sql } from './sql.js';
 import type { Queryable } from './store.js';
 
@@ -119,7 +119,12 @@ export function searchSql(t: TableDef, d: Dialect): string[] {
   if (!t.search) return [];
   const { table: fts, columns } = t.search;
   if (d.kind === 'postgres') {
-    return columns.map((c) => `CREATE INDEX IF NOT EXISTS ${fts}_${c} ON ${t.name} USING GIN (to_tsvector('simple', coalesce(${c}, '')))`);
+    // `_words`: the index of the text as tsDocument reads it; an index of the text as the parser alone read it
+    // (named without the suffix) serves no search and is dropped.
+    return columns.flatMap((c) => [
+      `DROP INDEX IF EXISTS ${fts}_${c}`,
+      `CREATE INDEX IF NOT EXISTS ${fts}_${c}_words ON ${t.name} USING GIN (${tsDocument(`coalesce(${c}, '')`)})`,
+    ]);
   }
   const cols = columns.join(', ');
   const values = (row: string) => columns.map((c) => `${row}.${c}`).join(', ');
