@@ -82,3 +82,23 @@ describe('security categories', () => {
     await h.post('/securitycategories/delete', { items: [c.id] });
   });
 });
+
+describe('the number of categories of a project', () => {
+  it('is at most 1000: a request that would pass it is refused whole, naming the limit', async () => {
+    const own = await startHarness();
+    try {
+      const make = (n: number, prefix: string) => own.post('/securitycategories', { items: Array.from({ length: n }, (_, i) => ({ name: `${prefix}${i}` })) });
+      expect((await make(999, 'a')).status).toBe(201);
+      const refused = await make(2, 'b');
+      expect(errorMessage(refused, 400)).toMatch(/at most 1000 security categories/);
+      expect((await make(1, 'c')).status).toBe(201);
+      expect(errorMessage(await make(1, 'd'), 400)).toMatch(/at most 1000 security categories/);
+      const all = (await own.get('/securitycategories?limit=1000')).body;
+      expect(all.items).toHaveLength(1000);
+      expect(all.nextCursor).toBeUndefined();
+      expect(all.items.some((c: { name: string }) => c.name.startsWith('b') || c.name.startsWith('d'))).toBe(false);
+    } finally {
+      await own.close();
+    }
+  });
+});

@@ -27,7 +27,7 @@ import type { ApplyInstancesBody, InstanceDeleteItem } from './instance-schema.j
 import { FILE_CONTAINERS, syncFilesOfNodes } from './instance-files.js';
 import { SERIES_CONTAINERS, syncSeriesOfNodes } from './instance-timeseries.js';
 import { normalizeInstanceApply, requiredMissing, valuesForNewData, type InstanceWrite } from './instance-writes.js';
-import { requireWithinLimit } from './limit-checks.js';
+import { requireWithinLimit } from '../project-limits.js';
 import { projectLimits } from './limits.js';
 import { isList } from './property-types.js';
 import { existingSpaces, readSchema, type ProjectSchema, type StoredContainer } from './schema-store.js';

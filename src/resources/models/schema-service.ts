@@ -29,7 +29,7 @@ import {
   type Path,
   type ViewId,
 } from './identifiers.js';
-import { requireWithinLimit, limitReached } from './limit-checks.js';
+import { requireWithinLimit, limitReached } from '../project-limits.js';
 import { projectLimits } from './limits.js';
 import {
   containerFromRow,

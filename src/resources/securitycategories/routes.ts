@@ -8,7 +8,8 @@ import { missingItems } from '../../http/errors.js';
 import { route, type ApiRoute } from '../../http/route.js';
 import { allocateIds } from '../../storage/ids.js';
 import { sql, type Sql } from '../../storage/sql.js';
-import { CreateSecurityCategoriesBody, DeleteSecurityCategoriesBody, ListSecurityCategoriesQuery } from './schema.js';
+import { requireWithinLimit } from '../project-limits.js';
+import { CreateSecurityCategoriesBody, DeleteSecurityCategoriesBody, ListSecurityCategoriesQuery, SECURITY_CATEGORY_LIMITS } from './schema.js';
 
 /** The categories a grant scoped by `idscope` reaches; every category otherwise. */
 function inScope(access: Access | undefined): Sql {
@@ -60,6 +61,7 @@ export const securityCategoryRoutes: ApiRoute[] = [
         const ids = await allocateIds(db, 'security_categories', body.items.length);
         const items = body.items.map((item, i) => ({ id: ids[i], name: item.name }));
         for (const c of items) await db.run(sql`INSERT INTO security_categories (id, project_id, name) VALUES (${c.id}, ${project.id}, ${c.name})`);
+        await requireWithinLimit(db, project.id, 'security_categories', SECURITY_CATEGORY_LIMITS.perProject, 'security categories');
         return { items };
       }),
   }),

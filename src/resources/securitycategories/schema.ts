@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { Cursor, InternalId } from '../../http/common-schemas.js';
 import type { TableDef } from '../../storage/schema.js';
 
-export const SECURITY_CATEGORY_LIMITS = { name: 255, createItems: 1000, deleteItems: 1000, listLimit: 1000 } as const;
+export const SECURITY_CATEGORY_LIMITS = { name: 255, createItems: 1000, deleteItems: 1000, listLimit: 1000, perProject: 1000 } as const;
 
 export const CreateSecurityCategoriesBody = Type.Object(
   {

@@ -1,10 +1,10 @@
 /**
- * The project limits (limits.ts) as checks: each write that adds to a count checks it in its own
- * transaction, after its changes, so a request that would pass a limit applies nothing.
+ * Limits on how many of something a project holds, as checks: each write that adds to a count checks it in
+ * its own transaction, after its changes, so a request that would pass a limit applies nothing.
  */
-import { badRequest } from '../../http/errors.js';
-import { Sql, sql } from '../../storage/sql.js';
-import type { Queryable } from '../../storage/store.js';
+import { badRequest } from '../http/errors.js';
+import { Sql, sql } from '../storage/sql.js';
+import type { Queryable } from '../storage/store.js';
 
 /**
  * A 400 when the project holds more rows of `table` (those matching `where`) than `limit`. Counts at most
