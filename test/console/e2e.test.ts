@@ -290,13 +290,15 @@ describe.skipIf(!hasChromium())('web console in Chromium', () => {
   });
 
   it('shows the sign-in page by itself once the token expires', async () => {
-    await page.evaluate(() => {
-      const session = JSON.parse(sessionStorage.getItem('strata-console.session')!) as { token: string; expiresAt: number };
-      sessionStorage.setItem('strata-console.session', JSON.stringify({ ...session, expiresAt: Date.now() + 1000 }));
-    });
     await page.goto(`${h.origin}/console/#/p/dev/events`);
     await page.getByText('pump high pressure').waitFor();
-    await page.getByRole('alert').filter({ hasText: 'Your sign-in has expired' }).waitFor({ timeout: 10_000 });
+    // The token now ends in two seconds; moving to another page reads that end.
+    await page.evaluate(() => {
+      const session = JSON.parse(sessionStorage.getItem('strata-console.session')!) as { token: string; expiresAt: number };
+      sessionStorage.setItem('strata-console.session', JSON.stringify({ ...session, expiresAt: Date.now() + 2000 }));
+      location.hash = '#/p/dev/timeseries';
+    });
+    await page.getByRole('alert').filter({ hasText: 'Your sign-in has expired' }).waitFor({ timeout: 15_000 });
     expect(await page.getByRole('button', { name: 'Sign in' }).count()).toBe(1);
   });
 });
