@@ -107,7 +107,7 @@ describe('the core data model as global items', () => {
     expect(errorMessage(await h.post('/models/instances', { items: [node('cdf_cdm_3d')] }), 400)).toMatch(/the node cdf_cdm_3d:n1/);
     expect(errorMessage(await h.post('/models/instances', { items: [], delete: [node('cdf_cdm')] }), 400)).toMatch(/delete\[0\]: the node cdf_cdm:n1/);
     expect(errorMessage(await h.post('/models/instances/delete', { items: [node('cdf_cdm')] }), 400)).toMatch(/items\[0\]: the node cdf_cdm:n1/);
-    // The unit nodes are the service's (test/models/unit-nodes.test.ts).
+    // The unit nodes are the service's (test/models/system-nodes.test.ts).
     const unit = { instanceType: 'node', space: 'cdf_cdm_units', externalId: 'temperature:deg_c' };
     expect(errorMessage(await h.post('/models/instances', { items: [unit] }), 400)).toMatch(/items\[0\]: the node cdf_cdm_units:temperature:deg_c is in the system space "cdf_cdm_units"/);
   });
