@@ -38,7 +38,7 @@ const node = (externalId: string, source: string, properties: Record<string, unk
 });
 
 beforeAll(async () => {
-  h = await startHarness({}, { STRATA_CLIENTS: namedClients('ctx-reader') });
+  h = await startHarness({}, { STRATA_CLIENTS: namedClients('ctx-reader', 'ctx-no3d', 'ctx-other3d') });
   const modelId = (await ok(post('/3d/models', { items: [{ name: 'plant' }] }), 201)).items[0].id;
   const file = (await ok(post('/files', { name: 'plant.gltf' }), 201));
   const { pathname, search } = new URL(file.uploadUrl);
@@ -163,6 +163,22 @@ describe('CAD contextualization', () => {
     expect(res.status).toBe(403);
     expect(await written()).toEqual(before);
     expect((await read('plant', 'pipe', 'CogniteAsset')).object3D ?? null).toBeNull();
+  });
+});
+
+describe('CAD contextualization and 3D access', () => {
+  it('linking needs threedAcl:READ over the revision whose nodes it links, writing nothing otherwise', async () => {
+    const writer = [capability('dataModelInstancesAcl', ['READ', 'WRITE']), capability('dataModelsAcl', ['READ'])];
+    const no3d = bearer(await namedClientToken(h, 'ctx-no3d', writer));
+    const dataSet = (await ok(post('/datasets', { items: [{ externalId: 'ctx-elsewhere' }] }))).items[0].id;
+    const other3d = bearer(await namedClientToken(h, 'ctx-other3d', [...writer, capability('threedAcl', ['READ'], { datasetScope: { ids: [dataSet] } })]));
+    const body = { items: [{ asset: { instanceId: ref('pipe') }, nodeId: nodes[1].id }], dmsContextualizationConfig: config('cad-r1') };
+    const before = await written();
+    const path = `${h.base}/3d/contextualization/cad`;
+    expect(errorMessage(await h.request('POST', path, body, no3d), 403)).toMatch(/threedAcl:READ/);
+    // A revision outside the caller's 3D scope answers as one that does not exist.
+    expect(errorMessage(await h.request('POST', path, body, other3d), 400)).toMatch(new RegExp(`the 3D revision ${revisionId} its CAD revision names does not exist`));
+    expect(await written()).toEqual(before);
   });
 });
 

@@ -84,18 +84,26 @@ function positions(entities: readonly Entity[]): { byId: Map<unknown, number>; b
   return { byId, byExternalId };
 }
 
+/** The positions of a match's source and target in the data (undefined where the data has no such entity). */
+function pairFinder(data: Pick<TrainingData, 'sources' | 'targets'>): (m: TrueMatch) => [number | undefined, number | undefined] {
+  const s = positions(data.sources);
+  const t = positions(data.targets);
+  return (m) => [
+    m.sourceId !== undefined ? s.byId.get(m.sourceId) : s.byExternalId.get(m.sourceExternalId),
+    m.targetId !== undefined ? t.byId.get(m.targetId) : t.byExternalId.get(m.targetExternalId),
+  ];
+}
+
 /**
  * The confirmed matches as (source, target) positions. A match naming an entity absent from the data is
  * refused with its place when `path` is given, and left out otherwise (a refit's earlier matches, when
  * the refit brings other entities).
  */
 function pairsOf(data: Pick<TrainingData, 'sources' | 'targets'>, matches: readonly TrueMatch[], path?: Path): Array<[number, number]> {
-  const s = positions(data.sources);
-  const t = positions(data.targets);
+  const find = pairFinder(data);
   const pairs: Array<[number, number]> = [];
   matches.forEach((m, i) => {
-    const si = m.sourceId !== undefined ? s.byId.get(m.sourceId) : s.byExternalId.get(m.sourceExternalId);
-    const ti = m.targetId !== undefined ? t.byId.get(m.targetId) : t.byExternalId.get(m.targetExternalId);
+    const [si, ti] = find(m);
     if (si !== undefined && ti !== undefined) {
       pairs.push([si, ti]);
       return;
@@ -213,7 +221,8 @@ export async function refitModel(services: Services, projectId: number, given: R
   const data = { sources: body.sources ?? stored.sources, targets: body.targets ?? stored.targets };
   const added = body.trueMatches as TrueMatch[];
   pairsOf(data, added, ['trueMatches']);
-  const earlier = stored.trueMatches.filter((m) => pairsOf(data, [m]).length > 0);
+  const find = pairFinder(data);
+  const earlier = stored.trueMatches.filter((m) => find(m).every((at) => at !== undefined));
   const values = {
     featureType: settings.featureType,
     matchFields: settings.matchFields,

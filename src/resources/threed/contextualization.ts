@@ -8,7 +8,9 @@ import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { ApiError, badRequest } from '../../http/errors.js';
 import type { Services } from '../../http/services.js';
-import { sql } from '../../storage/sql.js';
+import { scopeCondition } from '../../auth/access.js';
+import { Sql, sql, TRUE } from '../../storage/sql.js';
+import { threedModel } from './model.js';
 import { DmInstance } from './schema.js';
 
 /** Items per contextualization request: each may write three instances, within one instance write. */
@@ -195,7 +197,12 @@ async function cadNodes(services: Services, projectId: number, revision: Ref, pr
   const revisionId = props.revisionId;
   const where = 'dmsContextualizationConfig.revision.instanceId';
   if (typeof revisionId !== 'number') throw badRequest(`${where}: the CAD revision ${shown(revision)} has no revisionId`);
-  const row = await services.db.get<{ status: string }>(sql`SELECT status FROM threed_revisions WHERE project_id = ${projectId} AND id = ${revisionId}`);
+  // Within the caller's 3D scope (that of the revision's model): a revision it may not read is one that does not exist.
+  const scope = scopeCondition(services.reach?.('threedAcl'), threedModel.catalog) ?? TRUE;
+  const row = await services.db.get<{ status: string }>(
+    sql`SELECT tr.status FROM threed_revisions tr JOIN threed_models ${Sql.raw(threedModel.catalog.alias)} ON ${Sql.raw(threedModel.catalog.alias)}.project_id = tr.project_id AND ${Sql.raw(threedModel.catalog.alias)}.id = tr.model_id
+        WHERE tr.project_id = ${projectId} AND tr.id = ${revisionId} AND ${scope}`,
+  );
   if (!row) throw badRequest(`${where}: the 3D revision ${revisionId} its CAD revision names does not exist`);
   if (row.status !== 'Done') throw badRequest(`${where}: the 3D revision ${revisionId} has no nodes (its status is ${row.status})`);
   const rows = await services.db.all<{ id: number; tree_index: number; subtree_size: number; name: string }>(

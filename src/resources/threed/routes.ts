@@ -336,20 +336,21 @@ export const threedRoutes: ApiRoute[] = [
   }),
   ...(
     [
-      ['/3d/contextualization/cad', CadLinksBody, linkCadNodes, 'Links CAD nodes of a revision to CogniteAsset instances'],
-      ['/3d/contextualization/cad/delete', CadLinksBody, unlinkCadNodes, 'Removes links between CAD nodes of a revision and CogniteAsset instances'],
-      ['/3d/contextualization/image360', Image360LinksBody, linkImages, 'Links 360 images of a revision to CogniteAsset instances with annotation polygons'],
-      ['/3d/contextualization/image360/delete', Image360UnlinksBody, unlinkImages, 'Removes the annotations between 360 images of a revision and CogniteAsset instances'],
-      ['/3d/contextualization/pointcloud', PointCloudLinksBody, linkVolumes, 'Links point cloud volumes of a revision to CogniteAsset instances'],
-      ['/3d/contextualization/pointcloud/delete', PointCloudUnlinksBody, unlinkVolumes, 'Removes links between point cloud volumes of a revision and CogniteAsset instances'],
+      // Linking CAD nodes reads the nodes of a 3D revision: it needs to see it (threedAcl:READ, within its scope).
+      ['/3d/contextualization/cad', CadLinksBody, linkCadNodes, 'Links CAD nodes of a revision to CogniteAsset instances', true],
+      ['/3d/contextualization/cad/delete', CadLinksBody, unlinkCadNodes, 'Removes links between CAD nodes of a revision and CogniteAsset instances', false],
+      ['/3d/contextualization/image360', Image360LinksBody, linkImages, 'Links 360 images of a revision to CogniteAsset instances with annotation polygons', false],
+      ['/3d/contextualization/image360/delete', Image360UnlinksBody, unlinkImages, 'Removes the annotations between 360 images of a revision and CogniteAsset instances', false],
+      ['/3d/contextualization/pointcloud', PointCloudLinksBody, linkVolumes, 'Links point cloud volumes of a revision to CogniteAsset instances', false],
+      ['/3d/contextualization/pointcloud/delete', PointCloudUnlinksBody, unlinkVolumes, 'Removes links between point cloud volumes of a revision and CogniteAsset instances', false],
     ] as const
-  ).map(([path, body, handle, summary]) =>
+  ).map(([path, body, handle, summary, readsNodes]) =>
     route({
       method: 'POST',
       path,
       summary,
       capability: instances('WRITE'),
-      alsoNeeds: [instances('READ')],
+      alsoNeeds: readsNodes ? [instances('READ'), can('READ')] : [instances('READ')],
       body,
       handler: ({ services, project, headers, body }) => (handle as (...args: unknown[]) => Promise<object>)(services, project, bearerToken(headers.authorization), body),
     }),
