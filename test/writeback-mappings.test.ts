@@ -83,6 +83,8 @@ describe('a request through a mapping', () => {
     await mappedEndpoint('runaway', '{ "NotificationText": "x", "n": input.list.map(a => input.list.map(b => input.list.map(c => input.list.map(d => a + b + c + d)))) }');
     await mappedEndpoint('doubling', '{ "NotificationText": "x", "s": input.list.reduce((acc, v) => concat(acc, acc, acc, acc, acc, acc, acc, acc), "ab") }');
     await mappedEndpoint('deep', '{ "NotificationText": "x", "v": input.list.reduce((acc, v) => [acc], null) }');
+    await mappedEndpoint('long-args', '{ "NotificationText": "x", "n": input.list.map(x => starts_with(input.text, input.text)) }');
+    await mappedEndpoint('spread', '{ "NotificationText": "x", "n": [...input.list, ...input.list] }');
     await mappedEndpoint('doc-headers', '{ "BusinessObjectTypeName": "PMQMEL", "LinkedSAPObjectKey": string(input.key) }', 'attachment');
   });
 
@@ -127,6 +129,14 @@ describe('a request through a mapping', () => {
     const deep = await sent('deep', [{ payload: { list: Array.from({ length: 5000 }, () => 0) } }]);
     expect(deep.request.errorMessage).toBe('request[0]: the mapping "deep" failed: the result: a value nests deeper than 1000 levels');
     expect((await h.get(`${WB}/mappings`)).status).toBe(200);
+  });
+
+  it('counts the characters and elements a function is given as work, and spreads arrays of any length', async () => {
+    const text = 'x'.repeat(100_000);
+    const long = await sent('long-args', [{ payload: { text, list: Array.from({ length: 100 }, (_, i) => i) } }]);
+    expect(long.request.errorMessage).toMatch(/^request\[0\]: the mapping "long-args" failed: line 1, column \d+: the mapping did more work than it may/);
+    const spread = await sent('spread', [{ payload: { list: Array.from({ length: 200_000 }, () => 0) } }]);
+    expect(spread.request.errorMessage).toMatch(/^request\[0\]: the mapping "spread" failed: line 1, column \d+: .*more than 100000 items/);
   });
 
   it('to an attachment endpoint sends the mapped payload as headers', async () => {

@@ -537,7 +537,7 @@ function evaluateNode(node: Node, scope: Scope, cx: Context): Value {
       for (const item of node.items) {
         const v = evaluate(item.node, scope, cx);
         if (!item.spread) out.push(v);
-        else if (Array.isArray(v)) out.push(...v);
+        else if (Array.isArray(v)) for (const x of v) out.push(x);
         else if (v !== null) cx.fail(`only an array can be spread into an array, got ${typeOf(v)}`);
       }
       return built(out, cx);
@@ -644,9 +644,20 @@ function callable(arg: Arg, scope: Scope, cx: Context): Callable | Value {
   };
 }
 
-/** A function of its arguments' values (no lambdas). */
-function plain(min: number, max: number, run: (values: Value[], cx: Context) => Value): Fn {
-  return { arity: [min, max], run: (args, scope, cx) => run(args.map((a) => evaluate(a as Node, scope, cx)), cx) };
+/**
+ * A function of its arguments' values (no lambdas). Its work grows with the strings and lists it is given,
+ * which are spent for here, before it runs: a unit per character and per element. `charged: false` is for a
+ * function whose work is building its result from them, which `built` charges.
+ */
+function plain(min: number, max: number, run: (values: Value[], cx: Context) => Value, charged = true): Fn {
+  return {
+    arity: [min, max],
+    run: (args, scope, cx) => {
+      const values = args.map((a) => evaluate(a as Node, scope, cx));
+      if (charged) for (const v of values) if (typeof v === 'string' || Array.isArray(v)) cx.budget.spend(v.length);
+      return run(values, cx);
+    },
+  };
 }
 
 /** A function of a value and lambdas (or, where `either` says, lists). */
@@ -918,7 +929,6 @@ const FUNCTIONS: Record<string, Fn> = {
   parse_json: plain(1, 1, ([x], cx) => {
     if (typeof x !== 'string') return x;
     try {
-      cx.budget.spend(x.length);
       const v = JSON.parse(x) as Value;
       walk(v, cx);
       return v;
@@ -927,7 +937,7 @@ const FUNCTIONS: Record<string, Fn> = {
     }
   }),
   // Strings
-  concat: plain(0, Infinity, (vs, cx) => joinText(vs.map((v) => text(v, cx)), '', cx)),
+  concat: plain(0, Infinity, (vs, cx) => joinText(vs.map((v) => text(v, cx)), '', cx), false),
   length: plain(1, 1, ([x], cx) => {
     if (typeof x === 'string') return built([...x], cx).length;
     if (Array.isArray(x)) return x.length;
@@ -945,20 +955,17 @@ const FUNCTIONS: Record<string, Fn> = {
   split: plain(2, 2, ([x, sep], cx) => {
     const s = str(x, 'split', cx);
     const by = str(sep, 'split', cx);
-    cx.budget.spend(s.length);
     return built(by === '' ? ['', ...s, ''] : s.split(by), cx);
   }),
   replace: plain(3, 3, ([x, from, to], cx) => {
     const s = str(x, 'replace', cx);
     const f = str(from, 'replace', cx);
-    cx.budget.spend(s.length);
     return f === '' ? s : joinText(s.split(f), str(to, 'replace', cx), cx);
   }),
   starts_with: plain(2, 2, ([x, p], cx) => str(x, 'starts_with', cx).startsWith(str(p, 'starts_with', cx))),
   ends_with: plain(2, 2, ([x, p], cx) => str(x, 'ends_with', cx).endsWith(str(p, 'ends_with', cx))),
   contains: plain(2, 2, ([x, a], cx) => {
     if (typeof x !== 'string') return list(x, 'contains', cx).some((v) => equal(v, a, cx));
-    cx.budget.spend(x.length);
     return x.includes(str(a, 'contains', cx));
   }),
   chars: plain(1, 1, ([x], cx) => built([...str(x, 'chars', cx)], cx)),
@@ -1023,7 +1030,7 @@ const FUNCTIONS: Record<string, Fn> = {
     const out: Value[] = [];
     list(x as Value, 'flatmap', cx).forEach((v, i) => {
       const r = (f as Callable)(v, i);
-      if (Array.isArray(r)) out.push(...r);
+      if (Array.isArray(r)) for (const y of r) out.push(y);
       else out.push(r);
       if (out.length > MAPPING_LIMITS.items) cx.fail(`an array or object has more than ${MAPPING_LIMITS.items} items`);
     });
