@@ -281,7 +281,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     void sendError(reply, noOperation(req.method, req.url));
   });
 
-  registerTokenEndpoint(app, idp, createTokenFailures(config.tokenFailures, now), now);
+  registerTokenEndpoint(app, idp, createTokenFailures(config.tokenFailures, now), now, db);
   registerAuthRoutes(app, auth, db);
   for (const area of AREAS) await area.serve?.(app, areaRuntime);
   registerConsole(app);

@@ -4,11 +4,13 @@
  * named by `client_id`; the person signing in proves they may act as that client by typing its secret there,
  * so the browser application never holds a secret. The code is a short-lived token signed with the
  * provider's key (any process on the database redeems it), bound to the PKCE challenge and redirect URI,
- * and redeemed once per process. Redirect URIs must be on the provider's own origin: a code is never sent
+ * and redeemed once: its id is kept in the database until it expires. Redirect URIs must be on the provider's own origin: a code is never sent
  * to another site.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify } from 'jose';
+import { sql } from '../storage/sql.js';
+import type { Queryable } from '../storage/store.js';
 import type { BuiltInClient, IdentityProvider } from './idp.js';
 
 export const CODE_LIFETIME_SECONDS = 60;
@@ -49,11 +51,9 @@ export interface AuthorizationCodes {
   redeem(grant: CodeGrant): Promise<BuiltInClient | OAuthRefusal>;
 }
 
-export function createAuthorizationCodes(idp: IdentityProvider, now: () => number): AuthorizationCodes {
+export function createAuthorizationCodes(idp: IdentityProvider, now: () => number, db: Queryable): AuthorizationCodes {
   const audience = `${idp.issuer}/oauth2/authorize`;
   const keys = createLocalJWKSet(idp.jwks);
-  // Codes redeemed in this process, until they expire anyway.
-  const redeemed = new Map<string, number>();
   const origin = new URL(idp.issuer).origin;
 
   function onOrigin(uri: string | undefined): boolean {
@@ -101,11 +101,10 @@ export function createAuthorizationCodes(idp: IdentityProvider, now: () => numbe
       if (claims.challenge !== challenge) return invalid('code_verifier does not match the code_challenge');
       if (claims.redirect_uri !== g.redirect_uri) return invalid('redirect_uri differs from the one of the authorization request');
       if (g.client_id !== undefined && g.client_id !== claims.sub) return invalid('The code was issued to another client');
-      const jti = String(claims.jti);
-      const nowSeconds = now() / 1000;
-      for (const [id, expires] of redeemed) if (expires < nowSeconds) redeemed.delete(id);
-      if (redeemed.has(jti)) return invalid('The code was already used');
-      redeemed.set(jti, Number(claims.exp));
+      // Codes past their expiry are refused by their signature's check above: their ids need keeping no longer.
+      await db.run(sql`DELETE FROM redeemed_codes WHERE expires_at < ${Math.floor(now() / 1000)}`);
+      const first = await db.run(sql`INSERT INTO redeemed_codes (jti, expires_at) VALUES (${String(claims.jti)}, ${Number(claims.exp)}) ON CONFLICT DO NOTHING`);
+      if (first.changes === 0) return invalid('The code was already used');
       const client = idp.client(String(claims.sub));
       return client ?? invalid('The client no longer exists');
     },

@@ -60,6 +60,16 @@ export const authTables: readonly TableDef[] = [
     indexes: [{ name: 'login_sessions_principal', columns: ['principal', 'id'] }],
   },
   {
+    // Authorization codes redeemed (authorize.ts), until they expire: a code is used once, whichever process redeems it.
+    name: 'redeemed_codes',
+    columns: {
+      jti: { type: 'text', notNull: true },
+      expires_at: { type: 'integer', notNull: true },
+    },
+    primaryKey: ['jti'],
+    indexes: [{ name: 'redeemed_codes_expiry', columns: ['expires_at'] }],
+  },
+  {
     // When each principal first got a token (the principals' createdTime); login sessions are pruned.
     name: 'principal_first_logins',
     columns: {

@@ -8,10 +8,11 @@ import { clientAddress } from '../http/client-address.js';
 import type { RouteConfig } from '../http/pipeline.js';
 import type { TokenFailures } from '../http/token-failures.js';
 import { createAuthorizationCodes, signInPage, type AuthorizeParams } from './authorize.js';
+import type { Queryable } from '../storage/store.js';
 import type { IdentityProvider } from './idp.js';
 
-export function registerTokenEndpoint(app: FastifyInstance, idp: IdentityProvider, failures: TokenFailures, now: () => number): void {
-  const codes = createAuthorizationCodes(idp, now);
+export function registerTokenEndpoint(app: FastifyInstance, idp: IdentityProvider, failures: TokenFailures, now: () => number, db: Queryable): void {
+  const codes = createAuthorizationCodes(idp, now, db);
   app.get('/.well-known/openid-configuration', { schema: { summary: "The built-in identity provider's OpenID Connect discovery document" } }, async () => idp.discovery());
   app.get('/.well-known/jwks.json', { schema: { summary: "The keys that sign the built-in identity provider's tokens" } }, async () => idp.jwks);
   const schema = {

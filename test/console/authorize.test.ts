@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CODE_LIFETIME_SECONDS } from '../../src/auth/authorize.js';
 import { bearer } from '../support/auth.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { openTestStore } from '../support/test-store.js';
 
 let h: Harness;
 let time = Date.now();
@@ -99,6 +100,25 @@ describe('authorization code with PKCE', () => {
     const late = await code();
     time += (CODE_LIFETIME_SECONDS + 1) * 1000;
     expect(await exchange({ code: late })).toEqual({ status: 400, body: { error: 'invalid_grant', error_description: 'The code is not valid or has expired' } });
+  });
+
+  it('gives a token for a code once, whichever of the processes on the database redeems it', async () => {
+    const store = await openTestStore();
+    const [first, second] = [await startHarness({}, {}, { store, now: () => time }), await startHarness({}, {}, { store, now: () => time })];
+    try {
+      const signIn = await first.strata.app.inject({ method: 'POST', url: '/oauth2/authorize', ...form({ ...PARAMS, client_secret: first.strata.idp.devClient.secret }) });
+      const c = new URL(signIn.headers.location as string).searchParams.get('code')!;
+      const redeem = async (app: Harness) => {
+        const res = await app.strata.app.inject({ method: 'POST', url: '/oauth2/token', ...form({ grant_type: 'authorization_code', redirect_uri: REDIRECT, client_id: 'strata-admin', code_verifier: VERIFIER, code: c }) });
+        return { status: res.statusCode, body: res.json() };
+      };
+      expect((await redeem(second)).status).toBe(200);
+      expect(await redeem(first)).toEqual({ status: 400, body: { error: 'invalid_grant', error_description: 'The code was already used' } });
+    } finally {
+      await first.close();
+      await second.close();
+      await store.close();
+    }
   });
 
   it('does not take an access token as a code, nor a code as an access token', async () => {
