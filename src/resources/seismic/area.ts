@@ -5,20 +5,22 @@
  * asked for.
  */
 import type { Area } from '../../http/area.js';
+import { DATED_CHANGES } from '../../http/dated-changes.js';
 import { ApiError } from '../../http/errors.js';
 import { wholePath } from '../../http/reference-catalog.js';
 import { route, templatePath, type ApiRoute } from '../../http/route.js';
 import type { ApiVersion } from '../../http/versioning.js';
 import { noOperation } from '../../http/unimplemented.js';
 
-const REMOVED = '20260505';
+/** The date of the dated row, as `YYYY-MM-DD`. */
+const REMOVED = DATED_CHANGES.find((r) => r.key === 'seismicApi')!.date.replace(/^(\d{4})(\d{2})(\d{2})$/, '$1-$2-$3');
 
 function answer(method: 'GET' | 'POST', path: string) {
   return ({ version }: { version: ApiVersion }): never => {
     if (version.at('seismicApi') === 'removed') {
       throw new ApiError(
         410,
-        `The seismic API was removed on ${REMOVED.slice(0, 4)}-${REMOVED.slice(4, 6)}-${REMOVED.slice(6)}: ${method} ${templatePath(path)} is no longer served ` +
+        `The seismic API was removed on ${REMOVED}: ${method} ${templatePath(path)} is no longer served ` +
           `(version ${version.name} asks for the API as it is from that date on)`,
       );
     }

@@ -17,7 +17,7 @@ import type { Services } from '../../http/services.js';
 import type { Principal } from '../../auth/principal.js';
 import type { Job, JobContext } from '../../storage/jobs/jobs.js';
 import { allocateIds } from '../../storage/ids.js';
-import type { Item } from '../../storage/items.js';
+import { insertRows, type Item } from '../../storage/items.js';
 import type { Queryable } from '../../storage/store.js';
 import { Sql, sql } from '../../storage/sql.js';
 import { createItems, deleteItems, fromModel, inWrite, retrieveItems, updateItems, type Path, type ResourceSpec } from '../crud.js';
@@ -32,9 +32,10 @@ export const sinkSpec: ResourceSpec<unknown> = {
   // A sink's subscriptions and signals go with it.
   async beforeDelete(ids, { db, projectId }) {
     const rows = await db.all<SinkKey>(sql`SELECT type, external_id AS "externalId" FROM signal_sinks WHERE project_id = ${projectId} AND id IN (${ids})`);
+    const subscriptions = await listAllSubscriptions(db, projectId);
     for (const r of rows) {
       await db.run(sql`DELETE FROM signals WHERE project_id = ${projectId} AND sink_type = ${r.type} AND sink_external_id = ${r.externalId}`);
-      const subs = (await listAllSubscriptions(db, projectId)).filter((s) => sameSink(s.sink, r)).map((s) => s.externalId);
+      const subs = subscriptions.filter((s) => sameSink(s.sink, r)).map((s) => s.externalId);
       if (subs.length) await db.run(sql`DELETE FROM signal_subscriptions WHERE project_id = ${projectId} AND external_id IN (${subs})`);
     }
   },
@@ -300,10 +301,12 @@ async function scan(runtime: AreaRuntime, projectId: number): Promise<void> {
       }
     }
     const ids = await allocateIds(tx, 'signals', rows.length);
-    for (const [i, r] of rows.entries()) {
-      await tx.run(sql`INSERT INTO signals (id, project_id, sink_type, sink_external_id, external_id, topic, severity, resource_id, category, metadata, message, details,
-          delivery, created_time) VALUES (${ids[i]}, ${projectId}, ${r[0]}, ${r[1]}, ${r[2]}, ${r[3]}, ${r[4]}, ${r[5]}, ${r[6]}, ${r[7]}, ${r[8]}, ${r[9]}, ${r[10]}, ${r[11]})`);
-    }
+    await insertRows(
+      tx,
+      'signals',
+      ['id', 'project_id', 'sink_type', 'sink_external_id', 'external_id', 'topic', 'severity', 'resource_id', 'category', 'metadata', 'message', 'details', 'delivery', 'created_time'],
+      rows.map((r, i) => [ids[i], projectId, ...r]),
+    );
     const last = ended[ended.length - 1];
     await tx.run(sql`UPDATE signal_positions SET end_time = ${last.endTime}, last_id = ${last.id} WHERE project_id = ${projectId} AND source = ${WORKFLOWS}`);
   });
