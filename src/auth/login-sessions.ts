@@ -87,11 +87,10 @@ export async function loginSessionsByIds(db: Queryable, principal: string, ids: 
 
 /**
  * When each principal first logged in (the time Strata first issued it a token): kept apart from the login
- * sessions, which are pruned; a store written before that was kept has it in its oldest login session.
+ * sessions, which are pruned, in the same write as its first one.
  */
 export async function firstLogins(db: Queryable): Promise<Map<string, number>> {
-  const rows = await db.all<{ principal: string; t: number }>(sql`SELECT principal, MIN(t) AS t FROM
-    (SELECT principal, created_time AS t FROM principal_first_logins UNION ALL SELECT principal, created_time AS t FROM login_sessions) AS logins GROUP BY principal`);
+  const rows = await db.all<{ principal: string; t: number }>(sql`SELECT principal, created_time AS t FROM principal_first_logins`);
   return new Map(rows.map((r) => [r.principal, Number(r.t)]));
 }
 
