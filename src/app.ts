@@ -17,6 +17,7 @@ import { canAccessProject, requireCapability, type Grant, type Principal } from 
 import { createAuthRuntime, type AuthRuntime } from './auth/runtime.js';
 import { authTables } from './auth/schema.js';
 import { registerTokenEndpoint } from './auth/token-endpoint.js';
+import { deprecationHeader } from './http/dated-changes.js';
 import { createRequestLog } from './http/request-log.js';
 import { registerConsole } from './resources/console/static.js';
 import { MISSING_AUTHORIZATION } from './auth/verify.js';
@@ -298,6 +299,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       const requestHook = (def: ApiRoute, layer: RouteLayers) =>
         async function projectRequest(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
           layer.version(req, reply);
+          if (def.deprecatedBy && req.apiVersion?.at(def.deprecatedBy) === 'deprecated') reply.header('deprecation', deprecationHeader(def.deprecatedBy));
           if (req.headers['api-key'] !== undefined) throw unauthorized(API_KEYS_REMOVED);
           const authorization = req.headers.authorization;
           if (!authorization) throw unauthorized(MISSING_AUTHORIZATION);

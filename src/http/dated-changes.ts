@@ -76,6 +76,15 @@ export type DatedKey = Row['key'];
 export type DatedValue<K extends DatedKey> = Extract<Row, { key: K }>['before'] | Extract<Row, { key: K }>['after'];
 export type DatedValues = { readonly [K in DatedKey]: DatedValue<K> };
 
+/** The keys whose rows deprecate operations (their value from the date on is `deprecated`). */
+export type DeprecatingKey = { [K in DatedKey]: 'deprecated' extends DatedValue<K> ? K : never }[DatedKey];
+
+/** The `Deprecation` header (RFC 9745: `@` and seconds since the epoch) of the row that deprecates with `key`. */
+export function deprecationHeader(key: DeprecatingKey): string {
+  const date = DATED_CHANGES.find((r) => r.key === key)!.date;
+  return `@${Date.UTC(Number(date.slice(0, 4)), Number(date.slice(4, 6)) - 1, Number(date.slice(6))) / 1000}`;
+}
+
 /** The dates on which the API's behaviour changed, oldest first, starting with FIRST_VERSION. */
 export const RELEASES: readonly string[] = [...new Set([FIRST_VERSION, ...DATED_CHANGES.map((r) => r.date)])].sort();
 

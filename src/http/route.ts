@@ -7,6 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Principal, Capability, Grant } from '../auth/principal.js';
 import type { Services } from './services.js';
+import type { DeprecatingKey } from './dated-changes.js';
 import type { ApiVersion } from './versioning.js';
 import type { Project } from '../storage/projects.js';
 
@@ -107,6 +108,11 @@ export interface ApiRoute<BS extends TSchema = TSchema, QS extends TSchema = TSc
   status?: number;
   /** Stable unless stated. */
   channel?: Channel;
+  /**
+   * The dated row that deprecates the operation: at versions from its date, every answer carries a
+   * `Deprecation` header with that date, and the operation keeps working.
+   */
+  deprecatedBy?: DeprecatingKey;
   limits?: RouteLimits;
   handler: (ctx: ApiContext<Static<BS>, Static<QS>, Static<PS>>) => unknown;
 }

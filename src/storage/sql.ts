@@ -77,3 +77,8 @@ export function sql(strings: TemplateStringsArray, ...values: Array<SqlValue | S
   });
   return new Sql(text, params);
 }
+
+/** A text as it matches itself in a LIKE pattern with `ESCAPE '\'`: its `%`, `_` and `\` escaped. */
+export function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (m) => `\\${m}`);
+}

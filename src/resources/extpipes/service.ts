@@ -15,7 +15,7 @@ import { resolveReferences } from '../../query/references.js';
 import { visibleIn } from '../../query/visibility.js';
 import type { Item, Values } from '../../storage/items.js';
 import { cronOf, InvalidSchedule } from '../../storage/jobs/schedules.js';
-import { Sql, sql } from '../../storage/sql.js';
+import { likeLiteral, Sql, sql } from '../../storage/sql.js';
 import { createItems, fromModel, getItem, inWrite, listItems, underParent, updateItems, type Path, type ResourceSpec, type UpdateItem } from '../crud.js';
 import { dataSetCatalog } from '../datasets/model.js';
 import { configRevisionModel, pipelineModel, runModel } from './model.js';
@@ -248,7 +248,7 @@ export async function listRuns(services: Services, projectId: number, req: { fil
     ? {
         op: 'inSet',
         target: propertyTarget(rcatalog, 'id'),
-        ids: sql`SELECT id FROM extpipe_runs WHERE project_id = ${projectId} AND message_lc LIKE ${`%${substring.replace(/[\\%_]/g, (m) => `\\${m}`)}%`} ESCAPE '\\'`,
+        ids: sql`SELECT id FROM extpipe_runs WHERE project_id = ${projectId} AND message_lc LIKE ${`%${likeLiteral(substring)}%`} ESCAPE '\\'`,
       }
     : undefined;
   const node = and([

@@ -10,7 +10,7 @@ import { badRequest } from '../../http/errors.js';
 import { FloatValue } from '../../http/json-text.js';
 import type { Services } from '../../http/services.js';
 import { pause } from '../../storage/event-loop.js';
-import { Sql, sql } from '../../storage/sql.js';
+import { likeLiteral, Sql, sql } from '../../storage/sql.js';
 import { fromColumn } from './container-tables.js';
 import { FilterBudget, parseFilter, type FilterOptions } from './filter.js';
 import { fail, viewRef, type Path } from './identifiers.js';
@@ -77,7 +77,7 @@ function textMatch(s: Scope, properties: readonly string[], query: readonly stri
   // A few words narrow enough, and each costs a parameter per searched property: with AND any of the words
   // narrows, with OR only all of them (past a few, OR narrows too little to pay).
   const like = (words: readonly string[]) =>
-    words.map((t) => Sql.or(columns.map((c) => sql`lower(${c}) LIKE ${`%${t.replace(/[\\%_]/g, (m) => `\\${m}`)}%`} ESCAPE '\\'`)).wrap());
+    words.map((t) => Sql.or(columns.map((c) => sql`lower(${c}) LIKE ${`%${likeLiteral(t)}%`} ESCAPE '\\'`)).wrap());
   if (ascii.length === 0) return { columns };
   if (operator === 'AND') return { columns, narrow: Sql.and(like(ascii.slice(0, NARROWING_WORDS))) };
   return ascii.length === query.length && ascii.length <= NARROWING_WORDS ? { columns, narrow: Sql.or(like(ascii)).wrap() } : { columns };

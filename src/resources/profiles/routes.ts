@@ -5,15 +5,12 @@
 import { profileView, type ProfileRow } from '../../auth/user-profiles.js';
 import { badRequest, missingItems, notFound } from '../../http/errors.js';
 import { route, type ApiRoute } from '../../http/route.js';
-import { sql } from '../../storage/sql.js';
+import { likeLiteral, sql } from '../../storage/sql.js';
 import { ListProfilesQuery, ProfilesByIdsBody, SearchProfilesBody } from './schema.js';
 
 const READ = { acl: 'userProfilesAcl', action: 'READ' };
 
-/** `%`, `_` and `\` of a user's text match themselves in a LIKE pattern. */
-const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (m) => `\\${m}`);
-
-export const profileRoutes: ApiRoute[] = [
+const routes: ApiRoute[] = [
   route({
     method: 'GET',
     path: '/profiles',
@@ -87,3 +84,6 @@ export const profileRoutes: ApiRoute[] = [
     },
   }),
 ];
+
+/** Deprecated in favour of the principals operations (the dated row `userProfilesApi`). */
+export const profileRoutes: ApiRoute[] = routes.map((r) => ({ ...r, deprecatedBy: 'userProfilesApi' }));
