@@ -83,30 +83,15 @@ export const jobTables: readonly TableDef[] = [
 
 const PAGE = 100;
 
-/** An opaque cursor over a keyset: the sort values of the last item of a page. */
-export function cursorAfter(values: ReadonlyArray<string | number>): string {
-  return Buffer.from(JSON.stringify(values)).toString('base64url');
-}
-
-/** The sort values a cursor of `cursorAfter` holds (`arity` of them), or a 400 naming `path`. */
-export function readCursor(cursor: string | undefined, arity: number, path: Array<string | number>): Array<string | number> | undefined {
-  if (cursor === undefined) return undefined;
-  let values: unknown;
-  try {
-    values = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    values = undefined;
-  }
-  if (!Array.isArray(values) || values.length !== arity || !values.every((v) => typeof v === 'string' || typeof v === 'number')) {
-    throw badRequest(`${formatPath(path)}: not a cursor this list gave`);
-  }
-  return values as Array<string | number>;
+/** The sort values a cursor of `pageOf` holds for the list `query` names (the API's cursors: sealed, bound to the query). */
+export function readCursor(services: Services, cursor: string | undefined, query: unknown): Array<string | number> | undefined {
+  return cursor === undefined ? undefined : (services.cursors.decode(cursor, query) as Array<string | number>);
 }
 
 /** A page of `rows` read one past `limit`: the page, and the cursor after its last row when there is more. */
-export function pageOf<R>(rows: readonly R[], limit: number, key: (row: R) => Array<string | number>): { page: R[]; nextCursor?: string } {
+export function pageOf<R>(services: Services, rows: readonly R[], limit: number, query: unknown, key: (row: R) => Array<string | number>): { page: R[]; nextCursor?: string } {
   const page = rows.slice(0, limit);
-  return rows.length > limit ? { page, nextCursor: cursorAfter(key(page[page.length - 1])) } : { page };
+  return rows.length > limit ? { page, nextCursor: services.cursors.encode(key(page[page.length - 1]), query) } : { page };
 }
 
 interface JobRow {
@@ -168,14 +153,15 @@ export async function createJobs(services: Services, projectName: string, projec
 
 export async function listJobs(services: Services, projectId: number, body: Static<typeof ListJobsBody>) {
   const limit = body.limit ?? PAGE;
-  const after = readCursor(body.cursor, 2, ['cursor']);
+  const query = { list: '3d-jobs' };
+  const after = readCursor(services, body.cursor, query);
   const scope = scoped(services);
   const rows = await services.db.all<JobRow>(
     sql`SELECT space, external_id, name, type, source, status, created_at FROM threed_dm_jobs WHERE project_id = ${projectId}
         ${after ? sql`AND (space > ${after[0]} OR (space = ${after[0]} AND external_id > ${after[1]}))` : sql``} ${scope ? sql`AND ${scope}` : sql``}
         ORDER BY space, external_id LIMIT ${limit + 1}`,
   );
-  const { page, nextCursor } = pageOf(rows, limit, (r) => [r.space, r.external_id]);
+  const { page, nextCursor } = pageOf(services, rows, limit, query, (r) => [r.space, r.external_id]);
   return { items: page.map(answer), ...(nextCursor ? { nextCursor } : {}) };
 }
 
@@ -199,7 +185,7 @@ export async function deleteJobs(services: Services, projectId: number, items: r
 
 export async function listResults(services: Services, projectId: number, body: Static<typeof ListResultsBody>) {
   await requireJob(services, projectId, body.job, ['job']);
-  readCursor(body.cursor, 0, ['cursor']);
+  readCursor(services, body.cursor, { list: '3d-job-results', job: body.job });
   return { items: [] };
 }
 
@@ -224,10 +210,11 @@ export async function updateRejections(services: Services, projectId: number, bo
 
 export async function listRejections(services: Services, projectId: number, body: Static<typeof ListRejectionsBody>) {
   await requireJob(services, projectId, body.job, ['job']);
-  const after = readCursor(body.cursor, 1, ['cursor']);
+  const query = { list: '3d-job-rejections', job: body.job, result: body.result };
+  const after = readCursor(services, body.cursor, query);
   const rows = await services.db.all<{ k: string }>(
     sql`SELECT rejected_key AS k FROM threed_job_rejections WHERE ${resultWhere(projectId, body.job, body.result)} ${after ? sql`AND rejected_key > ${after[0]}` : sql``} ORDER BY rejected_key LIMIT ${PAGE + 1}`,
   );
-  const { page, nextCursor } = pageOf(rows, PAGE, (r) => [r.k]);
+  const { page, nextCursor } = pageOf(services, rows, PAGE, query, (r) => [r.k]);
   return { items: page.map((r) => ({ rejectedKey: r.k })), ...(nextCursor ? { nextCursor } : {}) };
 }

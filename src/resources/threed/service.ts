@@ -342,7 +342,8 @@ export async function filterMappings(services: Services, projectId: number, mode
 /** The models, revisions and nodes an asset is mapped to, across the models the request sees, in pages. */
 export async function nodesOfAsset(services: Services, projectId: number, assetId: number, query: { limit?: number; cursor?: string }) {
   const limit = query.limit ?? 100;
-  const after = readCursor(query.cursor, 1, ['query', 'cursor']);
+  const list = { list: '3d-asset-nodes', assetId };
+  const after = readCursor(services, query.cursor, list);
   const scope = scopeCondition(services.access, threedModel.catalog);
   const rows = await services.db.all<{ rid: number; model_id: number; revision_id: number; node_id: number }>(
     sql`SELECT tam.id AS rid, tr.model_id, tam.revision_id, tam.node_id FROM threed_asset_mappings tam
@@ -351,7 +352,7 @@ export async function nodesOfAsset(services: Services, projectId: number, assetI
         WHERE tam.project_id = ${projectId} AND tam.asset_id = ${assetId} ${after ? sql`AND tam.id > ${after[0]}` : sql``} ${scope ? sql`AND ${scope}` : sql``}
         ORDER BY tam.id LIMIT ${limit + 1}`,
   );
-  const { page, nextCursor } = pageOf(rows, limit, (r) => [Number(r.rid)]);
+  const { page, nextCursor } = pageOf(services, rows, limit, list, (r) => [Number(r.rid)]);
   const items = page.map((r) => ({ modelId: Number(r.model_id), revisionId: Number(r.revision_id), nodeId: Number(r.node_id) }));
   return nextCursor ? { items, nextCursor } : { items };
 }
