@@ -21,7 +21,7 @@ import { insertRows, type Item } from '../../storage/items.js';
 import type { Queryable } from '../../storage/store.js';
 import { Sql, sql } from '../../storage/sql.js';
 import { createItems, deleteItems, fromModel, inWrite, retrieveItems, updateItems, type Path, type ResourceSpec } from '../crud.js';
-import { SEVERITIES, sinkModel, subscriptionModel, type Severity, type Topic } from './model.js';
+import { SEVERITIES, SIGNAL_LIMITS, sinkModel, subscriptionModel, type Severity, type Topic } from './model.js';
 import { SIGNAL_SETTINGS } from './settings.js';
 import type { AnySinkRef, ListSignalsBody, ListSubscriptionsBody, SubscriptionCreate, SubscriptionFilter, UpdateSinksBody, UpdateSubscriptionsBody } from './schema.js';
 
@@ -145,17 +145,9 @@ function fits<T>(wanted: OrNull<T>, has: (value: T) => boolean, absent: boolean)
   return absent || has(wanted as T);
 }
 
-const cursorOf = (position: number) => Buffer.from(JSON.stringify({ after: position })).toString('base64url');
-
-function positionOf(cursor: string | undefined): number {
-  if (cursor === undefined) return 0;
-  try {
-    const { after } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { after: unknown };
-    if (typeof after === 'number' && Number.isSafeInteger(after) && after >= 0) return after;
-  } catch {
-    // Answered below, as any cursor this list did not hand out.
-  }
-  throw badRequest('cursor: not a cursor this list handed out; pass nextCursor as it was answered');
+/** Where a page starts: the position a cursor of the same list holds (the API's cursors, bound to the list's query). */
+function positionOf(services: Services, cursor: string | undefined, query: unknown): number {
+  return cursor === undefined ? 0 : (services.cursors.decode(cursor, query) as number);
 }
 
 /** Subscriptions that would receive what the filter describes, in creation order, a page at a time. */
@@ -174,10 +166,11 @@ export async function listSubscriptions(services: Services, projectId: number, b
       Object.entries(f.metadata ?? {}).every(([k, v]) => fits(v, (x) => flt[k] === x, flt[k] === undefined))
     );
   });
-  const start = positionOf(body.cursor);
-  const limit = body.limit ?? 100;
+  const query = { list: 'signal-subscriptions', filter: body.filter ?? null };
+  const start = positionOf(services, body.cursor, query);
+  const limit = body.limit ?? SIGNAL_LIMITS.page;
   const items = matching.slice(start, start + limit);
-  return { items, ...(start + limit < matching.length ? { nextCursor: cursorOf(start + limit) } : {}) };
+  return { items, ...(start + limit < matching.length ? { nextCursor: services.cursors.encode(start + limit, query) } : {}) };
 }
 
 interface SignalRow {
@@ -214,13 +207,14 @@ function signalJson(r: SignalRow): Record<string, unknown> {
 export async function listSignals(services: Services, projectId: number, body: ListSignalsBody, principal: Principal) {
   const sink = sinkKey(body.sink, principal);
   await requireSink(services, projectId, sink, ['sink']);
-  const after = positionOf(body.cursor);
-  const limit = body.limit ?? 100;
+  const query = { list: 'signals', sink, topic: body.topic ?? null };
+  const after = positionOf(services, body.cursor, query);
+  const limit = body.limit ?? SIGNAL_LIMITS.page;
   const rows = await services.db.all<SignalRow>(sql`SELECT * FROM signals WHERE project_id = ${projectId} AND sink_type = ${sink.type}
       AND sink_external_id = ${sink.externalId} AND id > ${after} ${body.topic ? sql`AND topic = ${body.topic}` : sql``}
     ORDER BY id LIMIT ${limit + 1}`);
   const page = rows.slice(0, limit);
-  return { items: page.map(signalJson), ...(rows.length > limit ? { nextCursor: cursorOf(Number(page[page.length - 1].id)) } : {}) };
+  return { items: page.map(signalJson), ...(rows.length > limit ? { nextCursor: services.cursors.encode(Number(page[page.length - 1].id), query) } : {}) };
 }
 
 export const SCAN_JOB = 'signals.scan';
