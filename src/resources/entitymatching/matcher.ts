@@ -269,7 +269,7 @@ export async function fit(population: Population, pairs: ReadonlyArray<[number, 
  * The matches of one source. The reference names the entities `source` and `target`; the JavaScript
  * client's types read them as `matchFrom` and `matchTo`, so both names are given.
  */
-export interface Prediction {
+interface Prediction {
   source: Entity;
   matchFrom: Entity;
   matches: Array<{ score: number; target: Entity; matchTo: Entity }>;

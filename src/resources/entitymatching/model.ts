@@ -21,7 +21,7 @@ export const ENTITY_MATCHING_LIMITS = {
 export const FeatureType = Type.Union(FEATURE_TYPES.map((f) => Type.Literal(f)));
 export const Classifier = Type.Union(CLASSIFIERS.map((c) => Type.Literal(c)));
 export const MatchField = Type.Object({ source: Type.String({ minLength: 1, maxLength: 255 }), target: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
-export const ModelStatus = Type.Union(['Queued', 'Running', 'Completed', 'Failed'].map((s) => Type.Literal(s)));
+const ModelStatus = Type.Union(['Queued', 'Running', 'Completed', 'Failed'].map((s) => Type.Literal(s)));
 
 export const entityMatchingModel = defineModel({
   noun: 'entity matching model',

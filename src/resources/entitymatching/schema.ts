@@ -15,7 +15,7 @@ const AnyCase = Type.String({ minLength: 1, maxLength: 64 });
 export const Entity = Type.Record(Type.String(), Type.Unknown());
 const Entities = (minItems: number) => Type.Array(Entity, { minItems, maxItems: L.entities });
 export const Sources = Entities(0);
-export const Targets = Entities(1);
+const Targets = Entities(1);
 
 const source: Record<string, TSchema> = { sourceId: InternalId, sourceExternalId: ExternalId };
 const target: Record<string, TSchema> = { targetId: InternalId, targetExternalId: ExternalId };
@@ -24,7 +24,7 @@ export const TrueMatch = Type.Union(
   Object.keys(source).flatMap((s) => Object.keys(target).map((t) => Type.Object({ [s]: source[s], [t]: target[t] }, { additionalProperties: false }))),
 );
 export type TrueMatch = { sourceId?: number; sourceExternalId?: string; targetId?: number; targetExternalId?: string };
-export const TrueMatches = Type.Array(TrueMatch, { minItems: 1, maxItems: L.entities });
+const TrueMatches = Type.Array(TrueMatch, { minItems: 1, maxItems: L.entities });
 
 export const CreateModelBody = Type.Object(
   {

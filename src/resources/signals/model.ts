@@ -21,7 +21,7 @@ export type Topic = (typeof TOPICS)[number];
 export const SEVERITIES = ['info', 'warning', 'error'] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
-export const SinkType = Type.Union([Type.Literal('email'), Type.Literal('user')]);
+const SinkType = Type.Union([Type.Literal('email'), Type.Literal('user')]);
 export const EmailAddress = Type.String({ minLength: 3, maxLength: 255 });
 export const SinkRef = Type.Object({ type: SinkType, externalId: ExternalId }, { additionalProperties: false });
 

@@ -6,12 +6,12 @@ import { EmailAddress, SEVERITIES, SIGNAL_LIMITS as L, SinkRef, TOPICS } from '.
 const closed = <P extends Record<string, TSchema>>(p: P) => Type.Object(p, { additionalProperties: false });
 const items = <T extends TSchema>(item: T, maxItems: number) => Type.Array(item, { minItems: 1, maxItems });
 
-export const CurrentUser = closed({ type: Type.Literal('current_user') });
+const CurrentUser = closed({ type: Type.Literal('current_user') });
 /** A sink as a request names it: by type and external id, or the caller's own user sink. */
 export const AnySinkRef = Type.Union([SinkRef, CurrentUser]);
 export type AnySinkRef = Static<typeof AnySinkRef>;
 
-export const SinkCreate = Type.Union([
+const SinkCreate = Type.Union([
   closed({ type: Type.Literal('email'), externalId: ExternalId, emailAddress: EmailAddress }),
   closed({ type: Type.Literal('user'), externalId: ExternalId }),
 ]);
@@ -57,7 +57,7 @@ export type UpdateSubscriptionsBody = Static<typeof UpdateSubscriptionsBody>;
 export const DeleteSubscriptionsBody = closed({ items: items(closed({ externalId: ExternalId }), L.sinkItems), ignoreUnknownIds: IgnoreUnknownIds });
 
 const OrNull = <T extends TSchema>(s: T) => Type.Union([s, closed({ isNull: Type.Boolean() })]);
-export const SubscriptionListFilter = closed({
+const SubscriptionListFilter = closed({
   topic: Type.Union(TOPICS.map((t) => Type.Literal(t))),
   resource: Type.Optional(OrNull(Type.String({ minLength: 1, maxLength: 512 }))),
   category: Type.Optional(OrNull(Type.String({ minLength: 1, maxLength: 255 }))),

@@ -54,7 +54,7 @@ export const subscriptionSpec: ResourceSpec<unknown> = {
 const sameSink = (a: SinkKey, b: SinkKey) => a.type === b.type && a.externalId === b.externalId;
 
 /** The sink a request names: `current_user` is the caller's own user sink, named by the caller's subject. */
-export function sinkKey(ref: AnySinkRef, principal: Principal): SinkKey {
+function sinkKey(ref: AnySinkRef, principal: Principal): SinkKey {
   return ref.type === 'current_user' ? { type: 'user', externalId: principal.subject } : ref;
 }
 
@@ -217,7 +217,7 @@ export async function listSignals(services: Services, projectId: number, body: L
   return { items: page.map(signalJson), ...(rows.length > limit ? { nextCursor: services.cursors.encode(Number(page[page.length - 1].id), query) } : {}) };
 }
 
-export const SCAN_JOB = 'signals.scan';
+const SCAN_JOB = 'signals.scan';
 const SCAN_SCHEDULE = 'signals';
 const WORKFLOWS = 'workflow_executions';
 /** Executions read per firing; the rest at the next. */

@@ -1,7 +1,7 @@
 /** The signals area's settings: where signals for e-mail go. */
 import { ConfigError, type ConfigSection } from '../../config.js';
 
-export interface SignalSettings {
+interface SignalSettings {
   /** The e-mail relay's URL, called with a JSON POST per signal; none: signals are only listed. */
   deliver?: string;
 }

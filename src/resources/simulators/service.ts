@@ -62,16 +62,27 @@ const dataSetRef = [{ field: 'dataSetId', catalog: dataSetCatalog }];
 
 // Deleting what hangs off an item. Logs belong to integrations, model revisions and runs; data to model revisions.
 
-const LOGGED = new Set(['simulator_integrations', 'simulator_model_revisions', 'simulation_runs']);
+/** The deletes of what hangs off the rows of each table that `rows` (`FROM ... WHERE ...`) selects. */
+const logsOf = (projectId: number, rows: Sql) => sql`DELETE FROM simulator_logs WHERE project_id = ${projectId} AND id IN (SELECT log_id ${rows})`;
+const DEPENDENTS: Readonly<Record<string, ReadonlyArray<(projectId: number, rows: Sql) => Sql>>> = {
+  simulator_integrations: [logsOf],
+  simulation_runs: [logsOf],
+  simulator_model_revisions: [
+    logsOf,
+    (projectId, rows) => sql`DELETE FROM simulator_model_revision_data WHERE project_id = ${projectId} AND model_revision_external_id IN (SELECT external_id ${rows})`,
+  ],
+};
+
+/** Deletes what hangs off the rows of `table` that `where` selects (their logs and data), not the rows. */
+async function removeDependents(db: Queryable, projectId: number, table: string, where: Sql): Promise<Sql> {
+  const rows = sql`FROM ${Sql.raw(table)} WHERE project_id = ${projectId} AND ${where}`;
+  for (const remove of DEPENDENTS[table] ?? []) await db.run(remove(projectId, rows));
+  return rows;
+}
 
 /** Deletes the rows of `table` that `where` selects, with their logs and data. */
 async function removeWhere(db: Queryable, projectId: number, table: string, where: Sql): Promise<void> {
-  const rows = sql`FROM ${Sql.raw(table)} WHERE project_id = ${projectId} AND ${where}`;
-  if (LOGGED.has(table)) await db.run(sql`DELETE FROM simulator_logs WHERE project_id = ${projectId} AND id IN (SELECT log_id ${rows})`);
-  if (table === 'simulator_model_revisions') {
-    await db.run(sql`DELETE FROM simulator_model_revision_data WHERE project_id = ${projectId} AND model_revision_external_id IN (SELECT external_id ${rows})`);
-  }
-  await db.run(sql`DELETE ${rows}`);
+  await db.run(sql`DELETE ${await removeDependents(db, projectId, table, where)}`);
 }
 
 const within = (column: string, values: readonly string[]) => sql`${Sql.raw(column)} IN (${values})`;
@@ -133,11 +144,12 @@ export const modelRevisionSpec: ResourceSpec<unknown> = {
   async beforeDelete(ids, { db, projectId }: WriteContext) {
     const revisions = await externalIdsOf(db, projectId, 'simulator_model_revisions', ids);
     await removeWhere(db, projectId, 'simulation_runs', within('model_revision_external_id', revisions));
-    await removeWhere(db, projectId, 'simulator_model_revisions', sql`id IN (${ids})`);
+    // The revisions themselves are deleted by the shared delete, after this.
+    await removeDependents(db, projectId, 'simulator_model_revisions', sql`id IN (${ids})`);
   },
 };
 
-export const modelRevisionDataSpec: ResourceSpec<unknown> = fromModel(modelRevisionDataModel);
+const modelRevisionDataSpec: ResourceSpec<unknown> = fromModel(modelRevisionDataModel);
 
 export const routineSpec: ResourceSpec<unknown> = {
   ...fromModel(routineModel),
